@@ -1,0 +1,90 @@
+package runner
+
+// The campaign file as written. These types mirror the YAML one to one;
+// Load checks them and resolves them into a Plan.
+
+// CampaignSpec is the top of a campaign file.
+type CampaignSpec struct {
+	Name         string            `yaml:"name" json:"name"`
+	Report       string            `yaml:"report" json:"report,omitempty"`
+	Env          map[string]string `yaml:"env" json:"env,omitempty"`
+	GPUs         int               `yaml:"gpus" json:"gpus,omitempty"`
+	FailOnExpect bool              `yaml:"fail_on_expect" json:"fail_on_expect,omitempty"`
+	Preflight    *PreflightSpec    `yaml:"preflight" json:"preflight,omitempty"`
+	Phases       []PhaseSpec       `yaml:"phases" json:"phases"`
+}
+
+// PreflightSpec lists what must hold before the first phase starts.
+type PreflightSpec struct {
+	Commands []string `yaml:"commands" json:"commands,omitempty"`
+	DiskFree string   `yaml:"disk_free" json:"disk_free,omitempty"`
+	HTTP     []string `yaml:"http" json:"http,omitempty"`
+}
+
+// PhaseSpec is one phase: either steps run in order, or a service.
+type PhaseSpec struct {
+	ID           string            `yaml:"id" json:"id"`
+	Title        string            `yaml:"title" json:"title,omitempty"`
+	Needs        []string          `yaml:"needs" json:"needs,omitempty"`
+	Gate         string            `yaml:"gate" json:"gate,omitempty"`
+	GPUs         []int             `yaml:"gpus" json:"gpus,omitempty"`
+	Estimate     string            `yaml:"estimate" json:"estimate,omitempty"`
+	Timeout      string            `yaml:"timeout" json:"timeout,omitempty"`
+	Retries      int               `yaml:"retries" json:"retries,omitempty"`
+	Artifacts    []string          `yaml:"artifacts" json:"artifacts,omitempty"`
+	Env          map[string]string `yaml:"env" json:"env,omitempty"`
+	Expect       map[string]any    `yaml:"expect" json:"expect,omitempty"`
+	FailOnExpect *bool             `yaml:"fail_on_expect" json:"fail_on_expect,omitempty"`
+	Steps        []StepSpec        `yaml:"steps" json:"steps,omitempty"`
+	Service      *ServiceSpec      `yaml:"service" json:"service,omitempty"`
+}
+
+// StepSpec is one command of a phase.
+type StepSpec struct {
+	Name         string            `yaml:"name" json:"name,omitempty"`
+	Run          string            `yaml:"run" json:"run"`
+	Dir          string            `yaml:"dir" json:"dir,omitempty"`
+	Env          map[string]string `yaml:"env" json:"env,omitempty"`
+	Estimate     string            `yaml:"estimate" json:"estimate,omitempty"`
+	Timeout      string            `yaml:"timeout" json:"timeout,omitempty"`
+	Progress     string            `yaml:"progress" json:"progress,omitempty"`
+	Results      *ResultsSpec      `yaml:"results" json:"results,omitempty"`
+	Expect       map[string]any    `yaml:"expect" json:"expect,omitempty"`
+	AllowFailure bool              `yaml:"allow_failure" json:"allow_failure,omitempty"`
+	// WaitQuiet, when set, keeps the step running after its command exits
+	// until the phase's artifacts stop growing for that long (trace flushes).
+	WaitQuiet string `yaml:"wait_quiet" json:"wait_quiet,omitempty"`
+}
+
+// ResultsSpec extracts result rows from a step's log.
+type ResultsSpec struct {
+	Regex string `yaml:"regex" json:"regex"`
+}
+
+// ServiceSpec is a long-running process other phases use (a vLLM server).
+type ServiceSpec struct {
+	Run         string            `yaml:"run" json:"run"`
+	Dir         string            `yaml:"dir" json:"dir,omitempty"`
+	Env         map[string]string `yaml:"env" json:"env,omitempty"`
+	Ready       ReadySpec         `yaml:"ready" json:"ready"`
+	Estimate    string            `yaml:"estimate" json:"estimate,omitempty"`
+	Progress    string            `yaml:"progress" json:"progress,omitempty"`
+	StopTimeout string            `yaml:"stop_timeout" json:"stop_timeout,omitempty"`
+	Stages      []StageSpec       `yaml:"stages" json:"stages,omitempty"`
+}
+
+// ReadySpec says when a service is ready: all given probes pass.
+type ReadySpec struct {
+	HTTP    string `yaml:"http" json:"http,omitempty"`
+	Log     string `yaml:"log" json:"log,omitempty"`
+	Timeout string `yaml:"timeout" json:"timeout,omitempty"`
+}
+
+// StageSpec names a stage of a service's start-up, recognised by a log line.
+type StageSpec struct {
+	Name string `yaml:"name" json:"name"`
+	Log  string `yaml:"log" json:"log"`
+	// Share is the stage's expected fraction of the whole start-up, for the
+	// ETA when the stage itself reports no progress.
+	Share float64 `yaml:"share" json:"share,omitempty"`
+}

@@ -1,0 +1,270 @@
+package runner
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// ETA is a time-to-finish and where it came from.
+type ETA struct {
+	Source    string        // SourceProgress, SourceHistory, SourceEstimate, or "" when nothing is known
+	Remaining time.Duration // meaningful when Known
+	Known     bool
+	Over      time.Duration // running past its history or estimate by this much
+	Partial   bool          // a lower bound: some remaining work has no estimate
+	Waiting   bool          // a gate waits for a person on the remaining path
+	Rate      string        // "11.4 s/it", when progress gives one
+	Done      float64       // n of n/total, when known
+	Total     float64
+	Fraction  float64 // 0..1; -1 when unknown
+}
+
+const (
+	SourceProgress = "log progress"
+	SourceHistory  = "history"
+	SourceEstimate = "estimate"
+)
+
+// tqdmCount and tqdmPercent read the progress bars that vLLM, Hugging Face
+// and most Python tools print: "desc: 45% Completed | 29/64 [12:10<14:20, 11.4s/it]".
+var (
+	tqdmCount   = regexp.MustCompile(`(\d+(?:\.\d+)?)/(\d+(?:\.\d+)?) \[\d`)
+	tqdmPercent = regexp.MustCompile(`(\d{1,3})%(?:\s*Completed|\|)`)
+)
+
+// parseProgress finds progress in one log line. A user regex with one
+// group is a percent; with two, n and total. Without one, tqdm formats.
+func parseProgress(re *regexp.Regexp, line string) (done, total float64, ok bool) {
+	if re != nil {
+		m := re.FindStringSubmatch(line)
+		if m == nil {
+			return 0, 0, false
+		}
+		if len(m) >= 3 {
+			n, e1 := strconv.ParseFloat(m[1], 64)
+			t, e2 := strconv.ParseFloat(m[2], 64)
+			if e1 != nil || e2 != nil || t <= 0 {
+				return 0, 0, false
+			}
+			return n, t, true
+		}
+		p, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		return p, 100, true
+	}
+	if m := tqdmCount.FindStringSubmatch(line); m != nil {
+		n, _ := strconv.ParseFloat(m[1], 64)
+		t, _ := strconv.ParseFloat(m[2], 64)
+		if t > 0 {
+			return n, t, true
+		}
+	}
+	if m := tqdmPercent.FindStringSubmatch(line); m != nil {
+		p, _ := strconv.ParseFloat(m[1], 64)
+		return p, 100, true
+	}
+	return 0, 0, false
+}
+
+// progressTrack keeps a step's progress observations. The rate is the
+// whole run's average since progress began, which shards of uneven size,
+// bursts and single stalls move little; while progress stalls the estimate
+// grows instead of counting down past zero.
+type progressTrack struct {
+	first, last time.Time
+	f0, f       float64
+	done, total float64
+	seen        bool
+	unitsPerSec float64
+}
+
+func (p *progressTrack) observe(t time.Time, done, total float64) {
+	if total <= 0 {
+		return
+	}
+	f := min(max(done/total, 0), 1)
+	if !p.seen || f < p.f {
+		// First sight, or a new progress bar started over (another stage).
+		*p = progressTrack{first: t, last: t, f0: f, f: f, done: done, total: total, seen: true}
+		return
+	}
+	if f > p.f {
+		p.f, p.last = f, t
+	}
+	p.done, p.total = done, total
+	if span := p.last.Sub(p.first).Seconds(); span > 0 && p.f > p.f0 {
+		p.unitsPerSec = (p.f - p.f0) * p.total / span
+	}
+}
+
+// remaining estimates time to 100%; ok is false until there is a rate.
+func (p *progressTrack) remaining(now time.Time) (time.Duration, bool) {
+	if !p.seen || p.f <= p.f0 {
+		return 0, false
+	}
+	if p.f >= 1 {
+		return 0, true
+	}
+	gained := p.f - p.f0
+	rate := gained / p.last.Sub(p.first).Seconds()
+	byRate := (1-p.f)/rate - now.Sub(p.last).Seconds()
+	// Counting the stall so far in the average keeps a stall from reading 0.
+	byNow := (1 - p.f) / (gained / now.Sub(p.first).Seconds())
+	return time.Duration(max(byRate, byNow) * float64(time.Second)), true
+}
+
+func (p *progressTrack) rateText() string {
+	if p.unitsPerSec <= 0 {
+		return ""
+	}
+	unit := "it"
+	if p.total == 100 {
+		unit = "%"
+	}
+	if p.unitsPerSec >= 1 {
+		return strconv.FormatFloat(p.unitsPerSec, 'f', 1, 64) + " " + unit + "/s"
+	}
+	return strconv.FormatFloat(1/p.unitsPerSec, 'f', 1, 64) + " s/" + unit
+}
+
+// stepETA picks the best source for a running step.
+func stepETA(now, started time.Time, p *progressTrack, history, estimate time.Duration, after time.Duration) ETA {
+	e := ETA{Fraction: -1}
+	elapsed := now.Sub(started)
+	if p != nil && p.seen {
+		e.Fraction, e.Done, e.Total, e.Rate = p.f, p.done, p.total, p.rateText()
+		if rem, ok := p.remaining(now); ok {
+			e.Source, e.Known, e.Remaining = SourceProgress, true, rem+after
+			return e
+		}
+	}
+	base, src := history, SourceHistory
+	if base <= 0 {
+		base, src = estimate, SourceEstimate
+	}
+	if base <= 0 {
+		return e
+	}
+	e.Source = src
+	if elapsed > base {
+		e.Over = elapsed - base
+		return e
+	}
+	e.Known, e.Remaining = true, base-elapsed
+	if e.Fraction < 0 {
+		e.Fraction = float64(elapsed) / float64(base)
+	}
+	return e
+}
+
+// typical is the median of the last five durations: one odd run does not
+// move it.
+func typical(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	if len(ds) > 5 {
+		ds = ds[len(ds)-5:]
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// simPhase is one phase as the campaign-ETA simulation sees it.
+type simPhase struct {
+	id        string
+	needs     []string
+	gpus      []int
+	remaining time.Duration
+	known     bool
+	running   bool
+	finished  bool
+	waiting   bool // a manual gate not yet given
+	service   bool
+}
+
+// campaignETA simulates the scheduler over what remains: phases start when
+// their needs are done and no running phase shares their GPUs, so phases
+// that may overlap do and the rest queue, as they will for real.
+func campaignETA(phases []simPhase) ETA {
+	e := ETA{Fraction: -1}
+	end := map[string]time.Duration{}
+	type run struct {
+		id   string
+		gpus []int
+		end  time.Duration
+		svc  bool
+	}
+	var running []run
+	for _, p := range phases {
+		if p.finished {
+			end[p.id] = 0
+		}
+		if !p.known && !p.finished {
+			e.Partial = true
+		}
+		if p.waiting {
+			e.Waiting = true
+		}
+		if p.running {
+			running = append(running, run{p.id, p.gpus, p.remaining, p.service})
+		}
+	}
+	for _, r := range running {
+		end[r.id] = r.end
+	}
+	var now time.Duration
+	for {
+		started := false
+		for _, p := range phases {
+			if _, ok := end[p.id]; ok {
+				continue
+			}
+			ready := true
+			for _, n := range p.needs {
+				t, ok := end[n]
+				ready = ready && ok && t <= now
+			}
+			for _, r := range running {
+				if r.end > now && !r.svc && SharesGPUs(r.gpus, p.gpus) {
+					ready = false
+				}
+			}
+			if ready {
+				end[p.id] = now + p.remaining
+				running = append(running, run{p.id, p.gpus, now + p.remaining, p.service})
+				started = true
+			}
+		}
+		if started {
+			continue
+		}
+		next := time.Duration(-1)
+		for _, r := range running {
+			if r.end > now && (next < 0 || r.end < next) {
+				next = r.end
+			}
+		}
+		if next < 0 {
+			break
+		}
+		now = next
+	}
+	var last time.Duration
+	for _, t := range end {
+		last = max(last, t)
+	}
+	e.Known, e.Remaining = true, last
+	if len(end) < len(phases) {
+		e.Partial = true
+	}
+	return e
+}

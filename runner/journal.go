@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// record is one line of the journal: a transition, fsynced before anyone
+// hears of it.
+type record struct {
+	T        time.Time `json:"t"`
+	Kind     string    `json:"kind"`
+	Phase    string    `json:"phase,omitempty"`
+	Step     int       `json:"step,omitempty"`
+	Attempt  int       `json:"attempt,omitempty"`
+	Hash     string    `json:"hash,omitempty"`
+	Status   Status    `json:"status,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	Dir      string    `json:"dir,omitempty"`
+	ExitCode int       `json:"exit,omitempty"`
+}
+
+// Journal record kinds.
+const (
+	recCampaign   = "campaign"
+	recPhaseStart = "phase-start"
+	recPhaseEnd   = "phase-end"
+	recStepStart  = "step-start"
+	recStepEnd    = "step-end"
+	recReady      = "service-ready"
+	recGate       = "greenlight"
+	recNote       = "note"
+)
+
+type journal struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func openJournal(path string) (*journal, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return &journal{f: f}, nil
+}
+
+func (j *journal) append(r record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if _, err := j.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return j.f.Sync()
+}
+
+func (j *journal) close() error { return j.f.Close() }
+
+// readJournal returns the records in order. A torn last line (a crash mid
+// write) is ignored; a bad line elsewhere is an error.
+func readJournal(path string) ([]record, error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	var bad error
+	n := 0
+	for sc.Scan() {
+		n++
+		if bad != nil {
+			return nil, bad
+		}
+		var r record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			bad = fmt.Errorf("journal %s line %d: %w", path, n, err)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, sc.Err()
+}

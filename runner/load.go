@@ -1,0 +1,581 @@
+package runner
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// Load reads and checks a campaign file. It touches nothing on disk but the
+// file itself. Every problem is reported as a *FileError or FileErrors.
+func Load(path string) (*Plan, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &FileError{File: path, Msg: err.Error()}
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, &FileError{File: path, Msg: fmt.Sprintf("cannot read the campaign file: %v", errors.Unwrap(err)),
+			Hint: "give the path of a campaign .yaml file; `greenlight demo` shows one"}
+	}
+	return Parse(path, abs, data)
+}
+
+// Parse checks campaign file contents; name is used in messages and abs
+// (the file's absolute path) to resolve relative paths.
+func Parse(name, abs string, data []byte) (*Plan, error) {
+	l := &loader{name: name, lines: strings.Split(string(data), "\n")}
+	file, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, l.fromYAML(err)
+	}
+	l.file = file
+	var spec CampaignSpec
+	if err := yaml.UnmarshalWithOptions(data, &spec, yaml.Strict()); err != nil {
+		return nil, l.fromYAML(err)
+	}
+	if len(file.Docs) == 0 || file.Docs[0].Body == nil {
+		return nil, &FileError{File: name, Msg: "the file is empty", Hint: "a campaign needs at least `name:` and `phases:`"}
+	}
+	if _, ok := file.Docs[0].Body.(*ast.MappingNode); !ok {
+		if _, ok := file.Docs[0].Body.(*ast.MappingValueNode); !ok {
+			return nil, l.errAt("$", "the campaign file must be a mapping of keys (name, phases, ...)", "")
+		}
+	}
+	sum := sha256.Sum256(data)
+	plan := &Plan{File: abs, Dir: filepath.Dir(abs), Hash: hex.EncodeToString(sum[:])}
+	l.resolve(&spec, plan)
+	if len(l.errs) > 0 {
+		sort.SliceStable(l.errs, func(i, j int) bool {
+			a, b := l.errs[i], l.errs[j]
+			return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
+		})
+		if len(l.errs) == 1 {
+			return nil, l.errs[0]
+		}
+		return nil, l.errs
+	}
+	return plan, nil
+}
+
+type loader struct {
+	name  string
+	lines []string
+	file  *ast.File
+	errs  FileErrors
+}
+
+// pos finds where a YAML path is; a missing path falls back to its parent.
+func (l *loader) pos(path string) (int, int) {
+	for path != "" {
+		if p, err := yaml.PathString(path); err == nil {
+			if n, err := p.FilterFile(l.file); err == nil && n != nil {
+				if tk := n.GetToken(); tk != nil && tk.Position != nil {
+					return tk.Position.Line, tk.Position.Column
+				}
+			}
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i <= 0 {
+			break
+		}
+		path = path[:i]
+	}
+	return 0, 0
+}
+
+func (l *loader) errAt(path, msg, hint string) *FileError {
+	line, col := l.pos(path)
+	return l.mk(line, col, msg, hint)
+}
+
+func (l *loader) mk(line, col int, msg, hint string) *FileError {
+	e := &FileError{File: l.name, Line: line, Col: col, Msg: msg, Hint: hint}
+	if line > 0 && line <= len(l.lines) {
+		e.Source = l.lines[line-1]
+	}
+	return e
+}
+
+func (l *loader) add(path, msg, hint string) { l.errs = append(l.errs, l.errAt(path, msg, hint)) }
+
+var quoted = regexp.MustCompile(`"([^"]+)"`)
+
+// fromYAML turns a go-yaml error into a FileError with a hint.
+func (l *loader) fromYAML(err error) error {
+	var ye yaml.Error
+	if !errors.As(err, &ye) || ye.GetToken() == nil || ye.GetToken().Position == nil {
+		return &FileError{File: l.name, Msg: err.Error()}
+	}
+	pos := ye.GetToken().Position
+	msg := ye.GetMessage()
+	hint := ""
+	var unknown *yaml.UnknownFieldError
+	var dup *yaml.DuplicateKeyError
+	var typ *yaml.TypeError
+	switch {
+	case errors.As(err, &unknown):
+		if m := quoted.FindStringSubmatch(msg); m != nil {
+			msg = fmt.Sprintf("unknown key %q", m[1])
+			if near := closestKey(m[1]); near != "" {
+				hint = fmt.Sprintf("did you mean %q?", near)
+			} else {
+				hint = "remove it, or check the keys in the README's campaign file reference"
+			}
+		}
+	case errors.As(err, &dup):
+		hint = "each key may appear once in a mapping; remove one of them"
+	case errors.As(err, &typ):
+		msg = fmt.Sprintf("wrong type: %s", friendlyType(msg))
+		hint = "check the value's type: numbers unquoted, lists in [ ] or with - items, text quoted if it has a colon"
+	default:
+		hint = "this is not valid YAML here; check indentation and quoting"
+	}
+	return l.mk(pos.Line, pos.Column, msg, hint)
+}
+
+func friendlyType(msg string) string {
+	r := strings.NewReplacer("Go struct field ", "", "Go value of type ", "", "runner.", "", "map[string]interface {}", "mapping",
+		"map[string]string", "mapping of text", "[]string", "list of text", "[]int", "list of numbers", "[]", "list of ")
+	return r.Replace(msg)
+}
+
+var allKeys = func() []string {
+	seen := map[string]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if tag := strings.Split(f.Tag.Get("yaml"), ",")[0]; tag != "" && tag != "-" {
+				if seen[tag] {
+					continue
+				}
+				seen[tag] = true
+			}
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeOf(CampaignSpec{}))
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}()
+
+func closestKey(s string) string {
+	best, bestD := "", 3
+	for _, k := range allKeys {
+		if d := editDistance(strings.ToLower(s), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+
+func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
+	plan.Name = strings.TrimSpace(spec.Name)
+	if plan.Name == "" {
+		l.add("$.name", "the campaign has no name", "add `name: my-campaign` at the top")
+	}
+	plan.Env = spec.Env
+	plan.GPUs = spec.GPUs
+	if spec.GPUs < 0 {
+		l.add("$.gpus", "gpus must be zero or more", "give the number of GPUs the campaign expects, e.g. `gpus: 8`")
+	}
+	plan.FailOnExpect = spec.FailOnExpect
+	plan.Report = spec.Report
+	if plan.Report == "" {
+		plan.Report = safeName(plan.Name) + ".md"
+	}
+	plan.Report = l.abs(plan.Dir, plan.Report)
+	if pf := spec.Preflight; pf != nil {
+		plan.Preflight.Commands = pf.Commands
+		for i, c := range pf.Commands {
+			if strings.TrimSpace(c) == "" {
+				l.add(fmt.Sprintf("$.preflight.commands[%d]", i), "empty command name", "list programs that must be on the PATH, e.g. [python3, nsys]")
+			}
+		}
+		if pf.DiskFree != "" {
+			n, err := parseSize(pf.DiskFree)
+			if err != nil {
+				l.add("$.preflight.disk_free", err.Error(), "")
+			}
+			plan.Preflight.DiskFree = n
+		}
+		for i, u := range pf.HTTP {
+			if err := checkURL(u); err != nil {
+				l.add(fmt.Sprintf("$.preflight.http[%d]", i), err.Error(), "write a full URL such as http://localhost:8000/health")
+			}
+		}
+		plan.Preflight.HTTP = pf.HTTP
+	}
+	if len(spec.Phases) == 0 {
+		l.add("$.phases", "the campaign has no phases", "add `phases:` with at least one phase that has `id:` and `steps:`")
+		return
+	}
+	ids := map[string]int{}
+	for i := range spec.Phases {
+		ph := l.phase(plan, spec, i)
+		if ph.ID == "" {
+			continue
+		}
+		if j, dup := ids[ph.ID]; dup {
+			l.add(fmt.Sprintf("$.phases[%d].id", i), fmt.Sprintf("phase id %q is already used by phase %d", ph.ID, j+1), "give each phase its own id")
+			continue
+		}
+		ids[ph.ID] = i
+		plan.Phases = append(plan.Phases, ph)
+	}
+	for i, ps := range spec.Phases {
+		for j, n := range ps.Needs {
+			path := fmt.Sprintf("$.phases[%d].needs[%d]", i, j)
+			if n == ps.ID {
+				l.add(path, fmt.Sprintf("phase %q needs itself", n), "remove it from its own needs")
+			} else if _, ok := ids[n]; !ok {
+				l.add(path, fmt.Sprintf("unknown phase %q in needs", n), "needs lists ids of other phases: "+strings.Join(sortedKeys(ids), ", "))
+			}
+		}
+	}
+	if len(l.errs) == 0 {
+		l.order(plan, ids)
+	}
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// order sorts phases topologically, keeping file order among equals, and
+// reports a cycle at the needs of the first phase caught in it.
+func (l *loader) order(plan *Plan, ids map[string]int) {
+	done := map[string]bool{}
+	var out []*Phase
+	for len(out) < len(plan.Phases) {
+		progressed := false
+		for _, ph := range plan.Phases {
+			if done[ph.ID] {
+				continue
+			}
+			ready := true
+			for _, n := range ph.Needs {
+				ready = ready && done[n]
+			}
+			if ready {
+				done[ph.ID] = true
+				out = append(out, ph)
+				progressed = true
+				break
+			}
+		}
+		if !progressed {
+			cyc := findCycle(plan, done)
+			l.add(fmt.Sprintf("$.phases[%d].needs", ids[cyc[0]]), "dependency cycle: "+strings.Join(cyc, " -> "),
+				"a phase cannot need, directly or not, a phase that needs it; remove one of these needs")
+			return
+		}
+	}
+	plan.Phases = out
+}
+
+func findCycle(plan *Plan, done map[string]bool) []string {
+	for _, start := range plan.Phases {
+		if done[start.ID] {
+			continue
+		}
+		path := []string{start.ID}
+		seen := map[string]int{start.ID: 0}
+		cur := start
+		for {
+			var next *Phase
+			for _, n := range cur.Needs {
+				if !done[n] {
+					next = plan.Phase(n)
+					break
+				}
+			}
+			if next == nil {
+				break
+			}
+			if i, ok := seen[next.ID]; ok {
+				return append(path[i:], next.ID)
+			}
+			seen[next.ID] = len(path)
+			path = append(path, next.ID)
+			cur = next
+		}
+	}
+	return []string{"?"}
+}
+
+func (l *loader) abs(dir, p string) string {
+	if p == "" {
+		return dir
+	}
+	if strings.HasPrefix(p, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			p = filepath.Join(h, p[2:])
+		}
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+func (l *loader) dur(path, s string) time.Duration {
+	if s == "" {
+		return 0
+	}
+	v, err := parseDuration(s)
+	if err != nil {
+		l.add(path, err.Error(), "")
+	}
+	return v
+}
+
+func (l *loader) re(path, s string, needNamed bool) *regexp.Regexp {
+	if s == "" {
+		return nil
+	}
+	re, err := regexp.Compile(s)
+	if err != nil {
+		l.add(path, "invalid regex: "+strings.TrimPrefix(err.Error(), "error parsing regexp: "), "Go regexp syntax (RE2): escape ( ) . with a backslash; use single quotes in YAML")
+		return nil
+	}
+	if needNamed {
+		named := false
+		for _, n := range re.SubexpNames() {
+			named = named || n != ""
+		}
+		if !named {
+			l.add(path, "results regex has no named group", `name the columns: (?P<tok_s>[\d.]+)`)
+			return nil
+		}
+	}
+	return re
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", s)
+	}
+	return nil
+}
+
+func merge(maps ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func hashOf(v ...any) string {
+	h := sha256.New()
+	for _, x := range v {
+		b, _ := json.Marshal(x)
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int) *Phase {
+	ps := spec.Phases[i]
+	at := func(k string) string { return fmt.Sprintf("$.phases[%d]%s", i, k) }
+	ph := &Phase{ID: strings.TrimSpace(ps.ID), Title: ps.Title, Needs: ps.Needs, Retries: ps.Retries, GPUs: ps.GPUs}
+	switch {
+	case ph.ID == "":
+		l.add(at(""), fmt.Sprintf("phase %d has no id", i+1), "add `id: short-name`; other phases refer to it in needs")
+	case !idPattern.MatchString(ph.ID):
+		l.add(at(".id"), fmt.Sprintf("phase id %q may use only letters, digits, '.', '_' and '-'", ph.ID), "ids name files and markers; rename it, e.g. `id: gemm-sweep`")
+	}
+	switch ps.Gate {
+	case "", "auto":
+	case "manual":
+		ph.Manual = true
+	default:
+		l.add(at(".gate"), fmt.Sprintf("gate %q is not manual or auto", ps.Gate), "use `gate: manual` to wait for a person's greenlight")
+	}
+	seen := map[int]bool{}
+	for j, g := range ps.GPUs {
+		p := at(fmt.Sprintf(".gpus[%d]", j))
+		switch {
+		case g < 0:
+			l.add(p, fmt.Sprintf("GPU index %d is negative", g), "GPU indices start at 0, as nvidia-smi numbers them")
+		case spec.GPUs > 0 && g >= spec.GPUs:
+			l.add(p, fmt.Sprintf("GPU index %d is past the campaign's %d GPUs", g, spec.GPUs), fmt.Sprintf("use indices 0 to %d", spec.GPUs-1))
+		case seen[g]:
+			l.add(p, fmt.Sprintf("GPU %d is listed twice", g), "")
+		}
+		seen[g] = true
+	}
+	if ps.GPUs != nil && len(ps.GPUs) == 0 {
+		ph.GPUs = nil
+	}
+	ph.Estimate = l.dur(at(".estimate"), ps.Estimate)
+	ph.Timeout = l.dur(at(".timeout"), ps.Timeout)
+	if ps.Retries < 0 {
+		l.add(at(".retries"), "retries must be zero or more", "")
+	}
+	for j, g := range ps.Artifacts {
+		if _, err := filepath.Match(g, ""); err != nil || strings.TrimSpace(g) == "" {
+			l.add(at(fmt.Sprintf(".artifacts[%d]", j)), fmt.Sprintf("bad glob %q", g), "use shell globs such as traces/*.json.gz")
+		}
+		ph.Artifacts = append(ph.Artifacts, l.abs(plan.Dir, g))
+	}
+	var err error
+	var col string
+	if ph.Expect, col, err = parseExpects(ps.Expect); err != nil {
+		l.add(at(".expect."+col), err.Error(), "")
+	}
+	ph.FailOnExpect = spec.FailOnExpect
+	if ps.FailOnExpect != nil {
+		ph.FailOnExpect = *ps.FailOnExpect
+	}
+	ph.Hash = hashOf(ps, spec.Env)
+	env := merge(spec.Env, ps.Env)
+	switch {
+	case ps.Service != nil && len(ps.Steps) > 0:
+		l.add(at(".service"), fmt.Sprintf("phase %q has both steps and a service", ph.ID), "a phase is either steps or one service; split it in two phases")
+	case ps.Service == nil && len(ps.Steps) == 0:
+		l.add(at(""), fmt.Sprintf("phase %q has neither steps nor a service", ph.ID), "add `steps:` with at least one `- run: command`")
+	case ps.Service != nil:
+		ph.Service = l.service(plan, ps.Service, at(".service"), env, ph)
+	default:
+		for j := range ps.Steps {
+			ph.Steps = append(ph.Steps, l.step(plan, &ps.Steps[j], at(fmt.Sprintf(".steps[%d]", j)), j, env))
+		}
+	}
+	return ph
+}
+
+func (l *loader) step(plan *Plan, s *StepSpec, at string, idx int, env map[string]string) *Step {
+	st := &Step{Index: idx, Name: s.Name, Run: s.Run, AllowFailure: s.AllowFailure}
+	if strings.TrimSpace(s.Run) == "" {
+		l.add(at+".run", "the step has no command to run", "give `run:` a shell command, e.g. `run: python3 bench.py`")
+	}
+	st.Dir = l.abs(plan.Dir, s.Dir)
+	st.Env = merge(env, s.Env)
+	st.Estimate = l.dur(at+".estimate", s.Estimate)
+	st.Timeout = l.dur(at+".timeout", s.Timeout)
+	st.WaitQuiet = l.dur(at+".wait_quiet", s.WaitQuiet)
+	st.Progress = l.re(at+".progress", s.Progress, false)
+	if st.Progress != nil && st.Progress.NumSubexp() == 0 {
+		l.add(at+".progress", "progress regex has no group", `capture a percent, (\d+)%, or n and total, (\d+)/(\d+)`)
+	}
+	if s.Results != nil {
+		if s.Results.Regex == "" {
+			l.add(at+".results", "results has no regex", `add regex: 'tok/s:\s+(?P<tok_s>[\d.]+)'`)
+		}
+		st.Results = l.re(at+".results.regex", s.Results.Regex, true)
+	}
+	var err error
+	var col string
+	if st.Expect, col, err = parseExpects(s.Expect); err != nil {
+		l.add(at+".expect."+col, err.Error(), "")
+	}
+	st.Key = hashOf(s.Run, st.Dir, st.Env)
+	return st
+}
+
+func (l *loader) service(plan *Plan, s *ServiceSpec, at string, env map[string]string, ph *Phase) *Service {
+	sv := &Service{}
+	sv.Step = *l.step(plan, &StepSpec{Name: "service", Run: s.Run, Dir: s.Dir, Env: s.Env, Estimate: s.Estimate, Progress: s.Progress}, at, 0, env)
+	if sv.Estimate == 0 {
+		sv.Estimate = ph.Estimate
+	}
+	sv.ReadyHTTP = s.Ready.HTTP
+	if s.Ready.HTTP != "" {
+		if err := checkURL(s.Ready.HTTP); err != nil {
+			l.add(at+".ready.http", err.Error(), "write a full URL such as http://localhost:8000/health")
+		}
+	}
+	sv.ReadyLog = l.re(at+".ready.log", s.Ready.Log, false)
+	if s.Ready.HTTP == "" && s.Ready.Log == "" {
+		l.add(at+".ready", "the service has no readiness check", `add ready: {http: "http://localhost:8000/health"} or {log: "Application startup complete"}`)
+	}
+	sv.ReadyTimeout = l.dur(at+".ready.timeout", s.Ready.Timeout)
+	sv.StopTimeout = l.dur(at+".stop_timeout", s.StopTimeout)
+	for j, sg := range s.Stages {
+		p := fmt.Sprintf("%s.stages[%d]", at, j)
+		if sg.Name == "" {
+			l.add(p, "stage has no name", "")
+		}
+		if sg.Share < 0 || sg.Share > 1 {
+			l.add(p+".share", "share is a fraction of the start-up, from 0 to 1", "")
+		}
+		re := l.re(p+".log", sg.Log, false)
+		if sg.Log == "" {
+			l.add(p, "stage has no log regex", "a stage is recognised by the first log line it matches")
+		}
+		sv.Stages = append(sv.Stages, Stage{Name: sg.Name, Log: re, Share: sg.Share})
+	}
+	return sv
+}
+
+func safeName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '-'
+	}, s)
+	if s == "" {
+		s = "campaign"
+	}
+	return s
+}

@@ -1,0 +1,343 @@
+package runner
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+)
+
+func (r *Runner) loop() {
+	defer close(r.done)
+	defer r.unlock()
+	defer r.jr.close()
+	r.started = r.opts.Now()
+	r.journal(record{Kind: recCampaign, Hash: r.plan.Hash})
+	r.emit(Event{Kind: CampaignStarted, Message: fmt.Sprintf("campaign %s: %d phases", r.plan.Name, len(r.plan.Phases))})
+	for _, w := range r.warnings {
+		r.emit(Event{Kind: Warning, Message: w})
+	}
+	tick := time.NewTicker(r.opts.Poll)
+	defer tick.Stop()
+	r.step()
+	for {
+		select {
+		case f := <-r.ctl:
+			f()
+		case ex := <-r.exited:
+			r.reap(ex)
+		case <-tick.C:
+		case <-r.quit:
+			for _, pr := range r.phases {
+				if pr.cur != nil && pr.cur.probe != nil {
+					pr.cur.probe.cancel()
+				}
+			}
+			r.emit(Event{Kind: Detached, Message: "greenlight let go; running steps go on, `greenlight run` again re-attaches"})
+			r.closeSubs()
+			return
+		}
+		r.step()
+	}
+}
+
+func (r *Runner) closeSubs() {
+	r.subsMu.Lock()
+	defer r.subsMu.Unlock()
+	for _, s := range r.subs {
+		s.close()
+	}
+	r.subs = nil
+}
+
+// step is one turn of the loop: follow what runs, then start what may.
+func (r *Runner) step() {
+	now := r.opts.Now()
+	for _, pr := range r.phases {
+		if pr.cur != nil {
+			r.follow(pr, now)
+		}
+	}
+	r.checkDisk(now)
+	r.scanArtifacts(now)
+	r.resumeBetweenSteps(now)
+	r.schedule(now)
+	r.checkFinished()
+}
+
+func (r *Runner) emit(e Event) {
+	if r.quiet || r.readOnly {
+		return
+	}
+	if e.Time.IsZero() {
+		e.Time = r.opts.Now()
+	}
+	e.State = r.snapshot()
+	r.subsMu.Lock()
+	for _, s := range r.subs {
+		s.push(e)
+	}
+	r.subsMu.Unlock()
+}
+
+func (r *Runner) journal(rec record) {
+	if r.readOnly {
+		return
+	}
+	if rec.T.IsZero() {
+		rec.T = r.opts.Now()
+	}
+	if err := r.jr.append(rec); err != nil {
+		r.warn(fmt.Sprintf("cannot write the journal (%v): a restart may not resume this", err))
+	}
+}
+
+func (r *Runner) warn(msg string) {
+	r.warnings = append(r.warnings, msg)
+	if len(r.warnings) > 50 {
+		r.warnings = r.warnings[len(r.warnings)-50:]
+	}
+	r.emit(Event{Kind: Warning, Message: msg})
+}
+
+func (r *Runner) setPaused(p bool, why string) {
+	if r.paused == p && r.pauseWhy == why {
+		return
+	}
+	r.paused, r.pauseWhy = p, why
+	if p {
+		msg := "paused: running steps finish, nothing new starts"
+		if why != "user" {
+			msg = "paused: " + why
+		}
+		r.emit(Event{Kind: Paused, Message: msg})
+	} else {
+		r.emit(Event{Kind: Resumed, Message: "resumed"})
+	}
+}
+
+func (r *Runner) setFrozen(f bool) error {
+	if r.frozen == f {
+		return nil
+	}
+	sig, kind, word := syscall.SIGSTOP, Frozen, "frozen"
+	if !f {
+		sig, kind, word = syscall.SIGCONT, Thawed, "thawed"
+	}
+	n := 0
+	for _, pr := range r.phases {
+		if sr := pr.cur; sr != nil && pr.ph.Service == nil && sr.pgid > 0 && !sr.exitedSeen {
+			if err := syscall.Kill(-sr.pgid, sig); err == nil {
+				n++
+				pr.state.Frozen = f
+				if f {
+					pr.frozenEver = true
+				}
+			}
+		}
+	}
+	r.frozen = f
+	r.emit(Event{Kind: kind, Message: fmt.Sprintf("%s %d running step(s)", word, n)})
+	return nil
+}
+
+func (r *Runner) find(id string) (*phaseRun, error) {
+	for _, pr := range r.phases {
+		if pr.ph.ID == id {
+			return pr, nil
+		}
+	}
+	return nil, fmt.Errorf("no phase %q", id)
+}
+
+func (r *Runner) skip(id string) error {
+	pr, err := r.find(id)
+	if err != nil {
+		return err
+	}
+	switch st := pr.state.Status; {
+	case st == Pending || st == Waiting || st == Blocked:
+		r.endPhase(pr, Skipped, "skipped by you")
+	case st == Running || st == Ready:
+		if pr.cur != nil && !pr.cur.exitedSeen {
+			pr.cur.stopFor = Skipped
+			pr.cur.stopWhy = "skipped by you"
+			r.stopStep(pr.cur)
+			r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("stopping %s to skip it", pr.ph.Label())})
+		} else {
+			r.endPhase(pr, Skipped, "skipped by you")
+		}
+	default:
+		return fmt.Errorf("phase %q is %s; only a phase not yet finished can be skipped", id, st)
+	}
+	return nil
+}
+
+func (r *Runner) retry(id string) error {
+	pr, err := r.find(id)
+	if err != nil {
+		return err
+	}
+	switch pr.state.Status {
+	case Failed, Skipped, Blocked, Stopped, Done:
+	default:
+		return fmt.Errorf("phase %q is %s; retry a phase that has finished", id, pr.state.Status)
+	}
+	pr.reset()
+	pr.gateOpen = true // the person asked for it just now
+	for _, o := range r.phases {
+		if o.state.Status == Blocked {
+			o.reset()
+		}
+	}
+	r.stopping, r.finished = false, false
+	r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("%s will run again", pr.ph.Label())})
+	return nil
+}
+
+func (r *Runner) greenlight(id string) error {
+	pr, err := r.find(id)
+	if err != nil {
+		return err
+	}
+	if !pr.ph.Manual {
+		return fmt.Errorf("phase %q has no manual gate", id)
+	}
+	if pr.state.Status.Finished() || pr.state.Status == Running {
+		return fmt.Errorf("phase %q is %s", id, pr.state.Status)
+	}
+	pr.gateOpen = true
+	if pr.state.Status == Waiting {
+		pr.state.Status = Pending
+	}
+	r.journal(record{Kind: recGate, Phase: id})
+	r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("%s greenlit", pr.ph.Label())})
+	return nil
+}
+
+func (r *Runner) stopAll() {
+	r.stopping = true
+	for _, pr := range r.phases {
+		switch pr.state.Status {
+		case Pending, Waiting:
+			pr.state.Status, pr.state.Reason = Stopped, "campaign stopped"
+		case Running, Ready:
+			if pr.cur != nil && !pr.cur.exitedSeen {
+				if pr.ph.Service != nil && pr.state.Status == Ready {
+					pr.cur.stopFor, pr.cur.stopWhy = Done, ""
+				} else {
+					pr.cur.stopFor, pr.cur.stopWhy = Stopped, "campaign stopped"
+				}
+				r.stopStep(pr.cur)
+			}
+		}
+	}
+	r.emit(Event{Kind: Warning, Message: "stopping the campaign: signalling every running step"})
+}
+
+func (r *Runner) checkFinished() {
+	if r.finished {
+		return
+	}
+	for _, pr := range r.phases {
+		s := pr.state.Status
+		if !s.Finished() {
+			return // a ready service ends when schedule stops it
+		}
+		if pr.cur != nil && !pr.cur.exitedSeen {
+			return
+		}
+	}
+	r.finished = true
+	failed := 0
+	for _, pr := range r.phases {
+		if pr.state.Status == Failed || pr.state.Status == Blocked {
+			failed++
+		}
+	}
+	msg := "campaign finished: every phase done"
+	if failed > 0 {
+		msg = fmt.Sprintf("campaign finished: %d phase(s) failed or blocked", failed)
+	}
+	if r.stopping {
+		msg = "campaign stopped"
+	}
+	r.emit(Event{Kind: CampaignFinished, Message: msg})
+}
+
+// checkDisk pauses the queue when free space where results and artifacts
+// live falls under the preflight limit (5% of the filesystem by default).
+func (r *Runner) checkDisk(now time.Time) {
+	if now.Sub(r.lastDisk) < 5*time.Second && !r.lastDisk.IsZero() {
+		return
+	}
+	r.lastDisk = now
+	free, total, err := diskFree(filepath.Dir(r.plan.Report))
+	if err != nil {
+		return
+	}
+	r.diskFree, r.diskTotal = free, total
+	limit := r.plan.Preflight.DiskFree
+	if limit == 0 {
+		limit = total / 20
+	}
+	if free < limit && !r.paused {
+		r.setPaused(true, fmt.Sprintf("disk nearly full: %s free, under the %s limit; free space, then press p", FormatBytes(free), FormatBytes(limit)))
+	}
+}
+
+func diskFree(dir string) (free, total uint64, err error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), st.Blocks * uint64(st.Bsize), nil
+}
+
+func (r *Runner) scanArtifacts(now time.Time) {
+	if now.Sub(r.lastArt) < 2*time.Second {
+		return
+	}
+	r.lastArt = now
+	for _, pr := range r.phases {
+		if pr.state.Status == Running || pr.artScanPending {
+			pr.state.Artifacts = globArtifacts(pr.ph.Artifacts, pr.artDir)
+			pr.artScanPending = false
+		}
+	}
+}
+
+func globArtifacts(globs []string, dir string) []Artifact {
+	var out []Artifact
+	seen := map[string]bool{}
+	add := func(m string) {
+		if seen[m] {
+			return
+		}
+		seen[m] = true
+		var st syscall.Stat_t
+		if syscall.Stat(m, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+			out = append(out, Artifact{Path: m, Size: st.Size})
+		}
+	}
+	for _, g := range globs {
+		ms, _ := filepath.Glob(g)
+		for _, m := range ms {
+			add(m)
+		}
+	}
+	if dir != "" {
+		ms, _ := filepath.Glob(filepath.Join(dir, "*"))
+		for _, m := range ms {
+			add(m)
+		}
+	}
+	slices.SortFunc(out, func(a, b Artifact) int {
+		if a.Path < b.Path {
+			return -1
+		}
+		return 1
+	})
+	return out
+}

@@ -1,0 +1,94 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary be the supervisor, as the real binary is.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == SuperviseCommand {
+		os.Exit(SuperviseMain(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// campaign writes a campaign file into a fresh folder and loads it.
+func campaign(t *testing.T, body string) *Plan {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte(strings.TrimLeft(body, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return p
+}
+
+func testOptions(t *testing.T) Options {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{Self: []string{exe, SuperviseCommand}, Grace: 300 * time.Millisecond, Poll: 20 * time.Millisecond, GPUCount: -1}
+}
+
+// run starts a runner and collects its events until the campaign finishes.
+type harness struct {
+	t      *testing.T
+	r      *Runner
+	events <-chan Event
+	seen   []Event
+}
+
+func start(t *testing.T, p *Plan, opts Options) *harness {
+	t.Helper()
+	r, err := New(p, opts)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	h := &harness{t: t, r: r, events: r.Subscribe()}
+	r.Start()
+	t.Cleanup(func() { r.Close() })
+	return h
+}
+
+// until reads events until one satisfies ok, or fails after timeout.
+func (h *harness) until(timeout time.Duration, what string, ok func(Event) bool) Event {
+	h.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case e, open := <-h.events:
+			if !open {
+				h.t.Fatalf("events closed while waiting for %s", what)
+			}
+			h.seen = append(h.seen, e)
+			if ok(e) {
+				return e
+			}
+		case <-deadline:
+			var lines []string
+			for _, e := range h.seen {
+				lines = append(lines, e.Kind.String()+" "+e.Phase+" "+e.Message)
+			}
+			h.t.Fatalf("timed out waiting for %s; events:\n%s", what, strings.Join(lines, "\n"))
+		}
+	}
+}
+
+func (h *harness) finished(timeout time.Duration) *State {
+	h.t.Helper()
+	return h.until(timeout, "campaign finished", func(e Event) bool { return e.Kind == CampaignFinished }).State
+}
+
+func (h *harness) kind(k EventKind, phase string) Event {
+	h.t.Helper()
+	return h.until(20*time.Second, k.String()+" "+phase, func(e Event) bool { return e.Kind == k && (phase == "" || e.Phase == phase) })
+}

@@ -1,0 +1,203 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// phaseRun is the loop's own record of a phase.
+type phaseRun struct {
+	ph             *Phase
+	state          PhaseState
+	cur            *stepRun // running step, or the service's run
+	gateOpen       bool
+	gateAnnounced  bool
+	frozenEver     bool
+	artDir         string
+	artScanPending bool
+	lastSvcExit    string
+}
+
+func newPhaseRun(ph *Phase, artRoot string) *phaseRun {
+	pr := &phaseRun{ph: ph, artDir: artRoot + string(os.PathSeparator) + ph.ID}
+	pr.state = PhaseState{ID: ph.ID, Title: ph.Label(), Manual: ph.Manual, GPUs: ph.GPUs}
+	pr.reset()
+	pr.state.Attempt = 0
+	return pr
+}
+
+// reset makes the phase pending again, keeping its attempt count.
+func (pr *phaseRun) reset() {
+	att := pr.state.Attempt
+	pr.state = PhaseState{ID: pr.ph.ID, Title: pr.ph.Label(), Manual: pr.ph.Manual, GPUs: pr.ph.GPUs,
+		Status: Pending, Attempt: att, Changed: pr.state.Changed}
+	for _, s := range pr.ph.AllSteps() {
+		pr.state.Steps = append(pr.state.Steps, StepState{Index: s.Index, Name: s.Label(), Status: Pending, Progress: -1})
+	}
+	pr.cur = nil
+	pr.gateOpen = false
+	pr.gateAnnounced = false
+}
+
+// schedule starts every phase that may start now.
+func (r *Runner) schedule(now time.Time) {
+	if r.stopping {
+		return
+	}
+	for _, pr := range r.phases {
+		if pr.state.Status == Ready && pr.cur != nil && !pr.cur.exitedSeen && pr.cur.stopFor == "" && !r.serviceNeeded(pr) {
+			pr.cur.stopFor = Done
+			r.stopStep(pr.cur)
+			r.emit(Event{Kind: Warning, Phase: pr.ph.ID, Message: fmt.Sprintf("no phase needs %s any more: stopping it", pr.ph.Label())})
+		}
+	}
+	for _, pr := range r.phases {
+		if pr.state.Status != Pending && pr.state.Status != Waiting {
+			continue
+		}
+		if why := r.blockedBy(pr); why != "" {
+			r.endPhase(pr, Blocked, why)
+			continue
+		}
+		if !r.needsMet(pr) || r.paused || r.conflicts(pr) {
+			continue
+		}
+		if pr.ph.Manual && !pr.gateOpen && !r.approved(pr.ph.ID) {
+			if !pr.gateAnnounced {
+				pr.gateAnnounced = true
+				pr.state.Status = Waiting
+				r.emit(Event{Kind: GateWaiting, Phase: pr.ph.ID, Message: fmt.Sprintf("%s waits for your greenlight (g)", pr.ph.Label())})
+			}
+			continue
+		}
+		r.startPhase(pr, now)
+	}
+}
+
+func (r *Runner) approved(id string) bool {
+	for _, a := range r.opts.Approve {
+		if a == id || a == "all" {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Runner) blockedBy(pr *phaseRun) string {
+	for _, n := range pr.ph.Needs {
+		o, _ := r.find(n)
+		switch o.state.Status {
+		case Failed, Blocked, Stopped:
+			return fmt.Sprintf("needs %s, which %s", n, o.state.Status)
+		case Skipped:
+			if o.ph.Service != nil {
+				return fmt.Sprintf("needs the service %s, which was skipped", n)
+			}
+		}
+	}
+	return ""
+}
+
+func (r *Runner) needsMet(pr *phaseRun) bool {
+	for _, n := range pr.ph.Needs {
+		o, _ := r.find(n)
+		if s := o.state.Status; s != Done && s != Ready && s != Skipped {
+			return false
+		}
+		if o.ph.Service != nil && o.state.Status != Ready {
+			return false // a service must be up, not merely have been up
+		}
+	}
+	return true
+}
+
+func (pr *phaseRun) needs(id string) bool {
+	for _, n := range pr.ph.Needs {
+		if n == id {
+			return true
+		}
+	}
+	return false
+}
+
+// conflicts reports whether a running phase holds GPUs this one needs. A
+// ready service holds its GPUs only against phases that do not use it.
+func (r *Runner) conflicts(pr *phaseRun) bool {
+	for _, o := range r.phases {
+		if o == pr || o.cur == nil || o.cur.exitedSeen {
+			continue
+		}
+		if o.state.Status == Ready && pr.needs(o.ph.ID) {
+			continue
+		}
+		if o.state.Status == Running || o.state.Status == Ready {
+			if SharesGPUs(o.ph.GPUs, pr.ph.GPUs) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (r *Runner) serviceNeeded(svc *phaseRun) bool {
+	for _, o := range r.phases {
+		if !o.needs(svc.ph.ID) {
+			continue
+		}
+		switch o.state.Status {
+		case Pending, Waiting, Running:
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
+	pr.state.Status = Running
+	pr.state.Attempt++
+	pr.state.Started = now
+	pr.state.Ended = time.Time{}
+	pr.state.Reason = ""
+	r.journal(record{Kind: recPhaseStart, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash})
+	r.emit(Event{Kind: PhaseStarted, Phase: pr.ph.ID, Message: fmt.Sprintf("%s started", pr.ph.Label())})
+	r.startStep(pr, 0, 1, now)
+}
+
+func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
+	step := pr.ph.AllSteps()[idx]
+	pr.state.Current = idx
+	sr, err := r.launch(pr, step, try, now)
+	ss := &pr.state.Steps[idx]
+	*ss = StepState{Index: idx, Name: step.Label(), Status: Running, Attempt: try, Started: now, Progress: -1}
+	if err != nil {
+		ss.Status, ss.Reason, ss.Ended = Failed, err.Error(), now
+		r.endPhase(pr, Failed, fmt.Sprintf("step %d (%s) could not start: %v", idx+1, step.Label(), err))
+		return
+	}
+	ss.Log = sr.files.log
+	pr.cur = sr
+	r.journal(record{Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: sr.dir})
+	r.emit(Event{Kind: StepStarted, Phase: pr.ph.ID, Step: idx, Message: fmt.Sprintf("%s: step %d/%d %s", pr.ph.Label(), idx+1, len(pr.ph.AllSteps()), step.Label())})
+}
+
+// endPhase records a phase's final status for this run.
+func (r *Runner) endPhase(pr *phaseRun, st Status, reason string) {
+	if st == Done && pr.state.ExpectFailed > 0 && pr.ph.FailOnExpect {
+		st, reason = Failed, fmt.Sprintf("%d result(s) missed their expected value", pr.state.ExpectFailed)
+	}
+	pr.state.Status, pr.state.Reason = st, reason
+	pr.state.Ended = r.opts.Now()
+	pr.state.Frozen = false
+	pr.artScanPending = true
+	pr.state.Artifacts = globArtifacts(pr.ph.Artifacts, pr.artDir)
+	r.journal(record{Kind: recPhaseEnd, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, Status: st, Reason: reason})
+	msg := fmt.Sprintf("%s %s", pr.ph.Label(), st)
+	if reason != "" {
+		msg += ": " + reason
+	}
+	if !pr.state.Started.IsZero() && st != Blocked {
+		msg += " in " + FormatDuration(pr.state.Ended.Sub(pr.state.Started))
+	}
+	r.emit(Event{Kind: PhaseFinished, Phase: pr.ph.ID, Message: msg})
+}

@@ -1,0 +1,135 @@
+package runner
+
+import (
+	"regexp"
+	"slices"
+	"time"
+)
+
+// Plan is a campaign file checked and resolved: durations parsed, regexes
+// compiled, paths absolute, phases in the order they may run.
+type Plan struct {
+	Name         string
+	File         string // absolute path of the campaign file
+	Dir          string // its folder; relative paths resolve against it
+	Hash         string // sha256 of the file's bytes, hex
+	Report       string // absolute path of the results file
+	Env          map[string]string
+	GPUs         int // expected GPU count; 0 when not stated
+	FailOnExpect bool
+	Preflight    Preflight
+	Phases       []*Phase // dependency order, file order among equals
+}
+
+// Preflight is what must hold before the first phase starts.
+type Preflight struct {
+	Commands []string
+	DiskFree uint64 // bytes; 0 means 5% of the filesystem
+	HTTP     []string
+}
+
+// Phase is a unit of the campaign: steps run in order, or one service.
+type Phase struct {
+	ID           string
+	Title        string
+	Needs        []string
+	Manual       bool  // gate: manual
+	GPUs         []int // nil means every GPU
+	Estimate     time.Duration
+	Timeout      time.Duration
+	Retries      int
+	Artifacts    []string // absolute globs
+	Expect       []Expect
+	FailOnExpect bool
+	Steps        []*Step
+	Service      *Service
+	// Hash identifies the phase's definition: a changed file re-runs a
+	// finished phase only when its hash changed.
+	Hash string
+}
+
+// Step is one command, run by sh -c under a supervisor.
+type Step struct {
+	Index        int
+	Name         string
+	Run          string
+	Dir          string
+	Env          map[string]string // campaign, phase and step env merged
+	Estimate     time.Duration
+	Timeout      time.Duration
+	Progress     *regexp.Regexp
+	Results      *regexp.Regexp
+	Expect       []Expect
+	AllowFailure bool
+	WaitQuiet    time.Duration
+	// Key names the step in the history file; an edited command is a new key.
+	Key string
+}
+
+// Service is a long-running process with a readiness check.
+type Service struct {
+	Step                        // how to start it; Index is 0
+	ReadyHTTP    string         // URL that must answer 2xx
+	ReadyLog     *regexp.Regexp // log line that must appear
+	ReadyTimeout time.Duration
+	StopTimeout  time.Duration
+	Stages       []Stage
+}
+
+// Stage is a named part of a service's start-up.
+type Stage struct {
+	Name  string
+	Log   *regexp.Regexp
+	Share float64
+}
+
+// Phase returns the phase with the given id, or nil.
+func (p *Plan) Phase(id string) *Phase {
+	for _, ph := range p.Phases {
+		if ph.ID == id {
+			return ph
+		}
+	}
+	return nil
+}
+
+// Label is the phase's title, or its id when it has none.
+func (ph *Phase) Label() string {
+	if ph.Title != "" {
+		return ph.Title
+	}
+	return ph.ID
+}
+
+// Label is the step's name, or its command cut short.
+func (s *Step) Label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	r := []rune(s.Run)
+	if len(r) > 40 {
+		return string(r[:39]) + "…"
+	}
+	return s.Run
+}
+
+// AllSteps is the steps to run: the service's start counts as one.
+func (ph *Phase) AllSteps() []*Step {
+	if ph.Service != nil {
+		return []*Step{&ph.Service.Step}
+	}
+	return ph.Steps
+}
+
+// SharesGPUs reports whether two phases' GPU sets overlap; nil means all.
+func SharesGPUs(a, b []int) bool {
+	if a == nil || b == nil {
+		return true
+	}
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
+}

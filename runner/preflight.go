@@ -1,0 +1,83 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// PreflightProblem is one thing that must be fixed before the campaign runs.
+type PreflightProblem struct {
+	What string // a sentence: what is wrong and what to do
+	Warn bool   // true: said, but the campaign may run
+}
+
+// CheckPreflight checks the plan's preflight: commands on the PATH, free
+// disk where the results go, endpoints answering, enough GPUs. gpuCount
+// is -1 when the monitor cannot count GPUs.
+func CheckPreflight(p *Plan, gpuCount int) []PreflightProblem {
+	var out []PreflightProblem
+	for _, c := range p.Preflight.Commands {
+		if _, err := exec.LookPath(c); err != nil {
+			out = append(out, PreflightProblem{What: fmt.Sprintf("command %q is not on the PATH; install it or fix PATH (preflight.commands)", c)})
+		}
+	}
+	dir := filepath.Dir(p.Report)
+	for ; dir != "/" && dir != "."; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(dir); err == nil {
+			break
+		}
+	}
+	if free, total, err := diskFree(dir); err == nil {
+		limit, what := p.Preflight.DiskFree, "preflight.disk_free"
+		if limit == 0 {
+			limit, what = total/20, "5% of the filesystem"
+		}
+		if free < limit {
+			out = append(out, PreflightProblem{What: fmt.Sprintf("only %s free in %s, under %s (%s); free space or lower disk_free", FormatBytes(free), dir, FormatBytes(limit), what)})
+		}
+	}
+	client := &http.Client{Timeout: 5 * time.Second}
+	for _, u := range p.Preflight.HTTP {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		code := httpStatus(ctx, client, u)
+		cancel()
+		if code < 200 || code >= 300 {
+			got := "no answer"
+			if code > 0 {
+				got = fmt.Sprintf("HTTP %d", code)
+			}
+			out = append(out, PreflightProblem{What: fmt.Sprintf("%s: %s within 5 s (preflight.http)", u, got)})
+		}
+	}
+	if p.GPUs > 0 {
+		switch {
+		case gpuCount < 0:
+			out = append(out, PreflightProblem{Warn: true, What: fmt.Sprintf("the campaign expects %d GPUs; no GPU source to count them", p.GPUs)})
+		case gpuCount < p.GPUs:
+			out = append(out, PreflightProblem{What: fmt.Sprintf("the campaign expects %d GPUs but %d are visible; check CUDA_VISIBLE_DEVICES, or lower gpus", p.GPUs, gpuCount)})
+		case gpuCount > p.GPUs:
+			out = append(out, PreflightProblem{Warn: true, What: fmt.Sprintf("%d GPUs visible, the campaign expects %d", gpuCount, p.GPUs)})
+		}
+	}
+	return out
+}
+
+// PreflightError joins the problems that stop a run.
+func PreflightError(ps []PreflightProblem) error {
+	var lines []string
+	for _, p := range ps {
+		if !p.Warn {
+			lines = append(lines, "  - "+p.What)
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return fmt.Errorf("preflight failed; nothing was started:\n%s", strings.Join(lines, "\n"))
+}

@@ -1,0 +1,215 @@
+package runner
+
+import (
+	"fmt"
+	"time"
+)
+
+// phaseHistory is what the journal says of one phase's latest attempt.
+type phaseHistory struct {
+	attempt   int
+	hash      string
+	started   time.Time
+	open      bool
+	end       *record
+	stepStart map[int]record
+	stepEnd   map[int]record
+	ready     bool
+	gate      bool
+}
+
+// resume rebuilds the phases' state from the journal and the step folders:
+// finished phases are kept unless their definition changed, live steps and
+// services are re-adopted, and a step whose supervisor vanished (a reboot)
+// runs again.
+func (r *Runner) resume(recs []record) {
+	hist := map[string]*phaseHistory{}
+	for _, rec := range recs {
+		h := hist[rec.Phase]
+		if h == nil && rec.Phase != "" {
+			h = &phaseHistory{stepStart: map[int]record{}, stepEnd: map[int]record{}}
+			hist[rec.Phase] = h
+		}
+		switch rec.Kind {
+		case recPhaseStart:
+			*h = phaseHistory{attempt: rec.Attempt, hash: rec.Hash, started: rec.T, open: true, gate: h.gate,
+				stepStart: map[int]record{}, stepEnd: map[int]record{}}
+		case recPhaseEnd:
+			rc := rec
+			h.end, h.open = &rc, false
+			h.attempt = max(h.attempt, rec.Attempt)
+		case recStepStart:
+			h.stepStart[rec.Step] = rec
+		case recStepEnd:
+			h.stepEnd[rec.Step] = rec
+		case recReady:
+			h.ready = true
+		case recGate:
+			h.gate = true
+		}
+	}
+	r.quiet = true
+	defer func() { r.quiet = false }()
+	for _, ph := range r.plan.Phases {
+		pr := newPhaseRun(ph, r.dirs.artifacts+"")
+		r.phases = append(r.phases, pr)
+		h := hist[ph.ID]
+		if h == nil {
+			continue
+		}
+		pr.state.Attempt = h.attempt
+		pr.gateOpen = h.gate
+		changed := h.hash != "" && h.hash != ph.Hash
+		switch {
+		case h.open && changed:
+			r.restoreSteps(pr, h, len(ph.AllSteps()))
+			if !r.readOnly {
+				if pr.cur != nil && !pr.cur.exitedSeen {
+					r.stopStep(pr.cur)
+				}
+				pr.reset()
+				pr.state.Changed = true
+				r.warnings = append(r.warnings, fmt.Sprintf("%s changed in the campaign file while it ran: stopped the old run, it will run again", ph.Label()))
+			}
+		case h.open:
+			r.adopt(pr, h)
+		case h.end != nil && changed:
+			pr.state.Changed = true
+			r.warnings = append(r.warnings, fmt.Sprintf("%s changed since it last ran: it runs again", ph.Label()))
+		case h.end != nil:
+			switch h.end.Status {
+			case Done, Skipped:
+				r.restoreSteps(pr, h, len(ph.AllSteps()))
+				pr.state.Status, pr.state.Reason = h.end.Status, h.end.Reason
+				pr.state.Started, pr.state.Ended = h.started, h.end.T
+				pr.state.Artifacts = globArtifacts(ph.Artifacts, pr.artDir)
+				pr.cur = nil
+			default:
+				if r.readOnly {
+					r.restoreSteps(pr, h, len(ph.AllSteps()))
+					pr.state.Status, pr.state.Reason = h.end.Status, h.end.Reason
+					pr.state.Started, pr.state.Ended = h.started, h.end.T
+					pr.cur = nil
+				} else {
+					r.warnings = append(r.warnings, fmt.Sprintf("%s %s last time (%s): it runs again", ph.Label(), h.end.Status, h.end.Reason))
+				}
+			}
+		}
+	}
+}
+
+// restoreSteps reads back the steps of an attempt from their folders, up
+// to (not including) step upto; it leaves pr.cur on the last one read.
+func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
+	steps := pr.ph.AllSteps()
+	for idx := 0; idx < upto && idx < len(steps); idx++ {
+		start, ok := h.stepStart[idx]
+		if !ok {
+			break
+		}
+		sr := &stepRun{pr: pr, step: steps[idx], try: start.Attempt, dir: start.Dir, files: filesIn(start.Dir), stage: -1, adopted: true}
+		ss := &pr.state.Steps[idx]
+		*ss = StepState{Index: idx, Name: steps[idx].Label(), Status: Running, Attempt: start.Attempt, Started: start.T, Log: sr.files.log, Progress: -1}
+		sr.started = start.T
+		now := r.opts.Now()
+		r.readLog(sr, now, true)
+		r.readResults(sr, now)
+		r.readSummary(sr)
+		if st, err := readStatus(sr.files.status); err == nil {
+			ss.PGID, sr.pgid, sr.sup = st.PGID, st.PGID, st.Supervisor
+			if st.State == "exited" {
+				ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
+			}
+		}
+		if end, ok := h.stepEnd[idx]; ok {
+			ss.Status, ss.Reason = end.Status, end.Reason
+			sr.exitedSeen = true
+		}
+		pr.cur = sr
+		pr.state.Current = idx
+	}
+}
+
+// adopt takes over a phase that was running when the last monitor ended.
+func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
+	r.restoreSteps(pr, h, len(pr.ph.AllSteps()))
+	pr.state.Status, pr.state.Started = Running, h.started
+	sr := pr.cur
+	if sr == nil {
+		pr.state.Current = 0
+		return // started, but no step began: the loop starts step 1
+	}
+	if sr.exitedSeen {
+		// Its last step ended and was journaled, the next did not start.
+		ss := pr.state.Steps[sr.step.Index]
+		pr.cur = nil
+		if ss.Status == Done {
+			if sr.step.Index+1 < len(pr.ph.AllSteps()) {
+				pr.state.Current = sr.step.Index + 1
+			} else if !r.readOnly {
+				r.endPhase(pr, Done, "")
+			}
+		} else if !r.readOnly {
+			r.endPhase(pr, ss.Status, ss.Reason)
+		}
+		return
+	}
+	st, err := readStatus(sr.files.status)
+	alive := supervisorAlive(sr.sup, sr.files.status)
+	switch {
+	case err == nil && st.State == "exited":
+		// It ended while nobody watched; follow() records how.
+		sr.adopted = true
+		pr.state.Readopted = true
+	case alive:
+		sr.adopted = true
+		sr.logOff, sr.logRest = 0, nil // read again for readiness and stages
+		pr.state.Readopted = true
+		pr.state.Steps[sr.step.Index].Status = Running
+		if pr.ph.Service != nil {
+			sr.readyLog = false
+			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted the running service (pid %d): no reload", pr.ph.Label(), sr.sup))
+		} else {
+			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted step %d still running (pid %d)", pr.ph.Label(), sr.step.Index+1, sr.sup))
+		}
+		r.readLog(sr, r.opts.Now(), true)
+	default:
+		if r.readOnly {
+			return
+		}
+		r.warnings = append(r.warnings, fmt.Sprintf("%s: step %d's supervisor is gone (a reboot?): running the step again", pr.ph.Label(), sr.step.Index+1))
+		pr.state.Steps[sr.step.Index].Status = Pending
+		pr.state.Steps[sr.step.Index].Results = nil
+		pr.cur = nil
+		pr.state.Current = sr.step.Index
+	}
+}
+
+// Replay rebuilds a campaign's state from its state dir without running or
+// signalling anything, for `greenlight report`.
+func Replay(plan *Plan, stateDir string) (*State, error) {
+	if stateDir == "" {
+		stateDir = DefaultStateDir(plan)
+	}
+	r := &Runner{plan: plan, opts: Options{Now: time.Now, Poll: 50 * time.Millisecond}, readOnly: true}
+	r.dirs = stateDirs{root: stateDir, steps: stateDir + "/steps", artifacts: stateDir + "/artifacts",
+		journal: stateDir + "/journal.jsonl", history: stateDir + "/history.json"}
+	recs, err := readJournal(r.dirs.journal)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("no journal in %s: this campaign has not run here (or use --state-dir)", stateDir)
+	}
+	r.hist = loadHistory(r.dirs.history)
+	r.resume(recs)
+	r.started = recs[0].T
+	for _, rec := range recs {
+		if rec.Kind == recCampaign {
+			r.started = rec.T
+		}
+	}
+	s := r.snapshot()
+	s.Started = r.started
+	return s, nil
+}

@@ -1,0 +1,235 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options tune a Runner; the zero value works.
+type Options struct {
+	// StateDir holds the journal, history, step logs and artifacts.
+	// Default: .greenlight/NAME beside the results file.
+	StateDir string
+	// Self is the command that starts a supervisor; default: this
+	// executable with SuperviseCommand. Tests point it at the test binary.
+	Self []string
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Grace is the wait between stop signals (SIGINT, SIGTERM, SIGKILL).
+	Grace time.Duration
+	// Poll is how often running steps are looked at; default 50ms, which
+	// keeps a result's way to the report under 100 ms.
+	Poll time.Duration
+	// GPUCount is how many GPUs the monitor sees, -1 when it cannot tell.
+	GPUCount int
+	// Approve lists phases whose manual gate is given up front ("all" for
+	// every one), for unattended runs.
+	Approve []string
+}
+
+// Runner runs one campaign. Controls may be called from any goroutine.
+type Runner struct {
+	plan *Plan
+	opts Options
+	dirs stateDirs
+	jr   *journal
+	hist *history
+	lock *os.File
+
+	ctl    chan func()
+	quit   chan struct{}
+	done   chan struct{}
+	subsMu sync.Mutex
+	subs   []*subscriber
+
+	// Owned by the loop goroutine.
+	phases    []*phaseRun
+	paused    bool
+	pauseWhy  string
+	frozen    bool
+	stopping  bool
+	finished  bool
+	started   time.Time
+	warnings  []string
+	diskFree  uint64
+	diskTotal uint64
+	lastDisk  time.Time
+	lastArt   time.Time
+	exited    chan stepExit
+	quiet     bool // rebuilding state: publish nothing
+	readOnly  bool // Replay: look, never touch a process or the journal
+}
+
+type stateDirs struct {
+	root, steps, artifacts, journal, history, lock string
+}
+
+// DefaultStateDir is where a plan's state lives unless told otherwise.
+func DefaultStateDir(p *Plan) string {
+	return filepath.Join(filepath.Dir(p.Report), ".greenlight", safeName(p.Name))
+}
+
+// ErrLocked means another greenlight is running this campaign.
+var ErrLocked = errors.New("another greenlight is already running this campaign")
+
+// New prepares a Runner: it creates the state dir, takes its lock and
+// reads the journal to resume. Nothing runs until Start.
+func New(plan *Plan, opts Options) (*Runner, error) {
+	if opts.StateDir == "" {
+		opts.StateDir = DefaultStateDir(plan)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 10 * time.Second
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = 50 * time.Millisecond
+	}
+	if len(opts.Self) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding greenlight's own executable for the supervisor: %w", err)
+		}
+		opts.Self = []string{exe, SuperviseCommand}
+	}
+	root, _ := filepath.Abs(opts.StateDir)
+	r := &Runner{plan: plan, opts: opts, ctl: make(chan func()), quit: make(chan struct{}), done: make(chan struct{}),
+		exited: make(chan stepExit, 64)}
+	r.dirs = stateDirs{root: root, steps: filepath.Join(root, "steps"), artifacts: filepath.Join(root, "artifacts"),
+		journal: filepath.Join(root, "journal.jsonl"), history: filepath.Join(root, "history.json"), lock: filepath.Join(root, "lock")}
+	for _, d := range []string{r.dirs.steps, r.dirs.artifacts} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("state dir: %w", err)
+		}
+	}
+	lf, err := os.OpenFile(r.dirs.lock, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("state dir lock: %w", err)
+	}
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b, _ := os.ReadFile(r.dirs.lock)
+		lf.Close()
+		return nil, fmt.Errorf("%w (pid %s holds %s); attach to it in its tmux window, or stop it first", ErrLocked, string(b), r.dirs.lock)
+	}
+	lf.Truncate(0)
+	lf.WriteAt([]byte(strconv.Itoa(os.Getpid())), 0)
+	r.lock = lf
+	r.hist = loadHistory(r.dirs.history)
+	recs, err := readJournal(r.dirs.journal)
+	if err != nil {
+		r.unlock()
+		return nil, err
+	}
+	r.jr, err = openJournal(r.dirs.journal)
+	if err != nil {
+		r.unlock()
+		return nil, err
+	}
+	r.resume(recs)
+	return r, nil
+}
+
+func (r *Runner) unlock() {
+	if r.lock != nil {
+		syscall.Flock(int(r.lock.Fd()), syscall.LOCK_UN)
+		r.lock.Close()
+		r.lock = nil
+	}
+}
+
+// Plan is the plan this runner runs.
+func (r *Runner) Plan() *Plan { return r.plan }
+
+// StateDir is the folder holding the journal, logs and artifacts.
+func (r *Runner) StateDir() string { return r.dirs.root }
+
+// Subscribe returns a channel of every event from now on. Call it before
+// Start. The channel is closed when the runner ends.
+func (r *Runner) Subscribe() <-chan Event {
+	s := newSubscriber()
+	r.subsMu.Lock()
+	r.subs = append(r.subs, s)
+	r.subsMu.Unlock()
+	return s.out
+}
+
+// Start runs the campaign in the background.
+func (r *Runner) Start() {
+	go r.loop()
+}
+
+// Done is closed when the runner's loop has ended (after Close).
+func (r *Runner) Done() <-chan struct{} { return r.done }
+
+// do runs f on the loop goroutine and waits for it; after the loop ended
+// it returns ErrClosed.
+func (r *Runner) do(f func() error) error {
+	res := make(chan error, 1)
+	select {
+	case r.ctl <- func() { res <- f() }:
+		return <-res
+	case <-r.done:
+		return ErrClosed
+	}
+}
+
+// ErrClosed means the runner has ended.
+var ErrClosed = errors.New("runner closed")
+
+// Pause holds the queue: the running steps finish, no new one starts.
+func (r *Runner) Pause() error { return r.do(func() error { r.setPaused(true, "user"); return nil }) }
+
+// Resume lets the queue go on.
+func (r *Runner) Resume() error { return r.do(func() error { r.setPaused(false, ""); return nil }) }
+
+// Freeze stops the running steps' process groups (SIGSTOP); Thaw (SIGCONT)
+// lets them go on. Services are not frozen: clients would time out.
+func (r *Runner) Freeze() error { return r.do(func() error { return r.setFrozen(true) }) }
+
+// Thaw continues frozen steps.
+func (r *Runner) Thaw() error { return r.do(func() error { return r.setFrozen(false) }) }
+
+// Skip marks a phase skipped; a running one is stopped first.
+func (r *Runner) Skip(id string) error { return r.do(func() error { return r.skip(id) }) }
+
+// Retry runs a finished phase again from its first step.
+func (r *Runner) Retry(id string) error { return r.do(func() error { return r.retry(id) }) }
+
+// Greenlight opens a phase's manual gate.
+func (r *Runner) Greenlight(id string) error { return r.do(func() error { return r.greenlight(id) }) }
+
+// Stop stops every running step and service; the campaign ends stopped.
+func (r *Runner) Stop() error { return r.do(func() error { r.stopAll(); return nil }) }
+
+// Close lets go of the campaign: running steps and services go on, the
+// journal stays consistent, and a later Runner re-adopts them.
+func (r *Runner) Close() error {
+	select {
+	case <-r.done:
+		return nil
+	default:
+	}
+	select {
+	case r.quit <- struct{}{}:
+	case <-r.done:
+	}
+	<-r.done
+	return nil
+}
+
+// Snapshot returns the current state; after the loop ended, the last one.
+func (r *Runner) Snapshot() *State {
+	var s *State
+	if r.do(func() error { s = r.snapshot(); return nil }) != nil {
+		return r.snapshot()
+	}
+	return s
+}

@@ -1,0 +1,105 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// probe polls a URL in the background so the loop never waits on a
+// network call; ok holds the latest answer.
+type probe struct {
+	ok     atomic.Bool
+	code   atomic.Int32
+	seen   atomic.Bool
+	cancel context.CancelFunc
+}
+
+func startProbe(url string, every time.Duration) *probe {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &probe{cancel: cancel}
+	client := &http.Client{Timeout: 3 * time.Second}
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			code := httpStatus(ctx, client, url)
+			p.code.Store(int32(code))
+			p.ok.Store(code >= 200 && code < 300)
+			p.seen.Store(true)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+func httpStatus(ctx context.Context, c *http.Client, url string) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// checkService marks a starting service ready once its probes pass, and
+// watches a ready one: a /health that keeps failing means a dead engine.
+func (r *Runner) checkService(sr *stepRun, now time.Time) {
+	pr, svc := sr.pr, sr.pr.ph.Service
+	if svc.ReadyHTTP != "" && sr.probe == nil {
+		sr.probe = startProbe(svc.ReadyHTTP, 500*time.Millisecond)
+	}
+	httpOK := svc.ReadyHTTP == "" || sr.probe.ok.Load()
+	logOK := svc.ReadyLog == nil || sr.readyLog
+	switch pr.state.Status {
+	case Running:
+		if httpOK && logOK {
+			pr.state.Status = Ready
+			ss := &pr.state.Steps[0]
+			ss.Stage, ss.Progress = "ready", 1
+			took := now.Sub(sr.started)
+			if !sr.adopted {
+				r.hist.add(sr.step.Key, took)
+			}
+			r.journal(record{Kind: recReady, Phase: pr.ph.ID, Attempt: pr.state.Attempt})
+			msg := fmt.Sprintf("%s ready after %s", pr.ph.Label(), FormatDuration(took))
+			if sr.adopted {
+				msg = fmt.Sprintf("%s re-adopted and ready: no reload", pr.ph.Label())
+			}
+			r.emit(Event{Kind: ServiceReady, Phase: pr.ph.ID, Message: msg})
+			return
+		}
+		if svc.ReadyTimeout > 0 && now.Sub(sr.started) > svc.ReadyTimeout && sr.stopFor == "" {
+			sr.stopFor, sr.stopWhy = Failed, "not ready after "+FormatDuration(svc.ReadyTimeout)
+			r.stopStep(sr)
+		}
+	case Ready:
+		if sr.probe == nil || !sr.probe.seen.Load() || sr.stopFor != "" {
+			return
+		}
+		if sr.probe.ok.Load() {
+			sr.healthFails = 0
+			return
+		}
+		sr.healthFails++
+		// About 5 s of failed probes at the loop's pace: not a blip.
+		if sr.healthFails == int(5*time.Second/r.opts.Poll) {
+			code := sr.probe.code.Load()
+			why := fmt.Sprintf("health check %s failing (HTTP %d): engine dead?", svc.ReadyHTTP, code)
+			if code == 0 {
+				why = fmt.Sprintf("health check %s not answering: engine dead?", svc.ReadyHTTP)
+			}
+			r.warn(fmt.Sprintf("%s: %s", pr.ph.Label(), why))
+		}
+	}
+}

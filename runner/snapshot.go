@@ -1,0 +1,144 @@
+package runner
+
+import (
+	"slices"
+	"time"
+)
+
+// updateETA refreshes a running step's progress and ETA and publishes a
+// Progress event when either moved enough to show.
+func (r *Runner) updateETA(sr *stepRun, now time.Time) {
+	pr := sr.pr
+	ss := &pr.state.Steps[sr.step.Index]
+	after := time.Duration(0)
+	if svc := pr.ph.Service; svc != nil && sr.stage >= 0 {
+		total := r.hist.typical(sr.step.Key)
+		if total == 0 {
+			total = svc.Estimate
+		}
+		for _, s := range svc.Stages[sr.stage+1:] {
+			after += time.Duration(s.Share * float64(total))
+		}
+	}
+	ss.ETA = stepETA(now, sr.started, &sr.prog, r.hist.typical(sr.step.Key), sr.step.Estimate, after)
+	ss.Progress = ss.ETA.Fraction
+	pr.state.ETA = r.phaseRemaining(pr, now)
+	if now.Sub(sr.lastEmit) >= 250*time.Millisecond && (ss.Progress != sr.lastFrac || ss.Stage != sr.lastStage) {
+		sr.lastEmit, sr.lastFrac, sr.lastStage = now, ss.Progress, ss.Stage
+		r.emit(Event{Kind: Progress, Phase: pr.ph.ID, Step: sr.step.Index})
+	}
+}
+
+// stepGuess is how long a step that has not started is expected to take.
+func (r *Runner) stepGuess(s *Step) (time.Duration, string) {
+	if h := r.hist.typical(s.Key); h > 0 {
+		return h, SourceHistory
+	}
+	if s.Estimate > 0 {
+		return s.Estimate, SourceEstimate
+	}
+	return 0, ""
+}
+
+// phaseRemaining is the running step's ETA plus the steps after it, or the
+// phase's own estimate when its steps have none.
+func (r *Runner) phaseRemaining(pr *phaseRun, now time.Time) ETA {
+	steps := pr.ph.AllSteps()
+	cur := pr.state.Current
+	e := ETA{Fraction: -1}
+	if pr.state.Status == Running && cur < len(pr.state.Steps) {
+		e = pr.state.Steps[cur].ETA
+		e.Fraction = -1
+		cur++
+	} else if pr.state.Status == Running {
+		return e
+	} else {
+		cur = 0
+		e.Known = true
+	}
+	for _, s := range steps[cur:] {
+		d, src := r.stepGuess(s)
+		if d == 0 {
+			e.Partial = true
+			continue
+		}
+		e.Remaining += d
+		if e.Source == "" {
+			e.Source = src
+		}
+	}
+	if e.Partial && pr.ph.Estimate > 0 {
+		rem := pr.ph.Estimate
+		if !pr.state.Started.IsZero() && pr.state.Status == Running {
+			rem -= now.Sub(pr.state.Started)
+		}
+		if rem > e.Remaining {
+			e = ETA{Source: SourceEstimate, Known: true, Remaining: max(rem, 0), Fraction: -1}
+			if rem < 0 {
+				e.Known, e.Over = false, -rem
+			}
+		}
+	}
+	if !e.Known && !e.Partial && e.Over == 0 && e.Source == "" {
+		e.Partial = true
+	}
+	if total := r.phaseTotal(pr); total > 0 && pr.state.Status == Running && e.Known {
+		e.Fraction = min(1, max(0, 1-float64(e.Remaining)/float64(total)))
+	}
+	return e
+}
+
+func (r *Runner) phaseTotal(pr *phaseRun) time.Duration {
+	var t time.Duration
+	for _, s := range pr.ph.AllSteps() {
+		d, _ := r.stepGuess(s)
+		t += d
+	}
+	if t == 0 {
+		t = pr.ph.Estimate
+	}
+	return t
+}
+
+func (r *Runner) campaignETA(now time.Time) ETA {
+	sims := make([]simPhase, 0, len(r.phases))
+	for _, pr := range r.phases {
+		s := simPhase{id: pr.ph.ID, needs: pr.ph.Needs, gpus: pr.ph.GPUs, service: pr.ph.Service != nil}
+		switch st := pr.state.Status; {
+		case st.Finished() || st == Ready:
+			s.finished = true
+		case st == Running:
+			s.running = true
+			s.remaining, s.known = pr.state.ETA.Remaining, pr.state.ETA.Known && !pr.state.ETA.Partial
+		default:
+			e := r.phaseRemaining(pr, now)
+			s.remaining, s.known = e.Remaining, e.Known && !e.Partial
+			s.waiting = pr.ph.Manual && !pr.gateOpen && !r.approved(pr.ph.ID)
+		}
+		sims = append(sims, s)
+	}
+	return campaignETA(sims)
+}
+
+func (r *Runner) snapshot() *State {
+	now := r.opts.Now()
+	s := &State{Name: r.plan.Name, Started: r.started, Now: now, Paused: r.paused, PauseWhy: r.pauseWhy,
+		Frozen: r.frozen, Finished: r.finished, DiskFree: r.diskFree}
+	s.Warnings = slices.Clone(r.warnings)
+	s.Phases = make([]PhaseState, len(r.phases))
+	for i, pr := range r.phases {
+		ps := pr.state
+		ps.Steps = slices.Clone(pr.state.Steps)
+		ps.Artifacts = slices.Clone(pr.state.Artifacts)
+		ps.WasFrozen = pr.frozenEver
+		if ps.Status != Running {
+			ps.ETA = r.phaseRemaining(pr, now)
+		}
+		s.Phases[i] = ps
+		if pr.cur != nil && !pr.cur.exitedSeen && pr.cur.sup > 0 {
+			s.Sessions = append(s.Sessions, pr.cur.sup)
+		}
+	}
+	s.ETA = r.campaignETA(now)
+	return s
+}

@@ -1,0 +1,513 @@
+package runner
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// stepRun follows one try of one step: its files, its process group, and
+// how far its log and results have been read.
+type stepRun struct {
+	pr      *phaseRun
+	step    *Step
+	try     int
+	dir     string
+	files   stepFiles
+	started time.Time
+	pgid    int
+	sup     int // supervisor pid
+
+	logOff, resOff, sumOff int64
+	logRest, resRest       []byte
+	prog                   progressTrack
+	stage                  int // index into the service's stages, -1 before the first
+	readyLog, readyHTTP    bool
+	probe                  *probe
+	healthFails            int
+
+	exitedSeen bool
+	stopFor    Status // why we are stopping it: Skipped, Stopped, Done (a service no longer needed), Failed
+	stopWhy    string
+	lastStat   time.Time
+	lastAlive  time.Time
+	quietSince time.Time
+	quietSize  int64
+	quietWait  bool
+	lastEmit   time.Time
+	lastFrac   float64
+	lastStage  string
+	adopted    bool
+}
+
+type stepFiles struct{ log, status, results, summary string }
+
+type stepExit struct{ sr *stepRun }
+
+func filesIn(dir string) stepFiles {
+	return stepFiles{log: filepath.Join(dir, "log"), status: filepath.Join(dir, "status.json"),
+		results: filepath.Join(dir, "results.jsonl"), summary: filepath.Join(dir, "summary.md")}
+}
+
+func (r *Runner) launch(pr *phaseRun, step *Step, try int, now time.Time) (*stepRun, error) {
+	dir := filepath.Join(r.dirs.steps, pr.ph.ID, fmt.Sprintf("a%d-s%d-t%d", pr.state.Attempt, step.Index+1, try))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(pr.artDir, 0o755); err != nil {
+		return nil, err
+	}
+	sr := &stepRun{pr: pr, step: step, try: try, dir: dir, files: filesIn(dir), started: now, stage: -1}
+	for _, f := range []string{sr.files.results, sr.files.summary} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	logf, err := os.OpenFile(sr.files.log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	env := os.Environ()
+	for k, v := range step.Env {
+		env = append(env, k+"="+v)
+	}
+	env = append(env,
+		"GREENLIGHT_RESULTS="+sr.files.results,
+		"GREENLIGHT_SUMMARY="+sr.files.summary,
+		"GREENLIGHT_PHASE="+pr.ph.ID,
+		"GREENLIGHT_STEP="+strconv.Itoa(step.Index+1),
+		"GREENLIGHT_ARTIFACTS="+pr.artDir,
+		"GREENLIGHT_CAMPAIGN="+r.plan.Name,
+		"PYTHONUNBUFFERED=1",
+	)
+	timeout := step.Timeout
+	if pr.ph.Timeout > 0 && (timeout == 0 || pr.ph.Timeout < timeout) {
+		timeout = pr.ph.Timeout
+	}
+	if pr.ph.Service != nil {
+		timeout = 0 // a service runs until it is no longer needed
+	}
+	args := append(append([]string(nil), r.opts.Self[1:]...),
+		"--status", sr.files.status, "--log", sr.files.log, "--dir", step.Dir,
+		"--timeout", timeout.String(), "--grace", r.opts.Grace.String(), "--", "sh", "-c", step.Run)
+	cmd := exec.Command(r.opts.Self[0], args...)
+	cmd.Env = env
+	cmd.Dir = step.Dir
+	cmd.Stdout, cmd.Stderr = logf, logf // the supervisor's own last words
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	sr.sup = cmd.Process.Pid
+	sr.lastAlive = now
+	go func() {
+		cmd.Wait()
+		select {
+		case r.exited <- stepExit{sr}:
+		case <-r.done:
+		}
+	}()
+	return sr, nil
+}
+
+// reap handles a supervisor this runner started having exited.
+func (r *Runner) reap(ex stepExit) {
+	if ex.sr.pr.cur == ex.sr && !ex.sr.exitedSeen {
+		r.follow(ex.sr.pr, r.opts.Now())
+	}
+}
+
+func (r *Runner) stopStep(sr *stepRun) {
+	if sr.pgid <= 0 {
+		if st, err := readStatus(sr.files.status); err == nil {
+			sr.pgid = st.PGID
+		}
+	}
+	pgid, grace := sr.pgid, r.opts.Grace
+	if sr.step != nil && sr.pr.ph.Service != nil && sr.pr.ph.Service.StopTimeout > 0 {
+		grace = sr.pr.ph.Service.StopTimeout
+	}
+	if pgid > 0 {
+		go StopGroup(pgid, grace)
+	} else if sr.sup > 0 {
+		// Not started its command yet: the supervisor passes it on.
+		syscall.Kill(sr.sup, syscall.SIGTERM)
+	}
+}
+
+// follow reads what a running step wrote since the last look, and handles
+// its end.
+func (r *Runner) follow(pr *phaseRun, now time.Time) {
+	sr := pr.cur
+	if sr.exitedSeen {
+		return
+	}
+	r.readLog(sr, now, false)
+	r.readResults(sr, now)
+	r.readSummary(sr)
+	if pr.ph.Service != nil {
+		r.checkService(sr, now)
+	}
+	if sr.quietWait {
+		r.checkQuiet(sr, now)
+		return
+	}
+	st, err := readStatus(sr.files.status)
+	if err == nil {
+		if sr.pgid == 0 && st.PGID > 0 {
+			sr.pgid = st.PGID
+			if r.frozen && pr.ph.Service == nil {
+				syscall.Kill(-sr.pgid, syscall.SIGSTOP)
+				pr.state.Frozen = true
+			}
+		}
+		pr.state.Steps[sr.step.Index].PGID = st.PGID
+		if st.Supervisor > 0 {
+			sr.sup = st.Supervisor
+		}
+		if st.State == "exited" {
+			r.readLog(sr, now, true)
+			r.readResults(sr, now)
+			r.readSummary(sr)
+			r.onExit(sr, st, now)
+			return
+		}
+	}
+	if now.Sub(sr.lastAlive) > time.Second {
+		sr.lastAlive = now
+		if !supervisorAlive(sr.sup, sr.files.status) {
+			// Re-check: it may have written its status just now.
+			if st, err := readStatus(sr.files.status); err == nil && st.State == "exited" {
+				r.onExit(sr, st, now)
+				return
+			}
+			r.onExit(sr, &StepStatus{State: "exited", ExitCode: -1, Error: "its supervisor died (machine restarted or killed); the step's end was not seen", Ended: now}, now)
+			return
+		}
+	}
+	if pr.ph.Timeout > 0 && pr.ph.Service == nil && now.Sub(pr.state.Started) > pr.ph.Timeout && sr.stopFor == "" {
+		sr.stopFor, sr.stopWhy = Failed, "phase timed out after "+FormatDuration(pr.ph.Timeout)
+		r.stopStep(sr)
+	}
+	r.updateETA(sr, now)
+}
+
+func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
+	pr := sr.pr
+	sr.exitedSeen = true
+	if sr.probe != nil {
+		sr.probe.cancel()
+	}
+	ss := &pr.state.Steps[sr.step.Index]
+	ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
+	if ss.Ended.IsZero() {
+		ss.Ended = now
+	}
+	dur := ss.Ended.Sub(ss.Started)
+	reason := exitReason(st)
+	if pr.state.Frozen {
+		pr.state.Frozen = false
+	}
+	svc := pr.ph.Service != nil
+	switch {
+	case sr.stopFor != "":
+		ss.Status, ss.Reason = sr.stopFor, sr.stopWhy
+		if sr.stopFor == Done {
+			ss.Status = Done
+		}
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: ss.Status, ExitCode: st.ExitCode, Reason: sr.stopWhy})
+		if svc && sr.stopFor == Done {
+			r.emit(Event{Kind: ServiceStopped, Phase: pr.ph.ID, Message: fmt.Sprintf("%s stopped", pr.ph.Label())})
+		}
+		r.endPhase(pr, sr.stopFor, sr.stopWhy)
+	case svc && pr.state.Status == Ready:
+		ss.Status, ss.Reason = Failed, reason
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
+		why := fmt.Sprintf("the service %s died (%s)", pr.ph.ID, reason)
+		for _, o := range r.phases {
+			if o.needs(pr.ph.ID) && o.state.Status == Running && o.cur != nil && !o.cur.exitedSeen {
+				o.cur.stopFor, o.cur.stopWhy = Failed, why
+				r.stopStep(o.cur)
+			}
+		}
+		r.endPhase(pr, Failed, why+" while phases needed it")
+	case svc:
+		ss.Status, ss.Reason = Failed, reason
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
+		r.endPhase(pr, Failed, "the service "+reason+" before it was ready; see its log")
+	case st.ExitCode == 0 || sr.step.AllowFailure:
+		ss.Status = Done
+		if st.ExitCode != 0 {
+			ss.Reason = reason + " (allowed to fail)"
+		}
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Done, ExitCode: st.ExitCode})
+		if st.ExitCode == 0 && !sr.adopted {
+			r.hist.add(sr.step.Key, dur)
+		}
+		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s done in %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), FormatDuration(dur))})
+		if sr.step.WaitQuiet > 0 {
+			sr.exitedSeen = false
+			sr.quietWait = true
+			sr.quietSince = now
+			ss.Status, ss.Stage = Running, "waiting for artifacts to stop growing"
+			return
+		}
+		r.nextStep(pr, sr, now)
+	default:
+		ss.Status, ss.Reason = Failed, reason
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
+		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s failed: %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), reason)})
+		if sr.try <= pr.ph.Retries {
+			pr.state.Retried++
+			r.warn(fmt.Sprintf("%s: step %d %s failed (%s); retry %d of %d", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), reason, sr.try, pr.ph.Retries))
+			r.startStep(pr, sr.step.Index, sr.try+1, now)
+			return
+		}
+		r.endPhase(pr, Failed, fmt.Sprintf("step %d (%s) %s", sr.step.Index+1, sr.step.Label(), reason))
+	}
+}
+
+func (r *Runner) nextStep(pr *phaseRun, sr *stepRun, now time.Time) {
+	sr.exitedSeen = true
+	if sr.step.Index+1 < len(pr.ph.AllSteps()) {
+		if r.paused || r.stopping {
+			pr.state.Current = sr.step.Index + 1
+			pr.cur = nil
+			pr.state.Status = Running
+			return
+		}
+		r.startStep(pr, sr.step.Index+1, 1, now)
+		return
+	}
+	r.endPhase(pr, Done, "")
+}
+
+// checkQuiet waits, after a step's command ended, until the phase's
+// artifacts stop growing (a trace still being flushed).
+func (r *Runner) checkQuiet(sr *stepRun, now time.Time) {
+	var size int64
+	for _, a := range globArtifacts(sr.pr.ph.Artifacts, sr.pr.artDir) {
+		size += a.Size
+	}
+	if size != sr.quietSize {
+		sr.quietSize, sr.quietSince = size, now
+		return
+	}
+	if now.Sub(sr.quietSince) >= sr.step.WaitQuiet {
+		sr.quietWait = false
+		sr.pr.state.Steps[sr.step.Index].Status = Done
+		sr.pr.state.Steps[sr.step.Index].Stage = ""
+		r.nextStep(sr.pr, sr, now)
+	}
+}
+
+func exitReason(st *StepStatus) string {
+	switch {
+	case st.Error != "":
+		return st.Error
+	case st.TimedOut:
+		return "timed out"
+	case st.Signal != "":
+		return "killed by " + st.Signal
+	default:
+		return fmt.Sprintf("exited with code %d", st.ExitCode)
+	}
+}
+
+// pending resumes the queue after a pause left a phase between steps.
+func (r *Runner) resumeBetweenSteps(now time.Time) {
+	if r.paused || r.stopping {
+		return
+	}
+	for _, pr := range r.phases {
+		if pr.state.Status == Running && pr.cur == nil {
+			r.startStep(pr, pr.state.Current, 1, now)
+		}
+	}
+}
+
+const maxReadPerPoll = 4 << 20
+
+// readLog splits new log bytes on \n and \r, so tqdm's redraws count as
+// lines, and looks in each for progress, results, readiness and stages.
+func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
+	f, err := os.Open(sr.files.log)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	for {
+		buf := make([]byte, maxReadPerPoll)
+		n, _ := f.ReadAt(buf, sr.logOff)
+		if n == 0 {
+			break
+		}
+		sr.logOff += int64(n)
+		data := append(sr.logRest, buf[:n]...)
+		sr.logRest = nil
+		for len(data) > 0 {
+			i := bytes.IndexAny(data, "\r\n")
+			if i < 0 {
+				sr.logRest = append([]byte(nil), data...)
+				break
+			}
+			if i > 0 {
+				r.logLine(sr, data[:i], now)
+			}
+			data = data[i+1:]
+		}
+		if len(sr.logRest) > 64<<10 {
+			r.logLine(sr, sr.logRest, now)
+			sr.logRest = nil
+		}
+		if !final || n < maxReadPerPoll {
+			break
+		}
+	}
+	if len(sr.logRest) > 0 {
+		// An unfinished tqdm redraw still tells how far it is.
+		r.progressLine(sr, sr.logRest, now)
+		if final {
+			r.logLine(sr, sr.logRest, now)
+			sr.logRest = nil
+		}
+	}
+}
+
+func (r *Runner) progressLine(sr *stepRun, line []byte, now time.Time) {
+	if sr.step.Progress == nil && !bytes.ContainsAny(line, "%/") {
+		return
+	}
+	if d, t, ok := parseProgress(sr.step.Progress, string(line)); ok {
+		sr.prog.observe(now, d, t)
+	}
+}
+
+func (r *Runner) logLine(sr *stepRun, line []byte, now time.Time) {
+	r.progressLine(sr, line, now)
+	if re := sr.step.Results; re != nil {
+		s := string(line)
+		for _, m := range re.FindAllStringSubmatch(s, -1) {
+			row := Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now}
+			for i, name := range re.SubexpNames() {
+				if name != "" {
+					row.Cols = append(row.Cols, name)
+					row.Values = append(row.Values, parseValue(m[i]))
+				}
+			}
+			r.addRow(sr, row)
+		}
+	}
+	if svc := sr.pr.ph.Service; svc != nil {
+		s := string(line)
+		if svc.ReadyLog != nil && !sr.readyLog && svc.ReadyLog.MatchString(s) {
+			sr.readyLog = true
+		}
+		for i := sr.stage + 1; i < len(svc.Stages); i++ {
+			if svc.Stages[i].Log != nil && svc.Stages[i].Log.MatchString(s) {
+				sr.stage = i
+				sr.pr.state.Steps[0].Stage = svc.Stages[i].Name
+				break
+			}
+		}
+	}
+}
+
+func parseValue(s string) any {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f
+	}
+	return s
+}
+
+func (r *Runner) readResults(sr *stepRun, now time.Time) {
+	data, off := readFrom(sr.files.results, sr.resOff)
+	if len(data) == 0 {
+		return
+	}
+	sr.resOff = off
+	data = append(sr.resRest, data...)
+	sr.resRest = nil
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			sr.resRest = append([]byte(nil), data...)
+			return
+		}
+		line := bytes.TrimSpace(data[:i])
+		data = data[i+1:]
+		if len(line) == 0 {
+			continue
+		}
+		cols, vals, err := decodeObject(line)
+		if err != nil {
+			r.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS that is not a JSON object (%v): %.80s", sr.pr.ph.ID, sr.step.Index+1, err, line))
+			continue
+		}
+		r.addRow(sr, Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals})
+	}
+}
+
+func (r *Runner) addRow(sr *stepRun, row Row) {
+	pr := sr.pr
+	for _, list := range [][]Expect{pr.ph.Expect, sr.step.Expect} {
+		for _, e := range list {
+			for i, c := range row.Cols {
+				if c != e.Column {
+					continue
+				}
+				if v, ok := row.Values[i].(float64); ok {
+					ch := Check{Expect: e, Value: v, Pass: e.Check(v)}
+					row.Checks = append(row.Checks, ch)
+					if !ch.Pass {
+						pr.state.ExpectFailed++
+					}
+				}
+			}
+		}
+	}
+	ss := &pr.state.Steps[sr.step.Index]
+	ss.Results = append(ss.Results, row)
+	r.emit(Event{Kind: ResultRecorded, Phase: pr.ph.ID, Step: sr.step.Index, Result: &row, Message: fmt.Sprintf("%s: result %s", pr.ph.ID, rowText(row))})
+}
+
+func rowText(row Row) string {
+	parts := make([]string, len(row.Cols))
+	for i, c := range row.Cols {
+		parts[i] = fmt.Sprintf("%s=%v", c, row.Values[i])
+	}
+	return strings.Join(parts, " ")
+}
+
+func (r *Runner) readSummary(sr *stepRun) {
+	data, off := readFrom(sr.files.summary, sr.sumOff)
+	if len(data) == 0 {
+		return
+	}
+	sr.sumOff = off
+	ss := &sr.pr.state.Steps[sr.step.Index]
+	ss.Summary += string(data)
+	r.emit(Event{Kind: SummaryAppended, Phase: sr.pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: summary +%d bytes", sr.pr.ph.ID, len(data))})
+}
+
+func readFrom(path string, off int64) ([]byte, int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, off
+	}
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, off
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, maxReadPerPoll))
+	return data, off + int64(len(data))
+}

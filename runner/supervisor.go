@@ -1,0 +1,256 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// SuperviseCommand is the hidden subcommand that runs one step.
+const SuperviseCommand = "__supervise"
+
+// StepStatus is what the supervisor writes, atomically, to a step's status
+// file: once when the command starts and once when it has ended.
+type StepStatus struct {
+	State      string    `json:"state"` // "running" or "exited"
+	Supervisor int       `json:"supervisor_pid"`
+	PID        int       `json:"pid"`
+	PGID       int       `json:"pgid"`
+	SID        int       `json:"sid"`
+	Started    time.Time `json:"started"`
+	Ended      time.Time `json:"ended,omitzero"`
+	ExitCode   int       `json:"exit_code"`
+	Signal     string    `json:"signal,omitempty"`
+	TimedOut   bool      `json:"timed_out,omitempty"`
+	Error      string    `json:"error,omitempty"` // the command could not start
+}
+
+// SuperviseMain runs a step's command with its output going to the log
+// file, records its status, and enforces its timeout even when no monitor
+// is watching. It returns the process exit code. args follow the
+// subcommand name.
+func SuperviseMain(args []string) int {
+	fs := flag.NewFlagSet(SuperviseCommand, flag.ContinueOnError)
+	statusPath := fs.String("status", "", "status file")
+	logPath := fs.String("log", "", "log file")
+	dir := fs.String("dir", "", "working folder")
+	timeout := fs.Duration("timeout", 0, "stop the command after this long")
+	grace := fs.Duration("grace", 10*time.Second, "wait between stop signals")
+	if err := fs.Parse(args); err != nil || *statusPath == "" || *logPath == "" || fs.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "greenlight: __supervise is internal: it runs one step for greenlight run")
+		return 2
+	}
+	logf, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		writeStatus(*statusPath, &StepStatus{State: "exited", ExitCode: 127, Error: err.Error(), Started: time.Now(), Ended: time.Now()})
+		return 1
+	}
+	defer logf.Close()
+	// The supervisor itself must outlive a lost terminal and pass stop
+	// requests on to the command's group rather than die and lose the status.
+	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	stopReq := make(chan os.Signal, 1)
+	signal.Notify(stopReq, syscall.SIGINT, syscall.SIGTERM)
+
+	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
+	cmd.Dir = *dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	st := &StepStatus{State: "running", Supervisor: os.Getpid(), Started: time.Now()}
+	st.SID = os.Getpid() // started with Setsid: the supervisor leads its session
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(logf, "greenlight: cannot start the step: %v\n", err)
+		st.State, st.ExitCode, st.Error, st.Ended = "exited", 127, err.Error(), time.Now()
+		writeStatus(*statusPath, st)
+		return 1
+	}
+	st.PID, st.PGID = cmd.Process.Pid, cmd.Process.Pid
+	if err := writeStatus(*statusPath, st); err != nil {
+		fmt.Fprintf(logf, "greenlight: cannot write status: %v\n", err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var timer <-chan time.Time
+	if *timeout > 0 {
+		timer = time.After(*timeout)
+	}
+	var werr error
+	stopping := false
+	for done := false; !done; {
+		select {
+		case werr = <-waited:
+			done = true
+		case <-timer:
+			st.TimedOut = true
+			fmt.Fprintf(logf, "\ngreenlight: step timed out after %s; stopping it\n", FormatDuration(*timeout))
+			if !stopping {
+				stopping = true
+				go StopGroup(st.PGID, *grace)
+			}
+		case s := <-stopReq:
+			fmt.Fprintf(logf, "\ngreenlight: supervisor got %v; stopping the step\n", s)
+			if !stopping {
+				stopping = true
+				go StopGroup(st.PGID, *grace)
+			}
+		}
+	}
+	st.State, st.Ended = "exited", time.Now()
+	st.ExitCode = 0
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		st.ExitCode = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			st.Signal = ws.Signal().String()
+			st.ExitCode = 128 + int(ws.Signal())
+		}
+	} else if werr != nil {
+		st.ExitCode, st.Error = 1, werr.Error()
+	}
+	// What the command left behind in its group would hold GPUs and ports.
+	if groupAlive(st.PGID) {
+		fmt.Fprintf(logf, "greenlight: the step left processes in its group; stopping them\n")
+		StopGroup(st.PGID, *grace)
+	}
+	if err := writeStatus(*statusPath, st); err != nil {
+		fmt.Fprintf(logf, "greenlight: cannot write status: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// StopGroup asks a process group to end: SIGINT, then SIGTERM, then SIGKILL,
+// waiting grace between each. A frozen group is thawed so it can obey.
+func StopGroup(pgid int, grace time.Duration) {
+	if pgid <= 1 {
+		return
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+		if syscall.Kill(-pgid, sig) != nil {
+			return
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGCONT)
+		deadline := time.Now().Add(grace)
+		for time.Now().Before(deadline) {
+			if !groupAlive(pgid) {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// groupAlive reports whether any live (not zombie) process is in the group.
+func groupAlive(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	// kill(2) also reaches zombies; look for a live member in /proc.
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range ents {
+		pid := 0
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		state, pg, ok := procStat(pid)
+		if ok && pg == pgid && state != 'Z' && state != 'X' {
+			return true
+		}
+	}
+	return false
+}
+
+// procStat reads a process's state letter and process group from /proc.
+func procStat(pid int) (state byte, pgid int, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return 0, 0, false
+	}
+	var ppid int
+	if _, err := fmt.Sscanf(s[i+2:], "%c %d %d", &state, &ppid, &pgid); err != nil {
+		return 0, 0, false
+	}
+	return state, pgid, true
+}
+
+// supervisorAlive reports whether pid is still a greenlight supervisor
+// writing the given status file, not a recycled pid.
+func supervisorAlive(pid int, statusPath string) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	if st, _, ok := procStat(pid); !ok || st == 'Z' {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	return strings.Contains(string(b), SuperviseCommand) && strings.Contains(string(b), statusPath)
+}
+
+func writeStatus(path string, st *StepStatus) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(b, '\n'))
+}
+
+func readStatus(path string) (*StepStatus, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var st StepStatus
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("status file %s: %w", path, err)
+	}
+	return &st, nil
+}
+
+// writeFileAtomic writes through a temp file in the same folder, fsyncs it,
+// renames it over path and fsyncs the folder.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
