@@ -214,6 +214,25 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
+var braced = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expand replaces ${NAME} from the campaign's env, then the environment,
+// in the fields that are not shell commands (URLs, paths). An unset name
+// is an error: a silent empty string would make a wrong URL or path.
+func (l *loader) expand(path, s string, env map[string]string) string {
+	return braced.ReplaceAllStringFunc(s, func(m string) string {
+		name := m[2 : len(m)-1]
+		if v, ok := env[name]; ok {
+			return v
+		}
+		if v, ok := os.LookupEnv(name); ok {
+			return v
+		}
+		l.add(path, fmt.Sprintf("%s is not set", m), "set it in the environment or under env: in the campaign file")
+		return ""
+	})
+}
+
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
@@ -221,7 +240,11 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 	if plan.Name == "" {
 		l.add("$.name", "the campaign has no name", "add `name: my-campaign` at the top")
 	}
-	plan.Env = spec.Env
+	plan.Env = map[string]string{}
+	for k, v := range spec.Env {
+		plan.Env[k] = l.expand("$.env."+k, v, nil)
+	}
+	spec.Env = plan.Env
 	plan.GPUs = spec.GPUs
 	if spec.GPUs < 0 {
 		l.add("$.gpus", "gpus must be zero or more", "give the number of GPUs the campaign expects, e.g. `gpus: 8`")
@@ -231,7 +254,7 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 	if plan.Report == "" {
 		plan.Report = safeName(plan.Name) + ".md"
 	}
-	plan.Report = l.abs(plan.Dir, plan.Report)
+	plan.Report = l.abs(plan.Dir, l.expand("$.report", plan.Report, plan.Env))
 	if pf := spec.Preflight; pf != nil {
 		plan.Preflight.Commands = pf.Commands
 		for i, c := range pf.Commands {
@@ -247,6 +270,8 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 			plan.Preflight.DiskFree = n
 		}
 		for i, u := range pf.HTTP {
+			u = l.expand(fmt.Sprintf("$.preflight.http[%d]", i), u, plan.Env)
+			pf.HTTP[i] = u
 			if err := checkURL(u); err != nil {
 				l.add(fmt.Sprintf("$.preflight.http[%d]", i), err.Error(), "write a full URL such as http://localhost:8000/health")
 			}
@@ -474,7 +499,7 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int) *Phase {
 		if _, err := filepath.Match(g, ""); err != nil || strings.TrimSpace(g) == "" {
 			l.add(at(fmt.Sprintf(".artifacts[%d]", j)), fmt.Sprintf("bad glob %q", g), "use shell globs such as traces/*.json.gz")
 		}
-		ph.Artifacts = append(ph.Artifacts, l.abs(plan.Dir, g))
+		ph.Artifacts = append(ph.Artifacts, l.abs(plan.Dir, l.expand(at(fmt.Sprintf(".artifacts[%d]", j)), g, spec.Env)))
 	}
 	var err error
 	var col string
@@ -507,7 +532,7 @@ func (l *loader) step(plan *Plan, s *StepSpec, at string, idx int, env map[strin
 	if strings.TrimSpace(s.Run) == "" {
 		l.add(at+".run", "the step has no command to run", "give `run:` a shell command, e.g. `run: python3 bench.py`")
 	}
-	st.Dir = l.abs(plan.Dir, s.Dir)
+	st.Dir = l.abs(plan.Dir, l.expand(at+".dir", s.Dir, env))
 	st.Env = merge(env, s.Env)
 	st.Estimate = l.dur(at+".estimate", s.Estimate)
 	st.Timeout = l.dur(at+".timeout", s.Timeout)
@@ -537,9 +562,9 @@ func (l *loader) service(plan *Plan, s *ServiceSpec, at string, env map[string]s
 	if sv.Estimate == 0 {
 		sv.Estimate = ph.Estimate
 	}
-	sv.ReadyHTTP = s.Ready.HTTP
+	sv.ReadyHTTP = l.expand(at+".ready.http", s.Ready.HTTP, env)
 	if s.Ready.HTTP != "" {
-		if err := checkURL(s.Ready.HTTP); err != nil {
+		if err := checkURL(sv.ReadyHTTP); err != nil {
 			l.add(at+".ready.http", err.Error(), "write a full URL such as http://localhost:8000/health")
 		}
 	}

@@ -1,0 +1,146 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// Load is what one fake device is doing.
+type Load struct {
+	Loading   float64 // 0..1 while a service loads its weights; <0 when none loads
+	ServiceUp bool    // a service holds its memory
+	Busy      bool    // a benchmark step runs
+	PIDs      []int   // processes to list on the device
+}
+
+// Activity tells the fake fleet what the campaign is doing, device by
+// device, so the demo's gauges follow it: memory fills while a server
+// loads, utilization rises while benchmarks run.
+type Activity struct {
+	Devices map[int]Load
+}
+
+// Fake is a deterministic fleet: the same seed gives the same readings.
+type Fake struct {
+	n        int
+	seed     uint64
+	tick     uint64
+	activity atomic.Pointer[Activity]
+	temp     []float64
+	mem      []float64
+	lost     map[int]bool
+}
+
+// NewFake makes n H200-like devices.
+func NewFake(n int, seed uint64) *Fake {
+	f := &Fake{n: n, seed: seed, temp: make([]float64, n), mem: make([]float64, n), lost: map[int]bool{}}
+	for i := range f.temp {
+		f.temp[i] = 31 + float64(i%3)
+	}
+	return f
+}
+
+// SetActivity may be called from any goroutine.
+func (f *Fake) SetActivity(a Activity) { f.activity.Store(&a) }
+
+// Lose marks a device as fallen off the bus, for tests and the demo.
+func (f *Fake) Lose(i int) { f.lost[i] = true }
+
+const fakeMem = 141 << 30
+
+// Inventory lists the fake devices.
+func (f *Fake) Inventory() Inventory {
+	inv := Inventory{Source: "fake", Driver: "580.00 (fake)", CUDA: "13.0"}
+	for i := range f.n {
+		inv.Devices = append(inv.Devices, f.device(i))
+	}
+	if f.n == 0 {
+		inv.Why = "fake fleet of 0 GPUs"
+	}
+	return inv
+}
+
+func (f *Fake) device(i int) Device {
+	return Device{Index: i, Name: "NVIDIA H200", UUID: fmt.Sprintf("GPU-fake-%04x-%02d", f.seed&0xffff, i), MemTotal: fakeMem}
+}
+
+// Close does nothing.
+func (f *Fake) Close() error { return nil }
+
+// noise is a deterministic value in [0,1) for a device and tick.
+func (f *Fake) noise(i int, salt uint64) float64 {
+	x := f.seed*0x9e3779b97f4a7c15 + uint64(i)*0xbf58476d1ce4e5b9 + f.tick*0x94d049bb133111eb + salt
+	x ^= x >> 31
+	x *= 0xd6e8feb96aa8c8b5
+	x ^= x >> 29
+	return float64(x>>11) / float64(1<<53)
+}
+
+// Sample advances the fleet one tick.
+func (f *Fake) Sample(now time.Time) []Sample {
+	f.tick++
+	var act Activity
+	if p := f.activity.Load(); p != nil {
+		act = *p
+	}
+	out := make([]Sample, f.n)
+	for i := range f.n {
+		s := Sample{Time: now, Device: f.device(i), MIG: "off"}
+		if f.lost[i] {
+			s.Lost, s.LostWhy = true, "GPU is lost (fell off the bus?)"
+			out[i] = s
+			continue
+		}
+		a, mine := act.Devices[i]
+		if !mine {
+			a.Loading = -1
+		}
+		target := 0.6 * (1 << 30) // driver context
+		util := 0.0
+		power := 76 + 8*f.noise(i, 1)
+		switch {
+		case mine && a.Loading >= 0:
+			target = 0.85 * fakeMem * a.Loading
+			util = 3 + 10*f.noise(i, 2)
+			power = 110 + 30*f.noise(i, 3)
+		case mine && a.ServiceUp && !a.Busy:
+			target = 0.9 * fakeMem
+			power = 120 + 20*f.noise(i, 3)
+		}
+		if mine && a.Busy {
+			util = 86 + 13*f.noise(i, 2)
+			power = 560 + 130*f.noise(i, 3)
+			if !a.ServiceUp {
+				target = math.Max(target, 38*(1<<30))
+			} else {
+				target = 0.9 * fakeMem
+			}
+		}
+		f.mem[i] += (target - f.mem[i]) * 0.5
+		heat := 32 + (power-76)/9
+		f.temp[i] += (heat - f.temp[i]) * 0.15
+		s.Util, s.MemUtil = ok(math.Round(util)), ok(math.Round(util*0.6))
+		s.MemUsed = ok(f.mem[i])
+		s.Temp = ok(math.Round(f.temp[i]))
+		s.Power, s.PowerLimit = ok(math.Round(power)), ok(700)
+		clock := 1980.0
+		if util < 5 {
+			clock = 345
+		}
+		s.SMClock, s.MemClock = ok(clock), ok(3201)
+		s.PCIeRx, s.PCIeTx = ok(util*1e8*f.noise(i, 4)), ok(util*4e7*f.noise(i, 5))
+		s.ECCErrors = ok(0)
+		if util >= 97 {
+			s.Throttle = []string{"SW power cap"}
+		}
+		if mine && (a.Busy || a.ServiceUp || a.Loading >= 0) {
+			for _, pid := range a.PIDs {
+				s.Procs = append(s.Procs, Process{PID: pid, MemUsed: uint64(f.mem[i]) / uint64(max(1, len(a.PIDs)))})
+			}
+		}
+		out[i] = s
+	}
+	return out
+}

@@ -1,0 +1,186 @@
+package gpu
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// NVML reads devices through the driver's NVML library, loaded at run time.
+type NVML struct {
+	lib  nvml.Interface
+	inv  Inventory
+	devs []nvml.Device
+	lost map[int]string
+}
+
+// OpenNVML initialises NVML through lib (nvml.New() for the real driver,
+// a mock in tests). The error says why in words: no driver, no library,
+// no permission.
+func OpenNVML(lib nvml.Interface) (src *NVML, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("NVML failed to load: %v", p)
+		}
+	}()
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		return nil, fmt.Errorf("NVML did not start: %s", explain(ret))
+	}
+	n := &NVML{lib: lib, lost: map[int]string{}}
+	n.inv.Source = "nvml"
+	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
+		n.inv.Driver = v
+	}
+	if v, ret := lib.SystemGetCudaDriverVersion(); ret == nvml.SUCCESS {
+		n.inv.CUDA = fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+	}
+	count, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		lib.Shutdown()
+		return nil, fmt.Errorf("NVML cannot count devices: %s", explain(ret))
+	}
+	for i := range count {
+		d, ret := lib.DeviceGetHandleByIndex(i)
+		dev := Device{Index: i}
+		if ret != nvml.SUCCESS {
+			n.lost[i] = explain(ret)
+			n.devs = append(n.devs, nil)
+			n.inv.Devices = append(n.inv.Devices, dev)
+			continue
+		}
+		dev.Name, _ = d.GetName()
+		dev.UUID, _ = d.GetUUID()
+		if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
+			dev.MemTotal = m.Total
+		}
+		n.devs = append(n.devs, d)
+		n.inv.Devices = append(n.inv.Devices, dev)
+	}
+	if count == 0 {
+		n.inv.Why = "NVML sees no GPU"
+	}
+	return n, nil
+}
+
+func explain(ret nvml.Return) string {
+	switch ret {
+	case nvml.ERROR_LIBRARY_NOT_FOUND:
+		return "libnvidia-ml.so not found (no NVIDIA driver here)"
+	case nvml.ERROR_DRIVER_NOT_LOADED:
+		return "the NVIDIA driver is not loaded"
+	case nvml.ERROR_NO_PERMISSION:
+		return "no permission to use the GPU"
+	case nvml.ERROR_NOT_SUPPORTED:
+		return "not supported"
+	case nvml.ERROR_GPU_IS_LOST:
+		return "GPU is lost (fell off the bus?)"
+	case nvml.ERROR_NOT_FOUND:
+		return "not found"
+	}
+	return nvml.ErrorString(ret)
+}
+
+// Inventory returns the devices found at start.
+func (n *NVML) Inventory() Inventory { return n.inv }
+
+// Close shuts NVML down.
+func (n *NVML) Close() error {
+	if ret := n.lib.Shutdown(); ret != nvml.SUCCESS {
+		return fmt.Errorf("NVML shutdown: %s", explain(ret))
+	}
+	return nil
+}
+
+// Sample reads every device; one that fails is Lost, the rest go on.
+func (n *NVML) Sample(now time.Time) []Sample {
+	out := make([]Sample, len(n.devs))
+	for i, d := range n.devs {
+		out[i] = n.sampleOne(now, i, d)
+	}
+	return out
+}
+
+func metricOf[T uint32 | uint64](v T, ret nvml.Return, scale float64) Metric {
+	if ret != nvml.SUCCESS {
+		return na(explain(ret))
+	}
+	return ok(float64(v) * scale)
+}
+
+func (n *NVML) sampleOne(now time.Time, i int, d nvml.Device) (s Sample) {
+	s = Sample{Time: now, Device: n.inv.Devices[i], MIG: "n/a"}
+	if d == nil {
+		s.Lost, s.LostWhy = true, n.lost[i]
+		return s
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			s = Sample{Time: now, Device: n.inv.Devices[i], Lost: true, LostWhy: fmt.Sprintf("reading it failed: %v", p)}
+		}
+	}()
+	mem, ret := d.GetMemoryInfo()
+	if ret == nvml.ERROR_GPU_IS_LOST || ret == nvml.ERROR_UNKNOWN {
+		s.Lost, s.LostWhy = true, explain(ret)
+		return s
+	}
+	if ret == nvml.SUCCESS {
+		s.MemUsed = ok(float64(mem.Used))
+		s.Device.MemTotal = mem.Total
+	} else {
+		s.MemUsed = na(explain(ret))
+	}
+	migCur, _, migRet := d.GetMigMode()
+	mig := migRet == nvml.SUCCESS && migCur == nvml.DEVICE_MIG_ENABLE
+	switch {
+	case mig:
+		s.MIG = "on"
+	case migRet == nvml.SUCCESS:
+		s.MIG = "off"
+	}
+	if u, ret := d.GetUtilizationRates(); ret == nvml.SUCCESS {
+		s.Util, s.MemUtil = ok(float64(u.Gpu)), ok(float64(u.Memory))
+	} else {
+		why := explain(ret)
+		if mig {
+			why = "MIG mode: per-slice utilization is not reported"
+		}
+		s.Util, s.MemUtil = na(why), na(why)
+	}
+	t, ret := d.GetTemperature(nvml.TEMPERATURE_GPU)
+	s.Temp = metricOf(t, ret, 1)
+	p, ret := d.GetPowerUsage()
+	s.Power = metricOf(p, ret, 1e-3)
+	pl, ret := d.GetEnforcedPowerLimit()
+	s.PowerLimit = metricOf(pl, ret, 1e-3)
+	c, ret := d.GetClockInfo(nvml.CLOCK_SM)
+	s.SMClock = metricOf(c, ret, 1)
+	c, ret = d.GetClockInfo(nvml.CLOCK_MEM)
+	s.MemClock = metricOf(c, ret, 1)
+	c, ret = d.GetPcieThroughput(nvml.PCIE_UTIL_RX_BYTES)
+	s.PCIeRx = metricOf(c, ret, 1024)
+	c, ret = d.GetPcieThroughput(nvml.PCIE_UTIL_TX_BYTES)
+	s.PCIeTx = metricOf(c, ret, 1024)
+	e, ret := d.GetTotalEccErrors(nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC)
+	s.ECCErrors = metricOf(e, ret, 1)
+	if bits, ret := d.GetCurrentClocksEventReasons(); ret == nvml.SUCCESS {
+		s.Throttle = DecodeThrottle(bits)
+	}
+	procs, ret := d.GetComputeRunningProcesses()
+	if ret != nvml.SUCCESS {
+		s.ProcsWhy = explain(ret)
+	}
+	for _, pi := range procs {
+		pr := Process{PID: int(pi.Pid), MemUsed: pi.UsedGpuMemory}
+		if pi.UsedGpuMemory == ^uint64(0) { // NVML_VALUE_NOT_AVAILABLE
+			pr.MemUsed = 0
+		}
+		if name, _, found := procInfo(pr.PID); found {
+			pr.Name = name
+		} else {
+			s.ProcsWhy = "some pids are not visible here (container without the host pid namespace)"
+		}
+		s.Procs = append(s.Procs, pr)
+	}
+	return s
+}

@@ -1,0 +1,78 @@
+// Package gpu reads per-GPU telemetry from a Source (NVML, a deterministic
+// fake fleet, or none) on a Sampler goroutine that keeps a bounded history.
+//
+// Promises: a metric a device cannot give is a Metric with OK false and the
+// reason, never a zero posing as a value; a device that stops answering is
+// reported Lost while the others go on; nothing here blocks its callers on
+// the hardware, since only the Sampler's goroutine calls a Source.
+//
+// gpu imports nothing else of greenlight.
+package gpu
+
+import "time"
+
+// Metric is one reading, or why there is none.
+type Metric struct {
+	V   float64
+	OK  bool
+	Why string // when !OK: "not supported", "MIG slice", ...
+}
+
+func ok(v float64) Metric  { return Metric{V: v, OK: true} }
+func na(why string) Metric { return Metric{Why: why} }
+
+// Device is what does not change while a device is up.
+type Device struct {
+	Index    int
+	Name     string
+	UUID     string
+	MemTotal uint64 // bytes
+	Host     string // "" for this machine
+}
+
+// Inventory is the fleet as a source sees it, for the report's header.
+type Inventory struct {
+	Source  string // "nvml", "fake", "none"
+	Driver  string
+	CUDA    string
+	Devices []Device
+	Why     string // why there are no devices, when there are none
+}
+
+// Sample is one device at one moment.
+type Sample struct {
+	Time       time.Time
+	Device     Device
+	Lost       bool
+	LostWhy    string
+	Util       Metric // percent
+	MemUtil    Metric // percent (memory controller busy)
+	MemUsed    Metric // bytes
+	Temp       Metric // °C
+	Power      Metric // W
+	PowerLimit Metric // W
+	SMClock    Metric // MHz
+	MemClock   Metric // MHz
+	PCIeRx     Metric // bytes/s
+	PCIeTx     Metric // bytes/s
+	ECCErrors  Metric // uncorrected, volatile
+	MIG        string // "on", "off" or "n/a"
+	Throttle   []string
+	Procs      []Process
+	ProcsWhy   string // why the process list is empty or partial
+}
+
+// Process is a compute process on a device.
+type Process struct {
+	PID      int
+	Name     string
+	MemUsed  uint64 // bytes; 0 when the driver does not say
+	Campaign bool   // in a session of one of the campaign's steps
+}
+
+// Source reads devices. Only the Sampler calls it, from one goroutine.
+type Source interface {
+	Inventory() Inventory
+	Sample(now time.Time) []Sample
+	Close() error
+}

@@ -1,0 +1,258 @@
+package gpu
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// Point is one device's reading kept in history: small, so hours fit.
+type Point struct {
+	T        time.Time
+	Util     float32 // percent; <0 when n/a
+	MemUsed  float32 // GiB; <0 when n/a
+	Power    float32 // W; <0 when n/a
+	Temp     float32 // °C; <0 when n/a
+	Throttle uint16  // bits as in throttleNames
+	Lost     bool
+}
+
+// Seen is a process observed on a device.
+type Seen struct {
+	Device int
+	First  time.Time
+	Last   time.Time
+	Proc   Process
+}
+
+// Sampler polls a Source on its own goroutine and keeps, per device, a
+// bounded history and the processes seen on it.
+type Sampler struct {
+	src      Source
+	interval time.Duration
+	now      func() time.Time
+	keep     int
+
+	mu       sync.Mutex
+	latest   []Sample
+	hist     [][]Point // ring per device
+	head     []int
+	sessions map[int]bool
+	seen     map[[2]int]*Seen // (device, pid)
+	inv      Inventory
+
+	out  chan []Sample
+	stop chan struct{}
+	done chan struct{}
+}
+
+// NewSampler polls src every interval (at least 100 ms), keeping history
+// for keepFor (at least 10 minutes).
+func NewSampler(src Source, interval, keepFor time.Duration) *Sampler {
+	interval = max(interval, 100*time.Millisecond)
+	keepFor = max(keepFor, 10*time.Minute)
+	s := &Sampler{src: src, interval: interval, now: time.Now, keep: int(keepFor / interval),
+		sessions: map[int]bool{}, seen: map[[2]int]*Seen{}, out: make(chan []Sample, 1),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	s.inv = src.Inventory()
+	return s
+}
+
+// Inventory is the source's fleet.
+func (s *Sampler) Inventory() Inventory { return s.inv }
+
+// Interval is the polling period.
+func (s *Sampler) Interval() time.Duration { return s.interval }
+
+// Samples delivers each round; a slow reader gets the latest, not a queue.
+func (s *Sampler) Samples() <-chan []Sample { return s.out }
+
+// SetSessions names the session ids of the campaign's steps; processes in
+// them are the campaign's, others are foreign.
+func (s *Sampler) SetSessions(ids []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.sessions)
+	for _, id := range ids {
+		s.sessions[id] = true
+	}
+}
+
+// Start polls until Stop.
+func (s *Sampler) Start() {
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(s.interval)
+		defer t.Stop()
+		for {
+			s.Round()
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Stop ends polling and closes the source.
+func (s *Sampler) Stop() {
+	close(s.stop)
+	<-s.done
+	s.src.Close()
+}
+
+// Round takes one sample of every device now; Start calls it each tick.
+func (s *Sampler) Round() []Sample {
+	now := s.now()
+	samples := s.src.Sample(now)
+	s.mu.Lock()
+	for i := range samples {
+		sm := &samples[i]
+		for j := range sm.Procs {
+			p := &sm.Procs[j]
+			if _, sid, ok := procInfo(p.PID); ok && s.sessions[sid] {
+				p.Campaign = true
+			} else if s.sessions[p.PID] {
+				p.Campaign = true
+			}
+			key := [2]int{i, p.PID}
+			if sn := s.seen[key]; sn != nil {
+				sn.Last, sn.Proc = now, *p
+			} else if len(s.seen) < 4096 {
+				s.seen[key] = &Seen{Device: sm.Device.Index, First: now, Last: now, Proc: *p}
+			}
+		}
+		s.record(i, sm)
+	}
+	s.latest = samples
+	s.mu.Unlock()
+	select {
+	case <-s.out:
+	default:
+	}
+	s.out <- samples
+	return samples
+}
+
+func (s *Sampler) record(i int, sm *Sample) {
+	for len(s.hist) <= i {
+		s.hist = append(s.hist, make([]Point, 0, min(s.keep, 1024)))
+		s.head = append(s.head, 0)
+	}
+	p := Point{T: sm.Time, Util: val(sm.Util, 1), MemUsed: val(sm.MemUsed, 1.0/(1<<30)), Power: val(sm.Power, 1), Temp: val(sm.Temp, 1), Lost: sm.Lost}
+	for _, name := range sm.Throttle {
+		for b, t := range throttleNames {
+			if t.name == name {
+				p.Throttle |= 1 << b
+			}
+		}
+	}
+	if len(s.hist[i]) < s.keep {
+		s.hist[i] = append(s.hist[i], p)
+		return
+	}
+	s.hist[i][s.head[i]] = p
+	s.head[i] = (s.head[i] + 1) % s.keep
+}
+
+func val(m Metric, scale float64) float32 {
+	if !m.OK {
+		return -1
+	}
+	return float32(m.V * scale)
+}
+
+// Latest is the last round, or nil before the first.
+func (s *Sampler) Latest() []Sample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.latest
+}
+
+// History returns device i's points, oldest first, at most n of them.
+func (s *Sampler) History(i, n int) []Point {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i >= len(s.hist) {
+		return nil
+	}
+	h := s.hist[i]
+	ordered := append(slices.Clone(h[s.head[i]:]), h[:s.head[i]]...)
+	if len(ordered) > n {
+		ordered = ordered[len(ordered)-n:]
+	}
+	return ordered
+}
+
+// Summary is one device over a time window.
+type Summary struct {
+	Device    Device
+	Samples   int
+	MeanUtil  float64 // percent; <0 when never read
+	PeakUtil  float64
+	PeakMem   float64 // GiB
+	MeanPower float64 // W
+	PeakPower float64
+	PeakTemp  float64 // °C
+	Throttle  []string
+	Lost      bool
+	Foreign   []Process // processes not of the campaign seen in the window
+}
+
+// Summarize reports devices (nil: all) over [from, to].
+func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Summary
+	for i, d := range s.inv.Devices {
+		if devices != nil && !slices.Contains(devices, d.Index) {
+			continue
+		}
+		sum := Summary{Device: d, MeanUtil: -1, MeanPower: -1, PeakUtil: -1, PeakMem: -1, PeakPower: -1, PeakTemp: -1}
+		var uN, pN int
+		var uS, pS float64
+		var bits uint16
+		if i < len(s.hist) {
+			for _, p := range s.hist[i] {
+				if p.T.Before(from) || p.T.After(to) {
+					continue
+				}
+				sum.Samples++
+				sum.Lost = sum.Lost || p.Lost
+				bits |= p.Throttle
+				if p.Util >= 0 {
+					uS += float64(p.Util)
+					uN++
+					sum.PeakUtil = max(sum.PeakUtil, float64(p.Util))
+				}
+				if p.Power >= 0 {
+					pS += float64(p.Power)
+					pN++
+					sum.PeakPower = max(sum.PeakPower, float64(p.Power))
+				}
+				sum.PeakMem = max(sum.PeakMem, float64(p.MemUsed))
+				sum.PeakTemp = max(sum.PeakTemp, float64(p.Temp))
+			}
+		}
+		if uN > 0 {
+			sum.MeanUtil = uS / float64(uN)
+		}
+		if pN > 0 {
+			sum.MeanPower = pS / float64(pN)
+		}
+		for b, t := range throttleNames {
+			if bits&(1<<b) != 0 {
+				sum.Throttle = append(sum.Throttle, t.name)
+			}
+		}
+		for _, sn := range s.seen {
+			if sn.Device == d.Index && !sn.Proc.Campaign && !sn.Last.Before(from) && !sn.First.After(to) {
+				sum.Foreign = append(sum.Foreign, sn.Proc)
+			}
+		}
+		slices.SortFunc(sum.Foreign, func(a, b Process) int { return a.PID - b.PID })
+		out = append(out, sum)
+	}
+	return out
+}

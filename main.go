@@ -1,0 +1,504 @@
+// Command greenlight runs a GPU profiling or benchmark campaign in the
+// background and is the window you keep open on it in tmux.
+//
+// main.go holds the flags, the subcommands and the wiring: it is the only
+// place that knows every package.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/charmbracelet/x/term"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/report"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/tui"
+)
+
+// version is stamped by the release build (-X main.version=...).
+var version = "dev"
+
+const usage = `greenlight runs a GPU benchmark campaign in the background and shows it live.
+
+Usage:
+  greenlight run [flags] CAMPAIGN.yaml    run or resume a campaign
+  greenlight validate CAMPAIGN.yaml       check a campaign file and print its plan
+  greenlight report [flags] CAMPAIGN.yaml rebuild the results file from the state dir
+  greenlight demo [flags]                 run the bundled demo (no GPU needed)
+  greenlight version                      print the version
+
+Run flags:
+  --plain            one line per event on stdout, no TUI (default when stdout is not a terminal)
+  --gpu SOURCE       auto, nvml, fake:N or none (default auto: NVML when it loads)
+  --report PATH      results file (default: the campaign's report:)
+  --state-dir DIR    journal, logs and artifacts (default: .greenlight/NAME beside the report)
+  --interval DUR     GPU sampling period, 100ms or more (default 1s)
+  --approve IDS      open these manual gates up front (comma list, or all)
+
+Exit status: 0 all phases done or skipped, 1 a phase failed, 2 bad input, 130 interrupted.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case runner.SuperviseCommand:
+		return runner.SuperviseMain(args[1:])
+	case demoServerCommand:
+		return demoServer(args[1:])
+	case demoClientCommand:
+		return demoClient(args[1:])
+	case "run":
+		return cmdRun(args[1:], stdout, stderr, false)
+	case "demo":
+		return cmdDemo(args[1:], stdout, stderr)
+	case "validate":
+		return cmdValidate(args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(args[1:], stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "greenlight", version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "greenlight: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+type runFlags struct {
+	plain    bool
+	gpu      string
+	report   string
+	stateDir string
+	interval time.Duration
+	approve  string
+}
+
+func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []string, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := &runFlags{}
+	fs.BoolVar(&f.plain, "plain", false, "")
+	fs.StringVar(&f.gpu, "gpu", "auto", "")
+	fs.StringVar(&f.report, "report", "", "")
+	fs.StringVar(&f.stateDir, "state-dir", "", "")
+	fs.DurationVar(&f.interval, "interval", time.Second, "")
+	fs.StringVar(&f.approve, "approve", "", "")
+	// Flags may come after the campaign file too.
+	var rest []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return nil, nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if f.interval < 100*time.Millisecond {
+		return nil, nil, fmt.Errorf("--interval %s is below 100ms", f.interval)
+	}
+	return f, rest, nil
+}
+
+// openGPU picks the GPU source; note says, once, why auto found none.
+func openGPU(spec string) (src gpu.Source, note string, err error) {
+	switch {
+	case spec == "none":
+		return gpu.None{Why: "--gpu none"}, "", nil
+	case spec == "nvml" || spec == "auto":
+		n, err := gpu.OpenNVML(nvml.New())
+		if err == nil {
+			return n, "", nil
+		}
+		if spec == "nvml" {
+			return nil, "", fmt.Errorf("--gpu nvml: %v", err)
+		}
+		return gpu.None{Why: err.Error()}, "no GPU telemetry: " + err.Error(), nil
+	case strings.HasPrefix(spec, "fake"):
+		n := 8
+		if s, ok := strings.CutPrefix(spec, "fake:"); ok {
+			v, err := strconv.Atoi(s)
+			if err != nil || v < 0 || v > 64 {
+				return nil, "", fmt.Errorf("--gpu %s: give a count from 0 to 64, e.g. fake:8", spec)
+			}
+			n = v
+		}
+		return gpu.NewFake(n, 1), "", nil
+	}
+	return nil, "", fmt.Errorf("--gpu %q: use auto, nvml, fake:N or none", spec)
+}
+
+func loadPlan(path string, stderr io.Writer) (*runner.Plan, bool) {
+	plan, err := runner.Load(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		var fe runner.FileErrors
+		if errors.As(err, &fe) {
+			fmt.Fprintf(stderr, "%d problems; nothing was run.\n", len(fe))
+		}
+		return nil, false
+	}
+	return plan, true
+}
+
+func cmdValidate(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: greenlight validate CAMPAIGN.yaml")
+		return 2
+	}
+	plan, ok := loadPlan(args[0], stderr)
+	if !ok {
+		return 2
+	}
+	fmt.Fprintf(stdout, "%s: campaign %q is valid\nresults file: %s\n\n", args[0], plan.Name, plan.Report)
+	for i, ph := range plan.Phases {
+		kind := fmt.Sprintf("%d step(s)", len(ph.Steps))
+		if ph.Service != nil {
+			kind = "service"
+		}
+		gpus := "all GPUs"
+		if ph.GPUs != nil {
+			gpus = "GPUs " + strings.Trim(fmt.Sprint(ph.GPUs), "[]")
+		}
+		est := "no estimate"
+		var total time.Duration
+		for _, s := range ph.AllSteps() {
+			total += s.Estimate
+		}
+		if total == 0 {
+			total = ph.Estimate
+		}
+		if total > 0 {
+			est = "about " + runner.FormatDuration(total)
+		}
+		fmt.Fprintf(stdout, "%2d. %-14s %s: %s, %s, %s", i+1, ph.ID, ph.Label(), kind, gpus, est)
+		if len(ph.Needs) > 0 {
+			fmt.Fprintf(stdout, ", after %s", strings.Join(ph.Needs, ", "))
+		}
+		if ph.Manual {
+			fmt.Fprint(stdout, ", waits for a greenlight")
+		}
+		fmt.Fprintln(stdout)
+	}
+	return 0
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
+	f, rest, err := parseRunFlags("run", args, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight run: %v\n\n%s", err, usage)
+		return 2
+	}
+	if len(rest) != 1 {
+		fmt.Fprintf(stderr, "greenlight run: give one campaign file\n\n%s", usage)
+		return 2
+	}
+	plan, ok := loadPlan(rest[0], stderr)
+	if !ok {
+		return 2
+	}
+	if f.report != "" {
+		abs, err := absPath(f.report)
+		if err != nil {
+			fmt.Fprintf(stderr, "greenlight: --report: %v\n", err)
+			return 2
+		}
+		plan.Report = abs
+	}
+	src, note, err := openGPU(f.gpu)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		return 2
+	}
+	sampler := gpu.NewSampler(src, f.interval, 4*time.Hour)
+	inv := sampler.Inventory()
+	count := len(inv.Devices)
+	if inv.Source == "none" {
+		count = -1
+	}
+	problems := runner.CheckPreflight(plan, count)
+	for _, p := range problems {
+		if p.Warn {
+			fmt.Fprintf(stderr, "greenlight: warning: %s\n", p.What)
+		}
+	}
+	if err := runner.PreflightError(problems); err != nil {
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		return 1
+	}
+	var approve []string
+	if f.approve != "" {
+		approve = strings.Split(f.approve, ",")
+	}
+	plain := f.plain || !term.IsTerminal(os.Stdout.Fd())
+	if demo && plain {
+		approve = append(approve, "all") // nobody is there to press g
+	}
+	r, err := runner.New(plan, runner.Options{StateDir: f.stateDir, GPUCount: count, Approve: approve})
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		return 1
+	}
+	host, _ := os.Hostname()
+	w := report.NewWriter(plan.Report, plan, report.Env{Host: host, Inventory: inv}, sampler, r.StateDir())
+	reportEvents, uiEvents := r.Subscribe(), r.Subscribe()
+	reportErrs := make(chan error, 16)
+	reportDone := make(chan struct{})
+	go func() {
+		defer close(reportDone)
+		w.Run(reportEvents, func(err error) {
+			select {
+			case reportErrs <- err:
+			default:
+			}
+		})
+	}()
+	// The results file must hold the last state before we exit.
+	defer func() { r.Close(); <-reportDone }()
+	sampler.Start()
+	defer sampler.Stop()
+	if fake, ok := src.(*gpu.Fake); ok {
+		go feedFake(fake, len(inv.Devices), r.Subscribe(), plan)
+	}
+	go feedSessions(sampler, r.Subscribe())
+	r.Start()
+	if note != "" && plain {
+		fmt.Fprintln(stdout, "greenlight:", note)
+	}
+	if plain {
+		return runPlain(r, uiEvents, reportErrs, stdout)
+	}
+	res, err := tui.Run(tui.Options{Runner: r, Events: uiEvents, Sampler: sampler, Plan: plan, ReportPath: plan.Report,
+		StateDir: r.StateDir(), Note: note, ReportErrors: reportErrs})
+	if err != nil {
+		r.Close()
+		fmt.Fprintf(stderr, "greenlight: the screen failed (%v); the steps go on, `greenlight run %s` re-attaches\n", err, rest[0])
+		return 1
+	}
+	r.Close()
+	fmt.Fprintln(stdout, res.Message)
+	fmt.Fprintf(stdout, "results: %s\n", plan.Report)
+	return exitCode(res.Final, res.Interrupted)
+}
+
+func exitCode(st *runner.State, interrupted bool) int {
+	if st == nil {
+		return 130
+	}
+	stopped := false
+	for _, p := range st.Phases {
+		switch p.Status {
+		case runner.Failed, runner.Blocked:
+			return 1
+		case runner.Stopped, runner.Pending, runner.Waiting, runner.Running, runner.Ready:
+			stopped = true
+		}
+	}
+	if interrupted || stopped {
+		return 130
+	}
+	return 0
+}
+
+// runPlain prints one line per event until the campaign finishes. SIGINT
+// stops the steps; SIGHUP and SIGTERM leave them running.
+func runPlain(r *runner.Runner, events <-chan runner.Event, reportErrs <-chan error, out io.Writer) int {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var lastETA time.Duration = -1
+	interrupted := false
+	for {
+		select {
+		case err := <-reportErrs:
+			fmt.Fprintf(out, "%s warning: results file: %v\n", time.Now().Format("15:04:05"), err)
+		case s := <-sigs:
+			if s == syscall.SIGINT {
+				fmt.Fprintf(out, "%s interrupted: stopping the running steps (Ctrl-C again leaves them running)\n", time.Now().Format("15:04:05"))
+				if interrupted {
+					r.Close()
+					return 130
+				}
+				interrupted = true
+				go r.Stop()
+				continue
+			}
+			fmt.Fprintf(out, "%s got %v: leaving the steps running; `greenlight run` again re-attaches\n", time.Now().Format("15:04:05"), s)
+			r.Close()
+			return 130
+		case e, ok := <-events:
+			if !ok {
+				return 130
+			}
+			if line := plainLine(e, &lastETA); line != "" {
+				fmt.Fprintln(out, line)
+			}
+			if e.Kind == runner.CampaignFinished {
+				r.Close()
+				for range events {
+				}
+				return exitCode(e.State, interrupted)
+			}
+		}
+	}
+}
+
+func plainLine(e runner.Event, lastETA *time.Duration) string {
+	ts := e.Time.Format("15:04:05")
+	if e.Kind == runner.Progress {
+		ps := e.State.Phase(e.Phase)
+		if ps == nil || e.Step >= len(ps.Steps) {
+			return ""
+		}
+		eta := ps.Steps[e.Step].ETA
+		if !eta.Known {
+			return ""
+		}
+		if *lastETA >= 0 && absDur(eta.Remaining-*lastETA) < time.Minute {
+			return ""
+		}
+		*lastETA = eta.Remaining
+		stage := ps.Steps[e.Step].Stage
+		if stage != "" {
+			stage += ", "
+		}
+		prog := ""
+		if eta.Total > 0 {
+			prog = fmt.Sprintf("%s/%s, ", trimNum(eta.Done), trimNum(eta.Total))
+		}
+		return fmt.Sprintf("%s %s: %s%sETA %s (%s)", ts, e.Phase, stage, prog, runner.FormatDuration(eta.Remaining), eta.Source)
+	}
+	if e.Message == "" {
+		return ""
+	}
+	if e.Kind == runner.CampaignStarted || e.Kind == runner.PhaseFinished {
+		if eta := e.State.ETA; eta.Known && !e.State.Finished {
+			return fmt.Sprintf("%s %s (campaign ETA %s)", ts, e.Message, runner.FormatDuration(eta.Remaining))
+		}
+	}
+	return ts + " " + e.Message
+}
+
+func trimNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func absPath(p string) (string, error) {
+	if strings.HasPrefix(p, "/") {
+		return p, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return wd + "/" + p, nil
+}
+
+func cmdReport(args []string, stdout, stderr io.Writer) int {
+	f, rest, err := parseRunFlags("report", args, stderr)
+	if err != nil || len(rest) != 1 {
+		fmt.Fprintln(stderr, "usage: greenlight report [--report PATH] [--state-dir DIR] CAMPAIGN.yaml")
+		return 2
+	}
+	plan, ok := loadPlan(rest[0], stderr)
+	if !ok {
+		return 2
+	}
+	if f.report != "" {
+		plan.Report, _ = absPath(f.report)
+	}
+	dir := f.stateDir
+	if dir == "" {
+		dir = runner.DefaultStateDir(plan)
+	}
+	st, err := runner.Replay(plan, dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight report: %v\n", err)
+		return 1
+	}
+	host, _ := os.Hostname()
+	w := report.NewWriter(plan.Report, plan, report.Env{Host: host, Inventory: gpu.Inventory{Source: "none", Why: "rebuilt from the journal; GPU inventory not recorded"}}, nil, dir)
+	if err := w.Write(st); err != nil {
+		fmt.Fprintf(stderr, "greenlight report: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "rebuilt %s from %s\n", plan.Report, dir)
+	return 0
+}
+
+// feedSessions tells the sampler which sessions are the campaign's.
+func feedSessions(s *gpu.Sampler, events <-chan runner.Event) {
+	for e := range events {
+		s.SetSessions(e.State.Sessions)
+	}
+}
+
+// feedFake drives the fake fleet from what the campaign does, so the
+// demo's gauges move with it.
+func feedFake(f *gpu.Fake, n int, events <-chan runner.Event, plan *runner.Plan) {
+	for e := range events {
+		a := gpu.Activity{Devices: map[int]gpu.Load{}}
+		for _, p := range e.State.Phases {
+			ph := plan.Phase(p.ID)
+			gpus := ph.GPUs
+			if gpus == nil {
+				gpus = make([]int, n)
+				for i := range gpus {
+					gpus[i] = i
+				}
+			}
+			var pids []int
+			if p.Status == runner.Running || p.Status == runner.Ready {
+				if pg := p.Steps[p.Current].PGID; pg > 0 {
+					pids = []int{pg}
+				}
+			}
+			for _, g := range gpus {
+				l, ok := a.Devices[g]
+				if !ok {
+					l.Loading = -1
+				}
+				switch {
+				case ph.Service != nil && p.Status == runner.Running:
+					l.Loading = max(0, p.Steps[0].Progress)
+				case ph.Service != nil && p.Status == runner.Ready:
+					l.ServiceUp = true
+				case p.Status == runner.Running && ph.Service == nil:
+					// A client of a service loads the service's GPUs.
+					l.Busy = true
+				default:
+					continue
+				}
+				l.PIDs = append(l.PIDs, pids...)
+				a.Devices[g] = l
+			}
+		}
+		f.SetActivity(a)
+	}
+}

@@ -1,0 +1,300 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+// Env is what the header says of where the campaign runs.
+type Env struct {
+	Host      string
+	Inventory gpu.Inventory
+}
+
+const timeFmt = "2006-01-02 15:04:05 MST"
+
+func statusWord(s runner.Status) string {
+	switch s {
+	case runner.Done:
+		return "✅ done"
+	case runner.Failed:
+		return "❌ failed"
+	case runner.Running:
+		return "⏳ running"
+	case runner.Ready:
+		return "🟢 ready (serving)"
+	case runner.Waiting:
+		return "⏸ waiting for greenlight"
+	case runner.Skipped:
+		return "⏭ skipped"
+	case runner.Blocked:
+		return "⛔ blocked"
+	case runner.Stopped:
+		return "⏹ stopped"
+	}
+	return "· pending"
+}
+
+func campaignStatus(st *runner.State) string {
+	failed := 0
+	for _, p := range st.Phases {
+		if p.Status == runner.Failed || p.Status == runner.Blocked {
+			failed++
+		}
+	}
+	switch {
+	case st.Finished && failed > 0:
+		return fmt.Sprintf("finished, %d phase(s) failed", failed)
+	case st.Finished:
+		return "finished"
+	case st.Paused:
+		return "paused (" + st.PauseWhy + ")"
+	case st.Frozen:
+		return "frozen"
+	}
+	return "running"
+}
+
+func etaText(e runner.ETA) string {
+	switch {
+	case e.Over > 0:
+		return "over by " + runner.FormatDuration(e.Over)
+	case !e.Known:
+		return "no estimate"
+	}
+	s := runner.FormatDuration(e.Remaining)
+	if e.Partial {
+		s = "≥ " + s
+	}
+	if e.Waiting {
+		s += " + waiting for you"
+	}
+	return s
+}
+
+// header renders the header block.
+func header(plan *runner.Plan, st *runner.State, env Env, remade []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Campaign:** %s · **Status:** %s · **Started:** %s · **Elapsed:** %s",
+		plan.Name, campaignStatus(st), st.Started.Format(timeFmt), runner.FormatDuration(st.Now.Sub(st.Started)))
+	if !st.Finished {
+		fmt.Fprintf(&b, " · **ETA:** %s", etaText(st.ETA))
+	}
+	fmt.Fprintf(&b, "\n\n**Campaign file:** `%s` (sha256 `%.12s`) · **Host:** %s\n\n", plan.File, plan.Hash, env.Host)
+	inv := env.Inventory
+	if len(inv.Devices) == 0 {
+		why := inv.Why
+		if why == "" {
+			why = "no GPU source"
+		}
+		fmt.Fprintf(&b, "**GPUs:** no GPU (%s)\n\n", why)
+	} else {
+		fmt.Fprintf(&b, "**GPUs:** %d · driver %s · CUDA %s · source %s\n\n", len(inv.Devices), orNA(inv.Driver), orNA(inv.CUDA), inv.Source)
+		b.WriteString("| GPU | Name | Memory | UUID |\n|---:|---|---:|---|\n")
+		for _, d := range inv.Devices {
+			host := ""
+			if d.Host != "" {
+				host = d.Host + ":"
+			}
+			fmt.Fprintf(&b, "| %s%d | %s | %.0f GiB | %s |\n", host, d.Index, cell(d.Name), float64(d.MemTotal)/(1<<30), cell(d.UUID))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| Phase | Status | Duration | Key result |\n|---|---|---:|---|\n")
+	for _, p := range st.Phases {
+		status := statusWord(p.Status)
+		if p.Reason != "" && p.Status != runner.Done {
+			status += ": " + p.Reason
+		}
+		if p.ExpectFailed > 0 {
+			status += fmt.Sprintf(" · ✗ %d result(s) missed expectations", p.ExpectFailed)
+		}
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", cell(p.Title), anchor(p), cell(status), duration(p, st.Now), cell(keyResult(p)))
+	}
+	var warns []string
+	for _, id := range remade {
+		warns = append(warns, fmt.Sprintf("the block `%s` had a damaged or deleted marker; it was written again at the end of the file", id))
+	}
+	warns = append(warns, st.Warnings...)
+	if len(warns) > 0 {
+		b.WriteString("\n**Warnings**\n\n")
+		for _, w := range warns {
+			b.WriteString("- ⚠ " + cell(w) + "\n")
+		}
+	}
+	return b.String()
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "n/a"
+	}
+	return s
+}
+
+func anchor(p runner.PhaseState) string {
+	return "phase-" + strings.ToLower(strings.NewReplacer(".", "", "_", "-").Replace(p.ID))
+}
+
+func duration(p runner.PhaseState, now time.Time) string {
+	switch {
+	case p.Started.IsZero():
+		return ""
+	case p.Ended.IsZero():
+		return runner.FormatDuration(now.Sub(p.Started)) + " so far"
+	}
+	return runner.FormatDuration(p.Ended.Sub(p.Started))
+}
+
+// keyResult is the first checked value of the last row, or its first number.
+func keyResult(p runner.PhaseState) string {
+	var last *runner.Row
+	for i := range p.Steps {
+		if n := len(p.Steps[i].Results); n > 0 {
+			last = &p.Steps[i].Results[n-1]
+		}
+	}
+	if last == nil {
+		return ""
+	}
+	for _, ch := range last.Checks {
+		mark := "✓"
+		if !ch.Pass {
+			mark = "✗"
+		}
+		return fmt.Sprintf("%s = %s %s", ch.Expect.Column, FormatNumber(ch.Value), mark)
+	}
+	// The last number is usually the measurement; the first ones its inputs.
+	for i := len(last.Values) - 1; i >= 0; i-- {
+		if f, ok := last.Values[i].(float64); ok {
+			return fmt.Sprintf("%s = %s", last.Cols[i], FormatNumber(f))
+		}
+	}
+	return ""
+}
+
+// phaseBlock renders one phase's block.
+func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu.Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<a id=\"%s\"></a>\n\n## %s (`%s`)\n\n", anchor(p), p.Title, p.ID)
+	fmt.Fprintf(&b, "**Status:** %s", statusWord(p.Status))
+	if p.Reason != "" {
+		fmt.Fprintf(&b, " — %s", p.Reason)
+	}
+	if !p.Started.IsZero() {
+		fmt.Fprintf(&b, " · **Start:** %s", p.Started.Format(timeFmt))
+	}
+	if !p.Ended.IsZero() {
+		fmt.Fprintf(&b, " · **End:** %s", p.Ended.Format(timeFmt))
+	}
+	if d := duration(p, now); d != "" {
+		fmt.Fprintf(&b, " · **Duration:** %s", d)
+	}
+	if p.Attempt > 1 {
+		fmt.Fprintf(&b, " · attempt %d", p.Attempt)
+	}
+	b.WriteString("\n")
+	if len(ph.Needs) > 0 || ph.GPUs != nil {
+		b.WriteString("\n")
+		if len(ph.Needs) > 0 {
+			fmt.Fprintf(&b, "Needs: %s. ", strings.Join(ph.Needs, ", "))
+		}
+		if ph.GPUs != nil {
+			fmt.Fprintf(&b, "GPUs: %s.", joinInts(ph.GPUs))
+		}
+		b.WriteString("\n")
+	}
+	steps := ph.AllSteps()
+	for i, s := range p.Steps {
+		if len(s.Results) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### Results: step %d, %s\n\n", i+1, cell(steps[i].Label()))
+		b.WriteString(table(s.Results))
+	}
+	for i, s := range p.Steps {
+		if strings.TrimSpace(s.Summary) == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### Summary: step %d, %s\n\n", i+1, cell(steps[i].Label()))
+		b.WriteString(strings.TrimRight(s.Summary, "\n") + "\n")
+	}
+	if len(gpus) > 0 {
+		b.WriteString("\n### GPUs during the phase\n\n")
+		b.WriteString("| GPU | Mean util | Peak util | Peak memory | Mean power | Peak power | Peak temp | Throttle |\n|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		for _, g := range gpus {
+			if g.Samples == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", g.Device.Index,
+				unit(g.MeanUtil, "%.0f %%"), unit(g.PeakUtil, "%.0f %%"), unit(g.PeakMem, "%.1f GiB"),
+				unit(g.MeanPower, "%.0f W"), unit(g.PeakPower, "%.0f W"), unit(g.PeakTemp, "%.0f °C"), cell(strings.Join(g.Throttle, ", ")))
+		}
+	}
+	if len(p.Artifacts) > 0 {
+		b.WriteString("\n### Artifacts\n\n")
+		var total int64
+		for _, a := range p.Artifacts {
+			total += a.Size
+			fmt.Fprintf(&b, "- `%s`: %s\n", a.Path, runner.FormatBytes(uint64(a.Size)))
+		}
+		if len(p.Artifacts) > 1 {
+			fmt.Fprintf(&b, "- total: %s in %d files\n", runner.FormatBytes(uint64(total)), len(p.Artifacts))
+		}
+	}
+	var warns []string
+	for _, g := range gpus {
+		for _, f := range g.Foreign {
+			warns = append(warns, fmt.Sprintf("a process not of this campaign was on GPU %d: pid %d %s, %s", g.Device.Index, f.PID, orNA(f.Name), runner.FormatBytes(f.MemUsed)))
+		}
+		if g.Lost {
+			warns = append(warns, fmt.Sprintf("GPU %d stopped answering during the phase", g.Device.Index))
+		}
+	}
+	if p.WasFrozen {
+		warns = append(warns, "a step was frozen (SIGSTOP) during the phase: its timings include the pause")
+	}
+	if p.Retried > 0 {
+		warns = append(warns, fmt.Sprintf("%d step run(s) failed and were retried", p.Retried))
+	}
+	if p.Readopted {
+		warns = append(warns, "re-adopted after a restart of greenlight: the step was not run again")
+	}
+	if p.Changed {
+		warns = append(warns, "the phase's definition changed since an earlier run")
+	}
+	for _, s := range p.Steps {
+		if s.Status == runner.Failed && s.Reason != "" {
+			warns = append(warns, fmt.Sprintf("step %d %s: %s (log: `%s`)", s.Index+1, s.Name, s.Reason, s.Log))
+		}
+	}
+	if len(warns) > 0 {
+		b.WriteString("\n### Warnings\n\n")
+		for _, w := range warns {
+			b.WriteString("- ⚠ " + cell(w) + "\n")
+		}
+	}
+	return b.String()
+}
+
+func unit(v float64, f string) string {
+	if v < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf(f, v)
+}
+
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func base(p string) string { return filepath.Base(p) }

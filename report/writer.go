@@ -1,0 +1,207 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+// GPUHistory summarises GPU readings over a window; *gpu.Sampler is one.
+type GPUHistory interface {
+	Summarize(from, to time.Time, devices []int) []gpu.Summary
+}
+
+// Writer keeps one results file current.
+type Writer struct {
+	path     string
+	plan     *runner.Plan
+	env      Env
+	gpus     GPUHistory // may be nil
+	saved    string     // file of finished phases' GPU summaries, in the state dir
+	mu       sync.Mutex
+	summary  map[string][]gpu.Summary
+	remade   []string
+	lastSize int
+}
+
+// NewWriter writes plan's results to path. stateDir keeps the GPU
+// summaries of finished phases so `greenlight report` can rebuild them.
+func NewWriter(path string, plan *runner.Plan, env Env, gpus GPUHistory, stateDir string) *Writer {
+	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, summary: map[string][]gpu.Summary{}}
+	if stateDir != "" {
+		w.saved = filepath.Join(stateDir, "gpu-summaries.json")
+		if b, err := os.ReadFile(w.saved); err == nil {
+			json.Unmarshal(b, &w.summary)
+		}
+	}
+	return w
+}
+
+// Path is the results file.
+func (w *Writer) Path() string { return w.path }
+
+// Run writes on every event that changes what the file says, until the
+// channel closes. Progress alone rewrites at most every 5 s (the header's
+// elapsed time and ETA). Errors go to onErr; the next event tries again.
+func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
+	var last time.Time
+	for e := range events {
+		if e.Kind == runner.Progress && time.Since(last) < 5*time.Second {
+			continue
+		}
+		if err := w.Write(e.State); err != nil && onErr != nil {
+			onErr(err)
+		}
+		last = time.Now()
+	}
+}
+
+// Write renders st into the file, merging with what is there.
+func (w *Writer) Write(st *runner.State) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.keepSummaries(st)
+	for try := 0; try < 50; try++ {
+		before, err := os.ReadFile(w.path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("results file: %w", err)
+		}
+		content := string(before)
+		if len(before) == 0 {
+			content = "# " + w.plan.Name + "\n\n"
+		}
+		_, damaged := parse(content)
+		for _, d := range damaged {
+			if !contains(w.remade, d) {
+				w.remade = append(w.remade, d)
+			}
+		}
+		bodies, order := w.render(st)
+		out, _ := merge(content, bodies, order)
+		if out == string(before) {
+			return nil
+		}
+		ok, err := w.replace(before, []byte(out))
+		if err != nil {
+			return err
+		}
+		if ok {
+			w.lastSize = len(out)
+			return nil
+		}
+		// The user saved between our read and our rename: merge again.
+	}
+	return fmt.Errorf("results file %s keeps changing; will try again", w.path)
+}
+
+func (w *Writer) render(st *runner.State) (map[string]string, []string) {
+	bodies := map[string]string{"header": header(w.plan, st, w.env, w.remade)}
+	order := []string{"header"}
+	for _, p := range st.Phases {
+		ph := w.plan.Phase(p.ID)
+		if ph == nil {
+			continue
+		}
+		id := "phase:" + p.ID
+		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now))
+		order = append(order, id)
+	}
+	return bodies, order
+}
+
+func (w *Writer) gpuSummary(ph *runner.Phase, p runner.PhaseState, now time.Time) []gpu.Summary {
+	if s, ok := w.summary[p.ID]; ok && p.Status.Finished() {
+		return s
+	}
+	if w.gpus == nil || p.Started.IsZero() {
+		return nil
+	}
+	end := p.Ended
+	if end.IsZero() {
+		end = now
+	}
+	return w.gpus.Summarize(p.Started, end, ph.GPUs)
+}
+
+// keepSummaries fixes the GPU summary of each phase as it finishes.
+func (w *Writer) keepSummaries(st *runner.State) {
+	if w.gpus == nil {
+		return
+	}
+	changed := false
+	for _, p := range st.Phases {
+		_, have := w.summary[p.ID]
+		if p.Status.Finished() && !p.Started.IsZero() && !have {
+			ph := w.plan.Phase(p.ID)
+			if ph == nil {
+				continue
+			}
+			w.summary[p.ID] = w.gpus.Summarize(p.Started, p.Ended, ph.GPUs)
+			changed = true
+		}
+		if !p.Status.Finished() && have {
+			delete(w.summary, p.ID) // running again
+			changed = true
+		}
+	}
+	if changed && w.saved != "" {
+		if b, err := json.Marshal(w.summary); err == nil {
+			os.WriteFile(w.saved, b, 0o644)
+		}
+	}
+}
+
+// replace writes data over the file atomically, unless the file no longer
+// holds before; ok is false then and nothing was changed.
+func (w *Writer) replace(before, data []byte) (ok bool, err error) {
+	dir := filepath.Dir(w.path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(w.path)+".greenlight-*")
+	if err != nil {
+		return false, fmt.Errorf("results file: %w", err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // a no-op once renamed
+	mode := fs.FileMode(0o644)
+	if fi, err := os.Stat(w.path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return false, fmt.Errorf("results file not updated (the old one is intact): %w", err)
+	}
+	now, err := os.ReadFile(w.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	if string(now) != string(before) {
+		return false, nil
+	}
+	if err := os.Rename(tmp, w.path); err != nil {
+		return false, fmt.Errorf("results file: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return true, nil
+}

@@ -1,0 +1,126 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/greenlight-run/greenlight/gpu"
+)
+
+func shortName(n string) string {
+	n = strings.TrimPrefix(n, "NVIDIA ")
+	if f := strings.Fields(n); len(f) > 0 {
+		return f[0]
+	}
+	return n
+}
+
+func metric(v gpu.Metric, f string) string {
+	if !v.OK {
+		return "n/a"
+	}
+	return fmt.Sprintf(f, v.V)
+}
+
+// gpuRow: index, name, utilization bar, memory bar with GiB, temperature,
+// power/limit, sparkline, and a flag for a foreign process.
+func (m *model) gpuRow(s gpu.Sample, width int) string {
+	name := fmt.Sprintf("%-2d %-5s", s.Device.Index, ansi.Truncate(shortName(s.Device.Name), 5, ""))
+	if s.Lost {
+		return ansi.Truncate(name+" "+m.st.bad.Render("lost: "+s.LostWhy), width, "…")
+	}
+	barW := max(5, min(16, (width-60)/3+6))
+	util := m.st.dim.Render("util n/a ")
+	if s.Util.OK {
+		util = m.bar(s.Util.V/100, barW) + fmt.Sprintf(" %3.0f%%", s.Util.V)
+	} else {
+		util = fmt.Sprintf("%-*s", barW+5, "util n/a")
+	}
+	mem := fmt.Sprintf("%-*s", barW+12, "mem n/a")
+	if s.MemUsed.OK && s.Device.MemTotal > 0 {
+		mem = m.bar(s.MemUsed.V/float64(s.Device.MemTotal), barW) + fmt.Sprintf(" %3s/%sGiB", gib(s.MemUsed.V), gib(float64(s.Device.MemTotal)))
+	}
+	temp := metric(s.Temp, "%2.0f°C")
+	power := metric(s.Power, "%3.0f") + "/" + metric(s.PowerLimit, "%.0fW")
+	row := name + " " + util + " " + mem + " " + fmt.Sprintf("%5s %9s", temp, power)
+	var foreign []string
+	for _, p := range s.Procs {
+		if !p.Campaign {
+			foreign = append(foreign, fmt.Sprintf("%d", p.PID))
+		}
+	}
+	flag := ""
+	if len(foreign) > 0 {
+		flag = " " + m.st.bad.Render("! foreign pid "+strings.Join(foreign, ","))
+	}
+	if len(s.Throttle) > 0 && flag == "" {
+		flag = " " + m.st.warn.Render(strings.Join(s.Throttle, ","))
+	}
+	room := width - lipgloss.Width(row) - lipgloss.Width(flag) - 1
+	if room >= 4 && m.opts.Sampler != nil {
+		var vals []float32
+		for _, p := range m.opts.Sampler.History(s.Device.Index, room) {
+			vals = append(vals, p.Util)
+		}
+		row += " " + m.st.barFull.Render(m.spark(vals, min(room, 60)))
+	}
+	return ansi.Truncate(row+flag, width, "…")
+}
+
+func (m *model) gpusView(width, maxRows int) []string {
+	if m.opts.Sampler == nil {
+		return []string{m.st.dim.Render("no GPU source")}
+	}
+	inv := m.opts.Sampler.Inventory()
+	if len(inv.Devices) == 0 {
+		why := inv.Why
+		if why == "" {
+			why = "no devices"
+		}
+		return []string{m.st.warn.Render(ansi.Truncate("no GPU: "+why+" (the campaign runs without telemetry)", width, "…"))}
+	}
+	if len(m.samples) == 0 {
+		return []string{m.st.dim.Render(fmt.Sprintf("%d GPUs: waiting for the first reading…", len(inv.Devices)))}
+	}
+	var out []string
+	for i, s := range m.samples {
+		if i == maxRows-1 && len(m.samples) > maxRows {
+			out = append(out, m.st.dim.Render(fmt.Sprintf("… and %d more GPUs (make the window taller)", len(m.samples)-i)))
+			break
+		}
+		out = append(out, m.gpuRow(s, width))
+	}
+	return out
+}
+
+// procsView lists the compute processes on every GPU, the campaign's and
+// the others'.
+func (m *model) procsView(width, rows int) []string {
+	var out []string
+	for _, s := range m.samples {
+		for _, p := range s.Procs {
+			owner := m.st.ok.Render("campaign")
+			if !p.Campaign {
+				owner = m.st.bad.Render("FOREIGN ")
+			}
+			name := p.Name
+			if name == "" {
+				name = "?"
+			}
+			out = append(out, ansi.Truncate(fmt.Sprintf("GPU %-2d pid %-8d %s %-20s %8.1f GiB", s.Device.Index, p.PID, owner, name, float64(p.MemUsed)/(1<<30)), width, "…"))
+		}
+		if s.ProcsWhy != "" && len(s.Procs) > 0 {
+			out = append(out, m.st.dim.Render(fmt.Sprintf("GPU %d: %s", s.Device.Index, s.ProcsWhy)))
+		}
+	}
+	if len(out) == 0 {
+		out = []string{m.st.dim.Render("no compute processes on the GPUs")}
+	}
+	if len(out) > rows {
+		out = out[:rows]
+	}
+	return out
+}

@@ -1,0 +1,40 @@
+package tui
+
+import "charm.land/bubbles/v2/key"
+
+// keyMap is every key the program answers to.
+type keyMap struct {
+	Up, Down, Pause, Freeze, Skip, Retry, Greenlight, Tab, PgUp, PgDown, Help, Quit key.Binding
+	Yes, No, Leave, StopAll                                                         key.Binding
+}
+
+func newKeyMap() keyMap {
+	return keyMap{
+		Up:         key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:       key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Pause:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause/resume queue")),
+		Freeze:     key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "freeze/thaw step")),
+		Skip:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "skip phase")),
+		Retry:      key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "retry phase")),
+		Greenlight: key.NewBinding(key.WithKeys("g", "enter"), key.WithHelp("g", "greenlight")),
+		Tab:        key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "log/report/procs")),
+		PgUp:       key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll up")),
+		PgDown:     key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "scroll down")),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Yes:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes")),
+		No:         key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "no")),
+		Leave:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "leave steps running")),
+		StopAll:    key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "stop them")),
+	}
+}
+
+// ShortHelp is the footer's keys.
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Up, k.Pause, k.Freeze, k.Skip, k.Retry, k.Greenlight, k.Tab, k.Help, k.Quit}
+}
+
+// FullHelp is the ? screen.
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Up, k.Down, k.Tab, k.PgUp, k.PgDown}, {k.Pause, k.Freeze, k.Skip, k.Retry, k.Greenlight}, {k.Help, k.Quit}}
+}

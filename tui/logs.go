@@ -1,0 +1,144 @@
+package tui
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"unicode"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+// logPane is the tail of the selected phase's current step log, with
+// tqdm's \r redraws collapsed and control sequences made harmless.
+type logPane struct {
+	path   string
+	lines  []string
+	events []string
+	off    int // lines scrolled up from the bottom
+}
+
+type logMsg struct {
+	path  string
+	lines []string
+}
+
+func newLogPane(note string) *logPane {
+	l := &logPane{}
+	if note != "" {
+		l.events = append(l.events, note)
+	}
+	return l
+}
+
+const logTailBytes = 64 << 10
+
+// read returns a Cmd that reads the log of the selected phase's step.
+func (l *logPane) read(m *model) tea.Cmd {
+	ps := m.selected()
+	if ps == nil || len(ps.Steps) == 0 {
+		return nil
+	}
+	path := ps.Steps[ps.Current].Log
+	if path == "" {
+		return nil
+	}
+	return func() tea.Msg { return logMsg{path: path, lines: tailLines(path, logTailBytes)} }
+}
+
+func (l *logPane) set(msg logMsg) {
+	if msg.path != l.path {
+		l.off = 0
+	}
+	l.path, l.lines = msg.path, msg.lines
+}
+
+func (l *logPane) event(e runner.Event) {
+	l.events = append(l.events, e.Time.Format("15:04:05")+" "+e.Message)
+	if len(l.events) > 200 {
+		l.events = l.events[len(l.events)-200:]
+	}
+}
+
+func (l *logPane) scroll(n int) { l.off = max(0, l.off-n) }
+
+// tailLines reads the end of a log as the terminal would have shown it.
+func tailLines(path string, n int64) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	start := max(0, fi.Size()-n)
+	buf := make([]byte, fi.Size()-start)
+	if _, err := f.ReadAt(buf, start); err != nil && len(buf) == 0 {
+		return nil
+	}
+	if start > 0 {
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			buf = buf[i+1:]
+		}
+	}
+	return collapse(string(buf))
+}
+
+// collapse keeps each line's last \r-separated state and makes it safe to
+// draw: escape sequences stripped, other control characters shown as ?.
+func collapse(s string) []string {
+	raw := strings.Split(s, "\n")
+	out := make([]string, 0, len(raw))
+	for _, line := range raw {
+		parts := strings.Split(line, "\r")
+		last := ""
+		for i := len(parts) - 1; i >= 0; i-- {
+			if strings.TrimSpace(parts[i]) != "" {
+				last = parts[i]
+				break
+			}
+		}
+		out = append(out, sanitize(last))
+	}
+	for len(out) > 0 && out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+func sanitize(s string) string {
+	s = ansi.Strip(s)
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t':
+			return ' '
+		case r == unicode.ReplacementChar:
+			return '?'
+		case unicode.IsControl(r):
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+func (l *logPane) view(m *model, width, rows int) []string {
+	src := l.lines
+	if len(src) == 0 {
+		src = l.events
+	}
+	end := max(0, len(src)-l.off)
+	start := max(0, end-rows)
+	var out []string
+	for _, line := range src[start:end] {
+		out = append(out, ansi.Truncate(line, width, "…"))
+	}
+	if len(out) == 0 {
+		out = append(out, m.st.dim.Render("no log yet"))
+	}
+	return out
+}

@@ -1,0 +1,372 @@
+// Package tui is the window kept open on a campaign: header, phases, GPU
+// gauges, a detail pane (log tail, live results preview, GPU processes)
+// and the keys that pause, freeze, skip, retry and greenlight phases.
+//
+// It consumes runner events and GPU samples as messages and commands the
+// runner through Controller, always from a tea.Cmd: Update and View never
+// block on a file, NVML or the runner.
+package tui
+
+import (
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+// Controller is what the TUI asks of the runner.
+type Controller interface {
+	Pause() error
+	Resume() error
+	Freeze() error
+	Thaw() error
+	Skip(id string) error
+	Retry(id string) error
+	Greenlight(id string) error
+	Stop() error
+}
+
+// GPUs is what the TUI reads of the sampler.
+type GPUs interface {
+	Samples() <-chan []gpu.Sample
+	History(i, n int) []gpu.Point
+	Inventory() gpu.Inventory
+}
+
+// Options wire the program.
+type Options struct {
+	Runner       Controller
+	Events       <-chan runner.Event
+	Sampler      GPUs // may be nil
+	Plan         *runner.Plan
+	ReportPath   string
+	StateDir     string
+	Note         string // said once in the log pane, e.g. why there is no GPU
+	ReportErrors <-chan error
+	Now          func() time.Time
+	ProgramOpts  []tea.ProgramOption
+}
+
+// Result is how the program ended.
+type Result struct {
+	Final       *runner.State
+	Interrupted bool // the user left before the campaign finished
+	Message     string
+}
+
+type focus int
+
+const (
+	detailLog focus = iota
+	detailReport
+	detailProcs
+)
+
+// Messages.
+type (
+	eventMsg     runner.Event
+	eventsDone   struct{}
+	samplesMsg   []gpu.Sample
+	tickMsg      time.Time
+	ctlDoneMsg   struct{ err error }
+	reportErrMsg struct{ err error }
+)
+
+type confirmKind int
+
+const (
+	noConfirm confirmKind = iota
+	confirmSkip
+	confirmQuit
+)
+
+// model is the root: it routes messages to panes and draws them.
+type model struct {
+	opts         Options
+	keys         keyMap
+	st           styles
+	gl           glyphs
+	w, h         int
+	state        *runner.State
+	samples      []gpu.Sample
+	sel          int
+	detail       focus
+	help         bool
+	confirm      confirmKind
+	flash        string
+	flashAt      time.Time
+	logs         *logPane
+	preview      *previewPane
+	result       Result
+	quitting     bool
+	stopThenQuit bool
+	artPhase     string
+	artSize      int64
+	artAt        time.Time
+	artRate      float64
+	now          func() time.Time
+}
+
+func newModel(o Options) *model {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	m := &model{opts: o, keys: newKeyMap(), st: newStyles(true), gl: pickGlyphs(), w: 80, h: 24, now: o.Now}
+	m.logs = newLogPane(o.Note)
+	m.preview = newPreviewPane(o.ReportPath)
+	return m
+}
+
+// Run shows the program until the user quits; it returns the last state.
+func Run(o Options) (Result, error) {
+	m := newModel(o)
+	p := tea.NewProgram(m, o.ProgramOpts...)
+	go m.preview.watch(p)
+	final, err := p.Run()
+	if fm, ok := final.(*model); ok {
+		m = fm
+	}
+	m.preview.stop()
+	m.result.Final = m.state
+	return m.result, err
+}
+
+func (m *model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.waitEvent(), tick(), tea.RequestBackgroundColor, m.preview.load(), m.logs.read(m)}
+	if m.opts.Sampler != nil {
+		cmds = append(cmds, m.waitSamples())
+	}
+	if m.opts.ReportErrors != nil {
+		cmds = append(cmds, m.waitReportErr())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *model) waitEvent() tea.Cmd {
+	return func() tea.Msg {
+		e, ok := <-m.opts.Events
+		if !ok {
+			return eventsDone{}
+		}
+		return eventMsg(e)
+	}
+}
+
+func (m *model) waitSamples() tea.Cmd {
+	ch := m.opts.Sampler.Samples()
+	return func() tea.Msg { return samplesMsg(<-ch) }
+}
+
+func (m *model) waitReportErr() tea.Cmd {
+	return func() tea.Msg { return reportErrMsg{<-m.opts.ReportErrors} }
+}
+
+func tick() tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		return m, m.preview.resize(m.detailWidth())
+	case tea.BackgroundColorMsg:
+		m.st = newStyles(msg.IsDark())
+		return m, nil
+	case eventMsg:
+		return m, m.onEvent(runner.Event(msg))
+	case eventsDone:
+		return m, nil
+	case samplesMsg:
+		m.samples = msg
+		return m, m.waitSamples()
+	case tickMsg:
+		return m, tea.Batch(tick(), m.logs.read(m))
+	case logMsg:
+		m.logs.set(msg)
+		return m, nil
+	case previewMsg:
+		return m, m.preview.update(msg, m.detailWidth())
+	case renderedMsg:
+		m.preview.rendered(msg)
+		return m, nil
+	case ctlDoneMsg:
+		if msg.err != nil {
+			m.say(msg.err.Error())
+		}
+		return m, nil
+	case reportErrMsg:
+		m.say("results file: " + msg.err.Error())
+		return m, m.waitReportErr()
+	case tea.KeyPressMsg:
+		return m, m.onKey(msg)
+	}
+	return m, nil
+}
+
+func (m *model) say(s string) {
+	m.flash, m.flashAt = s, m.now()
+}
+
+// onEvent keeps the latest state and rings the bell when a person is
+// wanted: a failure, a waiting gate, the end.
+func (m *model) onEvent(e runner.Event) tea.Cmd {
+	m.state = e.State
+	cmds := []tea.Cmd{m.waitEvent()}
+	switch e.Kind {
+	case runner.PhaseFinished:
+		if ps := e.State.Phase(e.Phase); ps != nil && ps.Status == runner.Failed {
+			cmds = append(cmds, bell())
+		}
+	case runner.GateWaiting, runner.CampaignFinished:
+		cmds = append(cmds, bell())
+	}
+	if e.Kind == runner.CampaignFinished && m.stopThenQuit {
+		cmds = append(cmds, m.quit(true, "greenlight: stopped the running steps"))
+	}
+	if e.Kind != runner.Progress && e.Message != "" {
+		m.logs.event(e)
+	}
+	return tea.Batch(cmds...)
+}
+
+func bell() tea.Cmd { return tea.Raw("\a") }
+
+func (m *model) selected() *runner.PhaseState {
+	if m.state == nil || m.sel >= len(m.state.Phases) {
+		return nil
+	}
+	return &m.state.Phases[m.sel]
+}
+
+// ctl runs a runner control off the UI loop.
+func (m *model) ctl(f func() error) tea.Cmd {
+	return func() tea.Msg { return ctlDoneMsg{f()} }
+}
+
+func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
+	if m.confirm != noConfirm {
+		return m.onConfirmKey(k)
+	}
+	if m.help {
+		m.help = false
+		return nil
+	}
+	r := m.opts.Runner
+	switch {
+	case key.Matches(k, m.keys.Quit):
+		if m.state != nil && !m.state.Finished && m.anyRunning() {
+			m.confirm = confirmQuit
+			return nil
+		}
+		return m.quit(false, "greenlight: left the campaign")
+	case key.Matches(k, m.keys.Up):
+		m.sel = max(0, m.sel-1)
+		return m.logs.read(m)
+	case key.Matches(k, m.keys.Down):
+		if m.state != nil {
+			m.sel = min(len(m.state.Phases)-1, m.sel+1)
+		}
+		return m.logs.read(m)
+	case key.Matches(k, m.keys.Help):
+		m.help = true
+	case key.Matches(k, m.keys.Tab):
+		m.detail = (m.detail + 1) % 3
+	case key.Matches(k, m.keys.PgUp):
+		m.scroll(-1)
+	case key.Matches(k, m.keys.PgDown):
+		m.scroll(1)
+	case key.Matches(k, m.keys.Pause):
+		if m.state != nil && m.state.Paused {
+			return m.ctl(r.Resume)
+		}
+		return m.ctl(r.Pause)
+	case key.Matches(k, m.keys.Freeze):
+		if m.state != nil && m.state.Frozen {
+			return m.ctl(r.Thaw)
+		}
+		return m.ctl(r.Freeze)
+	case key.Matches(k, m.keys.Skip):
+		if ps := m.selected(); ps != nil {
+			if ps.Status == runner.Running || ps.Status == runner.Ready {
+				m.confirm = confirmSkip
+				return nil
+			}
+			id := ps.ID
+			return m.ctl(func() error { return r.Skip(id) })
+		}
+	case key.Matches(k, m.keys.Retry):
+		if ps := m.selected(); ps != nil {
+			id := ps.ID
+			return m.ctl(func() error { return r.Retry(id) })
+		}
+	case key.Matches(k, m.keys.Greenlight):
+		if ps := m.selected(); ps != nil {
+			id := ps.ID
+			return m.ctl(func() error { return r.Greenlight(id) })
+		}
+	}
+	return nil
+}
+
+func (m *model) onConfirmKey(k tea.KeyPressMsg) tea.Cmd {
+	kind := m.confirm
+	m.confirm = noConfirm
+	switch kind {
+	case confirmSkip:
+		if key.Matches(k, m.keys.Yes) {
+			if ps := m.selected(); ps != nil {
+				id := ps.ID
+				return m.ctl(func() error { return m.opts.Runner.Skip(id) })
+			}
+		}
+	case confirmQuit:
+		switch {
+		case key.Matches(k, m.keys.Leave):
+			return m.quit(true, "greenlight: left the steps running; `greenlight run` with the same campaign re-attaches")
+		case key.Matches(k, m.keys.StopAll):
+			// Quit once the runner says every step has ended, so the stop
+			// signals' escalation is not cut short.
+			m.say("stopping every running step…")
+			m.stopThenQuit = true
+			return m.ctl(m.opts.Runner.Stop)
+		}
+	}
+	return nil
+}
+
+func (m *model) quit(interrupted bool, msg string) tea.Cmd {
+	m.quitting = true
+	m.result.Interrupted = interrupted
+	m.result.Message = msg
+	return tea.Quit
+}
+
+func (m *model) anyRunning() bool {
+	for _, p := range m.state.Phases {
+		if p.Status == runner.Running || p.Status == runner.Ready || p.Status == runner.Waiting || p.Status == runner.Pending {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *model) scroll(dir int) {
+	switch m.detail {
+	case detailReport:
+		m.preview.scroll(dir * max(1, m.detailHeight()-1))
+	case detailLog:
+		m.logs.scroll(dir * max(1, m.detailHeight()-1))
+	}
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, s)
+	}
+	return fmt.Sprintf("%d %ss", n, s)
+}

@@ -1,0 +1,118 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+func (m *model) glyph(s runner.Status) string {
+	switch s {
+	case runner.Done:
+		return m.st.ok.Render(m.gl.done)
+	case runner.Failed:
+		return m.st.bad.Render(m.gl.failed)
+	case runner.Running:
+		return m.st.running.Render(m.gl.running)
+	case runner.Ready:
+		return m.st.ok.Render(m.gl.ready)
+	case runner.Waiting:
+		return m.st.warn.Render(m.gl.waiting)
+	case runner.Skipped:
+		return m.st.dim.Render(m.gl.skipped)
+	case runner.Blocked:
+		return m.st.bad.Render(m.gl.blocked)
+	case runner.Stopped:
+		return m.st.dim.Render(m.gl.stopped)
+	}
+	return m.st.dim.Render(m.gl.pending)
+}
+
+// phaseRow is one line: glyph, title, bar, then time and what is going on.
+func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
+	now := m.now()
+	titleW := min(30, max(12, width/3))
+	barW := max(6, min(20, width/6))
+	title := ansi.Truncate(p.Title, titleW, "…")
+	title += strings.Repeat(" ", titleW-lipgloss.Width(title))
+	frac := -1.0
+	info := ""
+	switch p.Status {
+	case runner.Running:
+		cur := p.Steps[p.Current]
+		frac = p.ETA.Fraction
+		if cur.Progress >= 0 && len(p.Steps) == 1 {
+			frac = cur.Progress
+		}
+		info = dur(now.Sub(p.Started)) + " · " + etaText(p.ETA)
+		if p.ETA.Source != "" && (p.ETA.Known || p.ETA.Over > 0) {
+			info += " (" + p.ETA.Source + ")"
+		}
+		if p.Frozen {
+			info = m.st.warn.Render("frozen") + " · " + info
+		}
+		if cur.Stage != "" {
+			info += " · " + cur.Stage
+		} else if len(p.Steps) > 1 {
+			info += fmt.Sprintf(" · step %d/%d", p.Current+1, len(p.Steps))
+		}
+	case runner.Ready:
+		frac = 1
+		info = m.st.ok.Render("serving") + " · up " + dur(now.Sub(p.Started))
+	case runner.Done:
+		frac = 1
+		info = "done in " + dur(p.Ended.Sub(p.Started))
+	case runner.Waiting:
+		info = m.st.warn.Render("waiting for your greenlight: press g")
+	case runner.Failed, runner.Blocked, runner.Skipped, runner.Stopped:
+		info = string(p.Status)
+		if p.Reason != "" {
+			info += ": " + p.Reason
+		}
+		if p.Status == runner.Failed || p.Status == runner.Blocked {
+			info = m.st.bad.Render(info)
+		}
+	default:
+		if p.ETA.Known && p.ETA.Remaining > 0 {
+			info = "pending · about " + dur(p.ETA.Remaining)
+		} else {
+			info = "pending"
+		}
+		if p.Manual {
+			info += " · gated"
+		}
+	}
+	if p.ExpectFailed > 0 {
+		info += m.st.bad.Render(fmt.Sprintf(" · %d missed expect", p.ExpectFailed))
+	}
+	sel := " "
+	if i == m.sel {
+		sel = m.gl.sel
+	}
+	row := sel + m.glyph(p.Status) + " " + title + " " + m.bar(frac, barW) + " " + info
+	row = ansi.Truncate(row, width, "…")
+	if i == m.sel {
+		row = m.st.selected.Render(ansi.Strip(row) + strings.Repeat(" ", max(0, width-lipgloss.Width(row))))
+	}
+	return row
+}
+
+func (m *model) phasesView(width, maxRows int) []string {
+	if m.state == nil {
+		return []string{m.st.dim.Render("  waiting for the runner…")}
+	}
+	ps := m.state.Phases
+	start := 0
+	if len(ps) > maxRows {
+		start = min(max(0, m.sel-maxRows/2), len(ps)-maxRows)
+	}
+	var out []string
+	for i := start; i < len(ps) && len(out) < maxRows; i++ {
+		out = append(out, m.phaseRow(i, ps[i], width))
+	}
+	return out
+}

@@ -1,0 +1,176 @@
+package tui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/glamour/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/fsnotify/fsnotify"
+)
+
+// previewPane shows the results file rendered with glamour. A watcher on
+// the file's folder (editors and our own writes replace the file by
+// rename) re-reads it; rendering happens in a Cmd; the scroll position is
+// kept across updates.
+type previewPane struct {
+	path    string
+	content string
+	width   int
+	lines   []string
+	top     int
+	err     string
+	done    chan struct{}
+}
+
+type previewMsg struct {
+	content string
+	err     error
+}
+
+type renderedMsg struct {
+	width int
+	lines []string
+}
+
+func newPreviewPane(path string) *previewPane {
+	return &previewPane{path: path, done: make(chan struct{})}
+}
+
+// load reads the file once, off the UI loop.
+func (p *previewPane) load() tea.Cmd {
+	path := p.path
+	return func() tea.Msg {
+		b, err := os.ReadFile(path)
+		return previewMsg{content: string(b), err: err}
+	}
+}
+
+// watch sends a previewMsg within about 100 ms of each change to the file.
+func (p *previewPane) watch(prog *tea.Program) {
+	if p.path == "" {
+		return
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		prog.Send(previewMsg{err: err})
+		return
+	}
+	defer w.Close()
+	dir := filepath.Dir(p.path)
+	os.MkdirAll(dir, 0o755)
+	if err := w.Add(dir); err != nil {
+		prog.Send(previewMsg{err: err})
+		return
+	}
+	var debounce <-chan time.Time
+	for {
+		select {
+		case <-p.done:
+			return
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if filepath.Clean(ev.Name) == filepath.Clean(p.path) && debounce == nil {
+				debounce = time.After(60 * time.Millisecond)
+			}
+		case <-w.Errors:
+		case <-debounce:
+			debounce = nil
+			b, err := os.ReadFile(p.path)
+			prog.Send(previewMsg{content: string(b), err: err})
+		}
+	}
+}
+
+func (p *previewPane) stop() {
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+}
+
+func (p *previewPane) update(msg previewMsg, width int) tea.Cmd {
+	if msg.err != nil {
+		if os.IsNotExist(msg.err) {
+			p.err = "the results file is not written yet: " + p.path
+		} else {
+			p.err = msg.err.Error()
+		}
+		return nil
+	}
+	p.err = ""
+	if msg.content == p.content && width == p.width && p.lines != nil {
+		return nil
+	}
+	p.content = msg.content
+	return p.render(width)
+}
+
+func (p *previewPane) resize(width int) tea.Cmd {
+	if width == p.width || p.content == "" {
+		p.width = width
+		return nil
+	}
+	return p.render(width)
+}
+
+func (p *previewPane) render(width int) tea.Cmd {
+	content := p.content
+	p.width = width
+	return func() tea.Msg { return renderedMsg{width: width, lines: renderMarkdown(content, width)} }
+}
+
+func glamourStyle() string {
+	switch {
+	case os.Getenv("NO_COLOR") != "":
+		return "notty"
+	case !localeIsUTF8(os.Getenv):
+		return "ascii"
+	}
+	return "dark"
+}
+
+func renderMarkdown(content string, width int) []string {
+	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(glamourStyle()), glamour.WithWordWrap(max(20, width-2)))
+	out := content
+	if err == nil {
+		if s, err := r.Render(content); err == nil {
+			out = s
+		}
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	return lines
+}
+
+func (p *previewPane) rendered(msg renderedMsg) {
+	if msg.width != p.width {
+		return // an older width's rendering
+	}
+	p.lines = msg.lines
+	p.top = min(p.top, max(0, len(p.lines)-1))
+}
+
+func (p *previewPane) scroll(n int) {
+	p.top = max(0, min(p.top+n, len(p.lines)-1))
+}
+
+func (p *previewPane) view(m *model, width, rows int) []string {
+	if p.err != "" && len(p.lines) == 0 {
+		return []string{m.st.dim.Render(ansi.Truncate(p.err, width, "…"))}
+	}
+	if len(p.lines) == 0 {
+		return []string{m.st.dim.Render("rendering the results file…")}
+	}
+	end := min(len(p.lines), p.top+rows)
+	out := make([]string, 0, rows)
+	for _, l := range p.lines[p.top:end] {
+		out = append(out, ansi.Truncate(l, width, ""))
+	}
+	return out
+}

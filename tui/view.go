@@ -1,0 +1,249 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+func (m *model) phaseRows() int {
+	n := 1
+	if m.state != nil {
+		n = len(m.state.Phases)
+	}
+	return min(n, max(3, m.h/4))
+}
+
+func (m *model) gpuRows() int {
+	if m.opts.Sampler == nil || len(m.opts.Sampler.Inventory().Devices) == 0 {
+		return 1
+	}
+	return min(len(m.opts.Sampler.Inventory().Devices), max(2, m.h-m.phaseRows()-9))
+}
+
+func (m *model) detailWidth() int { return max(20, m.w) }
+
+// detailHeight is what is left for the detail pane after the rest.
+func (m *model) detailHeight() int {
+	return max(1, m.h-1-1-m.phaseRows()-1-m.gpuRows()-1-1-1)
+}
+
+func (m *model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "greenlight"
+	if m.opts.Plan != nil {
+		v.WindowTitle = "greenlight: " + m.opts.Plan.Name
+	}
+	return v
+}
+
+func (m *model) render() string {
+	if m.quitting {
+		return ""
+	}
+	if m.help {
+		return m.helpView()
+	}
+	w := m.w
+	if w < 80 || m.h < 24 {
+		return m.compactView()
+	}
+	var lines []string
+	lines = append(lines, m.headerView())
+	lines = append(lines, m.section("Phases", ""))
+	lines = append(lines, m.phasesView(w, m.phaseRows())...)
+	lines = append(lines, m.section("GPUs", m.gpuNote()))
+	lines = append(lines, m.gpusView(w, m.gpuRows())...)
+	lines = append(lines, m.detailTitle())
+	rows := m.h - len(lines) - 2
+	var body []string
+	switch m.detail {
+	case detailLog:
+		body = m.logs.view(m, w, rows)
+	case detailReport:
+		body = m.preview.view(m, w, rows)
+	case detailProcs:
+		body = m.procsView(w, rows)
+	}
+	lines = append(lines, body...)
+	for len(lines) < m.h-2 {
+		lines = append(lines, "")
+	}
+	lines = append(lines, m.statusLine(), m.footer())
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, w, "")
+	}
+	return strings.Join(lines[:min(len(lines), m.h)], "\n")
+}
+
+func (m *model) section(name, note string) string {
+	s := m.st.title.Render(name)
+	if note != "" {
+		s += " " + m.st.dim.Render(note)
+	}
+	return s
+}
+
+func (m *model) gpuNote() string {
+	if m.opts.Sampler == nil {
+		return ""
+	}
+	inv := m.opts.Sampler.Inventory()
+	if len(inv.Devices) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s · driver %s · CUDA %s · util, memory, temp, power", inv.Source, inv.Driver, inv.CUDA)
+}
+
+func (m *model) detailTitle() string {
+	tabs := []string{"Log", "Report", "Processes"}
+	var parts []string
+	for i, t := range tabs {
+		if focus(i) == m.detail {
+			parts = append(parts, m.st.tabActive.Render(t))
+		} else {
+			parts = append(parts, m.st.tab.Render(t))
+		}
+	}
+	s := strings.Join(parts, " │ ")
+	if ps := m.selected(); ps != nil {
+		switch m.detail {
+		case detailLog:
+			step := ps.Steps[ps.Current]
+			s += m.st.dim.Render(fmt.Sprintf("  %s · step %d/%d %s", ps.ID, ps.Current+1, len(ps.Steps), step.Name))
+		case detailReport:
+			s += m.st.dim.Render("  " + m.opts.ReportPath)
+		}
+		if a := m.artifactsLine(ps); a != "" {
+			s += "  " + a
+		}
+	}
+	return s
+}
+
+// artifactsLine shows a capture's files growing and the disk left.
+func (m *model) artifactsLine(ps *runner.PhaseState) string {
+	if len(ps.Artifacts) == 0 || m.state == nil {
+		return ""
+	}
+	var total int64
+	for _, a := range ps.Artifacts {
+		total += a.Size
+	}
+	s := fmt.Sprintf("artifacts %s", runner.FormatBytes(uint64(total)))
+	if m.artPhase == ps.ID && !m.artAt.IsZero() {
+		if dt := m.state.Now.Sub(m.artAt).Seconds(); dt > 0.5 && total >= m.artSize {
+			m.artRate = float64(total-m.artSize) / dt
+		}
+	}
+	if m.artPhase != ps.ID || m.state.Now.Sub(m.artAt) > 2*time.Second {
+		m.artPhase, m.artSize, m.artAt = ps.ID, total, m.state.Now
+	}
+	if ps.Status == runner.Running && m.artRate > 0 {
+		s += fmt.Sprintf(" +%s/s", runner.FormatBytes(uint64(m.artRate)))
+	}
+	if m.state.DiskFree > 0 {
+		s += fmt.Sprintf(" · disk %s free", runner.FormatBytes(m.state.DiskFree))
+	}
+	return m.st.dim.Render(s)
+}
+
+func (m *model) statusLine() string {
+	switch m.confirm {
+	case confirmSkip:
+		if ps := m.selected(); ps != nil {
+			return m.st.warn.Render(fmt.Sprintf("Skip %s while it runs? Its step is stopped (SIGINT, then SIGTERM, then SIGKILL). y/n", ps.Title))
+		}
+	case confirmQuit:
+		return m.st.warn.Render("Quit while the campaign runs?  l: leave the steps running (re-attach later)  S: stop them  esc: stay")
+	}
+	if m.flash != "" && m.now().Sub(m.flashAt) < 8*time.Second {
+		return m.st.warn.Render(m.flash)
+	}
+	if n := len(m.logs.events); n > 0 {
+		return m.st.dim.Render(m.logs.events[n-1])
+	}
+	return ""
+}
+
+// footer shows the keys that apply now.
+func (m *model) footer() string {
+	var parts []string
+	add := func(b key.Binding, desc string) {
+		parts = append(parts, m.st.key.Render(b.Help().Key)+" "+m.st.dim.Render(desc))
+	}
+	add(m.keys.Up, "select")
+	if m.state != nil && m.state.Paused {
+		add(m.keys.Pause, "resume")
+	} else {
+		add(m.keys.Pause, "pause")
+	}
+	if m.state != nil && m.state.Frozen {
+		add(m.keys.Freeze, "thaw")
+	} else {
+		add(m.keys.Freeze, "freeze")
+	}
+	if ps := m.selected(); ps != nil {
+		if !ps.Status.Finished() {
+			add(m.keys.Skip, "skip")
+		} else {
+			add(m.keys.Retry, "retry")
+		}
+		if ps.Status == runner.Waiting || (ps.Manual && ps.Status == runner.Pending) {
+			add(m.keys.Greenlight, "greenlight")
+		}
+	}
+	add(m.keys.Tab, "pane")
+	add(m.keys.Help, "help")
+	add(m.keys.Quit, "quit")
+	out := ""
+	for _, p := range parts {
+		if lipgloss.Width(out)+lipgloss.Width(p)+2 > m.w {
+			break
+		}
+		if out != "" {
+			out += "  "
+		}
+		out += p
+	}
+	return out
+}
+
+func (m *model) helpView() string {
+	var b strings.Builder
+	b.WriteString(m.st.title.Render("greenlight keys") + "\n\n")
+	for _, col := range m.keys.FullHelp() {
+		for _, k := range col {
+			fmt.Fprintf(&b, "  %-10s %s\n", k.Help().Key, k.Help().Desc)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString(m.st.dim.Render("Pause holds the queue after the running step; freeze stops the running step's processes (SIGSTOP).\n"))
+	b.WriteString(m.st.dim.Render("Quitting can leave the steps running: `greenlight run` with the same campaign re-attaches.\n\n"))
+	b.WriteString(m.st.dim.Render("any key closes this help"))
+	return b.String()
+}
+
+// compactView is for windows under 80x24: state and phases only.
+func (m *model) compactView() string {
+	var lines []string
+	lines = append(lines, m.headerView())
+	rows := max(1, m.h-3)
+	lines = append(lines, m.phasesView(m.w, rows)...)
+	for len(lines) < m.h-1 {
+		lines = append(lines, "")
+	}
+	lines = append(lines, m.st.dim.Render(fmt.Sprintf("%dx%d: compact view; 80x24 or more shows GPUs and logs", m.w, m.h)))
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, m.w, "")
+	}
+	return strings.Join(lines[:min(len(lines), max(1, m.h))], "\n")
+}
