@@ -111,11 +111,11 @@ func (s *Sampler) Round() []Sample {
 		sm := &samples[i]
 		for j := range sm.Procs {
 			p := &sm.Procs[j]
-			if _, sid, ok := procInfo(p.PID); ok && s.sessions[sid] {
-				p.Campaign = true
-			} else if s.sessions[p.PID] {
-				p.Campaign = true
+			name, sid, ok := procInfo(p.PID)
+			if p.Name == "" {
+				p.Name = name
 			}
+			p.Campaign = ok && s.sessions[sid] || s.sessions[p.PID]
 			key := [2]int{i, p.PID}
 			if sn := s.seen[key]; sn != nil {
 				sn.Last, sn.Proc = now, *p

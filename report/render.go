@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -80,8 +79,8 @@ func etaText(e runner.ETA) string {
 // header renders the header block.
 func header(plan *runner.Plan, st *runner.State, env Env, remade []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Campaign:** %s · **Status:** %s · **Started:** %s · **Elapsed:** %s",
-		plan.Name, campaignStatus(st), st.Started.Format(timeFmt), runner.FormatDuration(st.Now.Sub(st.Started)))
+	fmt.Fprintf(&b, "**Campaign:** %s · **Status:** %s · **Started:** %s · **Elapsed:** %s (as of %s)",
+		plan.Name, campaignStatus(st), st.Started.Format(timeFmt), runner.FormatDuration(st.Now.Sub(st.Started)), st.Now.Format("15:04:05"))
 	if !st.Finished {
 		fmt.Fprintf(&b, " · **ETA:** %s", etaText(st.ETA))
 	}
@@ -114,7 +113,7 @@ func header(plan *runner.Plan, st *runner.State, env Env, remade []string) strin
 		if p.ExpectFailed > 0 {
 			status += fmt.Sprintf(" · ✗ %d result(s) missed expectations", p.ExpectFailed)
 		}
-		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", cell(p.Title), anchor(p), cell(status), duration(p, st.Now), cell(keyResult(p)))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(p.Title), cell(status), duration(p, st.Now), cell(keyResult(p)))
 	}
 	var warns []string
 	for _, id := range remade {
@@ -135,10 +134,6 @@ func orNA(s string) string {
 		return "n/a"
 	}
 	return s
-}
-
-func anchor(p runner.PhaseState) string {
-	return "phase-" + strings.ToLower(strings.NewReplacer(".", "", "_", "-").Replace(p.ID))
 }
 
 func duration(p runner.PhaseState, now time.Time) string {
@@ -181,7 +176,7 @@ func keyResult(p runner.PhaseState) string {
 // phaseBlock renders one phase's block.
 func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu.Summary) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<a id=\"%s\"></a>\n\n## %s (`%s`)\n\n", anchor(p), p.Title, p.ID)
+	fmt.Fprintf(&b, "## %s (`%s`)\n\n", p.Title, p.ID)
 	fmt.Fprintf(&b, "**Status:** %s", statusWord(p.Status))
 	if p.Reason != "" {
 		fmt.Fprintf(&b, " — %s", p.Reason)
@@ -296,5 +291,3 @@ func joinInts(xs []int) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-func base(p string) string { return filepath.Base(p) }

@@ -265,7 +265,7 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 		if pf.DiskFree != "" {
 			n, err := parseSize(pf.DiskFree)
 			if err != nil {
-				l.add("$.preflight.disk_free", err.Error(), "")
+				l.add("$.preflight.disk_free", err.Error(), "a size is a number and a unit: 500MiB, 50GiB, 1TB")
 			}
 			plan.Preflight.DiskFree = n
 		}
@@ -402,7 +402,7 @@ func (l *loader) dur(path, s string) time.Duration {
 	}
 	v, err := parseDuration(s)
 	if err != nil {
-		l.add(path, err.Error(), "")
+		l.add(path, err.Error(), "a duration is a number and a unit: 90s, 36m, 1h30m (or a bare number of seconds)")
 	}
 	return v
 }

@@ -61,8 +61,9 @@ func (r *Runner) step() {
 	}
 	r.checkDisk(now)
 	r.scanArtifacts(now)
-	r.resumeBetweenSteps(now)
-	r.schedule(now)
+	// Fresh time: what follow() ended above ended after now.
+	r.resumeBetweenSteps(r.opts.Now())
+	r.schedule(r.opts.Now())
 	r.checkFinished()
 }
 

@@ -34,7 +34,8 @@ func (m *model) spark(vals []float32, width int) string {
 			b.WriteString("?")
 			continue
 		}
-		b.WriteString(m.gl.spark[int(math.Round(float64(min(v, 100))/100*float64(top)))])
+		i := int(math.Ceil(float64(min(v, 100)) / 100 * float64(top)))
+		b.WriteString(m.gl.spark[i])
 	}
 	return b.String()
 }

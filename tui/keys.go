@@ -4,7 +4,7 @@ import "charm.land/bubbles/v2/key"
 
 // keyMap is every key the program answers to.
 type keyMap struct {
-	Up, Down, Pause, Freeze, Skip, Retry, Greenlight, Tab, PgUp, PgDown, Help, Quit key.Binding
+	Up, Down, Pause, Freeze, Skip, Retry, Greenlight, Tab, PgUp, PgDown, Top, Bottom, Help, Quit key.Binding
 	Yes, No, Leave, StopAll                                                         key.Binding
 }
 
@@ -20,6 +20,8 @@ func newKeyMap() keyMap {
 		Tab:        key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "log/report/procs")),
 		PgUp:       key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "scroll up")),
 		PgDown:     key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "scroll down")),
+		Top:        key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "scroll to top")),
+		Bottom:     key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "scroll to end")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Yes:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes")),
@@ -36,5 +38,5 @@ func (k keyMap) ShortHelp() []key.Binding {
 
 // FullHelp is the ? screen.
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.Tab, k.PgUp, k.PgDown}, {k.Pause, k.Freeze, k.Skip, k.Retry, k.Greenlight}, {k.Help, k.Quit}}
+	return [][]key.Binding{{k.Up, k.Down, k.Tab, k.PgUp, k.PgDown, k.Top, k.Bottom}, {k.Pause, k.Freeze, k.Skip, k.Retry, k.Greenlight}, {k.Help, k.Quit}}
 }

@@ -216,6 +216,7 @@ func (m *model) say(s string) {
 // wanted: a failure, a waiting gate, the end.
 func (m *model) onEvent(e runner.Event) tea.Cmd {
 	m.state = e.State
+	m.trackArtifacts()
 	cmds := []tea.Cmd{m.waitEvent()}
 	switch e.Kind {
 	case runner.PhaseFinished:
@@ -280,6 +281,10 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		m.scroll(-1)
 	case key.Matches(k, m.keys.PgDown):
 		m.scroll(1)
+	case key.Matches(k, m.keys.Top):
+		m.scroll(-1 << 20)
+	case key.Matches(k, m.keys.Bottom):
+		m.scroll(1 << 20)
 	case key.Matches(k, m.keys.Pause):
 		if m.state != nil && m.state.Paused {
 			return m.ctl(r.Resume)
@@ -358,7 +363,7 @@ func (m *model) anyRunning() bool {
 func (m *model) scroll(dir int) {
 	switch m.detail {
 	case detailReport:
-		m.preview.scroll(dir * max(1, m.detailHeight()-1))
+		m.preview.scroll(dir*max(1, m.detailHeight()-1), m.detailHeight())
 	case detailLog:
 		m.logs.scroll(dir * max(1, m.detailHeight()-1))
 	}
@@ -369,4 +374,26 @@ func plural(n int, s string) string {
 		return fmt.Sprintf("%d %s", n, s)
 	}
 	return fmt.Sprintf("%d %ss", n, s)
+}
+
+// trackArtifacts measures how fast the selected phase's artifacts grow,
+// over windows of at least two seconds.
+func (m *model) trackArtifacts() {
+	ps := m.selected()
+	if ps == nil {
+		return
+	}
+	var total int64
+	for _, a := range ps.Artifacts {
+		total += a.Size
+	}
+	now := m.state.Now
+	if m.artPhase != ps.ID {
+		m.artPhase, m.artSize, m.artAt, m.artRate = ps.ID, total, now, 0
+		return
+	}
+	if dt := now.Sub(m.artAt); dt >= 2*time.Second {
+		m.artRate = max(0, float64(total-m.artSize)/dt.Seconds())
+		m.artSize, m.artAt = total, now
+	}
 }

@@ -156,8 +156,10 @@ func (p *previewPane) rendered(msg renderedMsg) {
 	p.top = min(p.top, max(0, len(p.lines)-1))
 }
 
-func (p *previewPane) scroll(n int) {
-	p.top = max(0, min(p.top+n, len(p.lines)-1))
+// scroll moves by n lines, stopping where the last line shows at the
+// bottom of a pane of rows lines.
+func (p *previewPane) scroll(n, rows int) {
+	p.top = max(0, min(p.top+n, len(p.lines)-rows))
 }
 
 func (p *previewPane) view(m *model, width, rows int) []string {

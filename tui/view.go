@@ -139,15 +139,7 @@ func (m *model) artifactsLine(ps *runner.PhaseState) string {
 		total += a.Size
 	}
 	s := fmt.Sprintf("artifacts %s", runner.FormatBytes(uint64(total)))
-	if m.artPhase == ps.ID && !m.artAt.IsZero() {
-		if dt := m.state.Now.Sub(m.artAt).Seconds(); dt > 0.5 && total >= m.artSize {
-			m.artRate = float64(total-m.artSize) / dt
-		}
-	}
-	if m.artPhase != ps.ID || m.state.Now.Sub(m.artAt) > 2*time.Second {
-		m.artPhase, m.artSize, m.artAt = ps.ID, total, m.state.Now
-	}
-	if ps.Status == runner.Running && m.artRate > 0 {
+	if ps.Status == runner.Running && m.artPhase == ps.ID && m.artRate > 0 {
 		s += fmt.Sprintf(" +%s/s", runner.FormatBytes(uint64(m.artRate)))
 	}
 	if m.state.DiskFree > 0 {

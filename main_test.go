@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bin is greenlight built the documented way (scripts/build), once.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "greenlight-bin")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "greenlight")
+	out, err := exec.Command("./scripts/build", bin).CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		panic("scripts/build failed: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestBinaryBindsLazily: with eager binding (BIND_NOW, FLAGS NOW) the
+// binary dies at start wherever the NVML driver library is missing or old.
+func TestBinaryBindsLazily(t *testing.T) {
+	out, err := exec.Command("readelf", "-d", bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("readelf -d: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "BIND_NOW") || strings.Contains(line, "(FLAGS)") && strings.Contains(line, "NOW") {
+			t.Errorf("binary binds eagerly: %s", strings.TrimSpace(line))
+		}
+		if strings.Contains(line, "(FLAGS_1)") && strings.Contains(line, " NOW") {
+			t.Errorf("binary binds eagerly: %s", strings.TrimSpace(line))
+		}
+	}
+	// And it starts on this machine, which has no NVIDIA driver.
+	if out, err := exec.Command(bin, "version").CombinedOutput(); err != nil {
+		t.Errorf("greenlight version: %v\n%s", err, out)
+	}
+}
+
+func runBin(t *testing.T, dir string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), code
+}
+
+func TestExitCodesForBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("name: x\nphases:\n  - id: a\n    steps:\n      - run: echo\n        timeout: soon\n"), 0o644)
+	tests := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "--plain", bad}, 2, "bad.yaml:6:18: bad duration"},
+		{[]string{"validate", bad}, 2, "hint:"},
+		{[]string{"run", "--bogus", bad}, 2, "flag provided but not defined"},
+		{[]string{"run", "--plain", filepath.Join(dir, "missing.yaml")}, 2, "cannot read the campaign file"},
+		{[]string{"frobnicate"}, 2, "unknown command"},
+		{[]string{"run", "--gpu", "fake:x", bad}, 2, ""},
+	}
+	for _, tt := range tests {
+		out, code := runBin(t, dir, tt.args...)
+		if code != tt.code || !strings.Contains(out, tt.want) {
+			t.Errorf("greenlight %v = exit %d, %q; want exit %d containing %q", tt.args, code, out, tt.code, tt.want)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("bad input left files behind: %v", ents)
+	}
+}
+
+func TestRunPlainExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "ok.yaml")
+	os.WriteFile(ok, []byte("name: ok\nphases:\n  - id: a\n    steps: [{run: 'echo \"{\\\"x\\\": 1}\" >> $GREENLIGHT_RESULTS'}]\n"), 0o644)
+	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", ok)
+	if code != 0 || !strings.Contains(out, "campaign finished") {
+		t.Errorf("ok campaign: exit %d\n%s", code, out)
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, "ok.md"))
+	if !strings.Contains(string(report), "| 1 |") || !strings.Contains(string(report), "Status:** finished") {
+		t.Errorf("ok.md lacks the result row or the finished status:\n%s", report)
+	}
+	fail := filepath.Join(dir, "fail.yaml")
+	os.WriteFile(fail, []byte("name: fail\nphases:\n  - id: a\n    steps: [{run: 'exit 3'}]\n"), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", fail); code != 1 {
+		t.Errorf("failing campaign: exit %d; want 1\n%s", code, out)
+	}
+}
+
+func TestValidatePrintsPlan(t *testing.T) {
+	out, code := runBin(t, ".", "validate", "examples/kimi-k25-vllm.yaml")
+	if code != 0 || !strings.Contains(out, "is valid") || !strings.Contains(out, "waits for a greenlight") {
+		t.Errorf("validate kimi: exit %d\n%s", code, out)
+	}
+	out, code = runBin(t, ".", "validate", "examples/h200-smoke.yaml")
+	if code != 0 {
+		t.Errorf("validate h200-smoke: exit %d\n%s", code, out)
+	}
+}
+
+func TestDemoPlain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo takes about a minute")
+	}
+	dir := t.TempDir()
+	start := time.Now()
+	out, code := runBin(t, dir, "demo", "--plain")
+	if code != 0 {
+		t.Fatalf("demo exit %d\n%s", code, out)
+	}
+	if d := time.Since(start); d > 2*time.Minute {
+		t.Errorf("demo took %s; it must finish in under 2 minutes", d)
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "greenlight-demo", "demo-results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Status:** finished", "output_tok_s", "TFLOP/s", "retried", "decode.nsys-rep", "Loading"} {
+		if want == "Loading" {
+			continue // in the log, not the report
+		}
+		if !strings.Contains(string(report), want) {
+			t.Errorf("demo report lacks %q", want)
+		}
+	}
+	if strings.Count(string(report), "<!-- greenlight:begin") != 6 {
+		t.Errorf("demo report has %d blocks; want 6 (header and 5 phases)", strings.Count(string(report), "<!-- greenlight:begin"))
+	}
+}
