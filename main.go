@@ -36,6 +36,7 @@ Usage:
   greenlight validate CAMPAIGN.yaml       check a campaign file and print its plan
   greenlight report [flags] CAMPAIGN.yaml rebuild the results file from the state dir
   greenlight demo [flags]                 run the bundled demo (no GPU needed)
+  greenlight gpus [--gpu S] [--json]      print what the GPU source reads now
   greenlight version                      print the version
 
 Run flags:
@@ -71,6 +72,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdDemo(args[1:], stdout, stderr)
 	case "validate":
 		return cmdValidate(args[1:], stdout, stderr)
+	case "gpus":
+		return cmdGPUs(args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
 	case "version", "--version", "-v":

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/greenlight-run/greenlight/gpu"
+)
+
+// cmdGPUs prints what the GPU source reads now: a quick check of the
+// telemetry greenlight will show, and what scripts/nvml-vs-smi compares
+// with nvidia-smi.
+func cmdGPUs(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gpus", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	src := fs.String("gpu", "auto", "auto, nvml, fake:N or none")
+	asJSON := fs.Bool("json", false, "one JSON object per device and round")
+	rounds := fs.Int("samples", 1, "rounds to take")
+	every := fs.Duration("interval", time.Second, "time between rounds")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	s, note, err := openGPU(*src)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight gpus: %v\n", err)
+		return 2
+	}
+	defer s.Close()
+	inv := s.Inventory()
+	if note != "" || len(inv.Devices) == 0 {
+		fmt.Fprintf(stderr, "greenlight gpus: no GPU: %s\n", firstNonEmpty(inv.Why, note))
+		return 1
+	}
+	enc := json.NewEncoder(stdout)
+	for r := 0; r < *rounds; r++ {
+		if r > 0 {
+			time.Sleep(*every)
+		}
+		samples := s.Sample(time.Now())
+		if *asJSON {
+			for _, sm := range samples {
+				enc.Encode(jsonSample(sm, inv))
+			}
+			continue
+		}
+		fmt.Fprintf(stdout, "%s · %s · driver %s · CUDA %s\n", time.Now().Format("15:04:05"), inv.Source, inv.Driver, inv.CUDA)
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "GPU\tname\tutil\tmem used\tmem total\ttemp\tpower\tlimit\tSM clock\tthrottle\tprocs\t")
+		for _, sm := range samples {
+			if sm.Lost {
+				fmt.Fprintf(tw, "%d\t%s\tlost: %s\t\t\t\t\t\t\t\t\t\n", sm.Device.Index, sm.Device.Name, sm.LostWhy)
+				continue
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.0f MiB\t%s\t%s\t%s\t%s\t%s\t%d\t\n", sm.Device.Index, sm.Device.Name,
+				m(sm.Util, "%.0f %%"), m(scale(sm.MemUsed, 1.0/(1<<20)), "%.0f MiB"), float64(sm.Device.MemTotal)/(1<<20),
+				m(sm.Temp, "%.0f °C"), m(sm.Power, "%.1f W"), m(sm.PowerLimit, "%.0f W"), m(sm.SMClock, "%.0f MHz"),
+				orDash(strings.Join(sm.Throttle, ",")), len(sm.Procs))
+		}
+		tw.Flush()
+	}
+	return 0
+}
+
+func jsonSample(s gpu.Sample, inv gpu.Inventory) map[string]any {
+	v := func(x gpu.Metric) any {
+		if !x.OK {
+			return "n/a: " + x.Why
+		}
+		return x.V
+	}
+	return map[string]any{
+		"time": s.Time.Format(time.RFC3339Nano), "index": s.Device.Index, "name": s.Device.Name, "uuid": s.Device.UUID,
+		"lost": s.Lost, "memory_total_mib": float64(s.Device.MemTotal) / (1 << 20), "memory_used_mib": v(scale(s.MemUsed, 1.0/(1<<20))),
+		"utilization_gpu": v(s.Util), "utilization_memory": v(s.MemUtil), "temperature_c": v(s.Temp),
+		"power_w": v(s.Power), "power_limit_w": v(s.PowerLimit), "sm_clock_mhz": v(s.SMClock), "mem_clock_mhz": v(s.MemClock),
+		"pcie_rx_bps": v(s.PCIeRx), "pcie_tx_bps": v(s.PCIeTx), "ecc_uncorrected": v(s.ECCErrors), "mig": s.MIG,
+		"throttle": s.Throttle, "processes": s.Procs, "driver": inv.Driver, "cuda": inv.CUDA,
+	}
+}
+
+func scale(x gpu.Metric, f float64) gpu.Metric {
+	x.V *= f
+	return x
+}
+
+func m(x gpu.Metric, f string) string {
+	if !x.OK {
+		return "n/a"
+	}
+	return fmt.Sprintf(f, x.V)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
