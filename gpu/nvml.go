@@ -101,6 +101,24 @@ func (n *NVML) Sample(now time.Time) []Sample {
 	return out
 }
 
+func memoryInfo(d nvml.Device) (used, total uint64, ret nvml.Return) {
+	if m, ret := memoryInfoV2(d); ret == nvml.SUCCESS {
+		return m.Used, m.Total, ret
+	}
+	m, ret := d.GetMemoryInfo()
+	return m.Used, m.Total, ret
+}
+
+// memoryInfoV2 calls the v2 query, which an old driver or a mock may lack.
+func memoryInfoV2(d nvml.Device) (m nvml.Memory_v2, ret nvml.Return) {
+	defer func() {
+		if recover() != nil {
+			ret = nvml.ERROR_NOT_SUPPORTED
+		}
+	}()
+	return d.GetMemoryInfo_v2()
+}
+
 func metricOf[T uint32 | uint64](v T, ret nvml.Return, scale float64) Metric {
 	if ret != nvml.SUCCESS {
 		return na(explain(ret))
@@ -119,14 +137,16 @@ func (n *NVML) sampleOne(now time.Time, i int, d nvml.Device) (s Sample) {
 			s = Sample{Time: now, Device: n.inv.Devices[i], Lost: true, LostWhy: fmt.Sprintf("reading it failed: %v", p)}
 		}
 	}()
-	mem, ret := d.GetMemoryInfo()
+	// v2 counts driver-reserved memory apart from used, as nvidia-smi
+	// does; v1's used includes it (about 600 MiB on an H200).
+	used, total, ret := memoryInfo(d)
 	if ret == nvml.ERROR_GPU_IS_LOST || ret == nvml.ERROR_UNKNOWN {
 		s.Lost, s.LostWhy = true, explain(ret)
 		return s
 	}
 	if ret == nvml.SUCCESS {
-		s.MemUsed = ok(float64(mem.Used))
-		s.Device.MemTotal = mem.Total
+		s.MemUsed = ok(float64(used))
+		s.Device.MemTotal = total
 	} else {
 		s.MemUsed = na(explain(ret))
 	}

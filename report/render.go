@@ -164,7 +164,13 @@ func keyResult(p runner.PhaseState) string {
 		}
 		return fmt.Sprintf("%s = %s %s", ch.Expect.Column, FormatNumber(ch.Value), mark)
 	}
-	// The last number is usually the measurement; the first ones its inputs.
+	// A rate (TFLOP/s, tok_s) is usually the measurement; else the last
+	// number, since the first ones tend to be its inputs.
+	for i, c := range last.Cols {
+		if f, ok := last.Values[i].(float64); ok && (strings.Contains(c, "/s") || strings.HasSuffix(c, "_s")) {
+			return fmt.Sprintf("%s = %s", c, FormatNumber(f))
+		}
+	}
 	for i := len(last.Values) - 1; i >= 0; i-- {
 		if f, ok := last.Values[i].(float64); ok {
 			return fmt.Sprintf("%s = %s", last.Cols[i], FormatNumber(f))

@@ -51,6 +51,7 @@ for i in $(seq 1 150); do
   fi
 done
 cp examples/results/h200-smoke.md "$OUT/" 2>/dev/null
+(cd "$OUT" && tar czf screens.tgz screen-* nvml-*.json smi-*.csv && rm -f screen-* nvml-*.json smi-*.csv)
 tar czf "$OUT/state.tgz" examples/results/.greenlight 2>/dev/null
 cat "$OUT/exit.txt" 2>/dev/null
 cat "$OUT/compare.txt"

@@ -5,7 +5,8 @@ Sweeps M (tokens in flight: decode batch sizes, then prefill chunks) over the
 N x K of each projection of a Kimi-K2.5-style MoE model (hidden size 7168,
 MLA attention, 384 experts), as one GPU of a tensor-parallel group sees them.
 Shapes come from the model's config.json when --config is given, else from
-built-in Kimi-K2.5 values. Times with CUDA events after warm-up and appends
+built-in Kimi-K2.5 values. Times CUDA-graph replays (so launch overhead does not hide small GEMMs)
+with CUDA events after warm-up and appends
 one JSON line per shape to $GREENLIGHT_RESULTS (stdout when unset):
 shape, M, N, K, dtype, time_us, TFLOP/s and achieved GB/s.
 
@@ -138,20 +139,39 @@ def bench(args, cfg):
                 fn = lambda: torch._weight_int4pack_mm(a, packed, args.group_size, scales)  # noqa: E731
             else:
                 fn = lambda: a @ b  # noqa: E731
-            for _ in range(args.warmup):
-                fn()
-            torch.cuda.synchronize()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(args.iters):
-                fn()
-            end.record()
-            end.synchronize()
-            seconds = start.elapsed_time(end) / 1e3 / args.iters
+            seconds = time_it(torch, fn, args.warmup, args.iters, graph=not args.eager)
             record(row_for(name, m, n, k, args.dtype, seconds, 0.5 if int4 else 2))
             done += 1
             print(f"\rgemm: {100 * done // total}%| {done}/{total} [{name} M={m}]", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
+
+
+def time_it(torch, fn, warmup, iters, graph=True):
+    """Seconds per call, from CUDA events around iters calls after warm-up.
+    With graph, the calls are captured in one CUDA graph and replayed, so a
+    small GEMM is timed, not Python's launch overhead (~10 us a call)."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    run = lambda: [fn() for _ in range(iters)]  # noqa: E731
+    if graph:
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            fn()  # warm the allocator on the capture stream
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            run()
+        run = g.replay
+        run()
+        torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    run()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / 1e3 / iters
 
 
 def pack_int4(torch, n, k, inner_k_tiles, dev):
@@ -177,6 +197,7 @@ def main(argv=None):
     p.add_argument("--group-size", type=int, default=128)
     p.add_argument("--inner-k-tiles", type=int, default=8)
     p.add_argument("--device", default="cuda:0")
+    p.add_argument("--eager", action="store_true", help="time plain launches instead of CUDA-graph replays")
     p.add_argument("--dry-run", action="store_true", help="print the shapes and exit")
     args = p.parse_args(argv)
     if args.iters < 1:
