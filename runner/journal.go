@@ -22,6 +22,7 @@ type record struct {
 	Reason   string    `json:"reason,omitempty"`
 	Dir      string    `json:"dir,omitempty"`
 	ExitCode int       `json:"exit,omitempty"`
+	PID      int       `json:"pid,omitempty"` // the step's supervisor
 }
 
 // Journal record kinds.

@@ -1,6 +1,9 @@
 package runner
 
 import (
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,10 +13,55 @@ import (
 
 // TestMain lets the test binary be the supervisor, as the real binary is.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == SuperviseCommand {
-		os.Exit(SuperviseMain(os.Args[2:]))
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case SuperviseCommand:
+			os.Exit(SuperviseMain(os.Args[2:]))
+		case "__test-http":
+			os.Exit(testHTTPServer(os.Args[2:]))
+		case "__test-runner":
+			os.Exit(testRunner(os.Args[2:]))
+		}
 	}
 	os.Exit(m.Run())
+}
+
+// testHTTPServer plays a service: it appends a line to a count file each
+// time it starts, logs its readiness, and answers /health on a port.
+func testHTTPServer(args []string) int {
+	port, count, delay := args[0], args[1], args[2]
+	f, _ := os.OpenFile(count, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	fmt.Fprintln(f, os.Getpid())
+	f.Close()
+	d, _ := time.ParseDuration(delay)
+	time.Sleep(d)
+	l, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		fmt.Println("listen:", err)
+		return 1
+	}
+	fmt.Println("Application startup complete.")
+	http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) }))
+	return 0
+}
+
+// testRunner runs a campaign in a process of its own, so a test can kill
+// it with SIGKILL as a crash or a lost ssh session would.
+func testRunner(args []string) int {
+	p, err := Load(args[0])
+	if err != nil {
+		fmt.Println(err)
+		return 2
+	}
+	exe, _ := os.Executable()
+	r, err := New(p, Options{StateDir: args[1], Self: []string{exe, SuperviseCommand}, Grace: 300 * time.Millisecond, Poll: 20 * time.Millisecond})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	r.Start()
+	<-r.Done()
+	return 0
 }
 
 // campaign writes a campaign file into a fresh folder and loads it.
@@ -55,7 +103,11 @@ func start(t *testing.T, p *Plan, opts Options) *harness {
 	}
 	h := &harness{t: t, r: r, events: r.Subscribe()}
 	r.Start()
-	t.Cleanup(func() { r.Close() })
+	t.Cleanup(func() {
+		r.Close()
+		for range h.events { // the contract: drain until closed
+		}
+	})
 	return h
 }
 

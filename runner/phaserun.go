@@ -177,7 +177,7 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 	}
 	ss.Log = sr.files.log
 	pr.cur = sr
-	r.journal(record{Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: sr.dir})
+	r.journal(record{Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: sr.dir, PID: sr.sup})
 	r.emit(Event{Kind: StepStarted, Phase: pr.ph.ID, Step: idx, Message: fmt.Sprintf("%s: step %d/%d %s", pr.ph.Label(), idx+1, len(pr.ph.AllSteps()), step.Label())})
 }
 

@@ -110,7 +110,7 @@ func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
 		sr := &stepRun{pr: pr, step: steps[idx], try: start.Attempt, dir: start.Dir, files: filesIn(start.Dir), stage: -1, adopted: true}
 		ss := &pr.state.Steps[idx]
 		*ss = StepState{Index: idx, Name: steps[idx].Label(), Status: Running, Attempt: start.Attempt, Started: start.T, Log: sr.files.log, Progress: -1}
-		sr.started = start.T
+		sr.started, sr.sup = start.T, start.PID
 		now := r.opts.Now()
 		r.readLog(sr, now, true)
 		r.readResults(sr, now)

@@ -42,11 +42,12 @@ type Runner struct {
 	hist *history
 	lock *os.File
 
-	ctl    chan func()
-	quit   chan struct{}
-	done   chan struct{}
-	subsMu sync.Mutex
-	subs   []*subscriber
+	startOnce sync.Once
+	ctl       chan func()
+	quit      chan struct{}
+	done      chan struct{}
+	subsMu    sync.Mutex
+	subs      []*subscriber
 
 	// Owned by the loop goroutine.
 	phases    []*phaseRun
@@ -163,7 +164,7 @@ func (r *Runner) Subscribe() <-chan Event {
 
 // Start runs the campaign in the background.
 func (r *Runner) Start() {
-	go r.loop()
+	r.startOnce.Do(func() { go r.loop() })
 }
 
 // Done is closed when the runner's loop has ended (after Close).
@@ -212,6 +213,13 @@ func (r *Runner) Stop() error { return r.do(func() error { r.stopAll(); return n
 // Close lets go of the campaign: running steps and services go on, the
 // journal stays consistent, and a later Runner re-adopts them.
 func (r *Runner) Close() error {
+	r.startOnce.Do(func() {
+		// Never started: let go of the lock and the journal only.
+		r.jr.close()
+		r.unlock()
+		r.closeSubs()
+		close(r.done)
+	})
 	select {
 	case <-r.done:
 		return nil

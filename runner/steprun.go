@@ -166,7 +166,7 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 			sr.pgid = st.PGID
 			if r.frozen && pr.ph.Service == nil {
 				syscall.Kill(-sr.pgid, syscall.SIGSTOP)
-				pr.state.Frozen = true
+				pr.state.Frozen, pr.frozenEver = true, true
 			}
 		}
 		pr.state.Steps[sr.step.Index].PGID = st.PGID

@@ -1,0 +1,400 @@
+package runner
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func testBin(t *testing.T) string {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+func lines(t *testing.T, path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(b))
+}
+
+func TestGPUSetsDisjointOverlapOthersQueue(t *testing.T) {
+	p := campaign(t, `
+name: gpus
+phases:
+  - id: a
+    gpus: [0]
+    steps: [{run: "sleep 0.6"}]
+  - id: b
+    gpus: [1]
+    steps: [{run: "sleep 0.6"}]
+  - id: c
+    gpus: [1, 2]
+    steps: [{run: "sleep 0.2"}]
+  - id: all
+    steps: [{run: "true"}]
+`)
+	st := start(t, p, testOptions(t)).finished(20 * time.Second)
+	a, b, c, all := st.Phase("a"), st.Phase("b"), st.Phase("c"), st.Phase("all")
+	overlap := func(x, y *PhaseState) bool { return x.Started.Before(y.Ended) && y.Started.Before(x.Ended) }
+	if !overlap(a, b) {
+		t.Errorf("a (GPU 0) and b (GPU 1) did not overlap: a %v-%v, b %v-%v", a.Started, a.Ended, b.Started, b.Ended)
+	}
+	if overlap(b, c) {
+		t.Errorf("b and c share GPU 1 but overlapped")
+	}
+	for _, x := range []*PhaseState{a, b, c} {
+		if overlap(x, all) {
+			t.Errorf("%s overlapped the phase that uses every GPU", x.ID)
+		}
+	}
+}
+
+func TestServiceHTTPReadyThenStoppedWhenUnneeded(t *testing.T) {
+	port := freePort(t)
+	dir := t.TempDir()
+	count := filepath.Join(dir, "starts")
+	p := campaign(t, fmt.Sprintf(`
+name: svc
+phases:
+  - id: serve
+    service:
+      run: exec %s __test-http %d %s 300ms
+      ready: {http: "http://127.0.0.1:%d/health", log: "startup complete", timeout: 20s}
+  - id: use
+    needs: [serve]
+    steps: [{run: "curl -fsS http://127.0.0.1:%d/health || wget -qO- http://127.0.0.1:%d/health || true"}]
+`, testBin(t), port, count, port, port, port))
+	h := start(t, p, testOptions(t))
+	h.kind(ServiceReady, "serve")
+	st := h.finished(30 * time.Second)
+	if s := st.Phase("serve"); s.Status != Done {
+		t.Errorf("serve = %s %q; want done after it was stopped", s.Status, s.Reason)
+	}
+	if s := st.Phase("use"); s.Status != Done {
+		t.Errorf("use = %s %q", s.Status, s.Reason)
+	}
+	if _, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond); err == nil {
+		t.Error("the service still answers after the campaign finished")
+	}
+}
+
+func TestServiceThatDiesFailsWithReason(t *testing.T) {
+	p := campaign(t, `
+name: svc-dies
+phases:
+  - id: serve
+    service:
+      run: echo loading; exit 4
+      ready: {log: "never"}
+  - id: use
+    needs: [serve]
+    steps: [{run: "true"}]
+`)
+	st := start(t, p, testOptions(t)).finished(20 * time.Second)
+	if s := st.Phase("serve"); s.Status != Failed || !strings.Contains(s.Reason, "code 4") || !strings.Contains(s.Reason, "before it was ready") {
+		t.Errorf("serve = %s %q", s.Status, s.Reason)
+	}
+	if s := st.Phase("use"); s.Status != Blocked {
+		t.Errorf("use = %s; want blocked", s.Status)
+	}
+}
+
+// TestSkipRunningStopsItsGroup: the step's children go too.
+func TestSkipRunningStopsItsGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	p := campaign(t, fmt.Sprintf(`
+name: skip
+phases:
+  - id: long
+    steps: [{run: "sleep 60 & echo $! > %s; wait"}]
+  - id: after
+    steps: [{run: "true"}]
+`, pidFile))
+	h := start(t, p, testOptions(t))
+	h.kind(StepStarted, "long")
+	deadline := time.Now().Add(5 * time.Second)
+	for len(lines(t, pidFile)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	child, _ := strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(pidFile)))))
+	if err := h.r.Skip("long"); err != nil {
+		t.Fatal(err)
+	}
+	st := h.finished(20 * time.Second)
+	if s := st.Phase("long"); s.Status != Skipped {
+		t.Errorf("long = %s; want skipped", s.Status)
+	}
+	if s := st.Phase("after"); s.Status != Done {
+		t.Errorf("after = %s; want done", s.Status)
+	}
+	if state, _, ok := procStat(child); ok && state != 'Z' {
+		t.Errorf("the step's child %d is still alive (%c) after skip", child, state)
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func TestPauseHoldsQueueAndFreezeStops(t *testing.T) {
+	dir := t.TempDir()
+	tick := filepath.Join(dir, "ticks")
+	p := campaign(t, fmt.Sprintf(`
+name: pause
+phases:
+  - id: a
+    steps:
+      - run: "for i in $(seq 1 40); do echo $i >> %s; sleep 0.05; done"
+      - run: "true"
+  - id: b
+    steps: [{run: "true"}]
+`, tick))
+	h := start(t, p, testOptions(t))
+	h.kind(StepStarted, "a")
+	if err := h.r.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.r.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	n1 := len(lines(t, tick))
+	time.Sleep(400 * time.Millisecond)
+	if n2 := len(lines(t, tick)); n2 != n1 {
+		t.Errorf("frozen step went on writing: %d then %d lines", n1, n2)
+	}
+	if st := h.r.Snapshot(); !st.Frozen || !st.Paused || !st.Phase("a").Frozen {
+		t.Errorf("snapshot: frozen %v paused %v phase frozen %v", st.Frozen, st.Paused, st.Phase("a").Frozen)
+	}
+	h.r.Thaw()
+	// The running step finishes; paused, the next one does not start.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		st := h.r.Snapshot()
+		if st.Phase("a").Steps[0].Status == Done {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	st := h.r.Snapshot()
+	if st.Phase("a").Steps[1].Status != Pending || st.Phase("b").Status != Pending {
+		t.Fatalf("paused, yet step 2 is %s and b is %s", st.Phase("a").Steps[1].Status, st.Phase("b").Status)
+	}
+	h.r.Resume()
+	st = h.finished(20 * time.Second)
+	if st.Phase("a").Status != Done || st.Phase("b").Status != Done || !st.Phase("a").WasFrozen {
+		t.Errorf("after resume: a %s (was frozen %v), b %s", st.Phase("a").Status, st.Phase("a").WasFrozen, st.Phase("b").Status)
+	}
+}
+
+func TestManualGateWaitsForGreenlight(t *testing.T) {
+	p := campaign(t, `
+name: gate
+phases:
+  - id: g
+    gate: manual
+    steps: [{run: "true"}]
+`)
+	h := start(t, p, testOptions(t))
+	h.kind(GateWaiting, "g")
+	if s := h.r.Snapshot().Phase("g").Status; s != Waiting {
+		t.Fatalf("g = %s; want waiting", s)
+	}
+	if err := h.r.Greenlight("g"); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.finished(10 * time.Second); st.Phase("g").Status != Done {
+		t.Errorf("g = %s after greenlight", st.Phase("g").Status)
+	}
+}
+
+func TestRetryAfterFailureRunsAgain(t *testing.T) {
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "ok")
+	p := campaign(t, fmt.Sprintf(`
+name: retry
+phases:
+  - id: a
+    steps: [{run: "test -f %s"}]
+`, flag))
+	h := start(t, p, testOptions(t))
+	if st := h.finished(10 * time.Second); st.Phase("a").Status != Failed {
+		t.Fatalf("a = %s; want failed", st.Phase("a").Status)
+	}
+	os.WriteFile(flag, nil, 0o644)
+	if err := h.r.Retry("a"); err != nil {
+		t.Fatal(err)
+	}
+	st := h.finished(10 * time.Second)
+	if a := st.Phase("a"); a.Status != Done || a.Attempt != 2 {
+		t.Errorf("a = %s attempt %d; want done at attempt 2", a.Status, a.Attempt)
+	}
+}
+
+// killRunnerMidStep starts a runner in its own process, waits for want in
+// the journal, and kills the process with SIGKILL.
+func killRunnerMidStep(t *testing.T, campaignFile, stateDir, want string) {
+	t.Helper()
+	cmd := exec.Command(testBin(t), "__test-runner", campaignFile, stateDir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	out, _ := os.Create(filepath.Join(t.TempDir(), "runner.out"))
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(stateDir, "journal.jsonl"))
+		if strings.Contains(string(b), want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("runner never journaled %q:\n%s", want, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+}
+
+func TestResumeAfterKill9RunsStepOnce(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	body := fmt.Sprintf(`
+name: crash
+phases:
+  - id: first
+    steps: [{run: "echo ran >> %s"}]
+  - id: long
+    needs: [first]
+    steps:
+      - run: "echo start >> %s; sleep 1.5; echo '{\"v\": 7}' >> $GREENLIGHT_RESULTS"
+  - id: last
+    needs: [long]
+    steps: [{run: "true"}]
+`, count, count)
+	p := campaign(t, body)
+	stateDir := filepath.Join(dir, "state")
+	killRunnerMidStep(t, p.File, stateDir, `"kind":"step-start","phase":"long"`)
+	opts := testOptions(t)
+	opts.StateDir = stateDir
+	h := start(t, p, opts)
+	st := h.finished(20 * time.Second)
+	for _, id := range []string{"first", "long", "last"} {
+		if s := st.Phase(id); s.Status != Done {
+			t.Errorf("%s = %s %q", id, s.Status, s.Reason)
+		}
+	}
+	if got := lines(t, count); strings.Join(got, " ") != "ran start" {
+		t.Errorf("steps ran %v; want each once: [ran start]", got)
+	}
+	if !st.Phase("long").Readopted {
+		t.Error("long was not marked re-adopted")
+	}
+	if rows := st.Phase("long").Steps[0].Results; len(rows) != 1 || rows[0].Values[0] != 7.0 {
+		t.Errorf("long's results after resume = %+v; want one row v=7", rows)
+	}
+}
+
+func TestLiveServiceReadoptedNotRestarted(t *testing.T) {
+	port := freePort(t)
+	dir := t.TempDir()
+	count := filepath.Join(dir, "starts")
+	p := campaign(t, fmt.Sprintf(`
+name: readopt
+phases:
+  - id: serve
+    service:
+      run: exec %s __test-http %d %s 200ms
+      ready: {http: "http://127.0.0.1:%d/health"}
+  - id: use
+    needs: [serve]
+    gate: manual
+    steps: [{run: "true"}]
+`, testBin(t), port, count, port))
+	stateDir := filepath.Join(dir, "state")
+	killRunnerMidStep(t, p.File, stateDir, `"kind":"service-ready"`)
+	opts := testOptions(t)
+	opts.StateDir = stateDir
+	opts.Approve = []string{"use"}
+	h := start(t, p, opts)
+	e := h.kind(ServiceReady, "serve")
+	if !strings.Contains(e.Message, "re-adopted") {
+		t.Errorf("ServiceReady message %q; want it re-adopted", e.Message)
+	}
+	st := h.finished(20 * time.Second)
+	if got := lines(t, count); len(got) != 1 {
+		t.Errorf("the service started %d times (%v); want once", len(got), got)
+	}
+	if st.Phase("use").Status != Done || st.Phase("serve").Status != Done {
+		t.Errorf("use %s, serve %s", st.Phase("use").Status, st.Phase("serve").Status)
+	}
+}
+
+func TestSecondMonitorIsRefused(t *testing.T) {
+	p := campaign(t, "name: lock\nphases:\n  - id: a\n    steps: [{run: 'sleep 1'}]\n")
+	opts := testOptions(t)
+	opts.StateDir = t.TempDir()
+	r1, err := New(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Close()
+	if _, err := New(p, opts); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Errorf("second New = %v; want refused as already running", err)
+	}
+}
+
+func TestChangedPhaseRunsAgainUnchangedKept(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	path := filepath.Join(dir, "c.yaml")
+	write := func(bMsg string) *Plan {
+		os.WriteFile(path, []byte(fmt.Sprintf("name: change\nphases:\n  - id: a\n    steps: [{run: 'echo a >> %s'}]\n  - id: b\n    steps: [{run: 'echo %s >> %s'}]\n", count, bMsg, count)), 0o644)
+		p, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(dir, "state")
+	h := start(t, write("b1"), opts)
+	h.finished(10 * time.Second)
+	h.r.Close()
+	h2 := start(t, write("b2"), opts)
+	st := h2.finished(10 * time.Second)
+	if got := strings.Join(lines(t, count), " "); got != "a b1 b2" {
+		t.Errorf("ran %q; want a once and b again after its change: \"a b1 b2\"", got)
+	}
+	if !st.Phase("b").Changed || st.Phase("a").Changed {
+		t.Errorf("changed flags: a %v, b %v", st.Phase("a").Changed, st.Phase("b").Changed)
+	}
+}
