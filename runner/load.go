@@ -45,7 +45,7 @@ func Parse(name, abs string, data []byte) (*Plan, error) {
 	}
 	l.file = file
 	var spec CampaignSpec
-	if err := yaml.UnmarshalWithOptions(data, &spec, yaml.Strict()); err != nil {
+	if err := decodeStrict(data, &spec); err != nil {
 		return nil, l.fromYAML(err)
 	}
 	if len(file.Docs) == 0 || file.Docs[0].Body == nil {
@@ -70,6 +70,17 @@ func Parse(name, abs string, data []byte) (*Plan, error) {
 		return nil, l.errs
 	}
 	return plan, nil
+}
+
+// decodeStrict decodes with unknown keys refused. go-yaml can panic on
+// some malformed input (found by FuzzLoad); that is a bad file, not a crash.
+func decodeStrict(data []byte, spec *CampaignSpec) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the YAML decoder could not read this file (%v); check indentation, tags (!) and quoting", p)
+		}
+	}()
+	return yaml.UnmarshalWithOptions(data, spec, yaml.Strict())
 }
 
 type loader struct {
@@ -137,7 +148,13 @@ func (l *loader) fromYAML(err error) error {
 				hint = "remove it, or check the keys in the README's campaign file reference"
 			}
 		}
-	case errors.As(err, &dup):
+	case errors.As(err, &dup) || strings.Contains(msg, "already defined"):
+		if m := quoted.FindStringSubmatch(msg); m != nil {
+			msg = fmt.Sprintf("duplicate key %q", m[1])
+			if i := strings.Index(ye.GetMessage(), "defined at ["); i >= 0 {
+				msg += " (first at " + strings.TrimSuffix(strings.TrimPrefix(ye.GetMessage()[i:], "defined at ["), "]") + ")"
+			}
+		}
 		hint = "each key may appear once in a mapping; remove one of them"
 	case errors.As(err, &typ):
 		msg = fmt.Sprintf("wrong type: %s", friendlyType(msg))

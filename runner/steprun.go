@@ -29,6 +29,7 @@ type stepRun struct {
 	logRest, resRest       []byte
 	prog                   progressTrack
 	stage                  int // index into the service's stages, -1 before the first
+	skipPartial            bool
 	readyLog, readyHTTP    bool
 	probe                  *probe
 	healthFails            int
@@ -334,7 +335,10 @@ func (r *Runner) resumeBetweenSteps(now time.Time) {
 	}
 }
 
-const maxReadPerPoll = 4 << 20
+const (
+	maxReadPerPoll = 4 << 20
+	tailWindow     = 64 << 10
+)
 
 // readLog splits new log bytes on \n and \r, so tqdm's redraws count as
 // lines, and looks in each for progress, results, readiness and stages.
@@ -344,6 +348,16 @@ func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
 		return
 	}
 	defer f.Close()
+	// Progress needs only the latest lines. Unless every line matters
+	// (results regex, a service's readiness and stages), skip what a
+	// flooding step wrote since the last look: the monitor must not compete
+	// with the benchmark for CPU.
+	if sr.step.Results == nil && sr.pr.ph.Service == nil {
+		if fi, err := f.Stat(); err == nil && fi.Size()-sr.logOff > tailWindow {
+			sr.logOff, sr.logRest = fi.Size()-tailWindow, nil
+			sr.skipPartial = true
+		}
+	}
 	for {
 		buf := make([]byte, maxReadPerPoll)
 		n, _ := f.ReadAt(buf, sr.logOff)
@@ -353,6 +367,15 @@ func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
 		sr.logOff += int64(n)
 		data := append(sr.logRest, buf[:n]...)
 		sr.logRest = nil
+		if sr.skipPartial {
+			// We jumped into the middle of a line: start at the next one.
+			sr.skipPartial = false
+			if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+				data = data[i+1:]
+			} else {
+				data = nil
+			}
+		}
 		for len(data) > 0 {
 			i := bytes.IndexAny(data, "\r\n")
 			if i < 0 {

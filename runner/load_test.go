@@ -1,0 +1,123 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadRefusesBadInput(t *testing.T) {
+	tests := []struct {
+		name, body string
+		want       string // FILE:LINE:COL: message, after the file name
+		hint       string
+	}{
+		{"unknown key", "name: x\nphases:\n  - id: a\n    retires: 2\n    steps: [{run: x}]\n", `:4:5: unknown key "retires"`, `did you mean "retries"?`},
+		{"wrong type", "name: x\ngpus: eight\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:2:7: wrong type`, "numbers unquoted"},
+		{"duplicate key", "name: x\nname: y\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:2:1: duplicate key "name"`, "appear once"},
+		{"bad duration", "name: x\nphases:\n  - id: a\n    timeout: 5 minutes\n    steps: [{run: x}]\n", `:4:14: bad duration "5 minutes"`, "90s, 36m"},
+		{"bad size", "name: x\npreflight: {disk_free: lots}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:2:24: bad size "lots"`, "50GiB"},
+		{"unknown needs", "name: x\nphases:\n  - id: a\n    needs: [b]\n    steps: [{run: x}]\n", `:4:13: unknown phase "b" in needs`, "ids of other phases"},
+		{"cycle", "name: x\nphases:\n  - id: a\n    needs: [b]\n    steps: [{run: x}]\n  - id: b\n    needs: [a]\n    steps: [{run: x}]\n", `dependency cycle: a -> b -> a`, "remove one"},
+		{"self need", "name: x\nphases:\n  - id: a\n    needs: [a]\n    steps: [{run: x}]\n", `:4:13: phase "a" needs itself`, ""},
+		{"invalid regex", "name: x\nphases:\n  - id: a\n    steps:\n      - run: x\n        progress: '(\\d+'\n", `:6:19: invalid regex`, "RE2"},
+		{"unnamed results regex", "name: x\nphases:\n  - id: a\n    steps:\n      - run: x\n        results: {regex: '(\\d+)'}\n", `results regex has no named group`, "(?P<"},
+		{"empty run", "name: x\nphases:\n  - id: a\n    steps:\n      - run: \"  \"\n", `:5:14: the step has no command to run`, "run:"},
+		{"no name", "phases:\n  - id: a\n    steps: [{run: x}]\n", `the campaign has no name`, "name:"},
+		{"no phases", "name: x\n", `the campaign has no phases`, ""},
+		{"duplicate id", "name: x\nphases:\n  - id: a\n    steps: [{run: x}]\n  - id: a\n    steps: [{run: y}]\n", `:5:9: phase id "a" is already used`, ""},
+		{"bad id", "name: x\nphases:\n  - id: 'a b'\n    steps: [{run: x}]\n", `may use only letters`, ""},
+		{"steps and service", "name: x\nphases:\n  - id: a\n    steps: [{run: x}]\n    service: {run: y, ready: {log: z}}\n", `has both steps and a service`, "split"},
+		{"neither", "name: x\nphases:\n  - id: a\n    title: t\n", `has neither steps nor a service`, ""},
+		{"service without ready", "name: x\nphases:\n  - id: a\n    service: {run: y}\n", `the service has no readiness check`, "ready:"},
+		{"bad gate", "name: x\nphases:\n  - id: a\n    gate: maybe\n    steps: [{run: x}]\n", `:4:11: gate "maybe" is not manual or auto`, ""},
+		{"gpu past count", "name: x\ngpus: 2\nphases:\n  - id: a\n    gpus: [0, 5]\n    steps: [{run: x}]\n", `:5:15: GPU index 5 is past the campaign's 2 GPUs`, "0 to 1"},
+		{"bad expect", "name: x\nphases:\n  - id: a\n    expect: {tok_s: 'lots'}\n    steps: [{run: x}]\n", `expect "tok_s"`, ""},
+		{"bad url", "name: x\nphases:\n  - id: a\n    service: {run: y, ready: {http: 'localhost:8000'}}\n", `is not an http(s) URL`, "full URL"},
+		{"unset variable", "name: x\nphases:\n  - id: a\n    service: {run: y, ready: {http: 'http://h:${GREENLIGHT_TEST_UNSET}/'}}\n", `${GREENLIGHT_TEST_UNSET} is not set`, "environment"},
+		{"not yaml", "name: x\nphases: [\n", ``, "YAML"},
+		{"empty file", "", `the file is empty`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "c.yaml")
+			os.WriteFile(path, []byte(tt.body), 0o644)
+			_, err := Load(path)
+			if err == nil {
+				t.Fatalf("Load(%q) accepted it", tt.body)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.want) || !strings.Contains(msg, tt.hint) {
+				t.Errorf("Load = %q; want it to contain %q and hint %q", msg, tt.want, tt.hint)
+			}
+			if !strings.HasPrefix(msg, path) {
+				t.Errorf("message %q does not start with the file name", msg)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("Load created files: %v", ents)
+			}
+		})
+	}
+}
+
+func TestLoadResolves(t *testing.T) {
+	t.Setenv("GL_TEST_PORT", "8123")
+	p := campaign(t, `
+name: ok campaign
+env: {A: "1", PORT: "${GL_TEST_PORT}"}
+phases:
+  - id: s
+    service:
+      run: serve
+      ready: {http: "http://localhost:${PORT}/health"}
+      estimate: 36m
+  - id: b
+    needs: [s]
+    gpus: [0]
+    retries: 2
+    expect: {tok_s: {value: 57, rel: 5%}}
+    steps:
+      - run: bench
+        dir: sub
+        env: {A: "2"}
+        estimate: "90"
+`)
+	if p.Report != filepath.Join(p.Dir, "ok-campaign.md") {
+		t.Errorf("Report = %s", p.Report)
+	}
+	s, b := p.Phase("s"), p.Phase("b")
+	if s.Service.ReadyHTTP != "http://localhost:8123/health" || s.Service.Estimate != 36*time.Minute {
+		t.Errorf("service = %+v", s.Service)
+	}
+	st := b.Steps[0]
+	if st.Dir != filepath.Join(p.Dir, "sub") || st.Env["A"] != "2" || st.Env["PORT"] != "8123" || st.Estimate != 90*time.Second {
+		t.Errorf("step = dir %s env %v estimate %s", st.Dir, st.Env, st.Estimate)
+	}
+	if e := b.Expect[0]; !e.Check(55) || e.Check(54) || e.String() != "57 ± 5%" {
+		t.Errorf("expect %s: Check(55)=%v Check(54)=%v", e, e.Check(55), e.Check(54))
+	}
+}
+
+// FuzzLoad: any input is either a plan or a FileError naming the file;
+// never a panic.
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte("name: x\nphases:\n  - id: a\n    steps: [{run: x}]\n"))
+	f.Add([]byte("name: x\nphases:\n  - id: a\n    needs: [b]\n    steps: [{run: x}]\n  - id: b\n    needs: [a]\n    service: {run: y, ready: {log: z}}\n"))
+	f.Add([]byte("name: x\nphases:\n  - id: a\n    expect: {t: {value: 1, rel: '5%'}}\n    steps: [{run: x, results: {regex: '(?P<t>\\d+)'}}]\n"))
+	f.Add([]byte("{"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Parse("fuzz.yaml", "/tmp/fuzz.yaml", data)
+		if err == nil {
+			if p.Name == "" || len(p.Phases) == 0 {
+				t.Fatalf("accepted a plan without name or phases: %q", data)
+			}
+			return
+		}
+		if !strings.HasPrefix(err.Error(), "fuzz.yaml") {
+			t.Fatalf("error does not name the file: %v", err)
+		}
+	})
+}
