@@ -5,7 +5,7 @@ import "charm.land/bubbles/v2/key"
 // keyMap is every key the program answers to.
 type keyMap struct {
 	Up, Down, Pause, Freeze, Skip, Retry, Greenlight, Tab, PgUp, PgDown, Top, Bottom, Help, Quit key.Binding
-	Yes, No, Leave, StopAll                                                         key.Binding
+	Yes, No, Leave, StopAll                                                                      key.Binding
 }
 
 func newKeyMap() keyMap {
