@@ -94,7 +94,7 @@ func userText(content string) string {
 func merge(content string, bodies map[string]string, order []string) (string, []string) {
 	segs, damaged := parse(content)
 	wrap := func(id string) string {
-		body := bodies[id]
+		body := neutralize(bodies[id])
 		if body != "" && !strings.HasSuffix(body, "\n") {
 			body += "\n"
 		}
@@ -161,4 +161,19 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// neutralize keeps text that steps wrote (a summary) from closing or
+// opening a block: a marker line inside a body loses its marker form.
+func neutralize(body string) string {
+	if !strings.Contains(body, "<!-- greenlight:") {
+		return body
+	}
+	lines := strings.SplitAfter(body, "\n")
+	for i, l := range lines {
+		if markerRe.MatchString(l) {
+			lines[i] = strings.Replace(l, "<!-- greenlight:", "<!-- (quoted) greenlight:", 1)
+		}
+	}
+	return strings.Join(lines, "")
 }

@@ -146,34 +146,44 @@ func duration(p runner.PhaseState, now time.Time) string {
 	return runner.FormatDuration(p.Ended.Sub(p.Started))
 }
 
-// keyResult is the first checked value of the last row, or its first number.
+// keyResult is what a person would quote from the phase: the latest value
+// checked against an expectation, else the latest rate (TFLOP/s, tok_s),
+// else the latest number.
 func keyResult(p runner.PhaseState) string {
-	var last *runner.Row
-	for i := range p.Steps {
-		if n := len(p.Steps[i].Results); n > 0 {
-			last = &p.Steps[i].Results[n-1]
+	for pass := 0; pass < 3; pass++ {
+		for i := len(p.Steps) - 1; i >= 0; i-- {
+			rows := p.Steps[i].Results
+			for j := len(rows) - 1; j >= 0; j-- {
+				if s := rowKey(&rows[j], pass); s != "" {
+					return s
+				}
+			}
 		}
 	}
-	if last == nil {
-		return ""
-	}
-	for _, ch := range last.Checks {
-		mark := "✓"
-		if !ch.Pass {
-			mark = "✗"
+	return ""
+}
+
+func rowKey(last *runner.Row, pass int) string {
+	switch pass {
+	case 0:
+		for _, ch := range last.Checks {
+			mark := "✓"
+			if !ch.Pass {
+				mark = "✗"
+			}
+			return fmt.Sprintf("%s = %s %s", ch.Expect.Column, FormatNumber(ch.Value), mark)
 		}
-		return fmt.Sprintf("%s = %s %s", ch.Expect.Column, FormatNumber(ch.Value), mark)
-	}
-	// A rate (TFLOP/s, tok_s) is usually the measurement; else the last
-	// number, since the first ones tend to be its inputs.
-	for i, c := range last.Cols {
-		if f, ok := last.Values[i].(float64); ok && (strings.Contains(c, "/s") || strings.HasSuffix(c, "_s")) {
-			return fmt.Sprintf("%s = %s", c, FormatNumber(f))
+	case 1:
+		for i, c := range last.Cols {
+			if f, ok := last.Values[i].(float64); ok && (strings.Contains(c, "/s") || strings.HasSuffix(c, "_s")) {
+				return fmt.Sprintf("%s = %s", c, FormatNumber(f))
+			}
 		}
-	}
-	for i := len(last.Values) - 1; i >= 0; i-- {
-		if f, ok := last.Values[i].(float64); ok {
-			return fmt.Sprintf("%s = %s", last.Cols[i], FormatNumber(f))
+	default:
+		for i := len(last.Values) - 1; i >= 0; i-- {
+			if f, ok := last.Values[i].(float64); ok {
+				return fmt.Sprintf("%s = %s", last.Cols[i], FormatNumber(f))
+			}
 		}
 	}
 	return ""
@@ -203,7 +213,10 @@ func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu
 	if len(ph.Needs) > 0 || ph.GPUs != nil {
 		b.WriteString("\n")
 		if len(ph.Needs) > 0 {
-			fmt.Fprintf(&b, "Needs: %s. ", strings.Join(ph.Needs, ", "))
+			fmt.Fprintf(&b, "Needs: %s.", strings.Join(ph.Needs, ", "))
+			if ph.GPUs != nil {
+				b.WriteString(" ")
+			}
 		}
 		if ph.GPUs != nil {
 			fmt.Fprintf(&b, "GPUs: %s.", joinInts(ph.GPUs))

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,15 +23,19 @@ type GPUHistory interface {
 
 // Writer keeps one results file current.
 type Writer struct {
-	path     string
-	plan     *runner.Plan
-	env      Env
-	gpus     GPUHistory // may be nil
-	saved    string     // file of finished phases' GPU summaries, in the state dir
-	mu       sync.Mutex
-	summary  map[string][]gpu.Summary
-	remade   []string
-	lastSize int
+	path        string
+	plan        *runner.Plan
+	env         Env
+	gpus        GPUHistory // may be nil
+	saved       string     // file of finished phases' GPU summaries, in the state dir
+	mu          sync.Mutex
+	summary     map[string][]gpu.Summary
+	remade      []string
+	lastSize    int
+	st          *runner.State
+	prev        *os.File // the file we last replaced, still open
+	prevContent string   // what it held when we read it
+	pending     string   // an append caught but not yet written
 }
 
 // NewWriter writes plan's results to path. stateDir keeps the GPU
@@ -62,20 +68,40 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 		}
 		last = time.Now()
 	}
+	if err := w.Flush(); err != nil && onErr != nil {
+		onErr(err)
+	}
 }
 
-// Write renders st into the file, merging with what is there.
+// Write renders st into the file, merging with what is there. The file
+// is re-read before the rename: a save made meanwhile is merged, not
+// overwritten. A line appended to the old file around the rename (`echo
+// note >> results.md` in another pane, whose open came first) lands in the
+// file we replaced; the descriptor kept open on it catches it, right after
+// the rename and again at the next write, and the line is merged in.
 func (w *Writer) Write(st *runner.State) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.keepSummaries(st)
+	w.st = st
+	return w.write()
+}
+
+func (w *Writer) write() error {
 	for try := 0; try < 50; try++ {
-		before, err := os.ReadFile(w.path)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		lost := w.lostAppend()
+		old, before, err := openAndRead(w.path)
+		if err != nil {
 			return fmt.Errorf("results file: %w", err)
 		}
 		content := string(before)
-		if len(before) == 0 {
+		if lost != "" {
+			if content != "" && !strings.HasSuffix(content, "\n") {
+				content += "\n"
+			}
+			content += lost
+		}
+		if content == "" {
 			content = "# " + w.plan.Name + "\n\n"
 		}
 		_, damaged := parse(content)
@@ -84,22 +110,99 @@ func (w *Writer) Write(st *runner.State) error {
 				w.remade = append(w.remade, d)
 			}
 		}
-		bodies, order := w.render(st)
+		bodies, order := w.render(w.st)
 		out, _ := merge(content, bodies, order)
 		if out == string(before) {
+			closeFile(old)
 			return nil
 		}
-		ok, err := w.replace(before, []byte(out))
-		if err != nil {
-			return err
+		ok, appended, err := w.replace(before, []byte(out))
+		if appended != "" {
+			w.pending += appended // renamed over lines appended meanwhile: merge them next
 		}
-		if ok {
-			w.lastSize = len(out)
-			return nil
+		if err != nil || !ok {
+			closeFile(old)
+			if lost != "" {
+				w.pending = lost // not written yet: keep it for the next try
+			}
+			if err != nil {
+				return err
+			}
+			continue // the user saved between our read and our rename
 		}
-		// The user saved between our read and our rename: merge again.
+		w.lastSize = len(out)
+		w.prev, w.prevContent = old, string(before)+appended
+		if w.peekPrev() || w.pending != "" {
+			continue
+		}
+		return nil
 	}
 	return fmt.Errorf("results file %s keeps changing; will try again", w.path)
+}
+
+// peekPrev reports whether the file we last replaced has grown since we
+// read it.
+func (w *Writer) peekPrev() bool {
+	if w.prev == nil {
+		return false
+	}
+	fi, err := w.prev.Stat()
+	return err == nil && fi.Size() != int64(len(w.prevContent))
+}
+
+// lostAppend returns what was appended to the file we last replaced after
+// we read it, and lets go of it.
+func (w *Writer) lostAppend() string {
+	out := w.pending
+	w.pending = ""
+	if w.prev == nil {
+		return out
+	}
+	after, err := io.ReadAll(io.NewSectionReader(w.prev, 0, 1<<40))
+	w.prev.Close()
+	w.prev = nil
+	if err != nil || len(after) <= len(w.prevContent) || string(after[:len(w.prevContent)]) != w.prevContent {
+		return out
+	}
+	return out + string(after[len(w.prevContent):])
+}
+
+// Flush merges any late append to the replaced file; call it last.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.st == nil {
+		return nil
+	}
+	time.Sleep(20 * time.Millisecond)
+	if !w.peekPrev() && w.pending == "" {
+		closeFile(w.prev)
+		w.prev = nil
+		return nil
+	}
+	return w.write()
+}
+
+func openAndRead(path string) (*os.File, []byte, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, b, nil
+}
+
+func closeFile(f *os.File) {
+	if f != nil {
+		f.Close()
+	}
 }
 
 func (w *Writer) render(st *runner.State) (map[string]string, []string) {
@@ -160,15 +263,17 @@ func (w *Writer) keepSummaries(st *runner.State) {
 }
 
 // replace writes data over the file atomically, unless the file no longer
-// holds before; ok is false then and nothing was changed.
-func (w *Writer) replace(before, data []byte) (ok bool, err error) {
+// holds before. A file that only grew (lines appended meanwhile) is still
+// replaced, and what was appended is returned so it can be merged in next;
+// any other change leaves the file alone and ok false.
+func (w *Writer) replace(before, data []byte) (ok bool, appended string, err error) {
 	dir := filepath.Dir(w.path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
+		return false, "", err
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(w.path)+".greenlight-*")
 	if err != nil {
-		return false, fmt.Errorf("results file: %w", err)
+		return false, "", fmt.Errorf("results file: %w", err)
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // a no-op once renamed
@@ -187,21 +292,25 @@ func (w *Writer) replace(before, data []byte) (ok bool, err error) {
 		err = cerr
 	}
 	if err != nil {
-		return false, fmt.Errorf("results file not updated (the old one is intact): %w", err)
+		return false, "", fmt.Errorf("results file not updated (the old one is intact): %w", err)
 	}
 	now, err := os.ReadFile(w.path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, err
+		return false, "", err
 	}
-	if string(now) != string(before) {
-		return false, nil
+	switch {
+	case string(now) == string(before):
+	case len(before) > 0 && len(now) > len(before) && string(now[:len(before)]) == string(before):
+		appended = string(now[len(before):])
+	default:
+		return false, "", nil
 	}
 	if err := os.Rename(tmp, w.path); err != nil {
-		return false, fmt.Errorf("results file: %w", err)
+		return false, "", fmt.Errorf("results file: %w", err)
 	}
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
 	}
-	return true, nil
+	return true, appended, nil
 }
