@@ -153,3 +153,22 @@ func TestDemoPlain(t *testing.T) {
 		t.Errorf("demo report has %d blocks; want 6 (header and 5 phases)", strings.Count(string(report), "<!-- greenlight:begin"))
 	}
 }
+
+func TestReportRebuiltFromStateDir(t *testing.T) {
+	dir := t.TempDir()
+	c := filepath.Join(dir, "c.yaml")
+	os.WriteFile(c, []byte("name: rebuild\nphases:\n  - id: a\n    steps: [{run: 'echo \"{\\\"tok_s\\\": 61.5}\" >> $GREENLIGHT_RESULTS'}]\n"), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	report := filepath.Join(dir, "rebuild.md")
+	os.Remove(report)
+	out, code := runBin(t, dir, "report", c)
+	if code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	b, _ := os.ReadFile(report)
+	if !strings.Contains(string(b), "| 61.5 |") || !strings.Contains(string(b), "✅ done") {
+		t.Errorf("rebuilt report lacks the result or the status:\n%s", b)
+	}
+}

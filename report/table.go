@@ -26,7 +26,7 @@ func FormatNumber(v float64) string {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return strconv.FormatFloat(v, 'f', -1, 64)
-	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+	case v == math.Trunc(v) && math.Abs(v) < 1e21:
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	case math.Abs(v) >= 1000:
 		return strconv.FormatFloat(v, 'f', 1, 64)
