@@ -2,6 +2,7 @@ package runner
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -70,51 +71,82 @@ func parseProgress(re *regexp.Regexp, line string) (done, total float64, ok bool
 	return 0, 0, false
 }
 
-// progressTrack keeps a step's progress observations. The rate is the
-// whole run's average since progress began, which shards of uneven size,
-// bursts and single stalls move little; while progress stalls the estimate
-// grows instead of counting down past zero.
+// progressTrack keeps a step's progress observations. Its rate is the
+// time per unit over the whole run, with each step's interval capped at
+// three times the median: shards of uneven size and bursts average out,
+// and a stall counts as a slow shard rather than dragging the rest. While
+// progress stalls the estimate stops falling at what the remaining units
+// take, never reaching zero.
 type progressTrack struct {
 	first, last time.Time
 	f0, f       float64
 	done, total float64
 	seen        bool
 	unitsPerSec float64
+	steps       []unitStep // per increment: seconds per unit, units
 }
+
+type unitStep struct{ perUnit, units float64 }
+
+const maxSteps = 1024
 
 func (p *progressTrack) observe(t time.Time, done, total float64) {
 	if total <= 0 {
 		return
 	}
 	f := min(max(done/total, 0), 1)
-	if !p.seen || f < p.f {
-		// First sight, or a new progress bar started over (another stage).
+	if !p.seen || f < p.f || total != p.total {
+		// First sight, or a new progress bar started (another stage).
 		*p = progressTrack{first: t, last: t, f0: f, f: f, done: done, total: total, seen: true}
 		return
 	}
-	if f > p.f {
-		p.f, p.last = f, t
+	if done > p.done {
+		if dt := t.Sub(p.last).Seconds(); dt >= 0 {
+			p.steps = append(p.steps, unitStep{perUnit: dt / (done - p.done), units: done - p.done})
+			if len(p.steps) > maxSteps {
+				p.steps = p.steps[len(p.steps)-maxSteps:]
+			}
+		}
+		p.f, p.done, p.last = f, done, t
 	}
-	p.done, p.total = done, total
-	if span := p.last.Sub(p.first).Seconds(); span > 0 && p.f > p.f0 {
-		p.unitsPerSec = (p.f - p.f0) * p.total / span
+	if per := p.perUnit(); per > 0 {
+		p.unitsPerSec = 1 / per
 	}
+}
+
+// perUnit is the robust seconds per unit, or 0 before any progress.
+func (p *progressTrack) perUnit() float64 {
+	if len(p.steps) == 0 {
+		return 0
+	}
+	per := make([]float64, len(p.steps))
+	for i, s := range p.steps {
+		per[i] = s.perUnit
+	}
+	sort.Float64s(per)
+	limit := 3 * per[len(per)/2]
+	var secs, units float64
+	for _, s := range p.steps {
+		secs += min(s.perUnit, limit) * s.units
+		units += s.units
+	}
+	return secs / units
 }
 
 // remaining estimates time to 100%; ok is false until there is a rate.
 func (p *progressTrack) remaining(now time.Time) (time.Duration, bool) {
-	if !p.seen || p.f <= p.f0 {
+	per := p.perUnit()
+	if !p.seen || per <= 0 {
 		return 0, false
 	}
-	if p.f >= 1 {
+	left := p.total - p.done
+	if left <= 0 {
 		return 0, true
 	}
-	gained := p.f - p.f0
-	rate := gained / p.last.Sub(p.first).Seconds()
-	byRate := (1-p.f)/rate - now.Sub(p.last).Seconds()
-	// Counting the stall so far in the average keeps a stall from reading 0.
-	byNow := (1 - p.f) / (gained / now.Sub(p.first).Seconds())
-	return time.Duration(max(byRate, byNow) * float64(time.Second)), true
+	since := now.Sub(p.last).Seconds()
+	// The unit in progress may be nearly done; the ones after it are not.
+	secs := max(left*per-since, (left-1)*per, per*0.1)
+	return time.Duration(secs * float64(time.Second)), true
 }
 
 func (p *progressTrack) rateText() string {
@@ -204,6 +236,14 @@ func campaignETA(phases []simPhase) ETA {
 		svc  bool
 	}
 	var running []run
+	// A service holds its GPUs against the phases that do not use it for
+	// as long as a phase that needs it is left, as the runner does.
+	dependents := map[string][]string{}
+	for _, p := range phases {
+		for _, n := range p.needs {
+			dependents[n] = append(dependents[n], p.id)
+		}
+	}
 	for _, p := range phases {
 		if p.finished {
 			end[p.id] = 0
@@ -234,8 +274,21 @@ func campaignETA(phases []simPhase) ETA {
 				ready = ready && ok && t <= now
 			}
 			for _, r := range running {
-				if r.end > now && !r.svc && SharesGPUs(r.gpus, p.gpus) {
-					ready = false
+				if !SharesGPUs(r.gpus, p.gpus) || r.id == p.id {
+					continue
+				}
+				switch {
+				case !r.svc:
+					ready = ready && r.end <= now
+				case slices.Contains(p.needs, r.id):
+					// Uses the service: its needs check waits for ready.
+				default:
+					held := r.end > now
+					for _, d := range dependents[r.id] {
+						t, ok := end[d]
+						held = held || !ok || t > now
+					}
+					ready = ready && !held
 				}
 			}
 			if ready {
