@@ -1,0 +1,234 @@
+package gpu
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh200"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+)
+
+// h200s is go-nvml's 8-GPU H200 server mock with every reading greenlight
+// asks for set to busy-GPU values; tests change what they need.
+func h200s(t testing.TB) *server.Server {
+	t.Helper()
+	s := dgxh200.New()
+	for i, d := range s.Devices {
+		dev := d.(*server.Device)
+		dev.MemoryInfo = nvml.Memory{Total: 143771 << 20, Used: 100 << 30, Free: 43<<30}
+		dev.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) {
+			return nvml.Memory_v2{Total: 143771 << 20, Used: 99 << 30, Reserved: 615 << 20}, nvml.SUCCESS
+		}
+		dev.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{Gpu: 97, Memory: 41}, nvml.SUCCESS }
+		dev.GetTemperatureFunc = func(nvml.TemperatureSensors) (uint32, nvml.Return) { return 61, nvml.SUCCESS }
+		dev.GetPowerUsageFunc = func() (uint32, nvml.Return) { return 612345, nvml.SUCCESS }
+		dev.GetEnforcedPowerLimitFunc = func() (uint32, nvml.Return) { return 700000, nvml.SUCCESS }
+		dev.GetClockInfoFunc = func(c nvml.ClockType) (uint32, nvml.Return) {
+			if c == nvml.CLOCK_SM {
+				return 1980, nvml.SUCCESS
+			}
+			return 3201, nvml.SUCCESS
+		}
+		dev.GetPcieThroughputFunc = func(nvml.PcieUtilCounter) (uint32, nvml.Return) { return 1000, nvml.SUCCESS }
+		dev.GetTotalEccErrorsFunc = func(nvml.MemoryErrorType, nvml.EccCounterType) (uint64, nvml.Return) { return 0, nvml.SUCCESS }
+		dev.GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) { return 0, nvml.SUCCESS }
+		idx := i
+		dev.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+			if idx == 0 {
+				return []nvml.ProcessInfo{{Pid: uint32(os.Getpid()), UsedGpuMemory: 80 << 30}, {Pid: 1, UsedGpuMemory: 2 << 30}}, nvml.SUCCESS
+			}
+			return nil, nvml.SUCCESS
+		}
+	}
+	return s
+}
+
+func open(t testing.TB, s *server.Server) *NVML {
+	t.Helper()
+	n, err := OpenNVML(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestNVMLReadsEveryDevice(t *testing.T) {
+	n := open(t, h200s(t))
+	inv := n.Inventory()
+	if len(inv.Devices) != 8 || inv.Driver != "550.54.15" || inv.CUDA != "12.4" {
+		t.Fatalf("inventory %d devices, driver %q, CUDA %q", len(inv.Devices), inv.Driver, inv.CUDA)
+	}
+	s := n.Sample(time.Now())[3]
+	if s.Lost || !s.Util.OK || s.Util.V != 97 || s.Power.V != 612.345 || s.PowerLimit.V != 700 || s.SMClock.V != 1980 || s.Temp.V != 61 {
+		t.Errorf("sample = %+v", s)
+	}
+	if s.MemUsed.V != 99<<30 {
+		t.Errorf("memory used %v; want the v2 figure without reserved memory, %v", s.MemUsed.V, 99<<30)
+	}
+	if !strings.Contains(s.Device.Name, "H200") || s.MIG != "off" {
+		t.Errorf("name %q, MIG %q", s.Device.Name, s.MIG)
+	}
+}
+
+func TestUnsupportedMetricsAreNAWithReason(t *testing.T) {
+	srv := h200s(t)
+	d := srv.Devices[2].(*server.Device)
+	d.GetPowerUsageFunc = func() (uint32, nvml.Return) { return 0, nvml.ERROR_NOT_SUPPORTED }
+	d.GetTotalEccErrorsFunc = func(nvml.MemoryErrorType, nvml.EccCounterType) (uint64, nvml.Return) {
+		return 0, nvml.ERROR_NOT_SUPPORTED
+	}
+	d.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) { return nil, nvml.ERROR_NO_PERMISSION }
+	m := srv.Devices[5].(*server.Device)
+	m.MigMode = nvml.DEVICE_MIG_ENABLE
+	m.GetUtilizationRatesFunc = func() (nvml.Utilization, nvml.Return) { return nvml.Utilization{}, nvml.ERROR_NOT_SUPPORTED }
+	samples := open(t, srv).Sample(time.Now())
+	s := samples[2]
+	if s.Power.OK || s.Power.V != 0 || s.Power.Why != "not supported" || s.ECCErrors.OK {
+		t.Errorf("power %+v, ECC %+v; want n/a: not supported", s.Power, s.ECCErrors)
+	}
+	if !strings.Contains(s.ProcsWhy, "permission") {
+		t.Errorf("ProcsWhy = %q", s.ProcsWhy)
+	}
+	if mig := samples[5]; mig.Util.OK || !strings.Contains(mig.Util.Why, "MIG") || mig.MIG != "on" {
+		t.Errorf("MIG device util %+v, MIG %q", mig.Util, mig.MIG)
+	}
+	if !samples[3].Power.OK {
+		t.Error("the other devices lost their power reading")
+	}
+}
+
+func TestLostDeviceOthersGoOn(t *testing.T) {
+	srv := h200s(t)
+	d := srv.Devices[4].(*server.Device)
+	d.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) { return nvml.Memory_v2{}, nvml.ERROR_GPU_IS_LOST }
+	d.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) { return nvml.Memory{}, nvml.ERROR_GPU_IS_LOST }
+	// A device whose reading panics (a mock with a method unset) is lost too.
+	srv.Devices[6].(*server.Device).GetUtilizationRatesFunc = nil
+	samples := open(t, srv).Sample(time.Now())
+	if !samples[4].Lost || !strings.Contains(samples[4].LostWhy, "lost") {
+		t.Errorf("device 4: lost %v (%s)", samples[4].Lost, samples[4].LostWhy)
+	}
+	if !samples[6].Lost {
+		t.Error("device 6 whose reading panicked is not marked lost")
+	}
+	for _, i := range []int{0, 1, 2, 3, 5, 7} {
+		if samples[i].Lost || !samples[i].Util.OK {
+			t.Errorf("device %d: %+v", i, samples[i])
+		}
+	}
+}
+
+func TestThrottleDecoding(t *testing.T) {
+	tests := []struct {
+		bits uint64
+		want []string
+	}{
+		{0, nil},
+		{nvml.ClocksEventReasonGpuIdle, nil},
+		{nvml.ClocksEventReasonSwPowerCap | nvml.ClocksThrottleReasonHwThermalSlowdown, []string{"SW power cap", "HW thermal"}},
+		{nvml.ClocksEventReasonSwThermalSlowdown | nvml.ClocksThrottleReasonHwPowerBrakeSlowdown | nvml.ClocksEventReasonSyncBoost, []string{"sync boost", "SW thermal", "power brake"}},
+	}
+	for _, tt := range tests {
+		if got := DecodeThrottle(tt.bits); !slices.Equal(got, tt.want) {
+			t.Errorf("DecodeThrottle(%#x) = %v; want %v", tt.bits, got, tt.want)
+		}
+	}
+	srv := h200s(t)
+	srv.Devices[1].(*server.Device).GetCurrentClocksEventReasonsFunc = func() (uint64, nvml.Return) {
+		return nvml.ClocksEventReasonSwPowerCap, nvml.SUCCESS
+	}
+	if got := open(t, srv).Sample(time.Now())[1].Throttle; !slices.Equal(got, []string{"SW power cap"}) {
+		t.Errorf("device 1 throttle %v", got)
+	}
+}
+
+func TestProcessLabelling(t *testing.T) {
+	sid, _, err := syscall.Syscall(syscall.SYS_GETSID, 0, 0, 0)
+	if err != 0 {
+		t.Fatal(err)
+	}
+	s := NewSampler(open(t, h200s(t)), time.Second, 0)
+	s.SetSessions([]int{int(sid)})
+	procs := s.Round()[0].Procs
+	if len(procs) != 2 {
+		t.Fatalf("procs = %+v", procs)
+	}
+	for _, p := range procs {
+		switch p.PID {
+		case os.Getpid():
+			if !p.Campaign || p.Name == "" {
+				t.Errorf("our own process %+v: want the campaign's, with a name", p)
+			}
+		case 1:
+			if p.Campaign {
+				t.Errorf("pid 1 labelled the campaign's")
+			}
+		}
+	}
+	sum := s.Summarize(time.Now().Add(-time.Minute), time.Now().Add(time.Minute), []int{0})
+	if len(sum) != 1 || len(sum[0].Foreign) != 1 || sum[0].Foreign[0].PID != 1 {
+		t.Errorf("summary foreign processes = %+v; want pid 1", sum)
+	}
+}
+
+func TestSamplerHistoryIsBounded(t *testing.T) {
+	f := NewFake(2, 7)
+	s := NewSampler(f, 100*time.Millisecond, time.Minute) // at least 10 minutes are kept
+	now := time.Unix(0, 0)
+	s.now = func() time.Time { now = now.Add(100 * time.Millisecond); return now }
+	for i := 0; i < 7000; i++ {
+		s.Round()
+	}
+	h := s.History(0, 1<<20)
+	if len(h) != 6000 {
+		t.Fatalf("history holds %d points; want 6000 (10 minutes at 100 ms)", len(h))
+	}
+	if !h[0].T.Before(h[len(h)-1].T) {
+		t.Error("history not oldest first")
+	}
+	sum := s.Summarize(h[0].T, h[len(h)-1].T, nil)
+	if len(sum) != 2 || sum[0].Samples != 6000 || sum[0].PeakTemp <= 0 {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+func TestFakeIsDeterministicAndFollowsActivity(t *testing.T) {
+	a, b := NewFake(8, 3), NewFake(8, 3)
+	now := time.Unix(0, 0)
+	for i := 0; i < 5; i++ {
+		if x, y := a.Sample(now), b.Sample(now); x[2].Power != y[2].Power || x[2].Temp != y[2].Temp {
+			t.Fatalf("same seed, different readings: %+v vs %+v", x[2], y[2])
+		}
+	}
+	a.SetActivity(Activity{Devices: map[int]Load{0: {Loading: -1, Busy: true}, 1: {Loading: 0.5}}})
+	var s []Sample
+	for i := 0; i < 10; i++ {
+		s = a.Sample(now)
+	}
+	if s[0].Util.V < 80 || s[1].MemUsed.V < 50<<30 || s[2].Util.V != 0 {
+		t.Errorf("busy %v%%, loading %.0f GiB, idle %v%%", s[0].Util.V, s[1].MemUsed.V/(1<<30), s[2].Util.V)
+	}
+}
+
+func BenchmarkSampleRound(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		src  func() Source
+	}{
+		{"fake8", func() Source { return NewFake(8, 1) }},
+		{"nvmlmock8", func() Source { return open(b, h200s(b)) }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s := NewSampler(tc.src(), time.Second, 0)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				s.Round()
+			}
+		})
+	}
+}
