@@ -73,7 +73,7 @@ func FormatBytes(n uint64) string {
 }
 
 // FormatDuration renders a duration the way a person reads an ETA:
-// "45s", "14m05s", "2h03m".
+// "45s", "4m05s", "14m", "2h03m": seconds only while they matter.
 func FormatDuration(d time.Duration) string {
 	if d < 0 {
 		d = 0
@@ -83,6 +83,8 @@ func FormatDuration(d time.Duration) string {
 	switch {
 	case h > 0:
 		return fmt.Sprintf("%dh%02dm", h, m)
+	case m >= 10:
+		return fmt.Sprintf("%dm", m)
 	case m > 0:
 		return fmt.Sprintf("%dm%02ds", m, s)
 	default:

@@ -54,7 +54,7 @@ func (m *model) gpuRow(s gpu.Sample, width int) string {
 	}
 	flag := ""
 	if len(foreign) > 0 {
-		flag = " " + m.st.bad.Render("! foreign pid "+strings.Join(foreign, ","))
+		flag = " " + m.st.bad.Render("!foreign "+strings.Join(foreign, ","))
 	}
 	if len(s.Throttle) > 0 && flag == "" {
 		flag = " " + m.st.warn.Render(strings.Join(s.Throttle, ","))

@@ -36,6 +36,8 @@ func (m *model) stateWord() string {
 	return m.st.running.Render("running")
 }
 
+// headerView is one line: name and state on the left, then as much of
+// elapsed, phases done, the campaign ETA and its end time as fits.
 func (m *model) headerView() string {
 	name := "greenlight"
 	if m.opts.Plan != nil {
@@ -47,31 +49,39 @@ func (m *model) headerView() string {
 	}
 	s := m.state
 	now := m.now()
-	elapsed := dur(now.Sub(s.Started))
 	done, total := 0, len(s.Phases)
 	for _, p := range s.Phases {
 		if p.Status.Finished() || p.Status == runner.Ready {
 			done++
 		}
 	}
-	right := fmt.Sprintf("%s elapsed · %d/%d phases", elapsed, done, total)
+	// Most important first; each part is shown only if it fits.
+	parts := []string{dur(now.Sub(s.Started)) + " elapsed"}
 	if !s.Finished {
 		eta := etaText(s.ETA)
 		if s.ETA.Waiting {
-			eta += " + waiting for you"
+			eta += " + gate"
 		}
-		if s.ETA.Known && !s.ETA.Partial {
-			eta += " (ends " + now.Add(s.ETA.Remaining).Format("15:04") + ")"
-		}
-		right += " · " + eta
+		parts = append(parts, eta)
 	}
-	room := m.w - lipgloss.Width(left) - lipgloss.Width(right) - 3
-	barW := min(24, room)
+	parts = append(parts, fmt.Sprintf("%d/%d phases", done, total))
+	if !s.Finished && s.ETA.Known && !s.ETA.Partial {
+		parts = append(parts, "ends "+now.Add(s.ETA.Remaining).Format("15:04"))
+	}
+	right := ""
+	for _, p := range parts {
+		next := p
+		if right != "" {
+			next = right + " · " + p
+		}
+		if lipgloss.Width(left)+lipgloss.Width(next)+2 > m.w {
+			break
+		}
+		right = next
+	}
 	line := left + " "
-	if barW >= 6 {
-		frac := float64(done) / float64(max(total, 1))
-		line += m.bar(frac, barW) + " "
+	if barW := min(24, m.w-lipgloss.Width(left)-lipgloss.Width(right)-3); barW >= 6 {
+		line += m.bar(float64(done)/float64(max(total, 1)), barW) + " "
 	}
-	line += m.st.dim.Render(right)
-	return line
+	return line + m.st.dim.Render(right)
 }

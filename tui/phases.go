@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"charm.land/lipgloss/v2"
@@ -35,8 +36,8 @@ func (m *model) glyph(s runner.Status) string {
 // phaseRow is one line: glyph, title, bar, then time and what is going on.
 func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 	now := m.now()
-	titleW := min(30, max(12, width/3))
-	barW := max(6, min(20, width/6))
+	titleW := min(30, max(16, width/4))
+	barW := max(6, min(20, width/8))
 	title := ansi.Truncate(p.Title, titleW, "…")
 	title += strings.Repeat(" ", titleW-lipgloss.Width(title))
 	frac := -1.0
@@ -48,18 +49,25 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 		if cur.Progress >= 0 && len(p.Steps) == 1 {
 			frac = cur.Progress
 		}
-		info = dur(now.Sub(p.Started)) + " · " + etaText(p.ETA)
-		if p.ETA.Source != "" && (p.ETA.Known || p.ETA.Over > 0) {
-			info += " (" + p.ETA.Source + ")"
-		}
+		// What a person scans for first: where it is, then when it ends.
+		var parts []string
 		if p.Frozen {
-			info = m.st.warn.Render("frozen") + " · " + info
+			parts = append(parts, m.st.warn.Render("frozen"))
 		}
 		if cur.Stage != "" {
-			info += " · " + cur.Stage
+			parts = append(parts, cur.Stage)
 		} else if len(p.Steps) > 1 {
-			info += fmt.Sprintf(" · step %d/%d", p.Current+1, len(p.Steps))
+			parts = append(parts, fmt.Sprintf("step %d/%d", p.Current+1, len(p.Steps)))
 		}
+		if cur.ETA.Total > 0 {
+			parts = append(parts, fmt.Sprintf("%s/%s", trimNum(cur.ETA.Done), trimNum(cur.ETA.Total)))
+		}
+		eta := etaText(p.ETA)
+		if src := shortSource(p.ETA.Source); src != "" && (p.ETA.Known || p.ETA.Over > 0) {
+			eta += " (" + src + ")"
+		}
+		parts = append(parts, eta, dur(now.Sub(p.Started)))
+		info = strings.Join(parts, " · ")
 	case runner.Ready:
 		frac = 1
 		info = m.st.ok.Render("serving") + " · up " + dur(now.Sub(p.Started))
@@ -116,3 +124,17 @@ func (m *model) phasesView(width, maxRows int) []string {
 	}
 	return out
 }
+
+func shortSource(s string) string {
+	switch s {
+	case runner.SourceProgress:
+		return "log"
+	case runner.SourceHistory:
+		return "history"
+	case runner.SourceEstimate:
+		return "estimate"
+	}
+	return s
+}
+
+func trimNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

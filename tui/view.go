@@ -67,7 +67,12 @@ func (m *model) render() string {
 	var body []string
 	switch m.detail {
 	case detailLog:
-		body = m.logs.view(m, w, rows)
+		if ps := m.selected(); ps != nil {
+			if eta := m.etaLine(ps); eta != "" {
+				body = append(body, eta)
+			}
+		}
+		body = append(body, m.logs.view(m, w, rows-len(body))...)
 	case detailReport:
 		body = m.preview.view(m, w, rows)
 	case detailProcs:
@@ -117,8 +122,7 @@ func (m *model) detailTitle() string {
 	if ps := m.selected(); ps != nil {
 		switch m.detail {
 		case detailLog:
-			step := ps.Steps[ps.Current]
-			s += m.st.dim.Render(fmt.Sprintf("  %s · step %d/%d %s", ps.ID, ps.Current+1, len(ps.Steps), step.Name))
+			s += m.st.dim.Render(fmt.Sprintf("  %s · step %d/%d %s", ps.ID, ps.Current+1, len(ps.Steps), ps.Steps[ps.Current].Name))
 		case detailReport:
 			s += m.st.dim.Render("  " + m.opts.ReportPath)
 		}
@@ -238,4 +242,32 @@ func (m *model) compactView() string {
 		lines[i] = ansi.Truncate(l, m.w, "")
 	}
 	return strings.Join(lines[:min(len(lines), max(1, m.h))], "\n")
+}
+
+// etaLine is the ETA pane of the selected phase's running step, the log
+// pane's first line: stage, progress, rate, ETA and where it comes from.
+func (m *model) etaLine(ps *runner.PhaseState) string {
+	step := ps.Steps[ps.Current]
+	if step.Status != runner.Running || ps.Status != runner.Running {
+		return ""
+	}
+	var parts []string
+	{
+		e := step.ETA
+		if step.Stage != "" {
+			parts = append(parts, step.Stage)
+		}
+		if e.Total > 0 {
+			parts = append(parts, fmt.Sprintf("%s/%s", trimNum(e.Done), trimNum(e.Total)))
+		}
+		if e.Rate != "" {
+			parts = append(parts, e.Rate)
+		}
+		eta := etaText(e)
+		if e.Source != "" {
+			eta += " from " + e.Source
+		}
+		parts = append(parts, eta)
+	}
+	return m.st.running.Render(strings.Join(parts, " · "))
 }

@@ -1,0 +1,326 @@
+package tui
+
+import (
+	"bytes"
+	"flag"
+	"sort"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/exp/teatest/v2"
+	"github.com/charmbracelet/x/vt"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+// updating reports -update, a flag that teatest's golden package defines.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+var t0 = time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
+
+const campaignYAML = `
+name: k25-profile
+phases:
+  - id: serve
+    title: vLLM server (TP=8)
+    service: {run: serve, ready: {log: up}, estimate: 36m}
+  - id: macro
+    title: torch.profiler decode traces
+    needs: [serve]
+    steps: [{run: a, estimate: 8m}, {run: b}]
+  - id: gemm
+    title: Marlin W4A16 GEMM sweep
+    gpus: [0]
+    steps: [{run: c, estimate: 10m}]
+  - id: nsys
+    title: nsys timeline in CUDA graphs
+    gate: manual
+    steps: [{run: d, estimate: 45m}]
+`
+
+func testPlan(t testing.TB) *runner.Plan {
+	p, err := runner.Parse("c.yaml", "/c/c.yaml", []byte(campaignYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// loadingState: the server is 29 shards into 64, 14 minutes to go.
+func loadingState(logPath string) *runner.State {
+	min := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	return &runner.State{Name: "k25-profile", Started: min(0), Now: min(20), DiskFree: 812 << 30,
+		ETA: runner.ETA{Known: true, Remaining: 77 * time.Minute, Waiting: true},
+		Phases: []runner.PhaseState{
+			{ID: "serve", Title: "vLLM server (TP=8)", Status: runner.Running, Started: min(0), Attempt: 1,
+				ETA:   runner.ETA{Known: true, Remaining: 14 * time.Minute, Source: runner.SourceProgress, Fraction: -1},
+				Steps: []runner.StepState{{Name: "service", Status: runner.Running, Stage: "loading weights", Progress: 29.0 / 64, Log: logPath, Started: min(0),
+					ETA: runner.ETA{Known: true, Remaining: 14 * time.Minute, Source: runner.SourceProgress, Rate: "24.8 s/it", Done: 29, Total: 64, Fraction: 29.0 / 64}}}},
+			{ID: "macro", Title: "torch.profiler decode traces", Status: runner.Pending, ETA: runner.ETA{Known: true, Remaining: 8 * time.Minute},
+				Steps: []runner.StepState{{Name: "a", Status: runner.Pending}, {Name: "b", Status: runner.Pending}}},
+			{ID: "gemm", Title: "Marlin W4A16 GEMM sweep", Status: runner.Done, Started: min(1), Ended: min(11), GPUs: []int{0},
+				Steps: []runner.StepState{{Name: "c", Status: runner.Done}}},
+			{ID: "nsys", Title: "nsys timeline in CUDA graphs", Status: runner.Pending, Manual: true, ETA: runner.ETA{Known: true, Remaining: 45 * time.Minute},
+				Steps: []runner.StepState{{Name: "d", Status: runner.Pending}}},
+		}}
+}
+
+// fakeGPUs serves fixed samples and history.
+type fakeGPUs struct {
+	n  int
+	ch chan []gpu.Sample
+}
+
+func newFakeGPUs(n int) *fakeGPUs { return &fakeGPUs{n: n, ch: make(chan []gpu.Sample, 1)} }
+
+func (f *fakeGPUs) Samples() <-chan []gpu.Sample { return f.ch }
+func (f *fakeGPUs) History(i, n int) []gpu.Point {
+	var out []gpu.Point
+	for k := 0; k < min(n, 30); k++ {
+		out = append(out, gpu.Point{Util: float32((k*7 + i*13) % 100)})
+	}
+	return out
+}
+func (f *fakeGPUs) Inventory() gpu.Inventory {
+	inv := gpu.Inventory{Source: "nvml", Driver: "580.159.04", CUDA: "13.0"}
+	for i := 0; i < f.n; i++ {
+		inv.Devices = append(inv.Devices, gpu.Device{Index: i, Name: "NVIDIA H200", MemTotal: 143771 << 20})
+	}
+	return inv
+}
+
+func (f *fakeGPUs) samples() []gpu.Sample {
+	m := func(v float64) gpu.Metric { return gpu.Metric{V: v, OK: true} }
+	var out []gpu.Sample
+	for i := 0; i < f.n; i++ {
+		s := gpu.Sample{Device: f.Inventory().Devices[i], Util: m(float64(10 + i*11%90)), MemUsed: m(float64(i*17%140) * (1 << 30)),
+			Temp: m(float64(40 + i)), Power: m(float64(150 + i*60)), PowerLimit: m(700)}
+		switch i {
+		case 2:
+			s.Procs = []gpu.Process{{PID: 4242, Name: "python3", MemUsed: 20 << 30}}
+		case 5:
+			s = gpu.Sample{Device: s.Device, Lost: true, LostWhy: "GPU is lost (fell off the bus?)"}
+		case 6:
+			s.Power = gpu.Metric{Why: "not supported"}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+type fakeRunner struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (f *fakeRunner) rec(s string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, s)
+	return nil
+}
+func (f *fakeRunner) Pause() error               { return f.rec("pause") }
+func (f *fakeRunner) Resume() error              { return f.rec("resume") }
+func (f *fakeRunner) Freeze() error              { return f.rec("freeze") }
+func (f *fakeRunner) Thaw() error                { return f.rec("thaw") }
+func (f *fakeRunner) Skip(id string) error       { return f.rec("skip " + id) }
+func (f *fakeRunner) Retry(id string) error      { return f.rec("retry " + id) }
+func (f *fakeRunner) Greenlight(id string) error { return f.rec("greenlight " + id) }
+func (f *fakeRunner) Stop() error                { return f.rec("stop") }
+// got lists the calls sorted: each runs in a command of its own, so their
+// order is not the keys' order.
+func (f *fakeRunner) got() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := append([]string(nil), f.calls...)
+	sort.Strings(c)
+	return strings.Join(c, ",")
+}
+
+type screenTest struct {
+	tm     *teatest.TestModel
+	emu    *vt.Emulator
+	events chan runner.Event
+	gpus   *fakeGPUs
+	ctl    *fakeRunner
+	dir    string
+}
+
+func newScreenTest(t *testing.T, w, h, ngpu int) *screenTest {
+	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("NO_COLOR", "")
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "serve.log")
+	os.WriteFile(logPath, []byte("INFO 12-02 14:00:01 [core.py:74] Initializing a V1 LLM engine (v0.11.0)\n"+
+		"Loading safetensors checkpoint shards:  44% Completed | 28/64 [11:35<14:53, 24.8s/it]\rLoading safetensors checkpoint shards:  45% Completed | 29/64 [12:00<14:28, 24.8s/it]\n"+
+		"\x1b[2J\x1b[31mred text\x1b[0m and a bell\a\n"), 0o644)
+	report := filepath.Join(dir, "k25.md")
+	os.WriteFile(report, []byte("# k25-profile\n\nUser notes here.\n"), 0o644)
+	st := &screenTest{events: make(chan runner.Event, 16), gpus: newFakeGPUs(ngpu), ctl: &fakeRunner{}, dir: dir, emu: vt.NewEmulator(w, h)}
+	m := newModel(Options{Runner: st.ctl, Events: st.events, Sampler: st.gpus, Plan: testPlan(t), ReportPath: report,
+		Now: func() time.Time { return t0.Add(20 * time.Minute) }})
+	st.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h),
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+	go m.preview.watch(st.tm.GetProgram())
+	go io.Copy(io.Discard, st.emu) // the emulator's replies to queries; nobody asks for them
+	t.Cleanup(func() { m.preview.stop(); st.tm.Quit(); st.emu.Close() })
+	st.events <- runner.Event{Kind: runner.Progress, Phase: "serve", State: loadingState(logPath), Time: t0.Add(20 * time.Minute)}
+	st.gpus.ch <- st.gpus.samples()
+	return st
+}
+
+// screen feeds the program's output to the terminal emulator until the
+// screen shows want, and returns it with trailing blanks trimmed.
+func (s *screenTest) screen(t *testing.T, want string) string {
+	t.Helper()
+	fed := 0
+	var text string
+	teatest.WaitFor(t, s.tm.Output(), func(b []byte) bool {
+		// A tty turns \n into \r\n on output (ONLCR); the emulator does not.
+		s.emu.Write(bytes.ReplaceAll(b[fed:], []byte("\n"), []byte("\r\n")))
+		fed = len(b)
+		text = trimScreen(s.emu.String())
+		return strings.Contains(text, want)
+	}, teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+	return text
+}
+
+func trimScreen(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n") + "\n"
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if updating() {
+		os.WriteFile(path, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./tui -update writes it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("screen differs from %s (go test ./tui -update to accept):\n%s", path, got)
+	}
+}
+
+func TestScreen80x24(t *testing.T) {
+	s := newScreenTest(t, 80, 24, 8)
+	got := s.screen(t, "red text")
+	golden(t, "screen-80x24.golden", got)
+	for _, want := range []string{"ETA 1h17m + gate", "loading weights · 29/64 · ETA 14m (log)", "loading weights · 29/64 · 24.8 s/it · ETA 14m from log progress", "lost: GPU is lost", "!foreign 4242", "n/a", "red text and a bell?"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("80x24 screen lacks %q", want)
+		}
+	}
+	if strings.Contains(got, "\x1b") || strings.Count(got, "\n") > 24 {
+		t.Error("screen holds escape codes or more than 24 lines")
+	}
+}
+
+func TestScreen200x60(t *testing.T) {
+	s := newScreenTest(t, 200, 60, 8)
+	golden(t, "screen-200x60.golden", s.screen(t, "red text"))
+}
+
+func TestScreen16GPUsAt120x40(t *testing.T) {
+	s := newScreenTest(t, 120, 40, 16)
+	got := s.screen(t, "29/64")
+	for i := 0; i < 16; i++ {
+		if !strings.Contains(got, fmt.Sprintf("\n%-2d H200", i)) {
+			t.Errorf("GPU %d is not on the 120x40 screen:\n%s", i, got)
+		}
+	}
+}
+
+func TestCompactBelow80x24(t *testing.T) {
+	s := newScreenTest(t, 60, 15, 8)
+	got := s.screen(t, "compact view")
+	if !strings.Contains(got, "vLLM server") || strings.Contains(got, "H200") {
+		t.Errorf("compact view:\n%s", got)
+	}
+}
+
+func TestKeysCommandTheRunner(t *testing.T) {
+	s := newScreenTest(t, 100, 30, 2)
+	s.screen(t, "29/64")
+	s.tm.Type("p")
+	s.tm.Type("f")
+	s.tm.Type("j")
+	s.tm.Type("j")
+	s.tm.Type("s") // gemm is done: skip is refused by the runner, not asked
+	s.tm.Type("r")
+	s.tm.Type("j")
+	s.tm.Type("g")
+	deadline := time.Now().Add(5 * time.Second)
+	want := "freeze,greenlight nsys,pause,retry gemm,skip gemm"
+	for s.ctl.got() != want && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := s.ctl.got(); got != want {
+		t.Errorf("runner got %q; want %q", got, want)
+	}
+	// Skipping the running phase asks first.
+	s.tm.Type("k")
+	s.tm.Type("k")
+	s.tm.Type("k")
+	s.tm.Type("s")
+	s.screen(t, "Skip vLLM server (TP=8) while it runs?")
+	s.tm.Type("y")
+	deadline = time.Now().Add(5 * time.Second)
+	for !strings.Contains(s.ctl.got(), "skip serve") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(s.ctl.got(), "skip serve") {
+		t.Errorf("after y: %q", s.ctl.got())
+	}
+}
+
+func TestPreviewFollowsEditsKeepingScroll(t *testing.T) {
+	s := newScreenTest(t, 100, 30, 2)
+	s.screen(t, "29/64")
+	s.tm.Send(tea.KeyPressMsg{Code: tea.KeyTab})
+	s.screen(t, "User notes here.")
+	f, _ := os.OpenFile(filepath.Join(s.dir, "k25.md"), os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintln(f, "\nAn edit from another pane.")
+	f.Close()
+	start := time.Now()
+	s.screen(t, "An edit from another pane.")
+	t.Logf("the edit showed after %s", time.Since(start).Round(time.Millisecond))
+}
+
+func TestQuitWhileRunningOffersLeaveOrStop(t *testing.T) {
+	s := newScreenTest(t, 100, 30, 2)
+	s.screen(t, "29/64")
+	s.tm.Type("q")
+	s.screen(t, "leave the steps running")
+	s.tm.Type("l")
+	m := s.tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*model)
+	if !m.result.Interrupted || !strings.Contains(m.result.Message, "left the steps running") {
+		t.Errorf("result %+v", m.result)
+	}
+}
+
+func TestCollapseAndSanitize(t *testing.T) {
+	got := collapse("a\rb\rc\nx\x1b[2J\x1b[31my\x1b[0m\a\n\rtail \r")
+	want := []string{"c", "xy?", "tail "}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("collapse = %q; want %q", got, want)
+	}
+}
