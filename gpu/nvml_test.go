@@ -20,7 +20,7 @@ func h200s(t testing.TB) *server.Server {
 	s := dgxh200.New()
 	for i, d := range s.Devices {
 		dev := d.(*server.Device)
-		dev.MemoryInfo = nvml.Memory{Total: 143771 << 20, Used: 100 << 30, Free: 43<<30}
+		dev.MemoryInfo = nvml.Memory{Total: 143771 << 20, Used: 100 << 30, Free: 43 << 30}
 		dev.GetMemoryInfo_v2Func = func() (nvml.Memory_v2, nvml.Return) {
 			return nvml.Memory_v2{Total: 143771 << 20, Used: 99 << 30, Reserved: 615 << 20}, nvml.SUCCESS
 		}
