@@ -175,7 +175,7 @@ func newScreenTest(t *testing.T, w, h, ngpu int) *screenTest {
 	st.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	go m.preview.watch(st.tm.GetProgram())
-	go io.Copy(io.Discard, st.emu) // the emulator's replies to queries; nobody asks for them
+	go io.Copy(io.Discard, st.emu)                       // the emulator's replies to queries; nobody asks for them
 	t.Cleanup(func() { m.preview.stop(); st.tm.Quit() }) // not emu.Close: it races with Read inside vt
 	st.events <- runner.Event{Kind: runner.Progress, Phase: "serve", State: loadingState(logPath), Time: t0.Add(20 * time.Minute)}
 	st.gpus.ch <- st.gpus.samples()
