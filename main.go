@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,6 +52,17 @@ Exit status: 0 all phases done or skipped, 1 a phase failed, 2 bad input, 130 in
 `
 
 func main() {
+	// GREENLIGHT_CPUPROFILE=FILE writes a CPU profile of the monitor, for
+	// checking the idle-CPU budget.
+	if path := os.Getenv("GREENLIGHT_CPUPROFILE"); path != "" && len(os.Args) > 1 && os.Args[1] == "run" {
+		if f, err := os.Create(path); err == nil {
+			pprof.StartCPUProfile(f)
+			code := run(os.Args[1:], os.Stdout, os.Stderr)
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(code)
+		}
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

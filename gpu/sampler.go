@@ -39,6 +39,7 @@ type Sampler struct {
 	head     []int
 	sessions map[int]bool
 	seen     map[[2]int]*Seen // (device, pid)
+	procs    map[int]procEntry
 	inv      Inventory
 
 	out  chan []Sample
@@ -52,7 +53,7 @@ func NewSampler(src Source, interval, keepFor time.Duration) *Sampler {
 	interval = max(interval, 100*time.Millisecond)
 	keepFor = max(keepFor, 10*time.Minute)
 	s := &Sampler{src: src, interval: interval, now: time.Now, keep: int(keepFor / interval),
-		sessions: map[int]bool{}, seen: map[[2]int]*Seen{}, out: make(chan []Sample, 1),
+		sessions: map[int]bool{}, seen: map[[2]int]*Seen{}, procs: map[int]procEntry{}, out: make(chan []Sample, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	s.inv = src.Inventory()
 	return s
@@ -111,7 +112,7 @@ func (s *Sampler) Round() []Sample {
 		sm := &samples[i]
 		for j := range sm.Procs {
 			p := &sm.Procs[j]
-			name, sid, ok := procInfo(p.PID)
+			name, sid, ok := s.proc(p.PID, now)
 			if p.Name == "" {
 				p.Name = name
 			}
@@ -161,6 +162,27 @@ func val(m Metric, scale float64) float32 {
 		return -1
 	}
 	return float32(m.V * scale)
+}
+
+type procEntry struct {
+	name string
+	sid  int
+	ok   bool
+	at   time.Time
+}
+
+// proc reads a process's name and session from /proc, cached for ten
+// seconds: they do not change, and /proc reads are the sampler's main cost.
+func (s *Sampler) proc(pid int, now time.Time) (string, int, bool) {
+	if e, hit := s.procs[pid]; hit && now.Sub(e.at) < 10*time.Second {
+		return e.name, e.sid, e.ok
+	}
+	name, sid, ok := procInfo(pid)
+	if len(s.procs) > 4096 {
+		clear(s.procs)
+	}
+	s.procs[pid] = procEntry{name, sid, ok, now}
+	return name, sid, ok
 }
 
 // Latest is the last round, or nil before the first.

@@ -16,7 +16,7 @@ import (
 //	go test ./runner -run XXX -bench TenMillionLines -benchtime 5x
 func BenchmarkTenMillionLines(b *testing.B) {
 	const script = "seq 10000000"
-	var alone, under time.Duration
+	var alone, sup, under time.Duration
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
 		out, _ := os.Create(filepath.Join(dir, "alone.log"))
@@ -28,6 +28,18 @@ func BenchmarkTenMillionLines(b *testing.B) {
 		}
 		alone += time.Since(t0)
 		out.Close()
+
+		// The supervisor by itself, no monitor: its own cost.
+		exe0, _ := os.Executable()
+		status := filepath.Join(dir, "sup.json")
+		if err := exec.Command(exe0, SuperviseCommand, "--status", status, "--log", filepath.Join(dir, "sup.log"), "--", "sh", "-c", script).Run(); err != nil {
+			b.Fatal(err)
+		}
+		st0, err := readStatus(status)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sup += st0.Ended.Sub(st0.Started)
 
 		path := filepath.Join(dir, "c.yaml")
 		os.WriteFile(path, []byte("name: bench\nphases:\n  - id: flood\n    steps: [{run: '"+script+"'}]\n"), 0o644)
@@ -59,6 +71,7 @@ func BenchmarkTenMillionLines(b *testing.B) {
 		under += s.Ended.Sub(s.Started)
 	}
 	b.ReportMetric(float64(alone.Milliseconds())/float64(b.N), "ms-alone/op")
+	b.ReportMetric(float64(sup.Milliseconds())/float64(b.N), "ms-supervisor-only/op")
 	b.ReportMetric(float64(under.Milliseconds())/float64(b.N), "ms-supervised/op")
 	b.ReportMetric(float64(under)/float64(alone), "ratio")
 }

@@ -302,7 +302,7 @@ phases:
 `, count, count)
 	p := campaign(t, body)
 	stateDir := filepath.Join(dir, "state")
-	killRunnerMidStep(t, p.File, stateDir, `"kind":"step-start","phase":"long"`)
+	killRunnerMidStep(t, p.File, stateDir, `"kind":"step-pid","phase":"long"`)
 	opts := testOptions(t)
 	opts.StateDir = stateDir
 	h := start(t, p, opts)

@@ -31,6 +31,7 @@ const (
 	recPhaseStart = "phase-start"
 	recPhaseEnd   = "phase-end"
 	recStepStart  = "step-start"
+	recStepPID    = "step-pid"
 	recStepEnd    = "step-end"
 	recReady      = "service-ready"
 	recGate       = "greenlight"
@@ -61,6 +62,19 @@ func (j *journal) append(r record) error {
 		return fmt.Errorf("journal: %w", err)
 	}
 	return j.f.Sync()
+}
+
+// appendNoSync writes without fsync, for records whose loss a crash makes
+// harmless.
+func (j *journal) appendNoSync(r record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_, err = j.f.Write(append(b, '\n'))
+	return err
 }
 
 func (j *journal) close() error { return j.f.Close() }

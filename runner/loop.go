@@ -6,6 +6,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 func (r *Runner) loop() {
@@ -20,6 +22,8 @@ func (r *Runner) loop() {
 	}
 	tick := time.NewTicker(r.opts.Poll)
 	defer tick.Stop()
+	r.startWatcher()
+	defer r.stopWatcher()
 	r.step()
 	for {
 		select {
@@ -27,6 +31,8 @@ func (r *Runner) loop() {
 			f()
 		case ex := <-r.exited:
 			r.reap(ex)
+		case dir := <-r.wake:
+			r.woken(dir)
 		case <-tick.C:
 		case <-r.quit:
 			for _, pr := range r.phases {
@@ -94,6 +100,16 @@ func (r *Runner) journal(rec record) {
 	}
 }
 
+func (r *Runner) journalNoSync(rec record) {
+	if r.readOnly {
+		return
+	}
+	if rec.T.IsZero() {
+		rec.T = r.opts.Now()
+	}
+	r.jr.appendNoSync(rec)
+}
+
 func (r *Runner) warn(msg string) {
 	r.warnings = append(r.warnings, msg)
 	if len(r.warnings) > 50 {
@@ -128,6 +144,12 @@ func (r *Runner) setFrozen(f bool) error {
 	}
 	n := 0
 	for _, pr := range r.phases {
+		if sr := pr.cur; sr != nil && sr.pgid == 0 {
+			// Started moments ago: its status file may already say where.
+			if st, err := readStatus(sr.files.status); err == nil {
+				sr.pgid = st.PGID
+			}
+		}
 		if sr := pr.cur; sr != nil && pr.ph.Service == nil && sr.pgid > 0 && !sr.exitedSeen {
 			if err := syscall.Kill(-sr.pgid, sig); err == nil {
 				n++
@@ -341,4 +363,68 @@ func globArtifacts(globs []string, dir string) []Artifact {
 		return 1
 	})
 	return out
+}
+
+// startWatcher watches the folders of running steps, so that a result is
+// read as soon as it is written, without polling; an idle monitor then
+// wakes once a second. Without inotify the runner falls back to its tick.
+func (r *Runner) startWatcher() {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		r.warn(fmt.Sprintf("cannot watch step folders (%v): results are read every %s", err, r.opts.Poll))
+		return
+	}
+	r.watcher = w
+	go func() {
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				select {
+				case r.wake <- filepath.Dir(ev.Name):
+				default: // full: the tick catches up
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	for _, pr := range r.phases {
+		if pr.cur != nil && !pr.cur.exitedSeen {
+			r.watchStep(pr.cur)
+		}
+	}
+}
+
+func (r *Runner) stopWatcher() {
+	if r.watcher != nil {
+		r.watcher.Close()
+	}
+}
+
+func (r *Runner) watchStep(sr *stepRun) {
+	if r.watcher != nil && sr.dir != "" {
+		r.watcher.Add(sr.dir)
+	}
+}
+
+func (r *Runner) unwatchStep(sr *stepRun) {
+	if r.watcher != nil && sr.dir != "" {
+		r.watcher.Remove(sr.dir)
+	}
+}
+
+// woken follows the running step whose folder changed.
+func (r *Runner) woken(dir string) {
+	now := r.opts.Now()
+	for _, pr := range r.phases {
+		if pr.cur != nil && pr.cur.dir == dir && !pr.cur.exitedSeen {
+			r.follow(pr, now)
+			return
+		}
+	}
 }

@@ -167,6 +167,10 @@ func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
 func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 	step := pr.ph.AllSteps()[idx]
 	pr.state.Current = idx
+	// Journaled (fsynced) before the step starts: an fsync while a step
+	// begins writing can make the filesystem flush its output and slow it.
+	dir := r.stepDir(pr, step, try)
+	r.journal(record{Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: dir})
 	sr, err := r.launch(pr, step, try, now)
 	ss := &pr.state.Steps[idx]
 	*ss = StepState{Index: idx, Name: step.Label(), Status: Running, Attempt: try, Started: now, Progress: -1}
@@ -176,8 +180,14 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 		return
 	}
 	ss.Log = sr.files.log
+	if pr.cur != nil {
+		r.unwatchStep(pr.cur)
+	}
 	pr.cur = sr
-	r.journal(record{Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: sr.dir, PID: sr.sup})
+	r.watchStep(sr)
+	// The supervisor's pid, for re-adoption if we die before its status
+	// file exists; page cache is enough, a machine crash kills it too.
+	r.journalNoSync(record{Kind: recStepPID, Phase: pr.ph.ID, Step: idx, Attempt: try, PID: sr.sup})
 	r.emit(Event{Kind: StepStarted, Phase: pr.ph.ID, Step: idx, Message: fmt.Sprintf("%s: step %d/%d %s", pr.ph.Label(), idx+1, len(pr.ph.AllSteps()), step.Label())})
 }
 

@@ -40,6 +40,11 @@ func (r *Runner) resume(recs []record) {
 			h.attempt = max(h.attempt, rec.Attempt)
 		case recStepStart:
 			h.stepStart[rec.Step] = rec
+		case recStepPID:
+			if st, ok := h.stepStart[rec.Step]; ok && st.Attempt == rec.Attempt {
+				st.PID = rec.PID
+				h.stepStart[rec.Step] = st
+			}
 		case recStepEnd:
 			h.stepEnd[rec.Step] = rec
 		case recReady:

@@ -22,17 +22,20 @@ func startProbe(url string, every time.Duration) *probe {
 	p := &probe{cancel: cancel}
 	client := &http.Client{Timeout: 3 * time.Second}
 	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
 		for {
 			code := httpStatus(ctx, client, url)
 			p.code.Store(int32(code))
 			p.ok.Store(code >= 200 && code < 300)
 			p.seen.Store(true)
+			// Once up, a health check every 5 s is enough and costs less.
+			wait := every
+			if p.ok.Load() {
+				wait = 5 * time.Second
+			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-time.After(wait):
 			}
 		}
 	}()
@@ -88,12 +91,16 @@ func (r *Runner) checkService(sr *stepRun, now time.Time) {
 			return
 		}
 		if sr.probe.ok.Load() {
-			sr.healthFails = 0
+			sr.healthFails, sr.healthWarned = 0, false
 			return
 		}
 		sr.healthFails++
-		// About 5 s of failed probes at the loop's pace: not a blip.
-		if sr.healthFails == int(5*time.Second/r.opts.Poll) {
+		// Failed for 5 s (a probe's 3 s timeout, then 0.5 s retries): not a blip.
+		if sr.healthFails == 1 {
+			sr.healthFailSince = now
+		}
+		if now.Sub(sr.healthFailSince) >= 5*time.Second && !sr.healthWarned {
+			sr.healthWarned = true
 			code := sr.probe.code.Load()
 			why := fmt.Sprintf("health check %s failing (HTTP %d): engine dead?", svc.ReadyHTTP, code)
 			if code == 0 {

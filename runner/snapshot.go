@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"math"
 	"slices"
 	"time"
 )
@@ -23,7 +24,12 @@ func (r *Runner) updateETA(sr *stepRun, now time.Time) {
 	ss.ETA = stepETA(now, sr.started, &sr.prog, r.hist.typical(sr.step.Key), sr.step.Estimate, after)
 	ss.Progress = ss.ETA.Fraction
 	pr.state.ETA = r.phaseRemaining(pr, now)
-	if now.Sub(sr.lastEmit) >= 250*time.Millisecond && (ss.Progress != sr.lastFrac || ss.Stage != sr.lastStage) {
+	// Publish a stage change at once, progress at most every 250 ms when it
+	// moved a percent, and once a second otherwise: every event redraws
+	// the screen, and the idle budget is half a percent of a core.
+	moved := math.Abs(ss.Progress-sr.lastFrac) >= 0.01
+	due := now.Sub(sr.lastEmit) >= time.Second || moved && now.Sub(sr.lastEmit) >= 250*time.Millisecond
+	if ss.Stage != sr.lastStage || due && ss.Progress != sr.lastFrac {
 		sr.lastEmit, sr.lastFrac, sr.lastStage = now, ss.Progress, ss.Stage
 		r.emit(Event{Kind: Progress, Phase: pr.ph.ID, Step: sr.step.Index})
 	}

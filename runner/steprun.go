@@ -30,9 +30,16 @@ type stepRun struct {
 	prog                   progressTrack
 	stage                  int // index into the service's stages, -1 before the first
 	skipPartial            bool
+	buf                    []byte // read buffer, kept: the log is read often
+	lastLogRead            time.Time
+	logFile                *os.File
+	reaped                 bool // its supervisor exited: look now
+	statusSeen             statKey
 	readyLog, readyHTTP    bool
 	probe                  *probe
 	healthFails            int
+	healthFailSince        time.Time
+	healthWarned           bool
 
 	exitedSeen bool
 	stopFor    Status // why we are stopping it: Skipped, Stopped, Done (a service no longer needed), Failed
@@ -52,13 +59,20 @@ type stepFiles struct{ log, status, results, summary string }
 
 type stepExit struct{ sr *stepRun }
 
+// filesIn names a step's files. The log sits beside the folder, not in it:
+// the runner watches the folder for results, summary and status, and a
+// step flooding its log must not wake the monitor on every write.
 func filesIn(dir string) stepFiles {
-	return stepFiles{log: filepath.Join(dir, "log"), status: filepath.Join(dir, "status.json"),
+	return stepFiles{log: dir + ".log", status: filepath.Join(dir, "status.json"),
 		results: filepath.Join(dir, "results.jsonl"), summary: filepath.Join(dir, "summary.md")}
 }
 
+func (r *Runner) stepDir(pr *phaseRun, step *Step, try int) string {
+	return filepath.Join(r.dirs.steps, pr.ph.ID, fmt.Sprintf("a%d-s%d-t%d", pr.state.Attempt, step.Index+1, try))
+}
+
 func (r *Runner) launch(pr *phaseRun, step *Step, try int, now time.Time) (*stepRun, error) {
-	dir := filepath.Join(r.dirs.steps, pr.ph.ID, fmt.Sprintf("a%d-s%d-t%d", pr.state.Attempt, step.Index+1, try))
+	dir := r.stepDir(pr, step, try)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -122,6 +136,7 @@ func (r *Runner) launch(pr *phaseRun, step *Step, try int, now time.Time) (*step
 // reap handles a supervisor this runner started having exited.
 func (r *Runner) reap(ex stepExit) {
 	if ex.sr.pr.cur == ex.sr && !ex.sr.exitedSeen {
+		ex.sr.reaped = true
 		r.follow(ex.sr.pr, r.opts.Now())
 	}
 }
@@ -151,9 +166,18 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 	if sr.exitedSeen {
 		return
 	}
-	r.readLog(sr, now, false)
+	// Results go to disk within 100 ms, so they are read every poll; the
+	// log (progress) and the status file every 250 ms are enough, and an
+	// exit of a supervisor we started wakes us through reap at once.
 	r.readResults(sr, now)
 	r.readSummary(sr)
+	// A freeze asked before the step's group was known waits for its status.
+	frozenPending := r.frozen && sr.pgid == 0 && pr.ph.Service == nil
+	if now.Sub(sr.lastLogRead) < logEvery && !sr.reaped && !frozenPending {
+		return
+	}
+	sr.lastLogRead = now
+	r.readLog(sr, now, false)
 	if pr.ph.Service != nil {
 		r.checkService(sr, now)
 	}
@@ -161,8 +185,8 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 		r.checkQuiet(sr, now)
 		return
 	}
-	st, err := readStatus(sr.files.status)
-	if err == nil {
+	st, err := sr.readStatusIfChanged()
+	if err == nil && st != nil {
 		if sr.pgid == 0 && st.PGID > 0 {
 			sr.pgid = st.PGID
 			if r.frozen && pr.ph.Service == nil {
@@ -182,7 +206,7 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 			return
 		}
 	}
-	if now.Sub(sr.lastAlive) > time.Second {
+	if now.Sub(sr.lastAlive) > 5*time.Second {
 		sr.lastAlive = now
 		if !supervisorAlive(sr.sup, sr.files.status) {
 			// Re-check: it may have written its status just now.
@@ -206,6 +230,9 @@ func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 	sr.exitedSeen = true
 	if sr.probe != nil {
 		sr.probe.cancel()
+	}
+	if pr.ph.Service == nil || sr.stopFor != "" || pr.state.Status != Ready {
+		r.unwatchStep(sr)
 	}
 	ss := &pr.state.Steps[sr.step.Index]
 	ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
@@ -336,6 +363,7 @@ func (r *Runner) resumeBetweenSteps(now time.Time) {
 }
 
 const (
+	logEvery       = 250 * time.Millisecond
 	maxReadPerPoll = 4 << 20
 	tailWindow     = 64 << 10
 )
@@ -343,23 +371,38 @@ const (
 // readLog splits new log bytes on \n and \r, so tqdm's redraws count as
 // lines, and looks in each for progress, results, readiness and stages.
 func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
-	f, err := os.Open(sr.files.log)
+	// The log stays open while the step runs: reopening it four times a
+	// second is most of an idle monitor's CPU.
+	if sr.logFile == nil {
+		f, err := os.Open(sr.files.log)
+		if err != nil {
+			return
+		}
+		sr.logFile = f
+	}
+	f := sr.logFile
+	if final {
+		defer func() { sr.logFile.Close(); sr.logFile = nil }()
+	}
+	fi, err := f.Stat()
 	if err != nil {
 		return
 	}
-	defer f.Close()
+	size := fi.Size()
 	// Progress needs only the latest lines. Unless every line matters
 	// (results regex, a service's readiness and stages), skip what a
 	// flooding step wrote since the last look: the monitor must not compete
 	// with the benchmark for CPU.
-	if sr.step.Results == nil && sr.pr.ph.Service == nil {
-		if fi, err := f.Stat(); err == nil && fi.Size()-sr.logOff > tailWindow {
-			sr.logOff, sr.logRest = fi.Size()-tailWindow, nil
-			sr.skipPartial = true
-		}
+	if sr.step.Results == nil && sr.pr.ph.Service == nil && size-sr.logOff > tailWindow {
+		sr.logOff, sr.logRest = size-tailWindow, nil
+		sr.skipPartial = true
 	}
-	for {
-		buf := make([]byte, maxReadPerPoll)
+	for size > sr.logOff {
+		want := min(size-sr.logOff, maxReadPerPoll)
+		if int64(cap(sr.buf)) < want {
+			sr.buf = make([]byte, want)
+		}
+		buf := sr.buf[:want]
 		n, _ := f.ReadAt(buf, sr.logOff)
 		if n == 0 {
 			break
@@ -391,7 +434,7 @@ func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
 			r.logLine(sr, sr.logRest, now)
 			sr.logRest = nil
 		}
-		if !final || n < maxReadPerPoll {
+		if !final {
 			break
 		}
 	}
@@ -523,6 +566,9 @@ func (r *Runner) readSummary(sr *stepRun) {
 }
 
 func readFrom(path string, off int64) ([]byte, int64) {
+	if fi, err := os.Stat(path); err != nil || fi.Size() <= off {
+		return nil, off
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, off
@@ -533,4 +579,28 @@ func readFrom(path string, off int64) ([]byte, int64) {
 	}
 	data, _ := io.ReadAll(io.LimitReader(f, maxReadPerPoll))
 	return data, off + int64(len(data))
+}
+
+// statKey tells whether a file changed since it was last read.
+type statKey struct {
+	size int64
+	mod  time.Time
+}
+
+// readStatusIfChanged reads the status file only when it changed; nil, nil
+// means unchanged.
+func (sr *stepRun) readStatusIfChanged() (*StepStatus, error) {
+	fi, err := os.Stat(sr.files.status)
+	if err != nil {
+		return nil, err
+	}
+	k := statKey{fi.Size(), fi.ModTime()}
+	if k == sr.statusSeen {
+		return nil, nil
+	}
+	st, err := readStatus(sr.files.status)
+	if err == nil {
+		sr.statusSeen = k
+	}
+	return st, err
 }

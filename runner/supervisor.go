@@ -73,7 +73,10 @@ func SuperviseMain(args []string) int {
 		return 1
 	}
 	st.PID, st.PGID = cmd.Process.Pid, cmd.Process.Pid
-	if err := writeStatus(*statusPath, st); err != nil {
+	// Not fsynced: an fsync here, while the step starts writing, can make
+	// the filesystem flush the step's own output and slow it. The runner
+	// already journaled the supervisor's pid; the final status is fsynced.
+	if err := writeStatusNoSync(*statusPath, st); err != nil {
 		fmt.Fprintf(logf, "greenlight: cannot write status: %v\n", err)
 	}
 	waited := make(chan error, 1)
@@ -211,6 +214,18 @@ func writeStatus(path string, st *StepStatus) error {
 		return err
 	}
 	return writeFileAtomic(path, append(b, '\n'))
+}
+
+func writeStatusNoSync(path string, st *StepStatus) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 func readStatus(path string) (*StepStatus, error) {

@@ -62,7 +62,7 @@ func (m *model) gpuRow(s gpu.Sample, width int) string {
 	room := width - lipgloss.Width(row) - lipgloss.Width(flag) - 1
 	if room >= 4 && m.opts.Sampler != nil {
 		var vals []float32
-		for _, p := range m.opts.Sampler.History(s.Device.Index, room) {
+		for _, p := range m.opts.Sampler.History(s.Device.Index, min(room, 60)) {
 			vals = append(vals, p.Util)
 		}
 		row += " " + m.st.barFull.Render(m.spark(vals, min(room, 60)))

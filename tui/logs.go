@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"strings"
+	"time"
 	"unicode"
 
 	tea "charm.land/bubbletea/v2"
@@ -19,11 +20,14 @@ type logPane struct {
 	lines  []string
 	events []string
 	off    int // lines scrolled up from the bottom
+	seen   fileKey
 }
 
 type logMsg struct {
 	path  string
 	lines []string
+	size  int64
+	mod   time.Time
 }
 
 func newLogPane(note string) *logPane {
@@ -46,7 +50,15 @@ func (l *logPane) read(m *model) tea.Cmd {
 	if path == "" {
 		return nil
 	}
-	return func() tea.Msg { return logMsg{path: path, lines: tailLines(path, logTailBytes)} }
+	seen, seenPath := l.seen, l.path
+	return func() tea.Msg {
+		// An unchanged log sends nothing: no message, no redraw.
+		fi, err := os.Stat(path)
+		if err != nil || path == seenPath && fi.Size() == seen.size && fi.ModTime().Equal(seen.mod) {
+			return nil
+		}
+		return logMsg{path: path, lines: tailLines(path, logTailBytes), size: fi.Size(), mod: fi.ModTime()}
+	}
 }
 
 func (l *logPane) set(msg logMsg) {
@@ -54,6 +66,12 @@ func (l *logPane) set(msg logMsg) {
 		l.off = 0
 	}
 	l.path, l.lines = msg.path, msg.lines
+	l.seen = fileKey{msg.size, msg.mod}
+}
+
+type fileKey struct {
+	size int64
+	mod  time.Time
 }
 
 func (l *logPane) event(e runner.Event) {

@@ -86,29 +86,33 @@ const (
 
 // model is the root: it routes messages to panes and draws them.
 type model struct {
-	opts         Options
-	keys         keyMap
-	st           styles
-	gl           glyphs
-	w, h         int
-	state        *runner.State
-	samples      []gpu.Sample
-	sel          int
-	detail       focus
-	help         bool
-	confirm      confirmKind
-	flash        string
-	flashAt      time.Time
-	logs         *logPane
-	preview      *previewPane
-	result       Result
-	quitting     bool
-	stopThenQuit bool
-	artPhase     string
-	artSize      int64
-	artAt        time.Time
-	artRate      float64
-	now          func() time.Time
+	opts          Options
+	keys          keyMap
+	st            styles
+	gl            glyphs
+	w, h          int
+	state         *runner.State
+	samples       []gpu.Sample
+	sel           int
+	detail        focus
+	help          bool
+	confirm       confirmKind
+	flash         string
+	flashAt       time.Time
+	logs          *logPane
+	preview       *previewPane
+	result        Result
+	quitting      bool
+	stopThenQuit  bool
+	frame         string    // the last frame drawn
+	frameAt       time.Time // when, by the wall clock
+	dirty, force  bool
+	redrawPending bool
+	artPhase      string
+	artSize       int64
+	artAt         time.Time
+	artRate       float64
+	now           func() time.Time
 }
 
 func newModel(o Options) *model {
@@ -124,7 +128,9 @@ func newModel(o Options) *model {
 // Run shows the program until the user quits; it returns the last state.
 func Run(o Options) (Result, error) {
 	m := newModel(o)
-	p := tea.NewProgram(m, o.ProgramOpts...)
+	// Ten frames a second is smooth for keys and bars; the default 60
+	// costs CPU that the budget (0.5% of a core idle) does not have.
+	p := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithFPS(10)}, o.ProgramOpts...)...)
 	go m.preview.watch(p)
 	final, err := p.Run()
 	if fm, ok := final.(*model); ok {
@@ -169,11 +175,35 @@ func tick() tea.Cmd {
 	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
 }
 
+// Update routes a message, then decides when the screen is drawn again:
+// at once for keys and resizes; for data (samples, events, the clock) at
+// most once a second, since every frame costs CPU and data arrives from
+// three 1 Hz sources that are not in step.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := m.route(msg)
+	switch msg.(type) {
+	case tea.KeyPressMsg, tea.WindowSizeMsg, tea.BackgroundColorMsg:
+		m.force = true
+	case redrawMsg:
+		m.redrawPending, m.force = false, true
+	default:
+		m.dirty = true
+		if wait := time.Second - time.Since(m.frameAt); wait > 0 && !m.redrawPending {
+			m.redrawPending = true
+			cmd = tea.Batch(cmd, tea.Tick(wait, func(time.Time) tea.Msg { return redrawMsg{} }))
+		}
+	}
+	return m, cmd
+}
+
+// redrawMsg asks for a frame that the once-a-second rule held back.
+type redrawMsg struct{}
+
+func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.w, m.h = msg.Width, msg.Height
-		return m, m.preview.resize(m.detailWidth())
+		return m, m.preview.resize(m.detailWidth(), m.detail == detailReport)
 	case tea.BackgroundColorMsg:
 		m.st = newStyles(msg.IsDark())
 		return m, nil
@@ -190,7 +220,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.logs.set(msg)
 		return m, nil
 	case previewMsg:
-		return m, m.preview.update(msg, m.detailWidth())
+		return m, m.preview.update(msg, m.detailWidth(), m.detail == detailReport)
 	case renderedMsg:
 		m.preview.rendered(msg)
 		return m, nil
@@ -277,6 +307,9 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		m.help = true
 	case key.Matches(k, m.keys.Tab):
 		m.detail = (m.detail + 1) % 3
+		if m.detail == detailReport {
+			return m.preview.show(m.detailWidth())
+		}
 	case key.Matches(k, m.keys.PgUp):
 		m.scroll(-1)
 	case key.Matches(k, m.keys.PgDown):

@@ -23,6 +23,7 @@ type previewPane struct {
 	lines   []string
 	top     int
 	err     string
+	stale   bool // content or width changed since the last rendering
 	done    chan struct{}
 }
 
@@ -95,7 +96,9 @@ func (p *previewPane) stop() {
 	}
 }
 
-func (p *previewPane) update(msg previewMsg, width int) tea.Cmd {
+// update takes new file contents; they are rendered only while the pane is
+// shown (glamour is the costliest thing the program does), else on show.
+func (p *previewPane) update(msg previewMsg, width int, visible bool) tea.Cmd {
 	if msg.err != nil {
 		if os.IsNotExist(msg.err) {
 			p.err = "the results file is not written yet: " + p.path
@@ -109,12 +112,27 @@ func (p *previewPane) update(msg previewMsg, width int) tea.Cmd {
 		return nil
 	}
 	p.content = msg.content
+	p.stale = true
+	if !visible {
+		return nil
+	}
 	return p.render(width)
 }
 
-func (p *previewPane) resize(width int) tea.Cmd {
-	if width == p.width || p.content == "" {
-		p.width = width
+func (p *previewPane) resize(width int, visible bool) tea.Cmd {
+	if width != p.width {
+		p.stale = true
+	}
+	if !visible || p.content == "" {
+		return nil
+	}
+	return p.show(width)
+}
+
+// show renders the pane if the file or the width changed since it was
+// last rendered.
+func (p *previewPane) show(width int) tea.Cmd {
+	if !p.stale && width == p.width {
 		return nil
 	}
 	return p.render(width)
@@ -122,7 +140,7 @@ func (p *previewPane) resize(width int) tea.Cmd {
 
 func (p *previewPane) render(width int) tea.Cmd {
 	content := p.content
-	p.width = width
+	p.width, p.stale = width, false
 	return func() tea.Msg { return renderedMsg{width: width, lines: renderMarkdown(content, width)} }
 }
 

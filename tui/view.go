@@ -36,7 +36,11 @@ func (m *model) detailHeight() int {
 }
 
 func (m *model) View() tea.View {
-	v := tea.NewView(m.render())
+	if m.force || m.frame == "" || m.dirty && time.Since(m.frameAt) >= time.Second {
+		m.frame, m.frameAt = m.render(), time.Now()
+		m.force, m.dirty = false, false
+	}
+	v := tea.NewView(m.frame)
 	v.AltScreen = true
 	v.WindowTitle = "greenlight"
 	if m.opts.Plan != nil {
@@ -56,20 +60,24 @@ func (m *model) render() string {
 	if w < 80 || m.h < 24 {
 		return m.compactView()
 	}
+	// Panes cut their own lines to the width; the lines made here are cut
+	// as they are added. One pass over every line would double the frame's
+	// cost (grapheme-aware width is the expensive part).
+	cut := func(s string) string { return ansi.Truncate(s, w, "") }
 	var lines []string
-	lines = append(lines, m.headerView())
-	lines = append(lines, m.section("Phases", ""))
+	lines = append(lines, cut(m.headerView()))
+	lines = append(lines, cut(m.section("Phases", "")))
 	lines = append(lines, m.phasesView(w, m.phaseRows())...)
-	lines = append(lines, m.section("GPUs", m.gpuNote()))
+	lines = append(lines, cut(m.section("GPUs", m.gpuNote())))
 	lines = append(lines, m.gpusView(w, m.gpuRows())...)
-	lines = append(lines, m.detailTitle())
+	lines = append(lines, cut(m.detailTitle()))
 	rows := m.h - len(lines) - 2
 	var body []string
 	switch m.detail {
 	case detailLog:
 		if ps := m.selected(); ps != nil {
 			if eta := m.etaLine(ps); eta != "" {
-				body = append(body, eta)
+				body = append(body, cut(eta))
 			}
 		}
 		body = append(body, m.logs.view(m, w, rows-len(body))...)
@@ -82,10 +90,7 @@ func (m *model) render() string {
 	for len(lines) < m.h-2 {
 		lines = append(lines, "")
 	}
-	lines = append(lines, m.statusLine(), m.footer())
-	for i, l := range lines {
-		lines[i] = ansi.Truncate(l, w, "")
-	}
+	lines = append(lines, cut(m.statusLine()), m.footer())
 	return strings.Join(lines[:min(len(lines), m.h)], "\n")
 }
 
