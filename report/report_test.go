@@ -308,7 +308,8 @@ func TestConcurrentAppendsNeverLost(t *testing.T) {
 	out := string(must(os.ReadFile(path)))
 	for i := 0; i < rounds; i++ {
 		if n := strings.Count(out, fmt.Sprintf("note %d\n", i)); n != 1 {
-			t.Errorf("note %d appears %d times", i, n)
+			j := strings.Index(out, fmt.Sprintf("note %d\n", i-1))
+			t.Errorf("note %d appears %d times; after note %d: %q", i, n, i-1, out[j:min(len(out), j+120)])
 		}
 	}
 	if n := strings.Count(out, beginMarker("header")); n != 1 {

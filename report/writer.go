@@ -23,19 +23,18 @@ type GPUHistory interface {
 
 // Writer keeps one results file current.
 type Writer struct {
-	path        string
-	plan        *runner.Plan
-	env         Env
-	gpus        GPUHistory // may be nil
-	saved       string     // file of finished phases' GPU summaries, in the state dir
-	mu          sync.Mutex
-	summary     map[string][]gpu.Summary
-	remade      []string
-	lastSize    int
-	st          *runner.State
-	prev        *os.File // the file we last replaced, still open
-	prevContent string   // what it held when we read it
-	pending     string   // an append caught but not yet written
+	path     string
+	plan     *runner.Plan
+	env      Env
+	gpus     GPUHistory // may be nil
+	saved    string     // file of finished phases' GPU summaries, in the state dir
+	mu       sync.Mutex
+	summary  map[string][]gpu.Summary
+	remade   []string
+	lastSize int
+	st       *runner.State
+	olds     []replaced // files we replaced, watched a while for late appends
+	pending  string     // an append caught but not yet written
 }
 
 // NewWriter writes plan's results to path. stateDir keeps the GPU
@@ -131,7 +130,7 @@ func (w *Writer) write() error {
 			continue // the user saved between our read and our rename
 		}
 		w.lastSize = len(out)
-		w.prev, w.prevContent = old, string(before)+appended
+		w.keepOld(old, int64(len(before)+len(appended)))
 		if w.peekPrev() || w.pending != "" {
 			continue
 		}
@@ -140,31 +139,56 @@ func (w *Writer) write() error {
 	return fmt.Errorf("results file %s keeps changing; will try again", w.path)
 }
 
-// peekPrev reports whether the file we last replaced has grown since we
-// read it.
-func (w *Writer) peekPrev() bool {
-	if w.prev == nil {
-		return false
-	}
-	fi, err := w.prev.Stat()
-	return err == nil && fi.Size() != int64(len(w.prevContent))
+// replaced is a file we renamed a new version over, still open: an editor
+// that opened it before the rename may still append to it.
+type replaced struct {
+	f        *os.File
+	consumed int64     // bytes of it that are in the current file
+	since    time.Time // last time it grew, or we replaced it
 }
 
-// lostAppend returns what was appended to the file we last replaced after
-// we read it, and lets go of it.
+// keepOld remembers a file we just replaced.
+func (w *Writer) keepOld(f *os.File, consumed int64) {
+	if f != nil {
+		w.olds = append(w.olds, replaced{f: f, consumed: consumed, since: time.Now()})
+	}
+}
+
+// peekPrev reports whether a file we replaced has grown since.
+func (w *Writer) peekPrev() bool {
+	for _, o := range w.olds {
+		if fi, err := o.f.Stat(); err == nil && fi.Size() > o.consumed {
+			return true
+		}
+	}
+	return false
+}
+
+// lostAppend collects what was appended to the files we replaced after we
+// read them. A file quiet for ten seconds is let go: an append needs its
+// open before our rename and its write after, which takes microseconds
+// unless the machine is badly overloaded; at most 256 are kept.
 func (w *Writer) lostAppend() string {
 	out := w.pending
 	w.pending = ""
-	if w.prev == nil {
-		return out
+	keep := w.olds[:0]
+	for _, o := range w.olds {
+		if fi, err := o.f.Stat(); err == nil && fi.Size() > o.consumed {
+			b := make([]byte, fi.Size()-o.consumed)
+			if n, _ := o.f.ReadAt(b, o.consumed); n > 0 {
+				out += string(b[:n])
+				o.consumed += int64(n)
+				o.since = time.Now()
+			}
+		}
+		if time.Since(o.since) > 10*time.Second || len(w.olds)-len(keep) > 256 {
+			o.f.Close()
+			continue
+		}
+		keep = append(keep, o)
 	}
-	after, err := io.ReadAll(io.NewSectionReader(w.prev, 0, 1<<40))
-	w.prev.Close()
-	w.prev = nil
-	if err != nil || len(after) <= len(w.prevContent) || string(after[:len(w.prevContent)]) != w.prevContent {
-		return out
-	}
-	return out + string(after[len(w.prevContent):])
+	w.olds = keep
+	return out
 }
 
 // Flush merges any late append to the replaced file; call it last.
@@ -176,8 +200,6 @@ func (w *Writer) Flush() error {
 	}
 	time.Sleep(20 * time.Millisecond)
 	if !w.peekPrev() && w.pending == "" {
-		closeFile(w.prev)
-		w.prev = nil
 		return nil
 	}
 	return w.write()

@@ -252,7 +252,7 @@ func TestScreen16GPUsAt120x40(t *testing.T) {
 
 func TestCompactBelow80x24(t *testing.T) {
 	s := newScreenTest(t, 60, 15, 8)
-	got := s.screen(t, "compact view")
+	got := s.screen(t, "vLLM server")
 	if !strings.Contains(got, "vLLM server") || strings.Contains(got, "H200") {
 		t.Errorf("compact view:\n%s", got)
 	}
