@@ -172,7 +172,7 @@ func (w *Writer) lostAppend() string {
 	out := w.pending
 	w.pending = ""
 	keep := w.olds[:0]
-	for _, o := range w.olds {
+	for i, o := range w.olds {
 		if fi, err := o.f.Stat(); err == nil && fi.Size() > o.consumed {
 			b := make([]byte, fi.Size()-o.consumed)
 			if n, _ := o.f.ReadAt(b, o.consumed); n > 0 {
@@ -181,7 +181,7 @@ func (w *Writer) lostAppend() string {
 				o.since = time.Now()
 			}
 		}
-		if time.Since(o.since) > 10*time.Second || len(w.olds)-len(keep) > 256 {
+		if time.Since(o.since) > 10*time.Second || len(w.olds)-i > 256 {
 			o.f.Close()
 			continue
 		}
