@@ -48,6 +48,8 @@ func (l *logPane) read(m *model) tea.Cmd {
 	}
 	path := ps.Steps[ps.Current].Log
 	if path == "" {
+		// Not started: show nothing of the phase selected before.
+		l.path, l.lines, l.seen = "", nil, fileKey{}
 		return nil
 	}
 	seen, seenPath := l.seen, l.path
@@ -146,12 +148,15 @@ func sanitize(s string) string {
 
 func (l *logPane) view(m *model, width, rows int) []string {
 	src := l.lines
-	if len(src) == 0 {
+	var head []string
+	if l.path == "" {
+		head = []string{m.st.dim.Render("this step has not started; the campaign's latest events:")}
 		src = l.events
 	}
+	rows -= len(head)
 	end := max(0, len(src)-l.off)
 	start := max(0, end-rows)
-	var out []string
+	out := head
 	for _, line := range src[start:end] {
 		out = append(out, ansi.Truncate(line, width, "…"))
 	}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxSession drives the real binary in tmux, as a person over ssh would.
+type tmuxSession struct {
+	t      *testing.T
+	socket string
+}
+
+func (s *tmuxSession) run(args ...string) string {
+	s.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (s *tmuxSession) screen() string { return s.run("capture-pane", "-p", "-t", "gl") }
+
+func (s *tmuxSession) keys(k ...string) { s.run(append([]string{"send-keys", "-t", "gl"}, k...)...) }
+
+// waitFor polls the screen until it shows want.
+func (s *tmuxSession) waitFor(want string, timeout time.Duration) string {
+	s.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		scr := s.screen()
+		if strings.Contains(scr, want) {
+			return scr
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the screen never showed %q; it shows:\n%s", want, scr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestDemoInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo takes about a minute")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (.ci/run installs it)")
+	}
+	dir := t.TempDir()
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-e2e-%d", os.Getpid())}
+	exit := filepath.Join(dir, "exit")
+	s.run("new-session", "-d", "-s", "gl", "-x", "110", "-y", "32",
+		fmt.Sprintf("cd %s && LANG=C.UTF-8 %s demo; echo $? > %s; sleep 30", dir, bin, exit))
+	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+
+	s.waitFor("vLLM server (simulated)", 20*time.Second)
+	s.waitFor("loading weights", 20*time.Second)
+
+	s.keys("p")
+	s.waitFor("paused", 5*time.Second)
+	s.keys("p")
+	s.waitFor("running", 5*time.Second)
+
+	// Skip the flaky phase while it waits its turn.
+	s.keys("j", "j", "j")
+	s.waitFor("›· Flaky", 5*time.Second)
+	s.keys("s")
+	s.waitFor("skipped: skipped by you", 5*time.Second)
+
+	// The report preview follows an edit made from outside.
+	s.keys("Tab")
+	s.waitFor("Campaign: demo-vllm-profile", 10*time.Second)
+	report := filepath.Join(dir, "greenlight-demo", "demo-results.md")
+	f, err := os.OpenFile(report, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(f, "\nE2E NOTE from another pane")
+	f.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(s.screen(), "E2E NOTE from another pane") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the edit never showed in the preview:\n%s", s.screen())
+		}
+		s.keys("End")
+		time.Sleep(300 * time.Millisecond)
+	}
+
+	// The gated phase waits; greenlight it.
+	s.keys("j")
+	s.waitFor("waiting for your greenlight", 90*time.Second)
+	s.keys("g")
+	s.waitFor("finished", 60*time.Second)
+	s.keys("q")
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(exit)
+		if err == nil && strings.TrimSpace(string(b)) != "" {
+			if code := strings.TrimSpace(string(b)); code != "0" {
+				t.Errorf("greenlight demo exited %s; want 0 (every phase done or skipped by the user)", code)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("greenlight did not exit after q:\n%s", s.screen())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	b, _ := os.ReadFile(report)
+	md := string(b)
+	for _, want := range []string{"E2E NOTE from another pane", "⏭ skipped", "Status:** finished"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results file lacks %q", want)
+		}
+	}
+	if n := strings.Count(md, "<!-- greenlight:begin"); n != 6 {
+		t.Errorf("results file has %d blocks; want 6", n)
+	}
+}
