@@ -119,7 +119,7 @@ func (f *Fake) Sample(now time.Time) []Sample {
 			}
 		}
 		f.mem[i] += (target - f.mem[i]) * 0.5
-		heat := 32 + (power-76)/9
+		heat := 32 + (power-76)/15 // about 72 °C at 680 W, as an H200 in a cooled chassis
 		f.temp[i] += (heat - f.temp[i]) * 0.15
 		s.Util, s.MemUtil = ok(math.Round(util)), ok(math.Round(util*0.6))
 		s.MemUsed = ok(f.mem[i])
