@@ -43,7 +43,7 @@ func (m *model) gpuRow(s gpu.Sample, width int) string {
 	if s.MemUsed.OK && s.Device.MemTotal > 0 {
 		mem = m.bar(s.MemUsed.V/float64(s.Device.MemTotal), barW) + fmt.Sprintf(" %3s/%sGiB", gib(s.MemUsed.V), gib(float64(s.Device.MemTotal)))
 	}
-	temp := metric(s.Temp, "%2.0f°C")
+	temp := metric(s.Temp, "%2.0f"+m.gl.degC)
 	power := metric(s.Power, "%3.0f") + "/" + metric(s.PowerLimit, "%.0fW")
 	row := name + " " + util + " " + mem + " " + fmt.Sprintf("%5s %9s", temp, power)
 	var foreign []string

@@ -318,6 +318,26 @@ func TestQuitWhileRunningOffersLeaveOrStop(t *testing.T) {
 	}
 }
 
+func TestASCIIWhenTheLocaleIsNotUTF8(t *testing.T) {
+	t.Setenv("LANG", "C")
+	t.Setenv("LC_ALL", "")
+	t.Setenv("LC_CTYPE", "")
+	m := newModel(Options{Runner: &fakeRunner{}, Events: make(chan runner.Event), Sampler: newFakeGPUs(2), Plan: testPlan(t),
+		Now: func() time.Time { return t0.Add(20 * time.Minute) }})
+	m.w, m.h = 100, 30
+	m.state = loadingState("")
+	m.samples = m.opts.Sampler.(*fakeGPUs).samples()
+	frame := m.View().Content
+	for _, r := range frame {
+		if r > 127 {
+			t.Fatalf("non-ASCII %q on the screen under LANG=C:\n%s", r, frame)
+		}
+	}
+	if !strings.Contains(frame, "#") || !strings.Contains(frame, " - ") {
+		t.Errorf("no ASCII bars or separators:\n%s", frame)
+	}
+}
+
 func TestCollapseAndSanitize(t *testing.T) {
 	got := collapse("a\rb\rc\nx\x1b[2J\x1b[31my\x1b[0m\a\n\rtail \r")
 	want := []string{"c", "xy?", "tail "}

@@ -37,15 +37,15 @@ func newStyles(dark bool) styles {
 // glyphs are the symbols drawn; ASCII when the locale is not UTF-8.
 type glyphs struct {
 	done, failed, running, pending, waiting, skipped, blocked, stopped, ready string
-	full, empty, sel                                                          string
+	full, empty, sel, degC                                                    string
 	spark                                                                     []string
 }
 
 var utf8Glyphs = glyphs{done: "✓", failed: "✗", running: "▶", pending: "·", waiting: "⏸", skipped: "↷", blocked: "⊘", stopped: "■", ready: "●",
-	full: "█", empty: "░", sel: "›", spark: []string{" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"}}
+	full: "█", empty: "░", sel: "›", degC: "°C", spark: []string{" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"}}
 
 var asciiGlyphs = glyphs{done: "+", failed: "x", running: ">", pending: ".", waiting: "=", skipped: "~", blocked: "!", stopped: "#", ready: "*",
-	full: "#", empty: "-", sel: ">", spark: []string{" ", ".", ".", ":", ":", "|", "|", "#", "#"}}
+	full: "#", empty: "-", sel: ">", degC: "C", spark: []string{" ", ".", ".", ":", ":", "|", "|", "#", "#"}}
 
 // localeIsUTF8 reads the locale as the C library would: LC_ALL, then
 // LC_CTYPE, then LANG.
@@ -64,4 +64,21 @@ func pickGlyphs() glyphs {
 		return utf8Glyphs
 	}
 	return asciiGlyphs
+}
+
+// asciiFallback stands in for the symbols drawn outside the glyph set
+// (separators, ellipses, arrows) when the terminal is not UTF-8; any other
+// non-ASCII character, from a log or a name, becomes '?'.
+var asciiFallback = map[rune]rune{'·': '-', '…': '~', '│': '|', '↑': '^', '↓': 'v', '≥': '>', '±': '~', '°': ' ', '✓': '+', '✗': 'x', '─': '-'}
+
+func toASCII(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 128 {
+			return r
+		}
+		if a, ok := asciiFallback[r]; ok {
+			return a
+		}
+		return '?'
+	}, s)
 }

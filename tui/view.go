@@ -38,6 +38,9 @@ func (m *model) detailHeight() int {
 func (m *model) View() tea.View {
 	if m.force || m.frame == "" || m.dirty && time.Since(m.frameAt) >= time.Second {
 		m.frame, m.frameAt = m.render(), time.Now()
+		if m.gl.full == asciiGlyphs.full {
+			m.frame = toASCII(m.frame)
+		}
 		m.force, m.dirty = false, false
 	}
 	v := tea.NewView(m.frame)
@@ -164,7 +167,7 @@ func (m *model) statusLine() string {
 			return m.st.warn.Render(fmt.Sprintf("Skip %s while it runs? Its step is stopped (SIGINT, then SIGTERM, then SIGKILL). y/n", ps.Title))
 		}
 	case confirmQuit:
-		return m.st.warn.Render("Quit while the campaign runs?  l: leave the steps running (re-attach later)  S: stop them  esc: stay")
+		return m.st.warn.Render("Quit? l: leave the steps running (re-attach later) · S: stop them · esc: stay")
 	}
 	if m.flash != "" && m.now().Sub(m.flashAt) < 8*time.Second {
 		return m.st.warn.Render(m.flash)
