@@ -51,7 +51,13 @@ func openJournal(path string) (*journal, error) {
 	return &journal{f: f}, nil
 }
 
-func (j *journal) append(r record) error {
+func (j *journal) append(r record) error { return j.write(r, true) }
+
+// appendNoSync writes without fsync, for records whose loss a crash makes
+// harmless.
+func (j *journal) appendNoSync(r record) error { return j.write(r, false) }
+
+func (j *journal) write(r record, sync bool) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -61,20 +67,10 @@ func (j *journal) append(r record) error {
 	if _, err := j.f.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	return j.f.Sync()
-}
-
-// appendNoSync writes without fsync, for records whose loss a crash makes
-// harmless.
-func (j *journal) appendNoSync(r record) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
+	if !sync {
+		return nil
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	_, err = j.f.Write(append(b, '\n'))
-	return err
+	return j.f.Sync()
 }
 
 func (j *journal) close() error { return j.f.Close() }
