@@ -16,13 +16,19 @@ import (
 )
 
 // BenchmarkSteadyStateTerminal runs the real binary under a pseudo-terminal
-// at 200x60 with 8 fake GPUs sampled at 1 Hz and one long step running, and
+// at 80x24 and 200x60 with 8 fake GPUs sampled at 1 Hz and one long step running, and
 // measures, after 5 s of warm-up and over 20 s: bytes written to the
 // terminal per second (budget 2 KB/s) and the monitor's CPU use, as a share
 // of one core (budget 0.5%).
 //
 //	go test -run XXX -bench SteadyStateTerminal -benchtime 1x .
 func BenchmarkSteadyStateTerminal(b *testing.B) {
+	for _, size := range []struct{ cols, rows uint16 }{{80, 24}, {200, 60}} {
+		b.Run(fmt.Sprintf("%dx%d", size.cols, size.rows), func(b *testing.B) { steadyState(b, size.cols, size.rows) })
+	}
+}
+
+func steadyState(b *testing.B, cols, rows uint16) {
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
 		c := filepath.Join(dir, "c.yaml")
@@ -30,7 +36,7 @@ func BenchmarkSteadyStateTerminal(b *testing.B) {
 		cmd := exec.Command(bin, "run", "--gpu", "fake:8", c)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "LANG=C.UTF-8", "TERM=xterm-256color")
-		f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: 200, Rows: 60})
+		f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})
 		if err != nil {
 			b.Fatal(err)
 		}
