@@ -10,8 +10,11 @@
 //     before its event is published, so a new Runner on the same state dir
 //     resumes: finished phases are kept, live steps and services re-adopted.
 //   - Events are delivered to every subscriber in order and never dropped;
-//     the runner closes each subscriber's channel after CampaignFinished or
-//     Detached, whichever ends the run.
+//     a subscriber must read until its channel is closed, which happens
+//     after the Detached event that Close publishes. CampaignFinished does
+//     not close it: a finished phase can still be retried.
+//   - Results are read as soon as a step writes them: the step's folder is
+//     watched with fsnotify; everything else is looked at once a second.
 //   - Steps outlive the Runner: only Stop, Skip and timeouts signal them.
 //
 // runner imports nothing else of greenlight.
