@@ -61,11 +61,9 @@ func (m *model) gpuRow(s gpu.Sample, width int) string {
 	}
 	room := width - lipgloss.Width(row) - lipgloss.Width(flag) - 1
 	if room >= 4 && m.opts.Sampler != nil {
-		var vals []float32
-		for _, p := range m.opts.Sampler.History(s.Device.Index, min(room, 60)) {
-			vals = append(vals, p.Util)
-		}
-		row += " " + m.st.barFull.Render(m.spark(vals, min(room, 60)))
+		cells := min(room, 60)
+		vals := sparkBuckets(m.opts.Sampler.History(s.Device.Index, cells*sparkBucket), sparkBucket)
+		row += " " + m.st.barFull.Render(m.spark(vals, cells))
 	}
 	return ansi.Truncate(row+flag, width, "…")
 }
@@ -122,5 +120,36 @@ func (m *model) procsView(width, rows int) []string {
 	if len(out) > rows {
 		out = out[:rows]
 	}
+	return out
+}
+
+// sparkBucket is the seconds of history in one sparkline cell: 60 cells
+// show ten minutes, and the line moves every 10 s rather than every
+// second, which keeps a steady screen cheap to redraw.
+const sparkBucket = 10
+
+// sparkBuckets averages utilization over buckets aligned to the clock, so
+// a bucket's value does not shift as new samples arrive in the next one.
+func sparkBuckets(pts []gpu.Point, secs int64) []float32 {
+	var out []float32
+	var sum float32
+	n, cur := 0, int64(-1)
+	flush := func() {
+		if n > 0 {
+			out = append(out, sum/float32(n))
+		}
+	}
+	for _, p := range pts {
+		b := p.T.Unix() / secs
+		if b != cur {
+			flush()
+			cur, sum, n = b, 0, 0
+		}
+		if p.Util >= 0 {
+			sum += p.Util
+			n++
+		}
+	}
+	flush()
 	return out
 }

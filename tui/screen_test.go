@@ -88,8 +88,8 @@ func newFakeGPUs(n int) *fakeGPUs { return &fakeGPUs{n: n, ch: make(chan []gpu.S
 func (f *fakeGPUs) Samples() <-chan []gpu.Sample { return f.ch }
 func (f *fakeGPUs) History(i, n int) []gpu.Point {
 	var out []gpu.Point
-	for k := 0; k < min(n, 30); k++ {
-		out = append(out, gpu.Point{Util: float32((k*7 + i*13) % 100)})
+	for k := 0; k < min(n, 300); k++ {
+		out = append(out, gpu.Point{T: t0.Add(time.Duration(k) * time.Second), Util: float32((k/10*7 + i*13) % 100)})
 	}
 	return out
 }
