@@ -57,8 +57,8 @@ func cmdGPUs(args []string, stdout, stderr io.Writer) int {
 				continue
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.0f MiB\t%s\t%s\t%s\t%s\t%s\t%d\t\n", sm.Device.Index, sm.Device.Name,
-				m(sm.Util, "%.0f %%"), m(scale(sm.MemUsed, 1.0/(1<<20)), "%.0f MiB"), float64(sm.Device.MemTotal)/(1<<20),
-				m(sm.Temp, "%.0f °C"), m(sm.Power, "%.1f W"), m(sm.PowerLimit, "%.0f W"), m(sm.SMClock, "%.0f MHz"),
+				sm.Util.Format("%.0f %%"), scale(sm.MemUsed, 1.0/(1<<20)).Format("%.0f MiB"), float64(sm.Device.MemTotal)/(1<<20),
+				sm.Temp.Format("%.0f °C"), sm.Power.Format("%.1f W"), sm.PowerLimit.Format("%.0f W"), sm.SMClock.Format("%.0f MHz"),
 				orDash(strings.Join(sm.Throttle, ",")), len(sm.Procs))
 		}
 		tw.Flush()
@@ -86,13 +86,6 @@ func jsonSample(s gpu.Sample, inv gpu.Inventory) map[string]any {
 func scale(x gpu.Metric, f float64) gpu.Metric {
 	x.V *= f
 	return x
-}
-
-func m(x gpu.Metric, f string) string {
-	if !x.OK {
-		return "n/a"
-	}
-	return fmt.Sprintf(f, x.V)
 }
 
 func orDash(s string) string {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -234,7 +235,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		return 2
 	}
 	if f.report != "" {
-		abs, err := absPath(f.report)
+		abs, err := filepath.Abs(f.report)
 		if err != nil {
 			fmt.Fprintf(stderr, "greenlight: --report: %v\n", err)
 			return 2
@@ -424,17 +425,6 @@ func absDur(d time.Duration) time.Duration {
 	return d
 }
 
-func absPath(p string) (string, error) {
-	if strings.HasPrefix(p, "/") {
-		return p, nil
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	return wd + "/" + p, nil
-}
-
 func cmdReport(args []string, stdout, stderr io.Writer) int {
 	f, rest, err := parseRunFlags("report", args, stderr)
 	if err != nil || len(rest) != 1 {
@@ -446,7 +436,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if f.report != "" {
-		plan.Report, _ = absPath(f.report)
+		plan.Report, _ = filepath.Abs(f.report)
 	}
 	dir := f.stateDir
 	if dir == "" {

@@ -9,13 +9,24 @@
 // gpu imports nothing else of greenlight.
 package gpu
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Metric is one reading, or why there is none.
 type Metric struct {
 	V   float64
 	OK  bool
 	Why string // when !OK: "not supported", "MIG slice", ...
+}
+
+// Format prints the value with f, or "n/a".
+func (m Metric) Format(f string) string {
+	if !m.OK {
+		return "n/a"
+	}
+	return fmt.Sprintf(f, m.V)
 }
 
 func ok(v float64) Metric  { return Metric{V: v, OK: true} }

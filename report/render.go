@@ -60,20 +60,10 @@ func campaignStatus(st *runner.State) string {
 }
 
 func etaText(e runner.ETA) string {
-	switch {
-	case e.Over > 0:
-		return "over by " + runner.FormatDuration(e.Over)
-	case !e.Known:
-		return "no estimate"
+	if e.Waiting && e.Known {
+		return e.Text() + " + waiting for you"
 	}
-	s := runner.FormatDuration(e.Remaining)
-	if e.Partial {
-		s = "≥ " + s
-	}
-	if e.Waiting {
-		s += " + waiting for you"
-	}
-	return s
+	return e.Text()
 }
 
 // header renders the header block.

@@ -23,18 +23,17 @@ type GPUHistory interface {
 
 // Writer keeps one results file current.
 type Writer struct {
-	path     string
-	plan     *runner.Plan
-	env      Env
-	gpus     GPUHistory // may be nil
-	saved    string     // file of finished phases' GPU summaries, in the state dir
-	mu       sync.Mutex
-	summary  map[string][]gpu.Summary
-	remade   []string
-	lastSize int
-	st       *runner.State
-	olds     []replaced // files we replaced, watched a while for late appends
-	pending  string     // an append caught but not yet written
+	path    string
+	plan    *runner.Plan
+	env     Env
+	gpus    GPUHistory // may be nil
+	saved   string     // file of finished phases' GPU summaries, in the state dir
+	mu      sync.Mutex
+	summary map[string][]gpu.Summary
+	remade  []string
+	st      *runner.State
+	olds    []replaced // files we replaced, watched a while for late appends
+	pending string     // an append caught but not yet written
 }
 
 // NewWriter writes plan's results to path. stateDir keeps the GPU
@@ -129,7 +128,6 @@ func (w *Writer) write() error {
 			}
 			continue // the user saved between our read and our rename
 		}
-		w.lastSize = len(out)
 		w.keepOld(old, int64(len(before)+len(appended)))
 		if w.peekPrev() || w.pending != "" {
 			continue

@@ -22,6 +22,21 @@ type ETA struct {
 	Fraction  float64 // 0..1; -1 when unknown
 }
 
+// Text is the remaining time as a person reads it: "14m", "≥ 14m" when
+// some remaining work has no estimate, "over by 4m", or "no estimate";
+// never a negative time and never "0s" for unknown.
+func (e ETA) Text() string {
+	switch {
+	case e.Over > 0:
+		return "over by " + FormatDuration(e.Over)
+	case !e.Known:
+		return "no estimate"
+	case e.Partial:
+		return "≥ " + FormatDuration(e.Remaining)
+	}
+	return FormatDuration(e.Remaining)
+}
+
 const (
 	SourceProgress = "log progress"
 	SourceHistory  = "history"
@@ -78,8 +93,8 @@ func parseProgress(re *regexp.Regexp, line string) (done, total float64, ok bool
 // progress stalls the estimate stops falling at what the remaining units
 // take, never reaching zero.
 type progressTrack struct {
-	first, last time.Time
-	f0, f       float64
+	last        time.Time // when progress last moved
+	f           float64   // fraction done
 	done, total float64
 	seen        bool
 	unitsPerSec float64
@@ -97,7 +112,7 @@ func (p *progressTrack) observe(t time.Time, done, total float64) {
 	f := min(max(done/total, 0), 1)
 	if !p.seen || f < p.f || total != p.total {
 		// First sight, or a new progress bar started (another stage).
-		*p = progressTrack{first: t, last: t, f0: f, f: f, done: done, total: total, seen: true}
+		*p = progressTrack{last: t, f: f, done: done, total: total, seen: true}
 		return
 	}
 	if done > p.done {

@@ -2,8 +2,10 @@ package runner
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -300,7 +302,7 @@ func (r *Runner) checkDisk(now time.Time) {
 	if err != nil {
 		return
 	}
-	r.diskFree, r.diskTotal = free, total
+	r.diskFree = free
 	limit := r.plan.Preflight.DiskFree
 	if limit == 0 {
 		limit = total / 20
@@ -339,9 +341,8 @@ func globArtifacts(globs []string, dir string) []Artifact {
 			return
 		}
 		seen[m] = true
-		var st syscall.Stat_t
-		if syscall.Stat(m, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
-			out = append(out, Artifact{Path: m, Size: st.Size})
+		if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
+			out = append(out, Artifact{Path: m, Size: fi.Size()})
 		}
 	}
 	for _, g := range globs {
@@ -356,12 +357,7 @@ func globArtifacts(globs []string, dir string) []Artifact {
 			add(m)
 		}
 	}
-	slices.SortFunc(out, func(a, b Artifact) int {
-		if a.Path < b.Path {
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(out, func(a, b Artifact) int { return strings.Compare(a.Path, b.Path) })
 	return out
 }
 

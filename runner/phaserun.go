@@ -16,7 +16,6 @@ type phaseRun struct {
 	frozenEver     bool
 	artDir         string
 	artScanPending bool
-	lastSvcExit    string
 }
 
 func newPhaseRun(ph *Phase, artRoot string) *phaseRun {

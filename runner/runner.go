@@ -54,23 +54,22 @@ type Runner struct {
 	subs      []*subscriber
 
 	// Owned by the loop goroutine.
-	phases    []*phaseRun
-	paused    bool
-	pauseWhy  string
-	frozen    bool
-	stopping  bool
-	finished  bool
-	started   time.Time
-	warnings  []string
-	diskFree  uint64
-	diskTotal uint64
-	lastDisk  time.Time
-	lastArt   time.Time
-	exited    chan stepExit
-	watcher   *fsnotify.Watcher // step folders of running steps
-	wake      chan string       // a folder something was written in
-	quiet     bool              // rebuilding state: publish nothing
-	readOnly  bool              // Replay: look, never touch a process or the journal
+	phases   []*phaseRun
+	paused   bool
+	pauseWhy string
+	frozen   bool
+	stopping bool
+	finished bool
+	started  time.Time
+	warnings []string
+	diskFree uint64
+	lastDisk time.Time
+	lastArt  time.Time
+	exited   chan stepExit
+	watcher  *fsnotify.Watcher // step folders of running steps
+	wake     chan string       // a folder something was written in
+	quiet    bool              // rebuilding state: publish nothing
+	readOnly bool              // Replay: look, never touch a process or the journal
 }
 
 type stateDirs struct {

@@ -35,7 +35,7 @@ type stepRun struct {
 	logFile                *os.File
 	reaped                 bool // its supervisor exited: look now
 	statusSeen             statKey
-	readyLog, readyHTTP    bool
+	readyLog               bool
 	probe                  *probe
 	healthFails            int
 	healthFailSince        time.Time
@@ -44,7 +44,6 @@ type stepRun struct {
 	exitedSeen bool
 	stopFor    Status // why we are stopping it: Skipped, Stopped, Done (a service no longer needed), Failed
 	stopWhy    string
-	lastStat   time.Time
 	lastAlive  time.Time
 	quietSince time.Time
 	quietSize  int64
@@ -350,7 +349,8 @@ func exitReason(st *StepStatus) string {
 	}
 }
 
-// pending resumes the queue after a pause left a phase between steps.
+// resumeBetweenSteps starts the next step of a phase that a pause or a
+// restart left between two steps.
 func (r *Runner) resumeBetweenSteps(now time.Time) {
 	if r.paused || r.stopping {
 		return

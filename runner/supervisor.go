@@ -208,21 +208,22 @@ func supervisorAlive(pid int, statusPath string) bool {
 	return strings.Contains(string(b), SuperviseCommand) && strings.Contains(string(b), statusPath)
 }
 
-func writeStatus(path string, st *StepStatus) error {
+func writeStatus(path string, st *StepStatus) error { return putStatus(path, st, true) }
+
+// writeStatusNoSync replaces the status file without fsync.
+func writeStatusNoSync(path string, st *StepStatus) error { return putStatus(path, st, false) }
+
+func putStatus(path string, st *StepStatus, sync bool) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(b, '\n'))
-}
-
-func writeStatusNoSync(path string, st *StepStatus) error {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return err
+	b = append(b, '\n')
+	if sync {
+		return writeFileAtomic(path, b)
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

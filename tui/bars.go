@@ -42,22 +42,12 @@ func (m *model) spark(vals []float32, width int) string {
 
 func dur(d time.Duration) string { return runner.FormatDuration(d) }
 
-// etaText is an ETA as a person reads it, never "0:00" for unknown and
-// never negative.
+// etaText is runner's ETA text, marked as an ETA where it is a time.
 func etaText(e runner.ETA) string {
-	switch {
-	case e.Over > 0:
-		return "over by " + dur(e.Over)
-	case !e.Known && e.Source == "":
-		return "no estimate"
-	case !e.Known:
-		return "no estimate"
+	if e.Known && e.Over == 0 {
+		return "ETA " + e.Text()
 	}
-	s := "ETA " + dur(e.Remaining)
-	if e.Partial {
-		s = "ETA ≥" + dur(e.Remaining)
-	}
-	return s
+	return e.Text()
 }
 
 func gib(b float64) string { return fmt.Sprintf("%.0f", b/(1<<30)) }

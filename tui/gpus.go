@@ -18,13 +18,6 @@ func shortName(n string) string {
 	return n
 }
 
-func metric(v gpu.Metric, f string) string {
-	if !v.OK {
-		return "n/a"
-	}
-	return fmt.Sprintf(f, v.V)
-}
-
 // gpuRow: index, name, utilization bar, memory bar with GiB, temperature,
 // power/limit, sparkline, and a flag for a foreign process.
 func (m *model) gpuRow(s gpu.Sample, width int) string {
@@ -33,7 +26,7 @@ func (m *model) gpuRow(s gpu.Sample, width int) string {
 		return ansi.Truncate(name+" "+m.st.bad.Render("lost: "+s.LostWhy), width, "…")
 	}
 	barW := max(5, min(16, (width-60)/3+6))
-	util := m.st.dim.Render("util n/a ")
+	var util string
 	if s.Util.OK {
 		util = m.bar(s.Util.V/100, barW) + fmt.Sprintf(" %3.0f%%", s.Util.V)
 	} else {
@@ -43,8 +36,8 @@ func (m *model) gpuRow(s gpu.Sample, width int) string {
 	if s.MemUsed.OK && s.Device.MemTotal > 0 {
 		mem = m.bar(s.MemUsed.V/float64(s.Device.MemTotal), barW) + fmt.Sprintf(" %3s/%sGiB", gib(s.MemUsed.V), gib(float64(s.Device.MemTotal)))
 	}
-	temp := metric(s.Temp, "%2.0f"+m.gl.degC)
-	power := metric(s.Power, "%3.0f") + "/" + metric(s.PowerLimit, "%.0fW")
+	temp := s.Temp.Format("%2.0f" + m.gl.degC)
+	power := s.Power.Format("%3.0f") + "/" + s.PowerLimit.Format("%.0fW")
 	row := name + " " + util + " " + mem + " " + fmt.Sprintf("%5s %9s", temp, power)
 	var foreign []string
 	for _, p := range s.Procs {

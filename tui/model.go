@@ -8,7 +8,6 @@
 package tui
 
 import (
-	"fmt"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -400,13 +399,6 @@ func (m *model) scroll(dir int) {
 	case detailLog:
 		m.logs.scroll(dir * max(1, m.detailHeight()-1))
 	}
-}
-
-func plural(n int, s string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, s)
-	}
-	return fmt.Sprintf("%d %ss", n, s)
 }
 
 // trackArtifacts measures how fast the selected phase's artifacts grow,

@@ -10,8 +10,8 @@ import (
 
 // styles holds every style by role; no colour literal lives elsewhere.
 type styles struct {
-	title, dim, bold, selected, ok, warn, bad, running, tab, tabActive, key, box lipgloss.Style
-	barFull, barEmpty                                                            lipgloss.Style
+	title, dim, bold, selected, ok, warn, bad, running, tab, tabActive, key lipgloss.Style
+	barFull, barEmpty                                                       lipgloss.Style
 }
 
 func newStyles(dark bool) styles {
