@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 // asks for set to busy-GPU values; tests change what they need.
 func h200s(t testing.TB) *server.Server {
 	t.Helper()
+	foreign := foreignProcess(t)
 	s := dgxh200.New()
 	for i, d := range s.Devices {
 		dev := d.(*server.Device)
@@ -40,12 +42,26 @@ func h200s(t testing.TB) *server.Server {
 		idx := i
 		dev.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
 			if idx == 0 {
-				return []nvml.ProcessInfo{{Pid: uint32(os.Getpid()), UsedGpuMemory: 80 << 30}, {Pid: 1, UsedGpuMemory: 2 << 30}}, nvml.SUCCESS
+				return []nvml.ProcessInfo{{Pid: uint32(os.Getpid()), UsedGpuMemory: 80 << 30}, {Pid: uint32(foreign), UsedGpuMemory: 2 << 30}}, nvml.SUCCESS
 			}
 			return nil, nvml.SUCCESS
 		}
 	}
 	return s
+}
+
+// foreignProcess starts a process in a session of its own, so that it is
+// never the campaign's whatever session the test runs in (in a container the
+// test can share pid 1's session), and returns its pid.
+func foreignProcess(t testing.TB) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "300")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd.Process.Pid
 }
 
 func open(t testing.TB, s *server.Server) *NVML {
@@ -152,7 +168,10 @@ func TestProcessLabelling(t *testing.T) {
 	if err != 0 {
 		t.Fatal(err)
 	}
-	s := NewSampler(open(t, h200s(t)), time.Second, 0)
+	srv := h200s(t)
+	listed, _ := srv.Devices[0].GetComputeRunningProcesses()
+	foreign := int(listed[1].Pid)
+	s := NewSampler(open(t, srv), time.Second, 0)
 	s.SetSessions([]int{int(sid)})
 	procs := s.Round()[0].Procs
 	if len(procs) != 2 {
@@ -164,15 +183,15 @@ func TestProcessLabelling(t *testing.T) {
 			if !p.Campaign || p.Name == "" {
 				t.Errorf("our own process %+v: want the campaign's, with a name", p)
 			}
-		case 1:
+		case foreign:
 			if p.Campaign {
-				t.Errorf("pid 1 labelled the campaign's")
+				t.Errorf("foreign pid %d labelled the campaign's", foreign)
 			}
 		}
 	}
 	sum := s.Summarize(time.Now().Add(-time.Minute), time.Now().Add(time.Minute), []int{0})
-	if len(sum) != 1 || len(sum[0].Foreign) != 1 || sum[0].Foreign[0].PID != 1 {
-		t.Errorf("summary foreign processes = %+v; want pid 1", sum)
+	if len(sum) != 1 || len(sum[0].Foreign) != 1 || sum[0].Foreign[0].PID != foreign {
+		t.Errorf("summary foreign processes = %+v; want pid %d", sum, foreign)
 	}
 }
 
