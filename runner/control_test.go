@@ -398,3 +398,48 @@ func TestChangedPhaseRunsAgainUnchangedKept(t *testing.T) {
 		t.Errorf("changed flags: a %v, b %v", st.Phase("a").Changed, st.Phase("b").Changed)
 	}
 }
+
+// TestServiceChainStaysUp: vLLM over Ray needs the Ray worker, which needs
+// the Ray head; all three hold every GPU. The phase using vLLM must run
+// with the whole chain up, and the chain must come down after it, head
+// last.
+func TestServiceChainStaysUp(t *testing.T) {
+	p := campaign(t, `
+name: chain
+phases:
+  - id: head
+    service: {run: "echo head up; exec sleep 60", ready: {log: "head up"}}
+  - id: worker
+    needs: [head]
+    service: {run: "echo worker up; exec sleep 60", ready: {log: "worker up"}}
+  - id: serve
+    needs: [worker]
+    service: {run: "echo serving; exec sleep 60", ready: {log: "serving"}}
+  - id: bench
+    needs: [serve]
+    steps: [{run: "sleep 0.3"}]
+  - id: after
+    needs: [bench]
+    steps: [{run: "true"}]
+`)
+	st := start(t, p, testOptions(t)).finished(40 * time.Second)
+	for _, id := range []string{"head", "worker", "serve", "bench", "after"} {
+		if s := st.Phase(id); s.Status != Done {
+			t.Errorf("%s = %s %q; want done", id, s.Status, s.Reason)
+		}
+	}
+	head, worker, serve := st.Phase("head"), st.Phase("worker"), st.Phase("serve")
+	bench := st.Phase("bench")
+	for _, svc := range []*PhaseState{head, worker, serve} {
+		if svc.Ended.Before(bench.Ended) {
+			t.Errorf("%s ended at %v, before bench ended at %v: the chain must stay up for it", svc.ID, svc.Ended, bench.Ended)
+		}
+	}
+	if head.Ended.Before(serve.Ended) || head.Ended.Before(worker.Ended) {
+		t.Errorf("head ended %v before the services on top of it (worker %v, serve %v)", head.Ended, worker.Ended, serve.Ended)
+	}
+	after := st.Phase("after")
+	if after.Started.Before(serve.Ended) {
+		t.Errorf("after started %v while serve (all GPUs) was up until %v: it does not use the service", after.Started, serve.Ended)
+	}
+}

@@ -111,15 +111,6 @@ func (r *Runner) needsMet(pr *phaseRun) bool {
 	return true
 }
 
-func (pr *phaseRun) needs(id string) bool {
-	for _, n := range pr.ph.Needs {
-		if n == id {
-			return true
-		}
-	}
-	return false
-}
-
 // conflicts reports whether a running phase holds GPUs this one needs. A
 // ready service holds its GPUs only against phases that do not use it.
 func (r *Runner) conflicts(pr *phaseRun) bool {
@@ -127,7 +118,7 @@ func (r *Runner) conflicts(pr *phaseRun) bool {
 		if o == pr || o.cur == nil || o.cur.exitedSeen {
 			continue
 		}
-		if o.state.Status == Ready && pr.needs(o.ph.ID) {
+		if o.state.Status == Ready && r.plan.Uses(pr.ph.ID, o.ph.ID) {
 			continue
 		}
 		if o.state.Status == Running || o.state.Status == Ready {
@@ -141,11 +132,13 @@ func (r *Runner) conflicts(pr *phaseRun) bool {
 
 func (r *Runner) serviceNeeded(svc *phaseRun) bool {
 	for _, o := range r.phases {
-		if !o.needs(svc.ph.ID) {
+		if !r.plan.Uses(o.ph.ID, svc.ph.ID) {
 			continue
 		}
 		switch o.state.Status {
 		case Pending, Waiting, Running:
+			return true
+		case Ready: // a service up on top of this one
 			return true
 		}
 	}

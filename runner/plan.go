@@ -9,13 +9,16 @@ import (
 // Plan is a campaign file checked and resolved: durations parsed, regexes
 // compiled, paths absolute, phases in the order they may run.
 type Plan struct {
-	Name         string
-	File         string // absolute path of the campaign file
-	Dir          string // its folder; relative paths resolve against it
-	Hash         string // sha256 of the file's bytes, hex
-	Report       string // absolute path of the results file
-	Env          map[string]string
-	GPUs         int // expected GPU count; 0 when not stated
+	Name   string
+	File   string // absolute path of the campaign file
+	Dir    string // its folder; relative paths resolve against it
+	Hash   string // sha256 of the file's bytes, hex
+	Report string // absolute path of the results file
+	Env    map[string]string
+	GPUs   int // expected count of this machine's GPUs; 0 when not stated
+	// GPUSources are where GPU readings come from, as `--gpu` takes them
+	// (auto, nvml, fake:N, none, dcgm:URL[,URL...]); empty: auto.
+	GPUSources   []string
 	FailOnExpect bool
 	Preflight    Preflight
 	Phases       []*Phase // dependency order, file order among equals
@@ -122,6 +125,42 @@ func (ph *Phase) AllSteps() []*Step {
 }
 
 // SharesGPUs reports whether two phases' GPU sets overlap; nil means all.
+// Uses reports whether phase a relies on phase b being up: a needs b, or
+// needs a service that uses b (vLLM needs the Ray worker, which needs the
+// Ray head). A service stays up, and shares its GPUs, for the phases that
+// use it. The chain goes through services only: a phase after a phase
+// after a service does not keep the service up.
+func (p *Plan) Uses(a, b string) bool {
+	return p.uses(a, b, 0)
+}
+
+func (p *Plan) uses(a, b string, depth int) bool {
+	ph := p.Phase(a)
+	if ph == nil || depth > len(p.Phases) {
+		return false
+	}
+	for _, n := range ph.Needs {
+		if n == b {
+			return true
+		}
+		if dep := p.Phase(n); dep != nil && dep.Service != nil && p.uses(n, b, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// UsedPhases lists the phases a uses, as Uses defines it, in plan order.
+func (p *Plan) UsedPhases(a string) []string {
+	var out []string
+	for _, ph := range p.Phases {
+		if p.Uses(a, ph.ID) {
+			out = append(out, ph.ID)
+		}
+	}
+	return out
+}
+
 func SharesGPUs(a, b []int) bool {
 	if a == nil || b == nil {
 		return true

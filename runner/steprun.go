@@ -260,7 +260,7 @@ func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
 		why := fmt.Sprintf("the service %s died (%s)", pr.ph.ID, reason)
 		for _, o := range r.phases {
-			if o.needs(pr.ph.ID) && o.state.Status == Running && o.cur != nil && !o.cur.exitedSeen {
+			if r.plan.Uses(o.ph.ID, pr.ph.ID) && o.state.Status == Running && o.cur != nil && !o.cur.exitedSeen {
 				o.cur.stopFor, o.cur.stopWhy = Failed, why
 				r.stopStep(o.cur)
 			}
