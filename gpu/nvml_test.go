@@ -203,7 +203,7 @@ func TestSamplerHistoryIsBounded(t *testing.T) {
 	for i := 0; i < 7000; i++ {
 		s.Round()
 	}
-	h := s.History(0, 1<<20)
+	h := s.History(DeviceID{Index: 0}, 1<<20)
 	if len(h) != 6000 {
 		t.Fatalf("history holds %d points; want 6000 (10 minutes at 100 ms)", len(h))
 	}

@@ -41,9 +41,19 @@ type Device struct {
 	Host     string // "" for this machine
 }
 
+// DeviceID names a device across hosts: index 0 of this machine and index
+// 0 of another node are different devices.
+type DeviceID struct {
+	Host  string
+	Index int
+}
+
+// ID is the device's identity.
+func (d Device) ID() DeviceID { return DeviceID{d.Host, d.Index} }
+
 // Inventory is the fleet as a source sees it, for the report's header.
 type Inventory struct {
-	Source  string // "nvml", "fake", "none"
+	Source  string // "nvml", "fake", "none", "dcgm", or several joined by "+"
 	Driver  string
 	CUDA    string
 	Devices []Device
@@ -67,6 +77,7 @@ type Sample struct {
 	PCIeRx     Metric // bytes/s
 	PCIeTx     Metric // bytes/s
 	ECCErrors  Metric // uncorrected, volatile
+	XID        Metric // the last XID error code (0: none); dcgm-exporter only
 	MIG        string // "on", "off" or "n/a"
 	Throttle   []string
 	Procs      []Process

@@ -14,15 +14,22 @@ type Point struct {
 	Power    float32 // W; <0 when n/a
 	Temp     float32 // °C; <0 when n/a
 	Throttle uint16  // bits as in throttleNames
+	XID      uint16  // the last XID error the device reported; 0 none
 	Lost     bool
 }
 
 // Seen is a process observed on a device.
 type Seen struct {
-	Device int
+	Device DeviceID
 	First  time.Time
 	Last   time.Time
 	Proc   Process
+}
+
+// procKey is a process on a device.
+type procKey struct {
+	Device DeviceID
+	PID    int
 }
 
 // Sampler polls a Source on its own goroutine and keeps, per device, a
@@ -35,10 +42,12 @@ type Sampler struct {
 
 	mu       sync.Mutex
 	latest   []Sample
-	hist     [][]Point // ring per device
+	hosts    []HostState
+	slot     map[DeviceID]int // a device's place in hist, for good
+	hist     [][]Point        // ring per device
 	head     []int
 	sessions map[int]bool
-	seen     map[[2]int]*Seen // (device, pid)
+	seen     map[procKey]*Seen
 	procs    map[int]procEntry
 	inv      Inventory
 
@@ -53,14 +62,27 @@ func NewSampler(src Source, interval, keepFor time.Duration) *Sampler {
 	interval = max(interval, 100*time.Millisecond)
 	keepFor = max(keepFor, 10*time.Minute)
 	s := &Sampler{src: src, interval: interval, now: time.Now, keep: int(keepFor / interval),
-		sessions: map[int]bool{}, seen: map[[2]int]*Seen{}, procs: map[int]procEntry{}, out: make(chan []Sample, 1),
+		slot: map[DeviceID]int{}, sessions: map[int]bool{}, seen: map[procKey]*Seen{}, procs: map[int]procEntry{}, out: make(chan []Sample, 1),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	s.inv = src.Inventory()
 	return s
 }
 
-// Inventory is the source's fleet.
-func (s *Sampler) Inventory() Inventory { return s.inv }
+// Inventory is the source's fleet as of the last round: remote hosts add
+// their GPUs when they first answer.
+func (s *Sampler) Inventory() Inventory {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inv
+}
+
+// Hosts is the remote hosts' state as of the last round; nil when every
+// GPU is local.
+func (s *Sampler) Hosts() []HostState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hosts
+}
 
 // Interval is the polling period.
 func (s *Sampler) Interval() time.Duration { return s.interval }
@@ -107,7 +129,13 @@ func (s *Sampler) Stop() {
 func (s *Sampler) Round() []Sample {
 	now := s.now()
 	samples := s.src.Sample(now)
+	inv := s.src.Inventory()
+	var hosts []HostState
+	if h, ok := s.src.(Hosts); ok {
+		hosts = h.Hosts()
+	}
 	s.mu.Lock()
+	s.inv, s.hosts = inv, hosts
 	for i := range samples {
 		sm := &samples[i]
 		for j := range sm.Procs {
@@ -117,14 +145,14 @@ func (s *Sampler) Round() []Sample {
 				p.Name = name
 			}
 			p.Campaign = ok && s.sessions[sid] || s.sessions[p.PID]
-			key := [2]int{i, p.PID}
+			key := procKey{sm.Device.ID(), p.PID}
 			if sn := s.seen[key]; sn != nil {
 				sn.Last, sn.Proc = now, *p
 			} else if len(s.seen) < 4096 {
-				s.seen[key] = &Seen{Device: sm.Device.Index, First: now, Last: now, Proc: *p}
+				s.seen[key] = &Seen{Device: sm.Device.ID(), First: now, Last: now, Proc: *p}
 			}
 		}
-		s.record(i, sm)
+		s.record(sm)
 	}
 	s.latest = samples
 	s.mu.Unlock()
@@ -136,12 +164,18 @@ func (s *Sampler) Round() []Sample {
 	return samples
 }
 
-func (s *Sampler) record(i int, sm *Sample) {
-	for len(s.hist) <= i {
+func (s *Sampler) record(sm *Sample) {
+	i, known := s.slot[sm.Device.ID()]
+	if !known {
+		i = len(s.hist)
+		s.slot[sm.Device.ID()] = i
 		s.hist = append(s.hist, make([]Point, 0, min(s.keep, 1024)))
 		s.head = append(s.head, 0)
 	}
 	p := Point{T: sm.Time, Util: val(sm.Util, 1), MemUsed: val(sm.MemUsed, 1.0/(1<<30)), Power: val(sm.Power, 1), Temp: val(sm.Temp, 1), Lost: sm.Lost}
+	if sm.XID.OK && sm.XID.V > 0 {
+		p.XID = uint16(min(sm.XID.V, 65535))
+	}
 	for _, name := range sm.Throttle {
 		for b, t := range throttleNames {
 			if t.name == name {
@@ -192,11 +226,12 @@ func (s *Sampler) Latest() []Sample {
 	return s.latest
 }
 
-// History returns device i's points, oldest first, at most n of them.
-func (s *Sampler) History(i, n int) []Point {
+// History returns a device's points, oldest first, at most n of them.
+func (s *Sampler) History(id DeviceID, n int) []Point {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i >= len(s.hist) {
+	i, known := s.slot[id]
+	if !known {
 		return nil
 	}
 	h := s.hist[i]
@@ -218,24 +253,28 @@ type Summary struct {
 	PeakPower float64
 	PeakTemp  float64 // °C
 	Throttle  []string
+	XIDs      []int // XID errors reported in the window
 	Lost      bool
 	Foreign   []Process // processes not of the campaign seen in the window
 }
 
-// Summarize reports devices (nil: all) over [from, to].
+// Summarize reports devices over [from, to]: this machine's GPUs listed in
+// devices (nil: all of them) and every GPU of a remote host, since a phase
+// names only local indices and runs on the others through srun or the like.
 func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Summary
-	for i, d := range s.inv.Devices {
-		if devices != nil && !slices.Contains(devices, d.Index) {
+	for _, d := range s.inv.Devices {
+		if d.Host == "" && devices != nil && !slices.Contains(devices, d.Index) {
 			continue
 		}
+		i, known := s.slot[d.ID()]
 		sum := Summary{Device: d, MeanUtil: -1, MeanPower: -1, PeakUtil: -1, PeakMem: -1, PeakPower: -1, PeakTemp: -1}
 		var uN, pN int
 		var uS, pS float64
 		var bits uint16
-		if i < len(s.hist) {
+		if known {
 			for _, p := range s.hist[i] {
 				if p.T.Before(from) || p.T.After(to) {
 					continue
@@ -243,6 +282,9 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 				sum.Samples++
 				sum.Lost = sum.Lost || p.Lost
 				bits |= p.Throttle
+				if p.XID != 0 && !slices.Contains(sum.XIDs, int(p.XID)) {
+					sum.XIDs = append(sum.XIDs, int(p.XID))
+				}
 				if p.Util >= 0 {
 					uS += float64(p.Util)
 					uN++
@@ -269,7 +311,7 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 			}
 		}
 		for _, sn := range s.seen {
-			if sn.Device == d.Index && !sn.Proc.Campaign && !sn.Last.Before(from) && !sn.First.After(to) {
+			if sn.Device == d.ID() && !sn.Proc.Campaign && !sn.Last.Before(from) && !sn.First.After(to) {
 				sum.Foreign = append(sum.Foreign, sn.Proc)
 			}
 		}

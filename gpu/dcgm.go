@@ -1,0 +1,562 @@
+package gpu
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// DCGM reads the GPUs of other nodes from NVIDIA's dcgm-exporter, the
+// Prometheus endpoint clusters already run on every GPU node
+// (http://NODE:9400/metrics).
+//
+// Each host is scraped on its own goroutine, at most one request in flight
+// per host. Sample waits for the round's scrapes only until a deadline and
+// otherwise reports what each host last said, so a slow or dead host never
+// holds up the sampler, the local GPUs or the screen. A host that stops
+// answering keeps its GPUs on screen as lost, with the error and when it
+// was last seen.
+type DCGM struct {
+	hosts   []*dcgmHost
+	client  *http.Client
+	wait    time.Duration // how long Sample waits for this round's scrapes
+	ctx     context.Context
+	cancel  context.CancelFunc
+	running sync.WaitGroup
+}
+
+// HostState is what greenlight knows of one remote host.
+type HostState struct {
+	URL      string
+	Name     string // Hostname label, else the URL's host
+	Driver   string
+	GPUs     int
+	Up       bool          // the last scrape succeeded
+	LastSeen time.Time     // last successful scrape; zero if never
+	Err      string        // why the last scrape failed
+	Scraping time.Duration // > 0: a request has been open this long
+}
+
+// Hosts reports each host's state; a Source with remote hosts implements it.
+type Hosts interface {
+	Hosts() []HostState
+}
+
+type dcgmHost struct {
+	url  string
+	host string // from the URL, until the exporter names itself
+
+	mu       sync.Mutex
+	state    HostState
+	devices  []Device // as last seen, in gpu order; kept when the host goes away
+	samples  []Sample
+	inflight time.Time // when the open request started; zero if none
+	done     chan struct{}
+}
+
+// DCGMOptions tunes the scraper; zero values take the defaults.
+type DCGMOptions struct {
+	// Wait is how long Sample waits for a round's answers (default 300 ms).
+	Wait time.Duration
+	// Timeout ends a request that has not answered (default 10 s).
+	Timeout time.Duration
+}
+
+// OpenDCGM prepares to scrape each exporter URL. A URL may be given as
+// NODE or NODE:PORT; the scheme defaults to http, the port to 9400 and the
+// path to /metrics. Nothing is fetched until the first Sample.
+func OpenDCGM(urls []string, o DCGMOptions) (*DCGM, error) {
+	if len(urls) == 0 {
+		return nil, errors.New("dcgm: give at least one exporter URL, e.g. dcgm:http://node2:9400/metrics")
+	}
+	o.Wait = cmp(o.Wait, 300*time.Millisecond)
+	o.Timeout = cmp(o.Timeout, 10*time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &DCGM{wait: o.Wait, ctx: ctx, cancel: cancel, client: &http.Client{
+		Timeout: o.Timeout,
+		Transport: &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 1,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  false,
+		},
+	}}
+	seen := map[string]bool{}
+	for _, raw := range urls {
+		u, err := ExporterURL(raw)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		if seen[u.String()] {
+			continue
+		}
+		seen[u.String()] = true
+		h := &dcgmHost{url: u.String(), host: u.Hostname()}
+		h.state = HostState{URL: h.url, Name: h.host, Err: "not scraped yet"}
+		d.hosts = append(d.hosts, h)
+	}
+	return d, nil
+}
+
+func cmp(v, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// ExporterURL completes NODE, NODE:PORT or a URL into a dcgm-exporter
+// metrics URL, or says what is wrong with it.
+func ExporterURL(raw string) (*url.URL, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return nil, errors.New("dcgm: an empty exporter URL")
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Hostname() == "" {
+		return nil, fmt.Errorf("dcgm: %q is not an exporter URL; write it like http://node2:9400/metrics", raw)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("dcgm: %q: use http or https", raw)
+	}
+	if u.Port() == "" && !strings.Contains(raw, "://") {
+		u.Host = net.JoinHostPort(u.Hostname(), "9400")
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/metrics"
+	}
+	return u, nil
+}
+
+// Inventory lists the devices of every host seen so far, host by host in
+// the order the URLs were given.
+func (d *DCGM) Inventory() Inventory {
+	inv := Inventory{Source: "dcgm"}
+	drivers := map[string]bool{}
+	for _, h := range d.hosts {
+		h.mu.Lock()
+		inv.Devices = append(inv.Devices, h.devices...)
+		if h.state.Driver != "" && !drivers[h.state.Driver] {
+			drivers[h.state.Driver] = true
+			inv.Driver = strings.TrimPrefix(inv.Driver+", "+h.state.Driver, ", ")
+		}
+		h.mu.Unlock()
+	}
+	if len(inv.Devices) == 0 {
+		inv.Why = fmt.Sprintf("no exporter has answered yet (%d host(s))", len(d.hosts))
+	}
+	return inv
+}
+
+// Hosts reports every host, in the order given.
+func (d *DCGM) Hosts() []HostState {
+	out := make([]HostState, 0, len(d.hosts))
+	now := time.Now()
+	for _, h := range d.hosts {
+		h.mu.Lock()
+		st := h.state
+		if !h.inflight.IsZero() {
+			st.Scraping = now.Sub(h.inflight)
+		}
+		h.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
+}
+
+// Sample starts a scrape of every host with none open, waits for them
+// until the deadline, and returns each host's latest devices.
+func (d *DCGM) Sample(now time.Time) []Sample {
+	var started []chan struct{}
+	for _, h := range d.hosts {
+		h.mu.Lock()
+		if h.inflight.IsZero() && d.ctx.Err() == nil {
+			h.inflight = time.Now()
+			h.done = make(chan struct{})
+			started = append(started, h.done)
+			d.running.Add(1)
+			go d.scrape(h, h.done)
+		}
+		h.mu.Unlock()
+	}
+	deadline := time.NewTimer(d.wait)
+	defer deadline.Stop()
+wait:
+	for _, ch := range started {
+		select {
+		case <-ch:
+		case <-deadline.C:
+			break wait
+		}
+	}
+	var out []Sample
+	for _, h := range d.hosts {
+		h.mu.Lock()
+		for _, s := range h.samples {
+			if !h.state.Up {
+				// Old readings are not shown as current ones.
+				why := fmt.Sprintf("%s: %s", h.state.Name, h.state.Err)
+				if !h.state.LastSeen.IsZero() {
+					why += ", last seen " + now.Sub(h.state.LastSeen).Round(time.Second).String() + " ago"
+				}
+				s = Sample{Device: s.Device, Lost: true, LostWhy: why}
+			}
+			s.Time = now
+			out = append(out, s)
+		}
+		h.mu.Unlock()
+	}
+	return out
+}
+
+// Close ends open requests and waits for their goroutines.
+func (d *DCGM) Close() error {
+	d.cancel()
+	d.running.Wait()
+	d.client.CloseIdleConnections()
+	return nil
+}
+
+// maxBody bounds what one exporter may send: 8 GPUs with every field is
+// under 200 KB.
+const maxBody = 16 << 20
+
+func (d *DCGM) scrape(h *dcgmHost, done chan struct{}) {
+	defer d.running.Done()
+	defer close(done)
+	samples, err := d.fetch(h.url)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.inflight = time.Time{}
+	if err != nil {
+		h.state.Up, h.state.Err = false, err.Error()
+		return
+	}
+	if len(samples) == 0 {
+		h.state.Up, h.state.Err = false, "the exporter lists no GPU (is it dcgm-exporter?)"
+		return
+	}
+	h.state.Up, h.state.Err, h.state.LastSeen = true, "", time.Now()
+	if name := samples[0].Device.Host; name != "" {
+		h.state.Name = name
+	}
+	h.state.Driver = samples[0].driver
+	h.state.GPUs = len(samples)
+	h.samples = h.samples[:0]
+	// Devices are only added, never reordered, so history stays with them.
+	for _, s := range samples {
+		if !slices.ContainsFunc(h.devices, func(d Device) bool { return d.ID() == s.Device.ID() }) {
+			h.devices = append(h.devices, s.Device)
+		}
+	}
+	for _, dev := range h.devices {
+		i := slices.IndexFunc(samples, func(s dcgmSample) bool { return s.Device.ID() == dev.ID() })
+		if i < 0 {
+			h.samples = append(h.samples, Sample{Device: dev, Lost: true, LostWhy: "no longer listed by its exporter"})
+			continue
+		}
+		h.samples = append(h.samples, samples[i].Sample)
+	}
+}
+
+func (d *DCGM) fetch(u string) ([]dcgmSample, error) {
+	req, err := http.NewRequestWithContext(d.ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return nil, shortNetError(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, fmt.Errorf("HTTP %s", resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, shortNetError(err)
+	}
+	return ParseDCGM(bytes.NewReader(onlyWanted(body)), urlHost(u))
+}
+
+// onlyWanted blanks the lines of series greenlight does not read, keeping
+// the line count so a parse error names the exporter's own line. An
+// exporter with profiling fields serves three times what is read; parsing
+// it all was two thirds of a round's CPU.
+func onlyWanted(body []byte) []byte {
+	out := body[:0:0]
+	out = slices.Grow(out, len(body))
+	for line := range bytes.Lines(body) {
+		name := line
+		if bytes.HasPrefix(line, []byte("#")) {
+			f := bytes.Fields(line)
+			if len(f) < 3 {
+				out = append(out, '\n')
+				continue
+			}
+			name = f[2]
+		} else if i := bytes.IndexAny(line, "{ \t\n"); i >= 0 {
+			name = line[:i]
+		}
+		if _, ok := dcgmFields[string(name)]; ok {
+			out = append(out, line...)
+		} else {
+			out = append(out, '\n')
+		}
+	}
+	return out
+}
+
+func urlHost(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	return p.Hostname()
+}
+
+// shortNetError drops the method and URL Go puts before a request's error:
+// the screen names the host already.
+func shortNetError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return errors.New("stopped")
+	case errors.Is(err, context.DeadlineExceeded), strings.Contains(err.Error(), "Client.Timeout"):
+		return errors.New("no answer (timed out)")
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return fmt.Errorf("%s: %v", oe.Op, oe.Err)
+	}
+	return err
+}
+
+type dcgmSample struct {
+	Sample
+	driver string
+}
+
+// DCGM's "no value" sentinels. Exporters before 3.x print them as numbers;
+// newer ones leave the series out. Both are n/a here.
+const (
+	dcgmInt32Blank = 0x7ffffff0         // + 1 not found, 2 not supported, 3 no permission
+	dcgmInt64Blank = 0x7ffffffffffffff0 // as a float64 it rounds to 2^63
+	dcgmFP64Blank  = 1 << 47            // 140737488355328, + the same offsets
+)
+
+var sentinelWhy = [...]string{"blank", "not found", "not supported", "not permitted"}
+
+// dcgmValue turns an exported number into a Metric, sentinels into n/a.
+func dcgmValue(v, scale float64) Metric {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return na("not a number")
+	case v >= dcgmInt64Blank:
+		return na("blank (DCGM)")
+	case v >= dcgmFP64Blank && v < dcgmFP64Blank+16:
+		return na(sentinelText(int(v - dcgmFP64Blank)))
+	case v >= dcgmInt32Blank && v <= math.MaxInt32:
+		return na(sentinelText(int(v - dcgmInt32Blank)))
+	case v >= dcgmFP64Blank:
+		return na("blank (DCGM)")
+	}
+	return ok(v * scale)
+}
+
+func sentinelText(off int) string {
+	if off >= 0 && off < len(sentinelWhy) {
+		return sentinelWhy[off] + " (DCGM)"
+	}
+	return "blank (DCGM)"
+}
+
+// ParseDCGM reads dcgm-exporter's Prometheus text with the Prometheus
+// project's own parser and maps its fields onto Samples, one per GPU in
+// gpu order. host names the node when the exporter's Hostname label is
+// missing. A field the exporter does not export is n/a, "not exported".
+func ParseDCGM(r io.Reader, host string) ([]dcgmSample, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("malformed metrics: %v", err)
+	}
+	byGPU := map[int]*dcgmSample{}
+	get := func(m *dto.Metric) *dcgmSample {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		idx, err := strconv.Atoi(labels["gpu"])
+		if err != nil || idx < 0 {
+			return nil
+		}
+		s := byGPU[idx]
+		if s == nil {
+			name := labels["Hostname"]
+			if name == "" {
+				name = host
+			}
+			s = &dcgmSample{Sample: newRemoteSample(Device{Index: idx, Name: labels["modelName"], UUID: labels["UUID"], Host: name})}
+			s.driver = labels["DCGM_FI_DRIVER_VERSION"]
+			byGPU[idx] = s
+		}
+		if labels["GPU_I_ID"] != "" {
+			s.MIG = "on" // a MIG instance's series: the parent's row says MIG is on
+			return nil
+		}
+		return s
+	}
+	fbUsed, fbFree, fbReserved, fbTotal := map[int]float64{}, map[int]float64{}, map[int]float64{}, map[int]float64{}
+	fb := map[dcgmField]map[int]float64{fFBUsed: fbUsed, fFBFree: fbFree, fFBReserved: fbReserved, fFBTotal: fbTotal}
+	for name, fam := range fams {
+		field, known := dcgmFields[name]
+		for _, m := range fam.GetMetric() {
+			s := get(m)
+			if s == nil || !known {
+				continue
+			}
+			v := metricValue(m)
+			switch field {
+			case fUtil:
+				s.Util = dcgmValue(v, 1)
+			case fMemUtil:
+				s.MemUtil = dcgmValue(v, 1)
+			case fTemp:
+				s.Temp = dcgmValue(v, 1)
+			case fPower:
+				s.Power = dcgmValue(v, 1)
+			case fPowerLimit:
+				s.PowerLimit = dcgmValue(v, 1)
+			case fSMClock:
+				s.SMClock = dcgmValue(v, 1)
+			case fMemClock:
+				s.MemClock = dcgmValue(v, 1)
+			case fPCIeTx:
+				s.PCIeTx = dcgmValue(v, 1024) // KB/s
+			case fPCIeRx:
+				s.PCIeRx = dcgmValue(v, 1024)
+			case fXID:
+				s.XID = dcgmValue(v, 1)
+			case fECC:
+				s.ECCErrors = dcgmValue(v, 1)
+			case fThrottle:
+				if t := dcgmValue(v, 1); t.OK {
+					s.Throttle = DecodeThrottle(uint64(t.V))
+				}
+			case fFBUsed, fFBFree, fFBReserved, fFBTotal:
+				if t := dcgmValue(v, 1); t.OK {
+					fb[field][s.Device.Index] = t.V
+				}
+			}
+		}
+	}
+	out := make([]dcgmSample, 0, len(byGPU))
+	for idx, s := range byGPU {
+		const mib = 1 << 20
+		if used, ok := fbUsed[idx]; ok {
+			s.MemUsed = Metric{V: used * mib, OK: true}
+		} else if _, ok := fams["DCGM_FI_DEV_FB_USED"]; ok {
+			s.MemUsed = na("blank (DCGM)")
+		}
+		switch total, ok := fbTotal[idx]; {
+		case ok:
+			s.Device.MemTotal = uint64(total * mib)
+		case s.MemUsed.OK:
+			if free, ok := fbFree[idx]; ok {
+				s.Device.MemTotal = uint64((fbUsed[idx] + free + fbReserved[idx]) * mib)
+			}
+		}
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b dcgmSample) int { return a.Device.Index - b.Device.Index })
+	return out, nil
+}
+
+func metricValue(m *dto.Metric) float64 {
+	switch {
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Untyped != nil:
+		return m.Untyped.GetValue()
+	}
+	return math.NaN()
+}
+
+// newRemoteSample is a device with every reading n/a until its exporter
+// gives one.
+func newRemoteSample(d Device) Sample {
+	no := na("not exported")
+	return Sample{Device: d, Util: no, MemUtil: no, MemUsed: no, Temp: no, Power: no, PowerLimit: no,
+		SMClock: no, MemClock: no, PCIeRx: no, PCIeTx: no, ECCErrors: no, XID: no, MIG: "n/a",
+		ProcsWhy: "processes on other nodes are not listed by dcgm-exporter"}
+}
+
+type dcgmField int
+
+const (
+	fUtil dcgmField = iota
+	fMemUtil
+	fTemp
+	fPower
+	fPowerLimit
+	fSMClock
+	fMemClock
+	fPCIeTx
+	fPCIeRx
+	fXID
+	fECC
+	fThrottle
+	fFBUsed
+	fFBFree
+	fFBReserved
+	fFBTotal
+)
+
+// dcgmFields maps exporter series onto Sample fields. Anything else an
+// exporter serves is ignored.
+var dcgmFields = map[string]dcgmField{
+	"DCGM_FI_DEV_GPU_UTIL":               fUtil,
+	"DCGM_FI_DEV_MEM_COPY_UTIL":          fMemUtil,
+	"DCGM_FI_DEV_GPU_TEMP":               fTemp,
+	"DCGM_FI_DEV_POWER_USAGE":            fPower,
+	"DCGM_FI_DEV_POWER_MGMT_LIMIT":       fPowerLimit,
+	"DCGM_FI_DEV_SM_CLOCK":               fSMClock,
+	"DCGM_FI_DEV_MEM_CLOCK":              fMemClock,
+	"DCGM_FI_DEV_PCIE_TX_THROUGHPUT":     fPCIeTx,
+	"DCGM_FI_DEV_PCIE_RX_THROUGHPUT":     fPCIeRx,
+	"DCGM_FI_DEV_XID_ERRORS":             fXID,
+	"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL":      fECC,
+	"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": fThrottle,
+	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS":   fThrottle,
+	"DCGM_FI_DEV_FB_USED":                fFBUsed,
+	"DCGM_FI_DEV_FB_FREE":                fFBFree,
+	"DCGM_FI_DEV_FB_RESERVED":            fFBReserved,
+	"DCGM_FI_DEV_FB_TOTAL":               fFBTotal,
+}
