@@ -43,7 +43,9 @@ Usage:
 
 Run flags:
   --plain            one line per event on stdout, no TUI (default when stdout is not a terminal)
-  --gpu SOURCE       auto, nvml, fake:N or none (default auto: NVML when it loads)
+  --gpu SOURCE       auto, nvml, fake:N or none (default auto: NVML when it loads), and
+                     dcgm:URL[,URL...] for other nodes' dcgm-exporters; repeat to combine
+                     (overrides the campaign's gpus.sources)
   --report PATH      results file (default: the campaign's report:)
   --state-dir DIR    journal, logs and artifacts (default: .greenlight/NAME beside the report)
   --interval DUR     GPU sampling period, 100ms or more (default 1s)
@@ -102,7 +104,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 type runFlags struct {
 	plain    bool
-	gpu      string
+	gpu      gpuFlag
 	report   string
 	stateDir string
 	interval time.Duration
@@ -114,7 +116,7 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []s
 	fs.SetOutput(io.Discard)
 	f := &runFlags{}
 	fs.BoolVar(&f.plain, "plain", false, "")
-	fs.StringVar(&f.gpu, "gpu", "auto", "")
+	fs.Var(&f.gpu, "gpu", "")
 	fs.StringVar(&f.report, "report", "", "")
 	fs.StringVar(&f.stateDir, "state-dir", "", "")
 	fs.DurationVar(&f.interval, "interval", time.Second, "")
@@ -137,32 +139,84 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []s
 	return f, rest, nil
 }
 
-// openGPU picks the GPU source; note says, once, why auto found none.
-func openGPU(spec string) (src gpu.Source, note string, err error) {
+// gpuFlag collects --gpu, which may be given more than once: a source for
+// this machine and dcgm-exporter lists for others.
+type gpuFlag []string
+
+func (g *gpuFlag) String() string     { return strings.Join(*g, " ") }
+func (g *gpuFlag) Set(v string) error { *g = append(*g, v); return nil }
+
+// openGPU opens the sources named (none named: auto) as one fleet. local
+// says whether one of them reads this machine's GPUs, so their count can
+// be checked; note says, once, why auto found none.
+func openGPU(specs []string, interval time.Duration) (src gpu.Source, local bool, note string, err error) {
+	if len(specs) == 0 {
+		specs = []string{"auto"}
+	}
+	var parts gpu.Multi
+	var remote []string
+	var localSpec string
+	defer func() {
+		if err != nil {
+			parts.Close()
+		}
+	}()
+	for _, spec := range specs {
+		if urls, ok := strings.CutPrefix(spec, "dcgm:"); ok {
+			remote = append(remote, strings.Split(urls, ",")...)
+			continue
+		}
+		if localSpec != "" {
+			return nil, false, "", fmt.Errorf("--gpu %s and --gpu %s both read this machine's GPUs; keep one (add other nodes with dcgm:URL)", localSpec, spec)
+		}
+		localSpec = spec
+		s, isLocal, n, err := openLocal(spec)
+		if err != nil {
+			return nil, false, "", err
+		}
+		parts, local, note = append(parts, s), isLocal, n
+	}
+	if len(remote) > 0 {
+		d, err := gpu.OpenDCGM(remote, gpu.DCGMOptions{Wait: min(300*time.Millisecond, interval*3/10)})
+		if err != nil {
+			return nil, false, "", fmt.Errorf("--gpu dcgm: %v", err)
+		}
+		if localSpec == "auto" && !local {
+			parts, note = nil, "" // auto found no GPU here: the remote ones are the fleet
+		}
+		parts = append(parts, d)
+	}
+	if len(parts) == 1 {
+		return parts[0], local, note, nil
+	}
+	return parts, local, note, nil
+}
+
+func openLocal(spec string) (src gpu.Source, local bool, note string, err error) {
 	switch {
 	case spec == "none":
-		return gpu.None{Why: "--gpu none"}, "", nil
+		return gpu.None{Why: "--gpu none"}, false, "", nil
 	case spec == "nvml" || spec == "auto":
 		n, err := gpu.OpenNVML(nvml.New())
 		if err == nil {
-			return n, "", nil
+			return n, true, "", nil
 		}
 		if spec == "nvml" {
-			return nil, "", fmt.Errorf("--gpu nvml: %v", err)
+			return nil, false, "", fmt.Errorf("--gpu nvml: %v", err)
 		}
-		return gpu.None{Why: err.Error()}, "no GPU telemetry: " + err.Error(), nil
-	case strings.HasPrefix(spec, "fake"):
+		return gpu.None{Why: err.Error()}, false, "no GPU telemetry: " + err.Error(), nil
+	case spec == "fake" || strings.HasPrefix(spec, "fake:"):
 		n := 8
 		if s, ok := strings.CutPrefix(spec, "fake:"); ok {
 			v, err := strconv.Atoi(s)
 			if err != nil || v < 0 || v > 64 {
-				return nil, "", fmt.Errorf("--gpu %s: give a count from 0 to 64, e.g. fake:8", spec)
+				return nil, false, "", fmt.Errorf("--gpu %s: give a count from 0 to 64, e.g. fake:8", spec)
 			}
 			n = v
 		}
-		return gpu.NewFake(n, 1), "", nil
+		return gpu.NewFake(n, 1), true, "", nil
 	}
-	return nil, "", fmt.Errorf("--gpu %q: use auto, nvml, fake:N or none", spec)
+	return nil, false, "", fmt.Errorf("--gpu %q: use auto, nvml, fake:N, none or dcgm:URL[,URL...]", spec)
 }
 
 func loadPlan(path string, stderr io.Writer) (*runner.Plan, bool) {
@@ -242,16 +296,25 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		}
 		plan.Report = abs
 	}
-	src, note, err := openGPU(f.gpu)
+	specs := []string(f.gpu)
+	if len(specs) == 0 {
+		specs = plan.GPUSources // --gpu overrides the campaign's sources
+	}
+	src, local, note, err := openGPU(specs, f.interval)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		return 2
 	}
 	sampler := gpu.NewSampler(src, f.interval, 4*time.Hour)
 	inv := sampler.Inventory()
-	count := len(inv.Devices)
-	if inv.Source == "none" {
-		count = -1
+	count := -1 // phases name this machine's GPUs; remote ones are not counted
+	if local {
+		count = 0
+		for _, d := range inv.Devices {
+			if d.Host == "" {
+				count++
+			}
+		}
 	}
 	problems := runner.CheckPreflight(plan, count)
 	for _, p := range problems {

@@ -122,6 +122,10 @@ func TestValidatePrintsPlan(t *testing.T) {
 	if code != 0 {
 		t.Errorf("validate h200-smoke: exit %d\n%s", code, out)
 	}
+	out, code = runBin(t, ".", "validate", "examples/kimi-k25-two-nodes.yaml")
+	if code != 0 || !strings.Contains(out, "after ray-worker") {
+		t.Errorf("validate kimi-k25-two-nodes: exit %d\n%s", code, out)
+	}
 }
 
 func TestDemoPlain(t *testing.T) {

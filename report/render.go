@@ -13,6 +13,15 @@ import (
 type Env struct {
 	Host      string
 	Inventory gpu.Inventory
+	Hosts     []gpu.HostState // remote hosts, through dcgm-exporter
+}
+
+// gpuLabel names a device: "3" on this machine, "node2:3" on another.
+func gpuLabel(d gpu.Device) string {
+	if d.Host == "" {
+		return fmt.Sprint(d.Index)
+	}
+	return fmt.Sprintf("%s:%d", d.Host, d.Index)
 }
 
 const timeFmt = "2006-01-02 15:04:05 MST"
@@ -86,11 +95,21 @@ func header(plan *runner.Plan, st *runner.State, env Env, remade []string) strin
 		fmt.Fprintf(&b, "**GPUs:** %d · driver %s · CUDA %s · source %s\n\n", len(inv.Devices), orNA(inv.Driver), orNA(inv.CUDA), inv.Source)
 		b.WriteString("| GPU | Name | Memory | UUID |\n|---:|---|---:|---|\n")
 		for _, d := range inv.Devices {
-			host := ""
-			if d.Host != "" {
-				host = d.Host + ":"
+			fmt.Fprintf(&b, "| %s | %s | %.0f GiB | %s |\n", cell(gpuLabel(d)), cell(d.Name), float64(d.MemTotal)/(1<<30), cell(d.UUID))
+		}
+		b.WriteString("\n")
+	}
+	if len(env.Hosts) > 0 {
+		b.WriteString("**Remote hosts** (dcgm-exporter)\n\n")
+		for _, h := range env.Hosts {
+			state := fmt.Sprintf("%d GPUs, driver %s, answering", h.GPUs, orNA(h.Driver))
+			if !h.Up {
+				state = "not answering: " + h.Err
+				if !h.LastSeen.IsZero() {
+					state += ", last seen " + h.LastSeen.Format("15:04:05")
+				}
 			}
-			fmt.Fprintf(&b, "| %s%d | %s | %.0f GiB | %s |\n", host, d.Index, cell(d.Name), float64(d.MemTotal)/(1<<30), cell(d.UUID))
+			fmt.Fprintf(&b, "- %s (`%s`): %s\n", cell(h.Name), h.URL, cell(state))
 		}
 		b.WriteString("\n")
 	}
@@ -235,7 +254,7 @@ func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu
 			if g.Samples == 0 {
 				continue
 			}
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", g.Device.Index,
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(gpuLabel(g.Device)),
 				unit(g.MeanUtil, "%.0f %%"), unit(g.PeakUtil, "%.0f %%"), unit(g.PeakMem, "%.1f GiB"),
 				unit(g.MeanPower, "%.0f W"), unit(g.PeakPower, "%.0f W"), unit(g.PeakTemp, "%.0f °C"), cell(strings.Join(g.Throttle, ", ")))
 		}
@@ -254,10 +273,13 @@ func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu
 	var warns []string
 	for _, g := range gpus {
 		for _, f := range g.Foreign {
-			warns = append(warns, fmt.Sprintf("a process not of this campaign was on GPU %d: pid %d %s, %s", g.Device.Index, f.PID, orNA(f.Name), runner.FormatBytes(f.MemUsed)))
+			warns = append(warns, fmt.Sprintf("a process not of this campaign was on GPU %s: pid %d %s, %s", gpuLabel(g.Device), f.PID, orNA(f.Name), runner.FormatBytes(f.MemUsed)))
 		}
 		if g.Lost {
-			warns = append(warns, fmt.Sprintf("GPU %d stopped answering during the phase", g.Device.Index))
+			warns = append(warns, fmt.Sprintf("GPU %s stopped answering during the phase", gpuLabel(g.Device)))
+		}
+		if len(g.XIDs) > 0 {
+			warns = append(warns, fmt.Sprintf("GPU %s reported XID error(s) %s during the phase (see `dmesg` on %s)", gpuLabel(g.Device), joinInts(g.XIDs), firstOr(g.Device.Host, "this machine")))
 		}
 	}
 	if p.WasFrozen {
@@ -299,4 +321,11 @@ func joinInts(xs []int) string {
 		parts[i] = fmt.Sprint(x)
 	}
 	return strings.Join(parts, ", ")
+}
+
+func firstOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

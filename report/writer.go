@@ -21,6 +21,13 @@ type GPUHistory interface {
 	Summarize(from, to time.Time, devices []int) []gpu.Summary
 }
 
+// liveFleet is a GPUHistory whose fleet grows as remote hosts answer
+// (*gpu.Sampler): the header then lists the fleet as it is now.
+type liveFleet interface {
+	Inventory() gpu.Inventory
+	Hosts() []gpu.HostState
+}
+
 // Writer keeps one results file current.
 type Writer struct {
 	path    string
@@ -226,7 +233,11 @@ func closeFile(f *os.File) {
 }
 
 func (w *Writer) render(st *runner.State) (map[string]string, []string) {
-	bodies := map[string]string{"header": header(w.plan, st, w.env, w.remade)}
+	env := w.env
+	if live, ok := w.gpus.(liveFleet); ok {
+		env.Inventory, env.Hosts = live.Inventory(), live.Hosts()
+	}
+	bodies := map[string]string{"header": header(w.plan, st, env, w.remade)}
 	order := []string{"header"}
 	for _, p := range st.Phases {
 		ph := w.plan.Phase(p.ID)

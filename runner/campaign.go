@@ -8,10 +8,40 @@ type CampaignSpec struct {
 	Name         string            `yaml:"name" json:"name"`
 	Report       string            `yaml:"report" json:"report,omitempty"`
 	Env          map[string]string `yaml:"env" json:"env,omitempty"`
-	GPUs         int               `yaml:"gpus" json:"gpus,omitempty"`
+	GPUs         GPUsSpec          `yaml:"gpus" json:"gpus,omitempty"`
 	FailOnExpect bool              `yaml:"fail_on_expect" json:"fail_on_expect,omitempty"`
 	Preflight    *PreflightSpec    `yaml:"preflight" json:"preflight,omitempty"`
 	Phases       []PhaseSpec       `yaml:"phases" json:"phases"`
+}
+
+// GPUsSpec is `gpus: 8` (this machine's expected count) or a mapping that
+// also names where GPU readings come from:
+//
+//	gpus:
+//	  count: 8
+//	  sources: [nvml, "dcgm:http://node2:9400/metrics"]
+type GPUsSpec struct {
+	Count   int      `yaml:"count" json:"count,omitempty"`
+	Sources []string `yaml:"sources" json:"sources,omitempty"`
+}
+
+// UnmarshalYAML takes a number or the mapping, decoded by the same strict
+// decoder so errors keep their line and column.
+func (g *GPUsSpec) UnmarshalYAML(unmarshal func(any) error) error {
+	var n int
+	err := unmarshal(&n)
+	if err == nil {
+		*g = GPUsSpec{Count: n}
+		return nil
+	}
+	var v any
+	if unmarshal(&v) == nil {
+		if _, isMap := v.(map[string]any); !isMap {
+			return err // `gpus: eight` is a count of the wrong type
+		}
+	}
+	type plain GPUsSpec
+	return unmarshal((*plain)(g))
 }
 
 // PreflightSpec lists what must hold before the first phase starts.

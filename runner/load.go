@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -262,10 +263,11 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 		plan.Env[k] = l.expand("$.env."+k, v, nil)
 	}
 	spec.Env = plan.Env
-	plan.GPUs = spec.GPUs
-	if spec.GPUs < 0 {
+	plan.GPUs = spec.GPUs.Count
+	if spec.GPUs.Count < 0 {
 		l.add("$.gpus", "gpus must be zero or more", "give the number of GPUs the campaign expects, e.g. `gpus: 8`")
 	}
+	l.gpuSources(spec, plan)
 	plan.FailOnExpect = spec.FailOnExpect
 	plan.Report = spec.Report
 	if plan.Report == "" {
@@ -446,6 +448,55 @@ func (l *loader) re(path, s string, needNamed bool) *regexp.Regexp {
 	return re
 }
 
+// gpuSources checks `gpus.sources`: at most one source for this machine
+// (auto, nvml, fake:N, none) and any number of dcgm-exporter lists.
+func (l *loader) gpuSources(spec *CampaignSpec, plan *Plan) {
+	local := ""
+	for i, raw := range spec.GPUs.Sources {
+		at := fmt.Sprintf("$.gpus.sources[%d]", i)
+		src := strings.TrimSpace(l.expand(at, raw, plan.Env))
+		kind, rest, _ := strings.Cut(src, ":")
+		switch {
+		case kind == "dcgm":
+			if rest == "" {
+				l.add(at, "dcgm: names no exporter", "write dcgm:http://NODE:9400/metrics, several separated by commas")
+			}
+			for _, u := range strings.Split(rest, ",") {
+				if err := checkExporter(u); err != nil {
+					l.add(at, err.Error(), "write dcgm:http://NODE:9400/metrics, or dcgm:NODE for the default port and path")
+				}
+			}
+		case src == "auto" || src == "nvml" || src == "none" || kind == "fake":
+			if n, err := strconv.Atoi(rest); kind == "fake" && rest != "" && (err != nil || n < 0 || n > 64) {
+				l.add(at, fmt.Sprintf("%q: the fake fleet's size must be 0 to 64", src), "write fake:8")
+			}
+			if local != "" {
+				l.add(at, fmt.Sprintf("two sources for this machine's GPUs (%s and %s)", local, src), "keep one of auto, nvml, fake:N or none; add remote nodes as dcgm:URL")
+			}
+			local = src
+		default:
+			l.add(at, fmt.Sprintf("unknown GPU source %q", src), "use auto, nvml, fake:N, none, or dcgm:http://NODE:9400/metrics")
+		}
+		plan.GPUSources = append(plan.GPUSources, src)
+	}
+}
+
+// checkExporter checks what ExporterURL in package gpu completes: NODE,
+// NODE:PORT, or an http(s) URL.
+func checkExporter(s string) error {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return errors.New("an empty exporter address in the dcgm: list")
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	if err := checkURL(s); err != nil {
+		return fmt.Errorf("exporter %s", err)
+	}
+	return nil
+}
+
 func checkURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -497,8 +548,8 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int) *Phase {
 		switch {
 		case g < 0:
 			l.add(p, fmt.Sprintf("GPU index %d is negative", g), "GPU indices start at 0, as nvidia-smi numbers them")
-		case spec.GPUs > 0 && g >= spec.GPUs:
-			l.add(p, fmt.Sprintf("GPU index %d is past the campaign's %d GPUs", g, spec.GPUs), fmt.Sprintf("use indices 0 to %d", spec.GPUs-1))
+		case spec.GPUs.Count > 0 && g >= spec.GPUs.Count:
+			l.add(p, fmt.Sprintf("GPU index %d is past the campaign's %d GPUs", g, spec.GPUs.Count), fmt.Sprintf("use indices 0 to %d", spec.GPUs.Count-1))
 		case seen[g]:
 			l.add(p, fmt.Sprintf("GPU %d is listed twice", g), "")
 		}

@@ -38,6 +38,11 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"bad url", "name: x\nphases:\n  - id: a\n    service: {run: y, ready: {http: 'localhost:8000'}}\n", `is not an http(s) URL`, "full URL"},
 		{"unset variable", "name: x\nphases:\n  - id: a\n    service: {run: y, ready: {http: 'http://h:${GREENLIGHT_TEST_UNSET}/'}}\n", `${GREENLIGHT_TEST_UNSET} is not set`, "environment"},
 		{"not yaml", "name: x\nphases: [\n", ``, "YAML"},
+		{"unknown gpus key", "name: x\ngpus:\n  count: 8\n  source: [nvml]\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:4:3: unknown key "source"`, `did you mean "sources"?`},
+		{"unknown gpu source", "name: x\ngpus: {sources: [nvml, prometheus]}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:2:24: unknown GPU source "prometheus"`, "dcgm:http://NODE:9400/metrics"},
+		{"two local sources", "name: x\ngpus: {sources: [nvml, 'fake:8']}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `two sources for this machine's GPUs (nvml and fake:8)`, "keep one"},
+		{"bad exporter", "name: x\ngpus:\n  sources: ['dcgm:http://node2:9400/metrics,ftp://node3']\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:3:13: exporter "ftp://node3" is not an http(s) URL`, "dcgm:NODE"},
+		{"empty dcgm", "name: x\ngpus: {sources: ['dcgm:']}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `dcgm: names no exporter`, ""},
 		{"empty file", "", `the file is empty`, ""},
 	}
 	for _, tt := range tests {

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -55,7 +56,7 @@ func (m *model) gpuRow(s gpu.Sample, width int) string {
 	room := width - lipgloss.Width(row) - lipgloss.Width(flag) - 1
 	if room >= 4 && m.opts.Sampler != nil {
 		cells := min(room, 60)
-		vals := sparkBuckets(m.opts.Sampler.History(s.Device.Index, cells*sparkBucket), sparkBucket)
+		vals := sparkBuckets(m.opts.Sampler.History(s.Device.ID(), cells*sparkBucket), sparkBucket)
 		row += " " + m.st.barFull.Render(m.spark(vals, cells))
 	}
 	return ansi.Truncate(row+flag, width, "…")
@@ -66,6 +67,9 @@ func (m *model) gpusView(width, maxRows int) []string {
 		return []string{m.st.dim.Render("no GPU source")}
 	}
 	inv := m.opts.Sampler.Inventory()
+	if len(m.hosts) > 0 {
+		return m.hostsView(width, maxRows)
+	}
 	if len(inv.Devices) == 0 {
 		why := inv.Why
 		if why == "" {
@@ -76,15 +80,165 @@ func (m *model) gpusView(width, maxRows int) []string {
 	if len(m.samples) == 0 {
 		return []string{m.st.dim.Render(fmt.Sprintf("%d GPUs: waiting for the first reading…", len(inv.Devices)))}
 	}
+	return m.gpuRowsOf(m.samples, width, maxRows)
+}
+
+func (m *model) gpuRowsOf(samples []gpu.Sample, width, maxRows int) []string {
 	var out []string
-	for i, s := range m.samples {
-		if i == maxRows-1 && len(m.samples) > maxRows {
-			out = append(out, m.st.dim.Render(fmt.Sprintf("… and %d more GPUs (make the window taller)", len(m.samples)-i)))
+	for i, s := range samples {
+		if i == maxRows-1 && len(samples) > maxRows {
+			out = append(out, m.st.dim.Render(fmt.Sprintf("… and %d more GPUs (make the window taller)", len(samples)-i)))
 			break
 		}
 		out = append(out, m.gpuRow(s, width))
 	}
 	return out
+}
+
+// hostGroup is one machine's GPUs: this one's (state nil) or a remote
+// host's, read through its dcgm-exporter.
+type hostGroup struct {
+	name    string
+	state   *gpu.HostState
+	samples []gpu.Sample
+}
+
+func (m *model) hostGroups() []hostGroup {
+	var groups []hostGroup
+	var local []gpu.Sample
+	byHost := map[string][]gpu.Sample{}
+	for _, s := range m.samples {
+		if s.Device.Host == "" {
+			local = append(local, s)
+		} else {
+			byHost[s.Device.Host] = append(byHost[s.Device.Host], s)
+		}
+	}
+	if len(local) > 0 {
+		groups = append(groups, hostGroup{name: "this machine", samples: local})
+	}
+	for i := range m.hosts {
+		h := &m.hosts[i]
+		groups = append(groups, hostGroup{name: h.Name, state: h, samples: byHost[h.Name]})
+	}
+	return groups
+}
+
+// gpuLines is how many rows the GPU pane wants: one per GPU, and with
+// remote hosts one more per host.
+func (m *model) gpuLines() int {
+	n := len(m.opts.Sampler.Inventory().Devices)
+	if len(m.hosts) > 0 {
+		n = len(m.samples)
+		for _, g := range m.hostGroups() {
+			n++
+			if g.state != nil && !g.state.Up {
+				n -= len(g.samples) // a host that does not answer is one line
+			}
+		}
+	}
+	return max(1, n)
+}
+
+// hostsView shows GPUs host by host. When the rows do not fit, each host
+// is one line of totals; a host that does not answer is one line saying
+// why, and since when.
+func (m *model) hostsView(width, maxRows int) []string {
+	groups := m.hostGroups()
+	full := m.gpuLines() <= maxRows
+	var out []string
+	for i, g := range groups {
+		if len(out) == maxRows-1 && i < len(groups)-1 {
+			out = append(out, m.st.dim.Render(fmt.Sprintf("… and %d more hosts (make the window taller)", len(groups)-i)))
+			break
+		}
+		out = append(out, m.hostLine(g, width, !full))
+		if full && (g.state == nil || g.state.Up) {
+			out = append(out, m.gpuRowsOf(g.samples, width, len(g.samples))...)
+		}
+	}
+	return out
+}
+
+func (m *model) hostLine(g hostGroup, width int, totals bool) string {
+	name := m.st.title.Render(g.name)
+	h := g.state
+	switch {
+	case h != nil && !h.Up && h.LastSeen.IsZero() && h.Scraping > 0 && h.Err == "not scraped yet":
+		return ansi.Truncate(name+" "+m.st.dim.Render(fmt.Sprintf("waiting for its exporter's first answer (%s) · %s", fmtAge(h.Scraping), h.URL)), width, "…")
+	case h != nil && !h.Up:
+		seen := "never answered"
+		if !h.LastSeen.IsZero() {
+			seen = "last seen " + fmtAge(m.now().Sub(h.LastSeen)) + " ago"
+		}
+		return ansi.Truncate(name+" "+m.st.bad.Render(fmt.Sprintf("not answering: %s · %s", h.Err, seen))+m.st.dim.Render(" · "+h.URL), width, "…")
+	}
+	info := fmt.Sprintf("%d GPUs", len(g.samples))
+	if h != nil && !totals {
+		info += " · driver " + h.Driver
+		if h.Scraping > 2*time.Second {
+			info += " · " + m.st.warn.Render("slow: no answer for "+fmtAge(h.Scraping))
+		}
+	}
+	if totals {
+		info += " · " + groupTotals(g.samples)
+	}
+	return ansi.Truncate(name+" "+m.st.dim.Render(info), width, "…")
+}
+
+// groupTotals sums a host's GPUs into one line: mean utilization, memory
+// used of total, power and the temperature range.
+func groupTotals(samples []gpu.Sample) string {
+	var util, used, total, power float64
+	var nUtil, nPower int
+	tmin, tmax := 1e9, -1e9
+	for _, s := range samples {
+		if s.Lost {
+			continue
+		}
+		if s.Util.OK {
+			util += s.Util.V
+			nUtil++
+		}
+		if s.MemUsed.OK {
+			used += s.MemUsed.V
+			total += float64(s.Device.MemTotal)
+		}
+		if s.Power.OK {
+			power += s.Power.V
+			nPower++
+		}
+		if s.Temp.OK {
+			tmin, tmax = min(tmin, s.Temp.V), max(tmax, s.Temp.V)
+		}
+	}
+	var parts []string
+	if nUtil > 0 {
+		parts = append(parts, fmt.Sprintf("util %.0f%%", util/float64(nUtil)))
+	}
+	if total > 0 {
+		parts = append(parts, fmt.Sprintf("mem %s/%s GiB", gib(used), gib(total)))
+	}
+	if nPower > 0 {
+		parts = append(parts, fmt.Sprintf("%.2f kW", power/1000))
+	}
+	if tmax >= tmin {
+		parts = append(parts, fmt.Sprintf("%.0f-%.0f °C", tmin, tmax))
+	}
+	if len(parts) == 0 {
+		return "no readings"
+	}
+	return strings.Join(parts, " · ")
+}
+
+func fmtAge(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
 // procsView lists the compute processes on every GPU, the campaign's and

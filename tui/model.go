@@ -32,7 +32,8 @@ type Controller interface {
 // GPUs is what the TUI reads of the sampler.
 type GPUs interface {
 	Samples() <-chan []gpu.Sample
-	History(i, n int) []gpu.Point
+	History(id gpu.DeviceID, n int) []gpu.Point
+	Hosts() []gpu.HostState
 	Inventory() gpu.Inventory
 }
 
@@ -92,6 +93,7 @@ type model struct {
 	w, h          int
 	state         *runner.State
 	samples       []gpu.Sample
+	hosts         []gpu.HostState // remote hosts as of the last samples
 	sel           int
 	detail        focus
 	help          bool
@@ -212,6 +214,7 @@ func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case samplesMsg:
 		m.samples = msg
+		m.hosts = m.opts.Sampler.Hosts()
 		return m, m.waitSamples()
 	case tickMsg:
 		return m, tea.Batch(tick(), m.logs.read(m))

@@ -79,14 +79,18 @@ func loadingState(logPath string) *runner.State {
 
 // fakeGPUs serves fixed samples and history.
 type fakeGPUs struct {
-	n  int
-	ch chan []gpu.Sample
+	n      int
+	ch     chan []gpu.Sample
+	hosts  []gpu.HostState // remote hosts
+	remote []gpu.Sample    // their GPUs
 }
 
 func newFakeGPUs(n int) *fakeGPUs { return &fakeGPUs{n: n, ch: make(chan []gpu.Sample, 1)} }
 
 func (f *fakeGPUs) Samples() <-chan []gpu.Sample { return f.ch }
-func (f *fakeGPUs) History(i, n int) []gpu.Point {
+func (f *fakeGPUs) Hosts() []gpu.HostState       { return f.hosts }
+func (f *fakeGPUs) History(id gpu.DeviceID, n int) []gpu.Point {
+	i := id.Index
 	var out []gpu.Point
 	for k := 0; k < min(n, 300); k++ {
 		out = append(out, gpu.Point{T: t0.Add(time.Duration(k) * time.Second), Util: float32((k/10*7 + i*13) % 100)})
@@ -97,6 +101,9 @@ func (f *fakeGPUs) Inventory() gpu.Inventory {
 	inv := gpu.Inventory{Source: "nvml", Driver: "580.159.04", CUDA: "13.0"}
 	for i := 0; i < f.n; i++ {
 		inv.Devices = append(inv.Devices, gpu.Device{Index: i, Name: "NVIDIA H200", MemTotal: 143771 << 20})
+	}
+	for _, s := range f.remote {
+		inv.Devices = append(inv.Devices, s.Device)
 	}
 	return inv
 }
@@ -117,7 +124,7 @@ func (f *fakeGPUs) samples() []gpu.Sample {
 		}
 		out = append(out, s)
 	}
-	return out
+	return append(out, f.remote...)
 }
 
 type fakeRunner struct {
@@ -159,7 +166,7 @@ type screenTest struct {
 	dir    string
 }
 
-func newScreenTest(t *testing.T, w, h, ngpu int) *screenTest {
+func newScreenTest(t *testing.T, w, h, ngpu int, setup ...func(*fakeGPUs)) *screenTest {
 	t.Setenv("LANG", "C.UTF-8")
 	t.Setenv("NO_COLOR", "")
 	dir := t.TempDir()
@@ -170,6 +177,9 @@ func newScreenTest(t *testing.T, w, h, ngpu int) *screenTest {
 	report := filepath.Join(dir, "k25.md")
 	os.WriteFile(report, []byte("# k25-profile\n\nUser notes here.\n"), 0o644)
 	st := &screenTest{events: make(chan runner.Event, 16), gpus: newFakeGPUs(ngpu), ctl: &fakeRunner{}, dir: dir, emu: vt.NewEmulator(w, h)}
+	for _, f := range setup {
+		f(st.gpus)
+	}
 	m := newModel(Options{Runner: st.ctl, Events: st.events, Sampler: st.gpus, Plan: testPlan(t), ReportPath: report,
 		Now: func() time.Time { return t0.Add(20 * time.Minute) }})
 	st.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h),

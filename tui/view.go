@@ -22,10 +22,10 @@ func (m *model) phaseRows() int {
 }
 
 func (m *model) gpuRows() int {
-	if m.opts.Sampler == nil || len(m.opts.Sampler.Inventory().Devices) == 0 {
+	if m.opts.Sampler == nil {
 		return 1
 	}
-	return min(len(m.opts.Sampler.Inventory().Devices), max(2, m.h-m.phaseRows()-9))
+	return min(m.gpuLines(), max(2, m.h-m.phaseRows()-9))
 }
 
 func (m *model) detailWidth() int { return max(20, m.w) }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunWithRemoteGPUs: a campaign whose gpus.sources name a dcgm-exporter
+// (served here from the fixture) and a node that does not answer. The run
+// goes on; the results file lists the remote GPUs, the dead node with its
+// error, and the phase's summary of the remote GPUs.
+func TestRunWithRemoteGPUs(t *testing.T) {
+	body, err := os.ReadFile("gpu/testdata/dcgm-exporter-h200x8.prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
+	defer exporter.Close()
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := l.Addr().String()
+	l.Close()
+
+	dir := t.TempDir()
+	campaign := filepath.Join(dir, "remote.yaml")
+	os.WriteFile(campaign, []byte(fmt.Sprintf(`name: remote
+gpus:
+  sources: [none, "dcgm:${EXPORTER}/metrics,%s"]
+phases:
+  - id: a
+    steps: [{run: 'sleep 2.5; echo "{\"x\": 1}" >> $GREENLIGHT_RESULTS'}]
+`, dead)), 0o644)
+	t.Setenv("EXPORTER", exporter.URL)
+	out, code := runBin(t, dir, "run", "--plain", "--interval", "200ms", campaign)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "remote.md"))
+	md := string(b)
+	for _, want := range []string{
+		"**GPUs:** 8 · driver 550.90.07",
+		"| gpu-node-07:3 | NVIDIA H200 | 140 GiB |",
+		"- gpu-node-07 (`" + exporter.URL + "/metrics`): 8 GPUs, driver 550.90.07, answering",
+		"- 127.0.0.1 (`http://" + dead + "/metrics`): not answering: dial: connect: connection refused",
+		"| gpu-node-07:7 | 12 % | 12 % |",
+		"GPU gpu-node-07:3 reported XID error(s) 79",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("remote.md lacks %q:\n%s", want, md)
+		}
+	}
+}
