@@ -39,6 +39,9 @@ func (m *model) gpuRow(s gpu.Sample, width int) string {
 	}
 	temp := s.Temp.Format("%2.0f" + m.gl.degC)
 	power := s.Power.Format("%3.0f") + "/" + s.PowerLimit.Format("%.0fW")
+	if !s.PowerLimit.OK { // dcgm-exporter does not export the limit by default
+		power = s.Power.Format("%3.0fW")
+	}
 	row := name + " " + util + " " + mem + " " + fmt.Sprintf("%5s %9s", temp, power)
 	var foreign []string
 	for _, p := range s.Procs {
@@ -49,6 +52,9 @@ func (m *model) gpuRow(s gpu.Sample, width int) string {
 	flag := ""
 	if len(foreign) > 0 {
 		flag = " " + m.st.bad.Render("!foreign "+strings.Join(foreign, ","))
+	}
+	if s.XID.OK && s.XID.V > 0 {
+		flag += " " + m.st.bad.Render(fmt.Sprintf("XID %.0f", s.XID.V))
 	}
 	if len(s.Throttle) > 0 && flag == "" {
 		flag = " " + m.st.warn.Render(strings.Join(s.Throttle, ","))
@@ -213,6 +219,11 @@ func groupTotals(samples []gpu.Sample) string {
 		}
 	}
 	var parts []string
+	for _, s := range samples { // first: an XID is why a run went wrong
+		if s.XID.OK && s.XID.V > 0 {
+			parts = append(parts, fmt.Sprintf("XID %.0f on GPU %d", s.XID.V, s.Device.Index))
+		}
+	}
 	if nUtil > 0 {
 		parts = append(parts, fmt.Sprintf("util %.0f%%", util/float64(nUtil)))
 	}
@@ -225,6 +236,7 @@ func groupTotals(samples []gpu.Sample) string {
 	if tmax >= tmin {
 		parts = append(parts, fmt.Sprintf("%.0f-%.0f °C", tmin, tmax))
 	}
+
 	if len(parts) == 0 {
 		return "no readings"
 	}

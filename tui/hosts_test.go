@@ -14,8 +14,9 @@ func withRemoteHosts(f *fakeGPUs) {
 	m := func(v float64) gpu.Metric { return gpu.Metric{V: v, OK: true} }
 	for i := 0; i < 8; i++ {
 		f.remote = append(f.remote, gpu.Sample{Device: gpu.Device{Host: "gpu-node-08", Index: i, Name: "NVIDIA H200", MemTotal: 143771 << 20},
-			Util: m(90), MemUsed: m(100 << 30), Temp: m(float64(60 + i)), Power: m(625), PowerLimit: gpu.Metric{Why: "not exported"}})
+			Util: m(90), MemUsed: m(100 << 30), Temp: m(float64(60 + i)), Power: m(625), PowerLimit: gpu.Metric{Why: "not exported"}, XID: m(0)})
 	}
+	f.remote[3].XID = m(79)
 	f.hosts = []gpu.HostState{
 		{URL: "http://gpu-node-08:9400/metrics", Name: "gpu-node-08", Driver: "550.90.07", GPUs: 8, Up: true, LastSeen: t0.Add(20 * time.Minute)},
 		{URL: "http://gpu-node-09:9400/metrics", Name: "gpu-node-09", Err: "dial: connect: connection refused", LastSeen: t0.Add(19 * time.Minute)},
@@ -30,6 +31,8 @@ func TestRemoteHostsGroupedAt200x60(t *testing.T) {
 		"gpu-node-08 8 GPUs · driver 550.90.07",
 		"gpu-node-09 not answering: dial: connect: connection refused · last seen 1m00s ago · http://gpu-node-09:9400/metrics",
 		"7  H200  ", // a remote GPU's own row
+		"625W",      // no limit exported: no "/n/a"
+		"XID 79",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("200x60 screen lacks %q:\n%s", want, got)
@@ -43,7 +46,7 @@ func TestRemoteHostsGroupedAt200x60(t *testing.T) {
 func TestRemoteHostsAsTotalsAt80x24(t *testing.T) {
 	s := newScreenTest(t, 80, 24, 8, withRemoteHosts)
 	got := s.screen(t, "gpu-node-09")
-	for _, want := range []string{"this machine 8 GPUs", "gpu-node-08 8 GPUs · util 90% · mem 800/1123 GiB · 5.00 kW · 60-67 °C"} {
+	for _, want := range []string{"this machine 8 GPUs", "gpu-node-08 8 GPUs · XID 79 on GPU 3 · util 90% · mem 800/1123 GiB · 5.00 kW"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("80x24 screen lacks %q:\n%s", want, got)
 		}
