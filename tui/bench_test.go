@@ -2,8 +2,11 @@ package tui
 
 import (
 	"fmt"
+	"io"
 	"testing"
 	"time"
+
+	uv "github.com/charmbracelet/ultraviolet"
 
 	"github.com/greenlight-run/greenlight/runner"
 )
@@ -32,5 +35,36 @@ func BenchmarkView200x60(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		_ = m.render() // View would return its cached frame
+	}
+}
+
+// BenchmarkPaint200x60 is what bubbletea's renderer does with a frame that
+// changed: parse the whole styled frame into cells, diff it with the last
+// one and write the difference. Two frames a second apart alternate, as in
+// steady state.
+//
+//	go test ./tui -run XXX -bench Paint -benchmem
+func BenchmarkPaint200x60(b *testing.B) {
+	gpus := newFakeGPUs(8)
+	now := t0.Add(20 * time.Minute)
+	m := newModel(Options{Runner: &fakeRunner{}, Events: make(chan runner.Event), Sampler: gpus, Plan: testPlan(b),
+		Now: func() time.Time { return now }})
+	m.w, m.h = 200, 60
+	m.state = loadingState("")
+	m.samples = gpus.samples()
+	frames := []string{m.render()}
+	now = now.Add(time.Second)
+	m.samples[0].Util.V++
+	frames = append(frames, m.render())
+	buf := uv.NewScreenBuffer(200, 60)
+	r := uv.NewTerminalRenderer(io.Discard, []string{"TERM=xterm-256color"})
+	r.Resize(200, 60)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		buf.Clear()
+		uv.NewStyledString(frames[i%2]).Draw(buf, buf.Bounds())
+		r.Render(buf.RenderBuffer)
+		r.Flush()
 	}
 }
