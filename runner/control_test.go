@@ -443,3 +443,35 @@ phases:
 		t.Errorf("after started %v while serve (all GPUs) was up until %v: it does not use the service", after.Started, serve.Ended)
 	}
 }
+
+// TestFreezeStopsTheTimeoutClock: a step frozen for longer than its
+// timeout is not killed for it; thawed, it finishes.
+func TestFreezeStopsTheTimeoutClock(t *testing.T) {
+	p := campaign(t, `
+name: freeze-timeout
+phases:
+  - id: a
+    timeout: 1s
+    steps: [{run: "sleep 0.5"}]
+`)
+	h := start(t, p, testOptions(t))
+	h.kind(StepStarted, "a")
+	if err := h.r.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	// Frozen well past the timeout: the supervisor's clock and the
+	// runner's phase clock must both be stopped.
+	deadline := time.Now().Add(10 * time.Second)
+	for !h.r.Snapshot().Phase("a").Frozen && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(1800 * time.Millisecond)
+	if st := h.r.Snapshot().Phase("a"); st.Status != Running {
+		t.Fatalf("frozen past its timeout, a = %s %q; want it running (frozen)", st.Status, st.Reason)
+	}
+	h.r.Thaw()
+	st := h.finished(20 * time.Second)
+	if a := st.Phase("a"); a.Status != Done {
+		t.Errorf("after thaw a = %s %q; want done: frozen time does not count against the timeout", a.Status, a.Reason)
+	}
+}

@@ -149,15 +149,20 @@ func (r *Runner) setFrozen(f bool) error {
 		if sr := pr.cur; sr != nil && sr.pgid == 0 {
 			// Started moments ago: its status file may already say where.
 			if st, err := readStatus(sr.files.status); err == nil {
-				sr.pgid = st.PGID
+				sr.pgid, sr.pausesClock = st.PGID, st.PausesClock
 			}
 		}
 		if sr := pr.cur; sr != nil && pr.ph.Service == nil && sr.pgid > 0 && !sr.exitedSeen {
 			if err := syscall.Kill(-sr.pgid, sig); err == nil {
 				n++
+				r.tellSupervisor(sr, f)
 				pr.state.Frozen = f
+				now := r.opts.Now()
 				if f {
-					pr.frozenEver = true
+					pr.frozenEver, pr.frozenAt = true, now
+				} else if !pr.frozenAt.IsZero() {
+					pr.frozenFor += now.Sub(pr.frozenAt)
+					pr.frozenAt = time.Time{}
 				}
 			}
 		}
@@ -165,6 +170,19 @@ func (r *Runner) setFrozen(f bool) error {
 	r.frozen = f
 	r.emit(Event{Kind: kind, Message: fmt.Sprintf("%s %d running step(s)", word, n)})
 	return nil
+}
+
+// tellSupervisor stops (frozen) or starts the step's timeout clock in its
+// supervisor, when the supervisor takes the signals.
+func (r *Runner) tellSupervisor(sr *stepRun, frozen bool) {
+	if !sr.pausesClock || sr.sup <= 0 {
+		return
+	}
+	sig := syscall.SIGUSR2
+	if frozen {
+		sig = syscall.SIGUSR1
+	}
+	syscall.Kill(sr.sup, sig)
 }
 
 func (r *Runner) find(id string) (*phaseRun, error) {

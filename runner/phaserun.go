@@ -14,6 +14,8 @@ type phaseRun struct {
 	gateOpen       bool
 	gateAnnounced  bool
 	frozenEver     bool
+	frozenAt       time.Time     // when the current freeze began; zero when thawed
+	frozenFor      time.Duration // frozen time of this attempt, before frozenAt
 	artDir         string
 	artScanPending bool
 }
@@ -111,6 +113,16 @@ func (r *Runner) needsMet(pr *phaseRun) bool {
 	return true
 }
 
+// ranFor is how long the phase's attempt has been able to run: its time
+// frozen does not count against its timeout.
+func (pr *phaseRun) ranFor(now time.Time) time.Duration {
+	d := now.Sub(pr.state.Started) - pr.frozenFor
+	if !pr.frozenAt.IsZero() {
+		d -= now.Sub(pr.frozenAt)
+	}
+	return d
+}
+
 // conflicts reports whether a running phase holds GPUs this one needs. A
 // ready service holds its GPUs only against phases that do not use it.
 func (r *Runner) conflicts(pr *phaseRun) bool {
@@ -150,6 +162,7 @@ func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
 	pr.state.Attempt++
 	pr.state.Started = now
 	pr.state.Ended = time.Time{}
+	pr.frozenFor, pr.frozenAt = 0, time.Time{}
 	pr.state.Reason = ""
 	r.journal(record{Kind: recPhaseStart, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash})
 	r.emit(Event{Kind: PhaseStarted, Phase: pr.ph.ID, Message: fmt.Sprintf("%s started", pr.ph.Label())})

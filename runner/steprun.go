@@ -24,6 +24,9 @@ type stepRun struct {
 	started time.Time
 	pgid    int
 	sup     int // supervisor pid
+	// pausesClock: the supervisor stops its timeout clock on SIGUSR1 and
+	// starts it on SIGUSR2 (its status says so).
+	pausesClock bool
 
 	logOff, resOff, sumOff int64
 	logRest, resRest       []byte
@@ -186,11 +189,14 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 	}
 	st, err := sr.readStatusIfChanged()
 	if err == nil && st != nil {
+		sr.pausesClock = st.PausesClock
 		if sr.pgid == 0 && st.PGID > 0 {
 			sr.pgid = st.PGID
 			if r.frozen && pr.ph.Service == nil {
 				syscall.Kill(-sr.pgid, syscall.SIGSTOP)
+				r.tellSupervisor(sr, true)
 				pr.state.Frozen, pr.frozenEver = true, true
+				pr.frozenAt = now
 			}
 		}
 		pr.state.Steps[sr.step.Index].PGID = st.PGID
@@ -217,7 +223,7 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 			return
 		}
 	}
-	if pr.ph.Timeout > 0 && pr.ph.Service == nil && now.Sub(pr.state.Started) > pr.ph.Timeout && sr.stopFor == "" {
+	if pr.ph.Timeout > 0 && pr.ph.Service == nil && pr.ranFor(now) > pr.ph.Timeout && sr.stopFor == "" {
 		sr.stopFor, sr.stopWhy = Failed, "phase timed out after "+FormatDuration(pr.ph.Timeout)
 		r.stopStep(sr)
 	}

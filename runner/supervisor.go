@@ -31,6 +31,10 @@ type StepStatus struct {
 	Signal     string    `json:"signal,omitempty"`
 	TimedOut   bool      `json:"timed_out,omitempty"`
 	Error      string    `json:"error,omitempty"` // the command could not start
+	// PausesClock: this supervisor takes SIGUSR1 (the step was frozen: stop
+	// the timeout clock) and SIGUSR2 (thawed: run it again). Supervisors
+	// without it die of SIGUSR1, so the monitor sends it only when set.
+	PausesClock bool `json:"pauses_clock,omitempty"`
 }
 
 // SuperviseMain runs a step's command with its output going to the log
@@ -59,12 +63,14 @@ func SuperviseMain(args []string) int {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
 	stopReq := make(chan os.Signal, 1)
 	signal.Notify(stopReq, syscall.SIGINT, syscall.SIGTERM)
+	freezeReq := make(chan os.Signal, 4)
+	signal.Notify(freezeReq, syscall.SIGUSR1, syscall.SIGUSR2)
 
 	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
 	cmd.Dir = *dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	st := &StepStatus{State: "running", Supervisor: os.Getpid(), Started: time.Now()}
+	st := &StepStatus{State: "running", Supervisor: os.Getpid(), Started: time.Now(), PausesClock: true}
 	st.SID = os.Getpid() // started with Setsid: the supervisor leads its session
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(logf, "greenlight: cannot start the step: %v\n", err)
@@ -81,9 +87,14 @@ func SuperviseMain(args []string) int {
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
+	// The timeout counts the time the step could run: a freeze stops the
+	// clock, a thaw starts it again with what was left.
 	var timer <-chan time.Time
+	var clock *time.Timer
+	left, since := *timeout, time.Now()
 	if *timeout > 0 {
-		timer = time.After(*timeout)
+		clock = time.NewTimer(left)
+		timer = clock.C
 	}
 	var werr error
 	stopping := false
@@ -91,8 +102,22 @@ func SuperviseMain(args []string) int {
 		select {
 		case werr = <-waited:
 			done = true
+		case s := <-freezeReq:
+			if clock == nil {
+				continue
+			}
+			switch {
+			case s == syscall.SIGUSR1 && timer != nil:
+				clock.Stop()
+				left, timer = max(0, left-time.Since(since)), nil
+				fmt.Fprintf(logf, "\ngreenlight: step frozen; its timeout clock is stopped with %s left\n", FormatDuration(left))
+			case s == syscall.SIGUSR2 && timer == nil && !st.TimedOut:
+				clock.Reset(left)
+				since, timer = time.Now(), clock.C
+				fmt.Fprintf(logf, "\ngreenlight: step thawed; %s left before its timeout\n", FormatDuration(left))
+			}
 		case <-timer:
-			st.TimedOut = true
+			st.TimedOut, timer = true, nil
 			fmt.Fprintf(logf, "\ngreenlight: step timed out after %s; stopping it\n", FormatDuration(*timeout))
 			if !stopping {
 				stopping = true
