@@ -12,7 +12,7 @@ import (
 
 // liveGPUs is a fleet whose remote host answered after the writer was made,
 // as a Sampler with dcgm-exporter sources is.
-type liveGPUs struct{ fakeGPUs }
+type liveGPUs struct{}
 
 var remoteGPU = gpu.Device{Host: "gpu-node-08", Index: 3, Name: "NVIDIA H200", UUID: "GPU-0803", MemTotal: 143771 << 20}
 
