@@ -47,7 +47,7 @@ func TestRemoteGPUsInReport(t *testing.T) {
 	for _, want := range []string{
 		"**GPUs:** 3 · driver 580.159.04 · CUDA 13.0 · source nvml+dcgm",
 		"| gpu-node-08:3 | NVIDIA H200 | 140 GiB | GPU-0803 |",
-		"- gpu-node-08 (`http://gpu-node-08:9400/metrics`): 1 GPUs, driver 550.90.07, answering",
+		"- gpu-node-08 (`http://gpu-node-08:9400/metrics`): 1 GPU, driver 550.90.07, answering",
 		"- gpu-node-09 (`http://gpu-node-09:9400/metrics`): not answering: dial: connect: no route to host, last seen 08:59:00",
 		"| gpu-node-08:3 | 88 % | 100 % | 131.2 GiB | 640 W | 701 W | 66 °C |  |",
 		"GPU gpu-node-08:3 reported XID error(s) 79 during the phase (see `dmesg` on gpu-node-08)",

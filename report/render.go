@@ -102,7 +102,11 @@ func header(plan *runner.Plan, st *runner.State, env Env, remade []string) strin
 	if len(env.Hosts) > 0 {
 		b.WriteString("**Remote hosts** (dcgm-exporter)\n\n")
 		for _, h := range env.Hosts {
-			state := fmt.Sprintf("%d GPUs, driver %s, answering", h.GPUs, orNA(h.Driver))
+			gpus := fmt.Sprintf("%d GPUs", h.GPUs)
+			if h.GPUs == 1 {
+				gpus = "1 GPU"
+			}
+			state := fmt.Sprintf("%s, driver %s, answering", gpus, orNA(h.Driver))
 			if !h.Up {
 				state = "not answering: " + h.Err
 				if !h.LastSeen.IsZero() {

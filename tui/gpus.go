@@ -179,7 +179,7 @@ func (m *model) hostLine(g hostGroup, width int, totals bool) string {
 		}
 		return ansi.Truncate(name+" "+m.st.bad.Render(fmt.Sprintf("not answering: %s · %s", h.Err, seen))+m.st.dim.Render(" · "+h.URL), width, "…")
 	}
-	info := fmt.Sprintf("%d GPUs", len(g.samples))
+	info := gpuCount(len(g.samples))
 	if h != nil && !totals {
 		info += " · driver " + h.Driver
 		if h.Scraping > 2*time.Second {
@@ -241,6 +241,14 @@ func groupTotals(samples []gpu.Sample) string {
 		return "no readings"
 	}
 	return strings.Join(parts, " · ")
+}
+
+// gpuCount is "1 GPU" or "8 GPUs".
+func gpuCount(n int) string {
+	if n == 1 {
+		return "1 GPU"
+	}
+	return fmt.Sprintf("%d GPUs", n)
 }
 
 func fmtAge(d time.Duration) string {

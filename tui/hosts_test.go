@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/greenlight-run/greenlight/gpu"
 )
 
@@ -62,5 +64,13 @@ func TestHostWaitingForFirstAnswer(t *testing.T) {
 	got := strings.Join(m.gpusView(120, 5), "\n")
 	if !strings.Contains(got, "waiting for its exporter's first answer (3s)") {
 		t.Errorf("gpus pane: %q", got)
+	}
+}
+
+func TestOneGPUHostSaysGPU(t *testing.T) {
+	m := newModel(Options{Runner: &fakeRunner{}, Sampler: newFakeGPUs(0), Now: func() time.Time { return t0 }})
+	line := ansi.Strip(m.hostLine(hostGroup{name: "this machine", samples: make([]gpu.Sample, 1)}, 120, false))
+	if !strings.Contains(line, "this machine 1 GPU") || strings.Contains(line, "1 GPUs") {
+		t.Errorf("host line %q", line)
 	}
 }
