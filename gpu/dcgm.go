@@ -84,8 +84,8 @@ func OpenDCGM(urls []string, o DCGMOptions) (*DCGM, error) {
 	if len(urls) == 0 {
 		return nil, errors.New("dcgm: give at least one exporter URL, e.g. dcgm:http://node2:9400/metrics")
 	}
-	o.Wait = cmp(o.Wait, 300*time.Millisecond)
-	o.Timeout = cmp(o.Timeout, 10*time.Second)
+	o.Wait = orDefault(o.Wait, 300*time.Millisecond)
+	o.Timeout = orDefault(o.Timeout, 10*time.Second)
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &DCGM{wait: o.Wait, ctx: ctx, cancel: cancel, client: &http.Client{
 		Timeout: o.Timeout,
@@ -93,7 +93,6 @@ func OpenDCGM(urls []string, o DCGMOptions) (*DCGM, error) {
 			DialContext:         (&net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 			MaxIdleConnsPerHost: 1,
 			IdleConnTimeout:     90 * time.Second,
-			DisableCompression:  false,
 		},
 	}}
 	seen := map[string]bool{}
@@ -114,7 +113,7 @@ func OpenDCGM(urls []string, o DCGMOptions) (*DCGM, error) {
 	return d, nil
 }
 
-func cmp(v, def time.Duration) time.Duration {
+func orDefault(v, def time.Duration) time.Duration {
 	if v <= 0 {
 		return def
 	}
@@ -305,8 +304,7 @@ func (d *DCGM) fetch(u string) ([]dcgmSample, error) {
 // exporter with profiling fields serves three times what is read; parsing
 // it all was two thirds of a round's CPU.
 func onlyWanted(body []byte) []byte {
-	out := body[:0:0]
-	out = slices.Grow(out, len(body))
+	out := make([]byte, 0, len(body))
 	for line := range bytes.Lines(body) {
 		name := line
 		if bytes.HasPrefix(line, []byte("#")) {
@@ -358,7 +356,8 @@ func shortNetError(err error) error {
 
 type dcgmSample struct {
 	Sample
-	driver string
+	driver                      string
+	fbFree, fbReserved, fbTotal Metric // bytes; for the memory total
 }
 
 // DCGM's "no value" sentinels. Exporters before 3.x print them as numbers;
@@ -431,8 +430,6 @@ func ParseDCGM(r io.Reader, host string) ([]dcgmSample, error) {
 		}
 		return s
 	}
-	fbUsed, fbFree, fbReserved, fbTotal := map[int]float64{}, map[int]float64{}, map[int]float64{}, map[int]float64{}
-	fb := map[dcgmField]map[int]float64{fFBUsed: fbUsed, fFBFree: fbFree, fFBReserved: fbReserved, fFBTotal: fbTotal}
 	for name, fam := range fams {
 		field, known := dcgmFields[name]
 		for _, m := range fam.GetMetric() {
@@ -468,28 +465,25 @@ func ParseDCGM(r io.Reader, host string) ([]dcgmSample, error) {
 				if t := dcgmValue(v, 1); t.OK {
 					s.Throttle = DecodeThrottle(uint64(t.V))
 				}
-			case fFBUsed, fFBFree, fFBReserved, fFBTotal:
-				if t := dcgmValue(v, 1); t.OK {
-					fb[field][s.Device.Index] = t.V
-				}
+			case fFBUsed:
+				s.MemUsed = dcgmValue(v, 1<<20) // MiB
+			case fFBFree:
+				s.fbFree = dcgmValue(v, 1<<20)
+			case fFBReserved:
+				s.fbReserved = dcgmValue(v, 1<<20)
+			case fFBTotal:
+				s.fbTotal = dcgmValue(v, 1<<20)
 			}
 		}
 	}
 	out := make([]dcgmSample, 0, len(byGPU))
-	for idx, s := range byGPU {
-		const mib = 1 << 20
-		if used, ok := fbUsed[idx]; ok {
-			s.MemUsed = Metric{V: used * mib, OK: true}
-		} else if _, ok := fams["DCGM_FI_DEV_FB_USED"]; ok {
-			s.MemUsed = na("blank (DCGM)")
-		}
-		switch total, ok := fbTotal[idx]; {
-		case ok:
-			s.Device.MemTotal = uint64(total * mib)
-		case s.MemUsed.OK:
-			if free, ok := fbFree[idx]; ok {
-				s.Device.MemTotal = uint64((fbUsed[idx] + free + fbReserved[idx]) * mib)
-			}
+	for _, s := range byGPU {
+		// NVML's total counts what the driver reserves: used+free+reserved.
+		switch {
+		case s.fbTotal.OK:
+			s.Device.MemTotal = uint64(s.fbTotal.V)
+		case s.MemUsed.OK && s.fbFree.OK:
+			s.Device.MemTotal = uint64(s.MemUsed.V + s.fbFree.V + max(0, s.fbReserved.V))
 		}
 		out = append(out, *s)
 	}

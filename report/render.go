@@ -142,12 +142,7 @@ func header(plan *runner.Plan, st *runner.State, env Env, remade []string) strin
 	return b.String()
 }
 
-func orNA(s string) string {
-	if s == "" {
-		return "n/a"
-	}
-	return s
-}
+func orNA(s string) string { return firstOr(s, "n/a") }
 
 func duration(p runner.PhaseState, now time.Time) string {
 	switch {

@@ -140,9 +140,9 @@ func (r *Runner) setFrozen(f bool) error {
 	if r.frozen == f {
 		return nil
 	}
-	sig, kind, word := syscall.SIGSTOP, Frozen, "frozen"
+	kind, word := Frozen, "frozen"
 	if !f {
-		sig, kind, word = syscall.SIGCONT, Thawed, "thawed"
+		kind, word = Thawed, "thawed"
 	}
 	n := 0
 	for _, pr := range r.phases {
@@ -153,17 +153,8 @@ func (r *Runner) setFrozen(f bool) error {
 			}
 		}
 		if sr := pr.cur; sr != nil && pr.ph.Service == nil && sr.pgid > 0 && !sr.exitedSeen {
-			if err := syscall.Kill(-sr.pgid, sig); err == nil {
+			if r.freezeStep(pr, sr, f, r.opts.Now()) {
 				n++
-				r.tellSupervisor(sr, f)
-				pr.state.Frozen = f
-				now := r.opts.Now()
-				if f {
-					pr.frozenEver, pr.frozenAt = true, now
-				} else if !pr.frozenAt.IsZero() {
-					pr.frozenFor += now.Sub(pr.frozenAt)
-					pr.frozenAt = time.Time{}
-				}
 			}
 		}
 	}
@@ -172,17 +163,29 @@ func (r *Runner) setFrozen(f bool) error {
 	return nil
 }
 
-// tellSupervisor stops (frozen) or starts the step's timeout clock in its
-// supervisor, when the supervisor takes the signals.
-func (r *Runner) tellSupervisor(sr *stepRun, frozen bool) {
-	if !sr.pausesClock || sr.sup <= 0 {
-		return
-	}
-	sig := syscall.SIGUSR2
+// freezeStep stops (SIGSTOP) or continues a step's process group, stops
+// or starts its timeout clock in the supervisor (when the supervisor takes
+// the signals) and in the phase, and reports whether the group got it.
+func (r *Runner) freezeStep(pr *phaseRun, sr *stepRun, frozen bool, now time.Time) bool {
+	group, clock := syscall.SIGCONT, syscall.SIGUSR2
 	if frozen {
-		sig = syscall.SIGUSR1
+		group, clock = syscall.SIGSTOP, syscall.SIGUSR1
 	}
-	syscall.Kill(sr.sup, sig)
+	if syscall.Kill(-sr.pgid, group) != nil {
+		return false
+	}
+	if sr.pausesClock && sr.sup > 0 {
+		syscall.Kill(sr.sup, clock)
+	}
+	pr.state.Frozen = frozen
+	switch {
+	case frozen:
+		pr.frozenEver, pr.frozenAt = true, now
+	case !pr.frozenAt.IsZero():
+		pr.frozenFor += now.Sub(pr.frozenAt)
+		pr.frozenAt = time.Time{}
+	}
+	return true
 }
 
 func (r *Runner) find(id string) (*phaseRun, error) {

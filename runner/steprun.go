@@ -193,10 +193,7 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 		if sr.pgid == 0 && st.PGID > 0 {
 			sr.pgid = st.PGID
 			if r.frozen && pr.ph.Service == nil {
-				syscall.Kill(-sr.pgid, syscall.SIGSTOP)
-				r.tellSupervisor(sr, true)
-				pr.state.Frozen, pr.frozenEver = true, true
-				pr.frozenAt = now
+				r.freezeStep(pr, sr, true, now)
 			}
 		}
 		pr.state.Steps[sr.step.Index].PGID = st.PGID
