@@ -101,11 +101,15 @@ func (s *Sampler) SetSessions(ids []int) {
 	}
 }
 
-// Start polls until Stop.
+// Start polls until Stop, at whole multiples of the interval by the
+// clock (every second on the second), so the monitor's periodic work
+// (this, the runner's poll, the screen's clock) wakes it once rather than
+// at three moments of each second: a wakeup, not the work, is most of
+// what an idle monitor costs.
 func (s *Sampler) Start() {
 	go func() {
 		defer close(s.done)
-		t := time.NewTicker(s.interval)
+		t := time.NewTimer(untilNext(time.Now(), s.interval))
 		defer t.Stop()
 		for {
 			s.Round()
@@ -113,9 +117,15 @@ func (s *Sampler) Start() {
 			case <-s.stop:
 				return
 			case <-t.C:
+				t.Reset(untilNext(time.Now(), s.interval))
 			}
 		}
 	}()
+}
+
+// untilNext is the time from now to the next whole multiple of every.
+func untilNext(now time.Time, every time.Duration) time.Duration {
+	return now.Truncate(every).Add(every).Sub(now)
 }
 
 // Stop ends polling and closes the source.

@@ -22,7 +22,9 @@ func (r *Runner) loop() {
 	for _, w := range r.warnings {
 		r.emit(Event{Kind: Warning, Message: w})
 	}
-	tick := time.NewTicker(r.opts.Poll)
+	// The poll falls on whole multiples of Poll by the clock, as the GPU
+	// sampler's does: one wakeup a second for both, not two.
+	tick := time.NewTimer(untilNext(time.Now(), r.opts.Poll))
 	defer tick.Stop()
 	r.startWatcher()
 	defer r.stopWatcher()
@@ -36,6 +38,7 @@ func (r *Runner) loop() {
 		case dir := <-r.wake:
 			r.woken(dir)
 		case <-tick.C:
+			tick.Reset(untilNext(time.Now(), r.opts.Poll))
 		case <-r.quit:
 			for _, pr := range r.phases {
 				if pr.cur != nil && pr.cur.probe != nil {
@@ -48,6 +51,11 @@ func (r *Runner) loop() {
 		}
 		r.step()
 	}
+}
+
+// untilNext is the time from now to the next whole multiple of every.
+func untilNext(now time.Time, every time.Duration) time.Duration {
+	return now.Truncate(every).Add(every).Sub(now)
 }
 
 func (r *Runner) closeSubs() {

@@ -99,3 +99,15 @@ func TestLoadRejectsNothingWrittenOnDisk(t *testing.T) {
 		t.Errorf("Load left files behind: %v", ents)
 	}
 }
+
+// The poll falls on whole multiples of Poll by the clock, with the GPU
+// sampler's rounds and the screen's clock.
+func TestPollFallsOnTheInterval(t *testing.T) {
+	at := time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
+	if got := untilNext(at.Add(250*time.Millisecond), time.Second); got != 750*time.Millisecond {
+		t.Errorf("next poll in %s; want 750ms", got)
+	}
+	if got := untilNext(at.Add(40*time.Millisecond), 20*time.Millisecond); got != 20*time.Millisecond {
+		t.Errorf("next poll in %s; want 20ms", got)
+	}
+}

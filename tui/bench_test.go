@@ -18,7 +18,7 @@ import (
 func BenchmarkView200x60(b *testing.B) {
 	gpus := newFakeGPUs(8)
 	m := newModel(Options{Runner: &fakeRunner{}, Events: make(chan runner.Event), Sampler: gpus, Plan: testPlan(b),
-		Now: func() time.Time { return t0.Add(20 * time.Minute) }})
+		Now: func() time.Time { return t0.Add(20 * time.Minute) }, Output: io.Discard})
 	m.w, m.h = 200, 60
 	st := loadingState("")
 	for len(st.Phases) < 8 {
@@ -38,33 +38,60 @@ func BenchmarkView200x60(b *testing.B) {
 	}
 }
 
-// BenchmarkPaint200x60 is what bubbletea's renderer does with a frame that
-// changed: parse the whole styled frame into cells, diff it with the last
-// one and write the difference. Two frames a second apart alternate, as in
-// steady state.
+// BenchmarkPaint200x60 is what it costs to put a changed frame on the
+// terminal, two ways side by side, on frames a second apart in steady
+// state (clock, ETA and every GPU row changed):
 //
-//	go test ./tui -run XXX -bench Paint -benchmem
+//   - bubbletea: what bubbletea's renderer does with any changed frame:
+//     clear its cell buffer, parse the whole styled frame into it, diff
+//     every line, hashing each for scroll detection, write the difference;
+//
+//   - screen: what greenlight's screen does: parse and diff only the
+//     lines that differ from the last frame, no scroll detection.
+//
+//     go test ./tui -run XXX -bench Paint -benchmem
 func BenchmarkPaint200x60(b *testing.B) {
+	frames := steadyFrames(b, 200, 60)
+	b.Run("bubbletea", func(b *testing.B) {
+		buf := uv.NewScreenBuffer(200, 60)
+		r := uv.NewTerminalRenderer(io.Discard, []string{"TERM=xterm-256color"})
+		r.SetFullscreen(true)
+		r.SetScrollOptim(true)
+		r.Resize(200, 60)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			buf.Clear()
+			uv.NewStyledString(frames[i%2]).Draw(buf, buf.Bounds())
+			r.Render(buf.RenderBuffer)
+			r.Flush()
+		}
+	})
+	b.Run("screen", func(b *testing.B) {
+		scr := newScreen(io.Discard, []string{"TERM=xterm-256color"})
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			scr.paint(frames[i%2], 200, 60)
+		}
+	})
+}
+
+// steadyFrames are two frames a second apart with 8 busy GPUs.
+func steadyFrames(b *testing.B, w, h int) []string {
 	gpus := newFakeGPUs(8)
 	now := t0.Add(20 * time.Minute)
 	m := newModel(Options{Runner: &fakeRunner{}, Events: make(chan runner.Event), Sampler: gpus, Plan: testPlan(b),
-		Now: func() time.Time { return now }})
-	m.w, m.h = 200, 60
+		Now: func() time.Time { return now }, Output: io.Discard})
+	m.w, m.h = w, h
 	m.state = loadingState("")
-	m.samples = gpus.samples()
-	frames := []string{m.render()}
-	now = now.Add(time.Second)
-	m.samples[0].Util.V++
-	frames = append(frames, m.render())
-	buf := uv.NewScreenBuffer(200, 60)
-	r := uv.NewTerminalRenderer(io.Discard, []string{"TERM=xterm-256color"})
-	r.Resize(200, 60)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		buf.Clear()
-		uv.NewStyledString(frames[i%2]).Draw(buf, buf.Bounds())
-		r.Render(buf.RenderBuffer)
-		r.Flush()
+	var frames []string
+	for k := range 2 {
+		m.samples = gpus.samples()
+		for i := range m.samples {
+			m.samples[i].Util.V += float64(k)
+			m.samples[i].Power.V += float64(k)
+		}
+		frames = append(frames, m.render())
+		now = now.Add(time.Second)
 	}
+	return frames
 }

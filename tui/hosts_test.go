@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestRemoteHostsAsTotalsAt80x24(t *testing.T) {
 }
 
 func TestHostWaitingForFirstAnswer(t *testing.T) {
-	m := newModel(Options{Runner: &fakeRunner{}, Sampler: newFakeGPUs(0), Now: func() time.Time { return t0 }})
+	m := newModel(Options{Runner: &fakeRunner{}, Sampler: newFakeGPUs(0), Now: func() time.Time { return t0 }, Output: io.Discard})
 	m.hosts = []gpu.HostState{{URL: "http://n:9400/metrics", Name: "n", Err: "not scraped yet", Scraping: 3 * time.Second}}
 	got := strings.Join(m.gpusView(120, 5), "\n")
 	if !strings.Contains(got, "waiting for its exporter's first answer (3s)") {
@@ -68,7 +69,7 @@ func TestHostWaitingForFirstAnswer(t *testing.T) {
 }
 
 func TestOneGPUHostSaysGPU(t *testing.T) {
-	m := newModel(Options{Runner: &fakeRunner{}, Sampler: newFakeGPUs(0), Now: func() time.Time { return t0 }})
+	m := newModel(Options{Runner: &fakeRunner{}, Sampler: newFakeGPUs(0), Now: func() time.Time { return t0 }, Output: io.Discard})
 	line := ansi.Strip(m.hostLine(hostGroup{name: "this machine", samples: make([]gpu.Sample, 1)}, 120, false))
 	if !strings.Contains(line, "this machine 1 GPU") || strings.Contains(line, "1 GPUs") {
 		t.Errorf("host line %q", line)

@@ -8,10 +8,14 @@
 package tui
 
 import (
+	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
@@ -48,7 +52,10 @@ type Options struct {
 	Note         string // said once in the log pane, e.g. why there is no GPU
 	ReportErrors <-chan error
 	Now          func() time.Time
-	ProgramOpts  []tea.ProgramOption
+	// Output is where frames are painted; nil is the terminal on stdout,
+	// put in raw mode and watched for resizes by Run.
+	Output      io.Writer
+	ProgramOpts []tea.ProgramOption
 }
 
 // Result is how the program ended.
@@ -86,34 +93,33 @@ const (
 
 // model is the root: it routes messages to panes and draws them.
 type model struct {
-	opts          Options
-	keys          keyMap
-	st            styles
-	gl            glyphs
-	w, h          int
-	state         *runner.State
-	samples       []gpu.Sample
-	hosts         []gpu.HostState // remote hosts as of the last samples
-	sel           int
-	detail        focus
-	help          bool
-	confirm       confirmKind
-	flash         string
-	flashAt       time.Time
-	logs          *logPane
-	preview       *previewPane
-	result        Result
-	quitting      bool
-	stopThenQuit  bool
-	frame         string    // the last frame drawn
-	frameAt       time.Time // when, by the wall clock
-	dirty, force  bool
-	redrawPending bool
-	artPhase      string
-	artSize       int64
-	artAt         time.Time
-	artRate       float64
-	now           func() time.Time
+	opts         Options
+	keys         keyMap
+	st           styles
+	gl           glyphs
+	w, h         int
+	state        *runner.State
+	samples      []gpu.Sample
+	hosts        []gpu.HostState // remote hosts as of the last samples
+	sel          int
+	detail       focus
+	help         bool
+	confirm      confirmKind
+	flash        string
+	flashAt      time.Time
+	logs         *logPane
+	preview      *previewPane
+	result       Result
+	quitting     bool
+	stopThenQuit bool
+	frame        string // the last frame drawn
+	force        bool   // draw a frame at the next View
+	artPhase     string
+	artSize      int64
+	artAt        time.Time
+	artRate      float64
+	now          func() time.Time
+	scr          *screen
 }
 
 func newModel(o Options) *model {
@@ -123,20 +129,54 @@ func newModel(o Options) *model {
 	m := &model{opts: o, keys: newKeyMap(), st: newStyles(true), gl: pickGlyphs(), w: 80, h: 24, now: o.Now}
 	m.logs = newLogPane(o.Note)
 	m.preview = newPreviewPane(o.ReportPath)
+	out := o.Output
+	if out == nil {
+		out = os.Stdout
+	}
+	m.scr = newScreen(out, os.Environ())
+	m.scr.title = "greenlight"
+	if o.Plan != nil {
+		m.scr.title = "greenlight: " + o.Plan.Name
+	}
 	return m
 }
 
 // Run shows the program until the user quits; it returns the last state.
+//
+// bubbletea runs the event loop and reads the keys; its renderer is off,
+// since the screen paints frames itself (see screen). Its ticker then only
+// flushes what bubbletea writes on its own (the background colour query),
+// so once a second is enough.
 func Run(o Options) (Result, error) {
 	m := newModel(o)
-	// Ten frames a second is smooth for keys and bars; the default 60
-	// costs CPU that the budget (0.5% of a core idle) does not have.
-	p := tea.NewProgram(m, append([]tea.ProgramOption{tea.WithFPS(10)}, o.ProgramOpts...)...)
+	opts := []tea.ProgramOption{tea.WithoutRenderer(), tea.WithFPS(1)}
+	var t *terminal
+	if o.Output == nil {
+		var err error
+		if t, err = openTerminal(); err != nil {
+			return m.result, fmt.Errorf("terminal: %w", err)
+		}
+		defer t.close()
+		w, h := t.size()
+		opts = append(opts, tea.WithInput(t.in), tea.WithWindowSize(w, h))
+	}
+	p := tea.NewProgram(m, append(opts, o.ProgramOpts...)...)
+	if t != nil {
+		t.watchSize(p)
+		// bubbletea's ticker (it flushes its own writes) starts with Run:
+		// started on the second, it falls in the same wakeup as the rest.
+		// The first frame is up meanwhile.
+		m.w, m.h = t.size()
+		m.scr.setProfile(colorprofile.Detect(os.Stdout, os.Environ()))
+		m.View()
+		time.Sleep(untilNextSecond(time.Now()))
+	}
 	go m.preview.watch(p)
 	final, err := p.Run()
 	if fm, ok := final.(*model); ok {
 		m = fm
 	}
+	m.scr.close()
 	m.preview.stop()
 	m.result.Final = m.state
 	return m.result, err
@@ -172,33 +212,34 @@ func (m *model) waitReportErr() tea.Cmd {
 	return func() tea.Msg { return reportErrMsg{<-m.opts.ReportErrors} }
 }
 
+// tick is the screen's clock. It falls on the second, with the runner's
+// poll and the GPU sampler's round: the idle monitor wakes once a second
+// for all three. What they bring in that wakeup may come after the frame;
+// it shows at the next tick.
 func tick() tea.Cmd {
-	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+	return tea.Tick(untilNextSecond(time.Now()), func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+func untilNextSecond(now time.Time) time.Duration {
+	return now.Truncate(time.Second).Add(time.Second).Sub(now)
 }
 
 // Update routes a message, then decides when the screen is drawn again:
-// at once for keys and resizes; for data (samples, events, the clock) at
-// most once a second, since every frame costs CPU and data arrives from
-// three 1 Hz sources that are not in step.
+// at once for keys, resizes and what answers them (a runner call done, a
+// state change, the preview); for data that flows all the time (samples,
+// progress, the log) at the clock's next tick, so that an idle screen is
+// drawn once a second, in the same wakeup as everything else.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	_, cmd := m.route(msg)
-	switch msg.(type) {
-	case tea.KeyPressMsg, tea.WindowSizeMsg, tea.BackgroundColorMsg:
+	switch msg := msg.(type) {
+	case samplesMsg, logMsg:
+	case eventMsg:
+		m.force = m.force || msg.Kind != runner.Progress
+	default: // the clock's tick included: the clocks on screen move
 		m.force = true
-	case redrawMsg:
-		m.redrawPending, m.force = false, true
-	default:
-		m.dirty = true
-		if wait := time.Second - time.Since(m.frameAt); wait > 0 && !m.redrawPending {
-			m.redrawPending = true
-			cmd = tea.Batch(cmd, tea.Tick(wait, func(time.Time) tea.Msg { return redrawMsg{} }))
-		}
 	}
 	return m, cmd
 }
-
-// redrawMsg asks for a frame that the once-a-second rule held back.
-type redrawMsg struct{}
 
 func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
@@ -207,6 +248,9 @@ func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.preview.resize(m.detailWidth(), m.detail == detailReport)
 	case tea.BackgroundColorMsg:
 		m.st = newStyles(msg.IsDark())
+		return m, nil
+	case tea.ColorProfileMsg:
+		m.scr.setProfile(msg.Profile)
 		return m, nil
 	case eventMsg:
 		return m, m.onEvent(runner.Event(msg))
@@ -253,10 +297,10 @@ func (m *model) onEvent(e runner.Event) tea.Cmd {
 	switch e.Kind {
 	case runner.PhaseFinished:
 		if ps := e.State.Phase(e.Phase); ps != nil && ps.Status == runner.Failed {
-			cmds = append(cmds, bell())
+			m.scr.ring()
 		}
 	case runner.GateWaiting, runner.CampaignFinished:
-		cmds = append(cmds, bell())
+		m.scr.ring()
 	}
 	if e.Kind == runner.CampaignFinished && m.stopThenQuit {
 		cmds = append(cmds, m.quit(true, "greenlight: stopped the running steps"))
@@ -266,8 +310,6 @@ func (m *model) onEvent(e runner.Event) tea.Cmd {
 	}
 	return tea.Batch(cmds...)
 }
-
-func bell() tea.Cmd { return tea.Raw("\a") }
 
 func (m *model) selected() *runner.PhaseState {
 	if m.state == nil || m.sel >= len(m.state.Phases) {

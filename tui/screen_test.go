@@ -157,8 +157,28 @@ func (f *fakeRunner) got() string {
 	return strings.Join(c, ",")
 }
 
+// syncBuffer is the terminal the screen paints on in tests: the painter
+// writes, the test reads what is new.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Read(p)
+}
+
 type screenTest struct {
 	tm     *teatest.TestModel
+	out    *syncBuffer
 	emu    *vt.Emulator
 	events chan runner.Event
 	gpus   *fakeGPUs
@@ -176,14 +196,15 @@ func newScreenTest(t *testing.T, w, h, ngpu int, setup ...func(*fakeGPUs)) *scre
 		"\x1b[2J\x1b[31mred text\x1b[0m and a bell\a\n"), 0o644)
 	report := filepath.Join(dir, "k25.md")
 	os.WriteFile(report, []byte("# k25-profile\n\nUser notes here.\n"), 0o644)
-	st := &screenTest{events: make(chan runner.Event, 16), gpus: newFakeGPUs(ngpu), ctl: &fakeRunner{}, dir: dir, emu: vt.NewEmulator(w, h)}
+	st := &screenTest{events: make(chan runner.Event, 16), gpus: newFakeGPUs(ngpu), ctl: &fakeRunner{}, dir: dir, emu: vt.NewEmulator(w, h), out: &syncBuffer{}}
 	for _, f := range setup {
 		f(st.gpus)
 	}
 	m := newModel(Options{Runner: st.ctl, Events: st.events, Sampler: st.gpus, Plan: testPlan(t), ReportPath: report,
-		Now: func() time.Time { return t0.Add(20 * time.Minute) }})
+		Now: func() time.Time { return t0.Add(20 * time.Minute) }, Output: st.out})
+	// As Run does: bubbletea's renderer off, the model's screen paints.
 	st.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h),
-		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
+		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii), tea.WithoutRenderer()))
 	go m.preview.watch(st.tm.GetProgram())
 	go io.Copy(io.Discard, st.emu)                       // the emulator's replies to queries; nobody asks for them
 	t.Cleanup(func() { m.preview.stop(); st.tm.Quit() }) // not emu.Close: it races with Read inside vt
@@ -192,15 +213,15 @@ func newScreenTest(t *testing.T, w, h, ngpu int, setup ...func(*fakeGPUs)) *scre
 	return st
 }
 
-// screen feeds the program's output to the terminal emulator until the
-// screen shows want, and returns it with trailing blanks trimmed.
+// screen feeds what the program painted to the terminal emulator until
+// the screen shows want, and returns it with trailing blanks trimmed. The
+// terminal is in raw mode, as under Run: a newline is not a carriage return.
 func (s *screenTest) screen(t *testing.T, want string) string {
 	t.Helper()
 	fed := 0
 	var text string
-	teatest.WaitFor(t, s.tm.Output(), func(b []byte) bool {
-		// A tty turns \n into \r\n on output (ONLCR); the emulator does not.
-		s.emu.Write(bytes.ReplaceAll(b[fed:], []byte("\n"), []byte("\r\n")))
+	teatest.WaitFor(t, s.out, func(b []byte) bool {
+		s.emu.Write(b[fed:])
 		fed = len(b)
 		text = trimScreen(s.emu.String())
 		return strings.Contains(text, want)
@@ -333,11 +354,12 @@ func TestASCIIWhenTheLocaleIsNotUTF8(t *testing.T) {
 	t.Setenv("LC_ALL", "")
 	t.Setenv("LC_CTYPE", "")
 	m := newModel(Options{Runner: &fakeRunner{}, Events: make(chan runner.Event), Sampler: newFakeGPUs(2), Plan: testPlan(t),
-		Now: func() time.Time { return t0.Add(20 * time.Minute) }})
+		Now: func() time.Time { return t0.Add(20 * time.Minute) }, Output: io.Discard})
 	m.w, m.h = 100, 30
 	m.state = loadingState("")
 	m.samples = m.opts.Sampler.(*fakeGPUs).samples()
-	frame := m.View().Content
+	m.View()
+	frame := m.frame
 	for _, r := range frame {
 		if r > 127 {
 			t.Fatalf("non-ASCII %q on the screen under LANG=C:\n%s", r, frame)

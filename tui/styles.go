@@ -10,28 +10,60 @@ import (
 
 // styles holds every style by role; no colour literal lives elsewhere.
 type styles struct {
-	title, dim, bold, selected, ok, warn, bad, running, tab, tabActive, key lipgloss.Style
-	barFull, barEmpty                                                       lipgloss.Style
+	title, dim, bold, selected, ok, warn, bad, running, tab, tabActive, key ink
+	barFull, barEmpty                                                       ink
 }
 
 func newStyles(dark bool) styles {
 	ld := lipgloss.LightDark(dark)
 	c := func(light, darkc string) color.Color { return ld(lipgloss.Color(light), lipgloss.Color(darkc)) }
 	return styles{
-		title:     lipgloss.NewStyle().Bold(true).Foreground(c("#005f87", "#5fd7ff")),
-		dim:       lipgloss.NewStyle().Foreground(c("#6c6c6c", "#8a8a8a")),
-		bold:      lipgloss.NewStyle().Bold(true),
-		selected:  lipgloss.NewStyle().Reverse(true),
-		ok:        lipgloss.NewStyle().Foreground(c("#008700", "#5fd75f")),
-		warn:      lipgloss.NewStyle().Foreground(c("#af5f00", "#ffaf00")),
-		bad:       lipgloss.NewStyle().Foreground(c("#d70000", "#ff5f5f")).Bold(true),
-		running:   lipgloss.NewStyle().Foreground(c("#0055d4", "#87afff")),
-		tab:       lipgloss.NewStyle().Foreground(c("#6c6c6c", "#8a8a8a")),
-		tabActive: lipgloss.NewStyle().Bold(true).Underline(true),
-		key:       lipgloss.NewStyle().Bold(true).Foreground(c("#005f87", "#5fd7ff")),
-		barFull:   lipgloss.NewStyle().Foreground(c("#0087af", "#5fafff")),
-		barEmpty:  lipgloss.NewStyle().Foreground(c("#bcbcbc", "#444444")),
+		title:     inkOf(lipgloss.NewStyle().Bold(true).Foreground(c("#005f87", "#5fd7ff"))),
+		dim:       inkOf(lipgloss.NewStyle().Foreground(c("#6c6c6c", "#8a8a8a"))),
+		bold:      inkOf(lipgloss.NewStyle().Bold(true)),
+		selected:  inkOf(lipgloss.NewStyle().Reverse(true)),
+		ok:        inkOf(lipgloss.NewStyle().Foreground(c("#008700", "#5fd75f"))),
+		warn:      inkOf(lipgloss.NewStyle().Foreground(c("#af5f00", "#ffaf00"))),
+		bad:       inkOf(lipgloss.NewStyle().Foreground(c("#d70000", "#ff5f5f")).Bold(true)),
+		running:   inkOf(lipgloss.NewStyle().Foreground(c("#0055d4", "#87afff"))),
+		tab:       inkOf(lipgloss.NewStyle().Foreground(c("#6c6c6c", "#8a8a8a"))),
+		tabActive: inkOf(lipgloss.NewStyle().Bold(true).Underline(true)),
+		key:       inkOf(lipgloss.NewStyle().Bold(true).Foreground(c("#005f87", "#5fd7ff"))),
+		barFull:   inkOf(lipgloss.NewStyle().Foreground(c("#0087af", "#5fafff"))),
+		barEmpty:  inkOf(lipgloss.NewStyle().Foreground(c("#bcbcbc", "#444444"))),
 	}
+}
+
+// ink is a style of colours and attributes reduced to the escape codes
+// around its text. lipgloss's Render measures, splits and pads its text on
+// every call, which was a third of a frame's cost for the few cells of a
+// bar; these styles have no width, padding or border, so the codes are all
+// there is to them.
+type ink struct{ pre, post string }
+
+func inkOf(st lipgloss.Style) ink {
+	r := st.Render("x")
+	i := strings.Index(r, "x")
+	return ink{r[:i], r[i+1:]}
+}
+
+// Render styles each line of s, as lipgloss does: the screen parses a
+// frame line by line, so a style must not run across a newline.
+func (k ink) Render(s string) string {
+	s = strings.ReplaceAll(s, "\t", "    ")
+	if s == "" || k.pre == "" {
+		return s
+	}
+	if !strings.Contains(s, "\n") {
+		return k.pre + s + k.post
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = k.pre + l + k.post
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // glyphs are the symbols drawn; ASCII when the locale is not UTF-8.

@@ -36,20 +36,15 @@ func (m *model) detailHeight() int {
 }
 
 func (m *model) View() tea.View {
-	if m.force || m.frame == "" || m.dirty && time.Since(m.frameAt) >= time.Second {
-		m.frame, m.frameAt = m.render(), time.Now()
+	if m.force || m.frame == "" {
+		m.frame = m.render()
 		if m.gl.full == asciiGlyphs.full {
 			m.frame = toASCII(m.frame)
 		}
-		m.force, m.dirty = false, false
+		m.force = false
 	}
-	v := tea.NewView(m.frame)
-	v.AltScreen = true
-	v.WindowTitle = "greenlight"
-	if m.opts.Plan != nil {
-		v.WindowTitle = "greenlight: " + m.opts.Plan.Name
-	}
-	return v
+	m.scr.paint(m.frame, m.w, m.h)
+	return tea.View{} // painted above; bubbletea's renderer is off
 }
 
 func (m *model) render() string {

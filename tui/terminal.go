@@ -1,0 +1,180 @@
+package tui
+
+import (
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
+)
+
+// screen owns what is written to the terminal. bubbletea's renderer redraws
+// the whole frame whenever any of it changes: it clears its cell buffer,
+// parses every line of the frame again and diffs all of them, hashing each
+// for scroll detection. A frame a second at 200x60 cost the idle monitor
+// most of its CPU that way. screen keeps the last frame's lines, parses and
+// diffs only the lines that differ (a few GPU rows and the clock, in steady
+// state) and does not look for scrolls, which a dashboard never does.
+type screen struct {
+	out   io.Writer
+	r     *uv.TerminalRenderer
+	buf   uv.ScreenBuffer
+	lines []string
+	w, h  int
+	title string
+	frame string // the last frame painted
+	bell  bool
+	open  bool
+}
+
+func newScreen(out io.Writer, env []string) *screen {
+	s := &screen{out: out}
+	s.r = uv.NewTerminalRenderer(out, env)
+	s.r.SetScrollOptim(false)
+	s.r.SetTabStops(-1)
+	s.buf = uv.NewScreenBuffer(0, 0)
+	return s
+}
+
+func (s *screen) setProfile(p colorprofile.Profile) {
+	s.r.SetColorProfile(p)
+	s.lines, s.frame = nil, "" // colors change: every line is drawn again
+}
+
+// ring asks for the bell with the next paint.
+func (s *screen) ring() { s.bell = true }
+
+// paint shows frame on a w×h terminal: the first paint enters the
+// alternate screen; a new size repaints everything.
+func (s *screen) paint(frame string, w, h int) {
+	if w <= 0 || h <= 0 || s.open && frame == s.frame && w == s.w && h == s.h && !s.bell {
+		return
+	}
+	s.frame = frame
+	if !s.open {
+		s.open = true
+		s.r.EnterAltScreen()
+		s.r.WriteString(ansi.HideCursor)
+		if s.title != "" {
+			s.r.WriteString(ansi.SetWindowTitle(s.title))
+		}
+	}
+	if w != s.w || h != s.h {
+		s.w, s.h = w, h
+		s.r.Resize(w, h)
+		s.buf.Resize(w, h)
+		s.buf.Clear()
+		s.r.Erase()
+		s.lines = nil
+	}
+	lines := strings.Split(frame, "\n")
+	if frame == "" {
+		lines = nil
+	}
+	for y := 0; y < h; y++ {
+		var l, old string
+		if y < len(lines) {
+			l = lines[y]
+		}
+		if y < len(s.lines) {
+			old = s.lines[y]
+		} else if s.lines != nil {
+			old = "" // the last frame was shorter: the line is blank
+		}
+		if s.lines != nil && l == old {
+			continue
+		}
+		area := uv.Rect(0, y, w, 1)
+		s.buf.ClearArea(area)
+		uv.NewStyledString(l).Draw(s.buf, area)
+	}
+	s.lines = lines
+	if s.lines == nil {
+		s.lines = []string{}
+	}
+	s.r.Render(s.buf.RenderBuffer)
+	if s.bell {
+		s.r.WriteString("\a")
+		s.bell = false
+	}
+	s.r.Flush() // a terminal gone away is not ours to report: the runner goes on
+}
+
+// close leaves the alternate screen with the cursor shown, as the shell had it.
+func (s *screen) close() {
+	if !s.open {
+		return
+	}
+	s.open = false
+	s.r.MoveTo(0, max(0, s.h-1))
+	s.r.ExitAltScreen()
+	s.r.WriteString(ansi.ShowCursor)
+	s.r.Flush()
+}
+
+// terminal is the tty the program runs on: raw mode for keys, its size,
+// and its size again on SIGWINCH, since with its renderer off bubbletea
+// does none of this.
+type terminal struct {
+	in, out *os.File
+	restore *term.State
+	winch   chan os.Signal
+}
+
+// openTerminal puts the input in raw mode. Input is stdin, or the
+// controlling tty when stdin is not one (greenlight run < /dev/null).
+func openTerminal() (*terminal, error) {
+	t := &terminal{in: os.Stdin, out: os.Stdout}
+	if !term.IsTerminal(t.in.Fd()) {
+		f, err := os.Open("/dev/tty")
+		if err != nil {
+			return nil, err
+		}
+		t.in = f
+	}
+	st, err := term.MakeRaw(t.in.Fd())
+	if err != nil {
+		return nil, err
+	}
+	t.restore = st
+	return t, nil
+}
+
+func (t *terminal) size() (int, int) {
+	w, h, err := term.GetSize(t.out.Fd())
+	if err != nil || w <= 0 || h <= 0 {
+		return 80, 24
+	}
+	return w, h
+}
+
+// watchSize sends the program a WindowSizeMsg on every SIGWINCH.
+func (t *terminal) watchSize(p *tea.Program) {
+	t.winch = make(chan os.Signal, 1)
+	signal.Notify(t.winch, syscall.SIGWINCH)
+	go func() {
+		for range t.winch {
+			w, h := t.size()
+			p.Send(tea.WindowSizeMsg{Width: w, Height: h})
+		}
+	}()
+}
+
+func (t *terminal) close() {
+	if t.winch != nil {
+		signal.Stop(t.winch)
+		close(t.winch)
+	}
+	if t.restore != nil {
+		term.Restore(t.in.Fd(), t.restore)
+	}
+	if t.in != os.Stdin {
+		t.in.Close()
+	}
+}
