@@ -311,6 +311,27 @@ func (m *model) onEvent(e runner.Event) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
+// gateTarget is the phase g greenlights: the selected one when it is
+// gated, else the first that waits at its gate, so that "press g" on the
+// waiting row works wherever the selection is; -1 when none.
+func (m *model) gateTarget() int {
+	if m.state == nil {
+		return -1
+	}
+	gated := func(ps *runner.PhaseState) bool {
+		return ps.Status == runner.Waiting || ps.Manual && ps.Status == runner.Pending
+	}
+	if ps := m.selected(); ps != nil && gated(ps) {
+		return m.sel
+	}
+	for i := range m.state.Phases {
+		if m.state.Phases[i].Status == runner.Waiting {
+			return i
+		}
+	}
+	return -1
+}
+
 func (m *model) selected() *runner.PhaseState {
 	if m.state == nil || m.sel >= len(m.state.Phases) {
 		return nil
@@ -387,10 +408,12 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 			return m.ctl(func() error { return r.Retry(id) })
 		}
 	case key.Matches(k, m.keys.Greenlight):
-		if ps := m.selected(); ps != nil {
-			id := ps.ID
+		if i := m.gateTarget(); i >= 0 {
+			m.sel = i
+			id := m.state.Phases[i].ID
 			return m.ctl(func() error { return r.Greenlight(id) })
 		}
+		m.say("no phase waits for a greenlight")
 	}
 	return nil
 }

@@ -324,6 +324,27 @@ func TestKeysCommandTheRunner(t *testing.T) {
 	}
 }
 
+// The waiting row says "press g": g works wherever the selection is.
+func TestGreenlightReachesTheWaitingPhase(t *testing.T) {
+	s := newScreenTest(t, 100, 30, 2)
+	s.screen(t, "29/64")
+	st := loadingState("")
+	st.Phases[3].Status = runner.Waiting
+	s.events <- runner.Event{Kind: runner.GateWaiting, Phase: "nsys", State: st, Time: t0.Add(20 * time.Minute)}
+	s.screen(t, "press g")
+	s.tm.Type("g") // the selection is on the server
+	deadline := time.Now().Add(5 * time.Second)
+	for s.ctl.got() != "greenlight nsys" && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := s.ctl.got(); got != "greenlight nsys" {
+		t.Errorf("runner got %q; want greenlight nsys", got)
+	}
+	if got := s.screen(t, "›⏸ nsys timeline"); !strings.Contains(got, "waiting for your greenlight") {
+		t.Errorf("the selection did not move to the waiting phase:\n%s", got)
+	}
+}
+
 func TestPreviewFollowsEditsKeepingScroll(t *testing.T) {
 	s := newScreenTest(t, 100, 30, 2)
 	s.screen(t, "29/64")

@@ -196,9 +196,9 @@ func (m *model) footer() string {
 		} else {
 			add(m.keys.Retry, "retry")
 		}
-		if ps.Status == runner.Waiting || (ps.Manual && ps.Status == runner.Pending) {
-			add(m.keys.Greenlight, "greenlight")
-		}
+	}
+	if m.gateTarget() >= 0 {
+		add(m.keys.Greenlight, "greenlight")
 	}
 	add(m.keys.Tab, "pane")
 	add(m.keys.Help, "help")
