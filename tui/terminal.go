@@ -31,6 +31,9 @@ type screen struct {
 	frame string // the last frame painted
 	bell  bool
 	open  bool
+
+	profile  colorprofile.Profile
+	profiled bool // profile was set
 }
 
 func newScreen(out io.Writer, env []string) *screen {
@@ -42,9 +45,16 @@ func newScreen(out io.Writer, env []string) *screen {
 	return s
 }
 
+// setProfile sets how colours are written (true colour, 256, 16, none).
+// The cells do not change with it, so a new profile repaints the screen.
 func (s *screen) setProfile(p colorprofile.Profile) {
+	if s.profiled && p == s.profile {
+		return
+	}
+	s.profile, s.profiled = p, true
 	s.r.SetColorProfile(p)
-	s.lines, s.frame = nil, "" // colors change: every line is drawn again
+	s.r.Erase()
+	s.lines, s.frame = nil, ""
 }
 
 // ring asks for the bell with the next paint.

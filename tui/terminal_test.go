@@ -135,3 +135,19 @@ func TestClockFallsOnTheSecond(t *testing.T) {
 		}
 	}
 }
+
+// A new colour profile writes the same cells again in its own codes.
+func TestScreenRepaintsForANewColourProfile(t *testing.T) {
+	p := newPaintOn(20, 2)
+	frame := lipgloss.NewStyle().Foreground(lipgloss.Color("#ff0000")).Render("red")
+	p.paint(frame, 20, 2)
+	p.scr.setProfile(colorprofile.TrueColor)
+	if wrote := p.paint(frame, 20, 2); wrote != "" {
+		t.Errorf("the same profile repainted: %q", wrote)
+	}
+	p.scr.setProfile(colorprofile.Ascii)
+	wrote := p.paint(frame, 20, 2)
+	if !strings.Contains(wrote, "red") || strings.Contains(wrote, "38;2") {
+		t.Errorf("after Ascii: wrote %q; want the text again without colour codes", wrote)
+	}
+}
