@@ -377,8 +377,15 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	if plain {
 		return runPlain(r, uiEvents, reportErrs, stdout)
 	}
+	errPath := filepath.Join(r.StateDir(), "monitor-stderr.log")
+	restoreStderr, cerr := captureStderr(errPath)
 	res, err := tui.Run(tui.Options{Runner: r, Events: uiEvents, Sampler: sampler, Plan: plan, ReportPath: plan.Report,
 		StateDir: r.StateDir(), Note: note, ReportErrors: reportErrs})
+	if cerr == nil {
+		if said := restoreStderr(); said != "" {
+			fmt.Fprintf(stderr, "greenlight: written to stderr while the screen was up (kept in %s):\n%s\n", errPath, strings.TrimRight(said, "\n"))
+		}
+	}
 	if err != nil {
 		r.Close()
 		fmt.Fprintf(stderr, "greenlight: the screen failed (%v); the steps go on, `greenlight run %s` re-attaches\n", err, rest[0])
