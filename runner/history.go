@@ -38,5 +38,5 @@ func (h *history) add(key string, d time.Duration) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(h.path, b)
+	return replaceFile(h.path, b, true)
 }

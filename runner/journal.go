@@ -51,12 +51,7 @@ func openJournal(path string) (*journal, error) {
 	return &journal{f: f}, nil
 }
 
-func (j *journal) append(r record) error { return j.write(r, true) }
-
-// appendNoSync writes without fsync, for records whose loss a crash makes
-// harmless.
-func (j *journal) appendNoSync(r record) error { return j.write(r, false) }
-
+// write appends r as one line, fsynced when sync is set.
 func (j *journal) write(r record, sync bool) error {
 	b, err := json.Marshal(r)
 	if err != nil {

@@ -98,26 +98,23 @@ func (r *Runner) emit(e Event) {
 	r.subsMu.Unlock()
 }
 
-func (r *Runner) journal(rec record) {
+// journal appends rec to the journal, fsynced.
+func (r *Runner) journal(rec record) { r.writeJournal(rec, true) }
+
+// journalNoSync appends rec without fsync, for a record whose loss in a
+// machine crash is harmless (the crash ends what it records too).
+func (r *Runner) journalNoSync(rec record) { r.writeJournal(rec, false) }
+
+func (r *Runner) writeJournal(rec record, sync bool) {
 	if r.readOnly {
 		return
 	}
 	if rec.T.IsZero() {
 		rec.T = r.opts.Now()
 	}
-	if err := r.jr.append(rec); err != nil {
+	if err := r.jr.write(rec, sync); err != nil {
 		r.warn(fmt.Sprintf("cannot write the journal (%v): a restart may not resume this", err))
 	}
-}
-
-func (r *Runner) journalNoSync(rec record) {
-	if r.readOnly {
-		return
-	}
-	if rec.T.IsZero() {
-		rec.T = r.opts.Now()
-	}
-	r.jr.appendNoSync(rec)
 }
 
 func (r *Runner) warn(msg string) {

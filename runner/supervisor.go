@@ -243,15 +243,7 @@ func putStatus(path string, st *StepStatus, sync bool) error {
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
-	if sync {
-		return writeFileAtomic(path, b)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return replaceFile(path, append(b, '\n'), sync)
 }
 
 func readStatus(path string) (*StepStatus, error) {
@@ -266,9 +258,10 @@ func readStatus(path string) (*StepStatus, error) {
 	return &st, nil
 }
 
-// writeFileAtomic writes through a temp file in the same folder, fsyncs it,
-// renames it over path and fsyncs the folder.
-func writeFileAtomic(path string, data []byte) error {
+// replaceFile writes through a temp file in the same folder and renames it
+// over path, so a reader sees the old file or the new one, never half of
+// one. With sync it fsyncs the file before the rename and the folder after.
+func replaceFile(path string, data []byte, sync bool) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -276,7 +269,7 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -288,6 +281,9 @@ func writeFileAtomic(path string, data []byte) error {
 	if err != nil {
 		os.Remove(tmp)
 		return err
+	}
+	if !sync {
+		return nil
 	}
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()

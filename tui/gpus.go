@@ -171,11 +171,11 @@ func (m *model) hostLine(g hostGroup, width int, totals bool) string {
 	h := g.state
 	switch {
 	case h != nil && !h.Up && h.LastSeen.IsZero() && h.Scraping > 0 && h.Err == "not scraped yet":
-		return ansi.Truncate(name+" "+m.st.dim.Render(fmt.Sprintf("waiting for its exporter's first answer (%s) · %s", fmtAge(h.Scraping), h.URL)), width, "…")
+		return ansi.Truncate(name+" "+m.st.dim.Render(fmt.Sprintf("waiting for its exporter's first answer (%s) · %s", dur(h.Scraping), h.URL)), width, "…")
 	case h != nil && !h.Up:
 		seen := "never answered"
 		if !h.LastSeen.IsZero() {
-			seen = "last seen " + fmtAge(m.now().Sub(h.LastSeen)) + " ago"
+			seen = "last seen " + dur(m.now().Sub(h.LastSeen)) + " ago"
 		}
 		return ansi.Truncate(name+" "+m.st.bad.Render(fmt.Sprintf("not answering: %s · %s", h.Err, seen))+m.st.dim.Render(" · "+h.URL), width, "…")
 	}
@@ -183,7 +183,7 @@ func (m *model) hostLine(g hostGroup, width int, totals bool) string {
 	if h != nil && !totals {
 		info += " · driver " + h.Driver
 		if h.Scraping > 2*time.Second {
-			info += " · " + m.st.warn.Render("slow: no answer for "+fmtAge(h.Scraping))
+			info += " · " + m.st.warn.Render("slow: no answer for "+dur(h.Scraping))
 		}
 	}
 	if totals {
@@ -236,7 +236,6 @@ func groupTotals(samples []gpu.Sample) string {
 	if tmax >= tmin {
 		parts = append(parts, fmt.Sprintf("%.0f-%.0f °C", tmin, tmax))
 	}
-
 	if len(parts) == 0 {
 		return "no readings"
 	}
@@ -249,16 +248,6 @@ func gpuCount(n int) string {
 		return "1 GPU"
 	}
 	return fmt.Sprintf("%d GPUs", n)
-}
-
-func fmtAge(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
 // procsView lists the compute processes on every GPU, the campaign's and

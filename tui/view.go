@@ -255,22 +255,20 @@ func (m *model) etaLine(ps *runner.PhaseState) string {
 		return ""
 	}
 	var parts []string
-	{
-		e := step.ETA
-		if step.Stage != "" {
-			parts = append(parts, step.Stage)
-		}
-		if e.Total > 0 {
-			parts = append(parts, fmt.Sprintf("%s/%s", trimNum(e.Done), trimNum(e.Total)))
-		}
-		if e.Rate != "" {
-			parts = append(parts, e.Rate)
-		}
-		eta := etaText(e)
-		if e.Source != "" {
-			eta += " from " + e.Source
-		}
-		parts = append(parts, eta)
+	e := step.ETA
+	if step.Stage != "" {
+		parts = append(parts, step.Stage)
 	}
+	if e.Total > 0 {
+		parts = append(parts, fmt.Sprintf("%s/%s", trimNum(e.Done), trimNum(e.Total)))
+	}
+	if e.Rate != "" {
+		parts = append(parts, e.Rate)
+	}
+	eta := etaText(e)
+	if e.Source != "" {
+		eta += " from " + e.Source
+	}
+	parts = append(parts, eta)
 	return m.st.running.Render(strings.Join(parts, " · "))
 }
