@@ -119,7 +119,7 @@ type model struct {
 	artAt        time.Time
 	artRate      float64
 	now          func() time.Time
-	scr          *screen
+	scr          *painter
 }
 
 func newModel(o Options) *model {
@@ -133,11 +133,12 @@ func newModel(o Options) *model {
 	if out == nil {
 		out = os.Stdout
 	}
-	m.scr = newScreen(out, os.Environ())
-	m.scr.title = "greenlight"
+	scr := newScreen(out, os.Environ())
+	scr.title = "greenlight"
 	if o.Plan != nil {
-		m.scr.title = "greenlight: " + o.Plan.Name
+		scr.title = "greenlight: " + o.Plan.Name
 	}
+	m.scr = newPainter(scr)
 	return m
 }
 

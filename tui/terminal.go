@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -126,6 +128,87 @@ func (s *screen) close() {
 	s.r.ExitAltScreen()
 	s.r.WriteString(ansi.ShowCursor)
 	s.r.Flush()
+}
+
+// painter owns the screen on a goroutine of its own. The event loop
+// hands it the latest frame and never waits on the terminal: a terminal
+// that stops reading (an ssh link stalled, with no tmux in between) holds
+// up the painter, not the keys, and frames made meanwhile give way to the
+// newest.
+type painter struct {
+	scr  *screen
+	mu   sync.Mutex
+	next paintJob // what is to be painted; the frame stays, the rest is taken
+	wake chan struct{}
+	done chan struct{}
+}
+
+type paintJob struct {
+	frame   string
+	w, h    int
+	bell    bool
+	profile *colorprofile.Profile
+	closing bool
+}
+
+func newPainter(scr *screen) *painter {
+	p := &painter{scr: scr, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+func (p *painter) post(change func(*paintJob)) {
+	p.mu.Lock()
+	change(&p.next)
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default: // a wake is pending: it will see this too
+	}
+}
+
+// paint shows frame on a w×h terminal, soon.
+func (p *painter) paint(frame string, w, h int) {
+	p.post(func(j *paintJob) { j.frame, j.w, j.h = frame, w, h })
+}
+
+// ring rings the bell with the next paint.
+func (p *painter) ring() { p.post(func(j *paintJob) { j.bell = true }) }
+
+func (p *painter) setProfile(c colorprofile.Profile) {
+	p.post(func(j *paintJob) { j.profile = &c })
+}
+
+// close paints what is pending, leaves the alternate screen and returns
+// when that is written, or after two seconds if the terminal does not take
+// it: quitting never hangs on a dead terminal.
+func (p *painter) close() {
+	p.post(func(j *paintJob) { j.closing = true })
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Second):
+	}
+}
+
+func (p *painter) run() {
+	defer close(p.done)
+	for range p.wake {
+		p.mu.Lock()
+		j := p.next
+		p.next.bell, p.next.profile = false, nil
+		p.mu.Unlock()
+		if j.profile != nil {
+			p.scr.setProfile(*j.profile)
+		}
+		if j.bell {
+			p.scr.ring()
+		}
+		p.scr.paint(j.frame, j.w, j.h)
+		if j.closing {
+			p.scr.close()
+			return
+		}
+	}
 }
 
 // terminal is the tty the program runs on: raw mode for keys, its size,

@@ -2,7 +2,9 @@ package tui
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -149,5 +151,56 @@ func TestScreenRepaintsForANewColourProfile(t *testing.T) {
 	wrote := p.paint(frame, 20, 2)
 	if !strings.Contains(wrote, "red") || strings.Contains(wrote, "38;2") {
 		t.Errorf("after Ascii: wrote %q; want the text again without colour codes", wrote)
+	}
+}
+
+// stuckTerminal does not read until released, as a stalled ssh link.
+type stuckTerminal struct {
+	release chan struct{}
+	mu      sync.Mutex
+	got     bytes.Buffer
+}
+
+func (s *stuckTerminal) Write(b []byte) (int, error) {
+	<-s.release
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.got.Write(b)
+}
+
+// The event loop never waits on the terminal: frames posted while it does
+// not read return at once, and only the newest is painted once it does.
+func TestPainterDoesNotWaitOnTheTerminal(t *testing.T) {
+	term := &stuckTerminal{release: make(chan struct{})}
+	p := newPainter(newScreen(term, []string{"TERM=xterm-256color"}))
+	posted := make(chan struct{})
+	go func() {
+		for i := range 100 {
+			p.paint(fmt.Sprintf("frame %d", i), 20, 2)
+		}
+		p.ring()
+		close(posted)
+	}()
+	select {
+	case <-posted:
+	case <-time.After(5 * time.Second):
+		t.Fatal("posting frames blocked on a terminal that does not read")
+	}
+	close(term.release)
+	p.close()
+	term.mu.Lock()
+	out := term.got.String()
+	term.mu.Unlock()
+	if !strings.Contains(out, "\a") || !strings.Contains(out, ansi.ResetModeAltScreenSaveCursor) {
+		t.Fatalf("the bell or the exit from the alternate screen is missing: %q", out)
+	}
+	// Before the exit from the alternate screen, the newest frame was on it.
+	emu := vt.NewEmulator(20, 2)
+	emu.Write([]byte(strings.TrimSuffix(out[:strings.LastIndex(out, ansi.ResetModeAltScreenSaveCursor)], "\a")))
+	if got := trimScreen(emu.String()); !strings.Contains(got, "frame 99") {
+		t.Errorf("the newest frame is not on the screen:\n%s\n(written: %q)", got, out)
+	}
+	if n := strings.Count(out, "frame"); n > 3 {
+		t.Errorf("%d frames were painted; stale ones should give way to the newest", n)
 	}
 }
