@@ -26,6 +26,7 @@ import (
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/safe"
 	"github.com/greenlight-run/greenlight/tui"
 )
 
@@ -487,6 +488,7 @@ func plainLine(e runner.Event, lastETA *time.Duration) string {
 	if e.Message == "" {
 		return ""
 	}
+	e.Message = safe.Line(e.Message, safe.CSV) // it may quote a step's output
 	if e.Kind == runner.CampaignStarted || e.Kind == runner.PhaseFinished {
 		if eta := e.State.ETA; eta.Known && !e.State.Finished {
 			return fmt.Sprintf("%s %s (campaign ETA %s)", ts, e.Message, runner.FormatDuration(eta.Remaining))
@@ -526,8 +528,12 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "greenlight report: %v\n", err)
 		return 1
 	}
-	host, _ := os.Hostname()
-	w := report.NewWriter(plan.Report, plan, report.Env{Host: host, Inventory: gpu.Inventory{Source: "none", Why: "rebuilt from the journal; GPU inventory not recorded"}}, nil, dir)
+	env, err := report.LoadEnv(dir)
+	if err != nil {
+		host, _ := os.Hostname()
+		env = report.Env{Host: host, Inventory: gpu.Inventory{Source: "none", Why: "GPU inventory " + err.Error()}}
+	}
+	w := report.NewWriter(plan.Report, plan, env, nil, dir)
 	if err := w.Write(st); err != nil {
 		fmt.Fprintf(stderr, "greenlight report: %v\n", err)
 		return 1

@@ -90,12 +90,17 @@ func (s *Sampler) Interval() time.Duration { return s.interval }
 // Samples delivers each round; a slow reader gets the latest, not a queue.
 func (s *Sampler) Samples() <-chan []Sample { return s.out }
 
-// SetSessions names the session ids of the campaign's steps; processes in
-// them are the campaign's, others are foreign.
+// SetSessions names the session ids of the campaign's live steps;
+// processes in them are the campaign's, others are foreign. Sessions are
+// remembered after their step ends: a process of an ended step that is
+// still on a GPU (or still listed by a driver that answers late) is the
+// campaign's leftover, not a stranger.
 func (s *Sampler) SetSessions(ids []int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	clear(s.sessions)
+	if len(s.sessions) > 4096 {
+		clear(s.sessions)
+	}
 	for _, id := range ids {
 		s.sessions[id] = true
 	}
@@ -157,6 +162,9 @@ func (s *Sampler) Round() []Sample {
 			p.Campaign = ok && s.sessions[sid] || s.sessions[p.PID]
 			key := procKey{sm.Device.ID(), p.PID}
 			if sn := s.seen[key]; sn != nil {
+				// Once the campaign's, always: a pid that outlives its
+				// /proc entry for a round is not a new process.
+				p.Campaign = p.Campaign || sn.Proc.Campaign
 				sn.Last, sn.Proc = now, *p
 			} else if len(s.seen) < 4096 {
 				s.seen[key] = &Seen{Device: sm.Device.ID(), First: now, Last: now, Proc: *p}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
 // Env is what the header says of where the campaign runs.
@@ -78,8 +79,12 @@ func etaText(e runner.ETA) string {
 // header renders the header block.
 func header(plan *runner.Plan, st *runner.State, env Env, remade []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Campaign:** %s · **Status:** %s · **Started:** %s · **Elapsed:** %s (as of %s)",
-		plan.Name, campaignStatus(st), st.Started.Format(timeFmt), runner.FormatDuration(st.Now.Sub(st.Started)), st.Now.Format("15:04:05"))
+	fmt.Fprintf(&b, "**Campaign:** %s · **Status:** %s · **Started:** %s", plan.Name, campaignStatus(st), st.Started.Format(timeFmt))
+	if st.Finished && !st.Ended.IsZero() {
+		fmt.Fprintf(&b, " · **Ended:** %s · **Elapsed:** %s", st.Ended.Format(timeFmt), runner.FormatDuration(st.Ended.Sub(st.Started)))
+	} else {
+		fmt.Fprintf(&b, " · **Elapsed:** %s (as of %s)", runner.FormatDuration(st.Now.Sub(st.Started)), st.Now.Format("15:04:05"))
+	}
 	if !st.Finished {
 		fmt.Fprintf(&b, " · **ETA:** %s", etaText(st.ETA))
 	}
@@ -123,8 +128,11 @@ func header(plan *runner.Plan, st *runner.State, env Env, remade []string) strin
 		if p.Reason != "" && p.Status != runner.Done {
 			status += ": " + p.Reason
 		}
-		if p.ExpectFailed > 0 {
-			status += fmt.Sprintf(" · ✗ %d result(s) missed expectations", p.ExpectFailed)
+		if missed := p.ExpectFailed - len(p.Missing); missed > 0 {
+			status += fmt.Sprintf(" · ✗ %d result(s) missed expectations", missed)
+		}
+		for _, m := range p.Missing {
+			status += fmt.Sprintf(" · ✗ %s not produced", m.Column)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(p.Title), cell(status), duration(p, st.Now), cell(keyResult(p)))
 	}
@@ -199,7 +207,10 @@ func rowKey(last *runner.Row, pass int) string {
 }
 
 // phaseBlock renders one phase's block.
-func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu.Summary) string {
+// results renders step i's results table; csv is the phase's full table
+// beside the results file ("" when it has no results).
+func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu.Summary,
+	results func(i int, s runner.StepState) string, csv string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s (`%s`)\n\n", p.Title, p.ID)
 	fmt.Fprintf(&b, "**Status:** %s", statusWord(p.Status))
@@ -238,14 +249,18 @@ func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu
 			continue
 		}
 		fmt.Fprintf(&b, "\n### Results: step %d, %s\n\n", i+1, cell(steps[i].Label()))
-		b.WriteString(table(s.Results))
+		b.WriteString(results(i, s))
 	}
+	if csv != "" {
+		fmt.Fprintf(&b, "\nThe full table of the phase, every row and column: [%s](%s).\n", csv, csv)
+	}
+	expectations(&b, ph, p)
 	for i, s := range p.Steps {
 		if strings.TrimSpace(s.Summary) == "" {
 			continue
 		}
 		fmt.Fprintf(&b, "\n### Summary: step %d, %s\n\n", i+1, cell(steps[i].Label()))
-		b.WriteString(strings.TrimRight(s.Summary, "\n") + "\n")
+		b.WriteString(strings.TrimRight(safe.Text(s.Summary, safe.Summary), "\n") + "\n")
 	}
 	if len(gpus) > 0 {
 		b.WriteString("\n### GPUs during the phase\n\n")
@@ -328,4 +343,55 @@ func firstOr(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// expectations lists each expected result with its verdict; one never
+// produced is a failed expectation, never a silent pass.
+func expectations(b *strings.Builder, ph *runner.Phase, p runner.PhaseState) {
+	type verdict struct{ pass, fail int }
+	var all []runner.Expect
+	all = append(all, ph.Expect...)
+	for _, s := range ph.AllSteps() {
+		all = append(all, s.Expect...)
+	}
+	if len(all) == 0 {
+		return
+	}
+	seen := map[string]*verdict{}
+	for _, s := range p.Steps {
+		for _, r := range s.Results {
+			for _, ch := range r.Checks {
+				k := ch.Expect.Column + " " + ch.Expect.String()
+				if seen[k] == nil {
+					seen[k] = &verdict{}
+				}
+				if ch.Pass {
+					seen[k].pass++
+				} else {
+					seen[k].fail++
+				}
+			}
+		}
+	}
+	missing := map[string]bool{}
+	for _, m := range p.Missing {
+		missing[m.Column+" "+m.String()] = true
+	}
+	b.WriteString("\n### Expectations\n\n")
+	for _, e := range all {
+		k := e.Column + " " + e.String()
+		v := seen[k]
+		switch {
+		case missing[k]:
+			fmt.Fprintf(b, "- ✗ `%s` %s: not produced\n", e.Column, e.String())
+		case v == nil && p.Status.Finished():
+			fmt.Fprintf(b, "- · `%s` %s: not checked (the phase did not finish its steps)\n", e.Column, e.String())
+		case v == nil:
+			fmt.Fprintf(b, "- · `%s` %s: no result yet\n", e.Column, e.String())
+		case v.fail > 0:
+			fmt.Fprintf(b, "- ✗ `%s` %s: %d of %d result(s) missed\n", e.Column, e.String(), v.fail, v.pass+v.fail)
+		default:
+			fmt.Fprintf(b, "- ✓ `%s` %s: %d of %d result(s) met\n", e.Column, e.String(), v.pass, v.pass+v.fail)
+		}
+	}
 }

@@ -6,17 +6,47 @@ import (
 	"strings"
 
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
-// cell makes any text safe inside a markdown table cell.
-func cell(s string) string {
+// cell makes text safe inside a markdown table cell or list item: control
+// bytes shown as escapes, and the table's own syntax escaped.
+func cell(s string) string { return mdEscape(safe.Text(s, safe.CSV)) }
+
+// valueCell is cell for a step's value: also cut to a readable size.
+func valueCell(s string) string { return mdEscape(safe.Text(s, safe.Value)) }
+
+func mdEscape(s string) string {
 	s = strings.TrimSpace(s)
 	s = strings.ReplaceAll(s, "\\", "\\\\")
 	s = strings.ReplaceAll(s, "|", "\\|")
+	s = noTags(s)
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\n", "<br>")
 	s = strings.ReplaceAll(s, "\r", " ")
 	return s
+}
+
+// noTags keeps step text from opening HTML in the rendered file: "<!--"
+// in a value would hide everything after it. A "<" that cannot start a
+// tag ("<= 5") is left as it is.
+func noTags(s string) string {
+	if !strings.Contains(s, "<") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '<' && i+1 < len(s) && isTagStart(s[i+1]) {
+			b.WriteString("&lt;")
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isTagStart(c byte) bool {
+	return c == '!' || c == '/' || c == '?' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // FormatNumber prints a result value the way a person compares them:
@@ -50,63 +80,98 @@ func formatValue(v any) (string, bool) {
 	return "", false
 }
 
-// table renders rows with columns in first-seen order; numeric columns are
-// right-aligned; a column with a check shows ✓ or ✗ and the reference.
-func table(rows []runner.Row) string {
-	var cols []string
-	idx := map[string]int{}
-	numeric := map[string]bool{}
-	text := map[string]bool{}
-	for _, r := range rows {
-		for i, c := range r.Cols {
-			if _, ok := idx[c]; !ok {
-				idx[c] = len(cols)
-				cols = append(cols, c)
-			}
-			if _, isNum := r.Values[i].(float64); isNum {
-				numeric[c] = true
-			} else if r.Values[i] != nil {
-				text[c] = true
-			}
+// columns is the union of a table's columns in first-seen order, and
+// which hold numbers and which text. It grows row by row.
+type columns struct {
+	names   []string
+	idx     map[string]int
+	numeric map[string]bool
+	text    map[string]bool
+}
+
+func newColumns() *columns {
+	return &columns{idx: map[string]int{}, numeric: map[string]bool{}, text: map[string]bool{}}
+}
+
+// add takes in a row's columns; it reports whether a new one appeared.
+func (c *columns) add(r *runner.Row) bool {
+	grew := false
+	for i, name := range r.Cols {
+		if _, ok := c.idx[name]; !ok {
+			c.idx[name] = len(c.names)
+			c.names = append(c.names, name)
+			grew = true
+		}
+		if _, isNum := r.Values[i].(float64); isNum {
+			c.numeric[name] = true
+		} else if r.Values[i] != nil {
+			c.text[name] = true
 		}
 	}
-	if len(cols) == 0 {
-		return ""
+	return grew
+}
+
+// table renders rows in full with columns in first-seen order.
+func table(rows []runner.Row) string {
+	cols := newColumns()
+	for i := range rows {
+		cols.add(&rows[i])
 	}
 	var b strings.Builder
+	if !tableHead(&b, cols) {
+		return ""
+	}
+	for i := range rows {
+		tableRow(&b, cols, &rows[i])
+	}
+	return b.String()
+}
+
+// tableHead writes the header and alignment rows; numeric columns are
+// right-aligned. It reports false when there are no columns.
+func tableHead(b *strings.Builder, cols *columns) bool {
+	if len(cols.names) == 0 {
+		return false
+	}
 	b.WriteString("|")
-	for _, c := range cols {
-		b.WriteString(" " + cell(c) + " |")
+	for _, c := range cols.names {
+		b.WriteString(" " + valueCell(c) + " |")
 	}
 	b.WriteString("\n|")
-	for _, c := range cols {
-		if numeric[c] && !text[c] {
+	for _, c := range cols.names {
+		if cols.numeric[c] && !cols.text[c] {
 			b.WriteString("---:|")
 		} else {
 			b.WriteString("---|")
 		}
 	}
 	b.WriteString("\n")
-	for _, r := range rows {
-		vals := make([]string, len(cols))
-		for i, c := range r.Cols {
-			s, _ := formatValue(r.Values[i])
-			for _, ch := range r.Checks {
-				if ch.Expect.Column == c {
-					mark := "✓"
-					if !ch.Pass {
-						mark = "✗"
-					}
-					s += " " + mark + " (" + ch.Expect.String() + ")"
+	return true
+}
+
+// tableRow writes one row; a column with a check shows ✓ or ✗ and the
+// reference.
+func tableRow(b *strings.Builder, cols *columns, r *runner.Row) {
+	vals := make([]string, len(cols.names))
+	for i, c := range r.Cols {
+		s, _ := formatValue(r.Values[i])
+		s = safe.Text(s, safe.Value)
+		for _, ch := range r.Checks {
+			if ch.Expect.Column == c {
+				mark := "✓"
+				if !ch.Pass {
+					mark = "✗"
 				}
+				s += " " + mark + " (" + ch.Expect.String() + ")"
 			}
-			vals[idx[c]] = s
 		}
-		b.WriteString("|")
-		for _, v := range vals {
-			b.WriteString(" " + cell(v) + " |")
+		if j, ok := cols.idx[c]; ok {
+			vals[j] = s
 		}
-		b.WriteString("\n")
 	}
-	return b.String()
+	b.WriteString("|")
+	for _, v := range vals {
+		b.WriteString(" " + mdEscape(v) + " |")
+	}
+	b.WriteString("\n")
 }

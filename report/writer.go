@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -28,175 +26,145 @@ type liveFleet interface {
 	Hosts() []gpu.HostState
 }
 
-// Writer keeps one results file current.
+// Writer keeps one results file, and the CSV tables beside it, current.
 type Writer struct {
-	path    string
-	plan    *runner.Plan
-	env     Env
-	gpus    GPUHistory // may be nil
-	saved   string     // file of finished phases' GPU summaries, in the state dir
+	path     string
+	plan     *runner.Plan
+	env      Env
+	gpus     GPUHistory // may be nil
+	stateDir string     // keeps GPU summaries and the environment for `greenlight report`
+
 	mu      sync.Mutex
+	st      *runner.State
 	summary map[string][]gpu.Summary
 	remade  []string
-	st      *runner.State
-	olds    []replaced // files we replaced, watched a while for late appends
-	pending string     // an append caught but not yet written
+	tables  tables
+	csvs    map[string]*phaseCSV
+	file    fileState
+	envSent bool
+
+	testHook func(at string)
 }
 
 // NewWriter writes plan's results to path. stateDir keeps the GPU
-// summaries of finished phases so `greenlight report` can rebuild them.
+// summaries of finished phases and the environment, so that `greenlight
+// report` can rebuild the file.
 func NewWriter(path string, plan *runner.Plan, env Env, gpus GPUHistory, stateDir string) *Writer {
-	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, summary: map[string][]gpu.Summary{}}
+	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, stateDir: stateDir,
+		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}}
 	if stateDir != "" {
-		w.saved = filepath.Join(stateDir, "gpu-summaries.json")
-		if b, err := os.ReadFile(w.saved); err == nil {
+		if b, err := os.ReadFile(filepath.Join(stateDir, summariesFile)); err == nil {
 			json.Unmarshal(b, &w.summary)
 		}
 	}
 	return w
 }
 
+const (
+	summariesFile = "gpu-summaries.json"
+	envFile       = "environment.json"
+)
+
 // Path is the results file.
 func (w *Writer) Path() string { return w.path }
 
-// Run writes on every event that changes what the file says, until the
-// channel closes. Progress alone rewrites at most every 5 s (the header's
-// elapsed time and ETA). Errors go to onErr; the next event tries again.
+// Run writes the file as events arrive, until the channel closes. Writes
+// are coalesced: one is in flight at a time, and whatever arrives during
+// it goes into the next, so a burst of 20,000 results costs a few dozen
+// writes, not 20,000. Progress alone rewrites at most every 5 s (the
+// header's elapsed time and ETA). Errors go to onErr; the next write tries
+// again.
 func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
-	var last time.Time
-	for e := range events {
-		if e.Kind == runner.Progress && time.Since(last) < 5*time.Second {
-			continue
+	var (
+		mu     sync.Mutex
+		latest *runner.State
+		due    bool
+		closed bool
+	)
+	wake := make(chan struct{}, 1)
+	go func() {
+		var lastWrite time.Time
+		for e := range events {
+			mu.Lock()
+			latest = e.State
+			if e.Kind != runner.Progress || time.Since(lastWrite) >= 5*time.Second {
+				due = true
+				lastWrite = time.Now()
+			}
+			mu.Unlock()
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
 		}
-		if err := w.Write(e.State); err != nil && onErr != nil {
+		mu.Lock()
+		closed = true
+		mu.Unlock()
+		close(wake)
+	}()
+	report := func(err error) {
+		if err != nil && onErr != nil {
 			onErr(err)
 		}
-		last = time.Now()
 	}
-	if err := w.Flush(); err != nil && onErr != nil {
-		onErr(err)
+	for range wake {
+		mu.Lock()
+		st, write, end := latest, due, closed
+		due = false
+		mu.Unlock()
+		if write && st != nil {
+			report(w.Write(st))
+		}
+		if end {
+			break
+		}
 	}
+	mu.Lock()
+	st, write := latest, due
+	mu.Unlock()
+	if write && st != nil {
+		report(w.Write(st))
+	}
+	report(w.Flush())
 }
 
-// Write renders st into the file, merging with what is there. The file
-// is re-read before the rename: a save made meanwhile is merged, not
-// overwritten. A line appended to the old file around the rename (`echo
-// note >> results.md` in another pane, whose open came first) lands in the
-// file we replaced; the descriptor kept open on it catches it, right after
-// the rename and again at the next write, and the line is merged in.
+// Write renders st into the file, merging with what is there, after
+// bringing the phases' CSV tables up to date (so a link never dangles).
 func (w *Writer) Write(st *runner.State) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.keepSummaries(st)
+	w.keepEnv()
 	w.st = st
-	return w.write()
+	var errs []error
+	for i := range st.Phases {
+		if err := w.updateCSV(&st.Phases[i]); err != nil {
+			errs = append(errs, fmt.Errorf("results table of %s: %w", st.Phases[i].ID, err))
+		}
+	}
+	if err := w.write(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
-func (w *Writer) write() error {
-	for try := 0; try < 50; try++ {
-		lost := w.lostAppend()
-		old, before, err := openAndRead(w.path)
-		if err != nil {
-			return fmt.Errorf("results file: %w", err)
-		}
-		content := string(before)
-		if lost != "" {
-			if content != "" && !strings.HasSuffix(content, "\n") {
-				content += "\n"
-			}
-			content += lost
-		}
-		if content == "" {
-			content = "# " + w.plan.Name + "\n\n"
-		}
-		_, damaged := parse(content)
-		for _, d := range damaged {
-			if !contains(w.remade, d) {
-				w.remade = append(w.remade, d)
-			}
-		}
-		bodies, order := w.render(w.st)
-		out, _ := merge(content, bodies, order)
-		if out == string(before) {
-			closeFile(old)
-			return nil
-		}
-		ok, appended, err := w.replace(before, []byte(out))
-		if appended != "" {
-			w.pending += appended // renamed over lines appended meanwhile: merge them next
-		}
-		if err != nil || !ok {
-			closeFile(old)
-			if lost != "" {
-				w.pending = lost // not written yet: keep it for the next try
-			}
-			if err != nil {
-				return err
-			}
-			continue // the user saved between our read and our rename
-		}
-		w.keepOld(old, int64(len(before)+len(appended)))
-		if w.peekPrev() || w.pending != "" {
-			continue
-		}
+func (w *Writer) updateCSV(p *runner.PhaseState) error {
+	rows := 0
+	for _, s := range p.Steps {
+		rows += len(s.Results)
+	}
+	c := w.csvs[p.ID]
+	if rows == 0 && c == nil {
 		return nil
 	}
-	return fmt.Errorf("results file %s keeps changing; will try again", w.path)
-}
-
-// replaced is a file we renamed a new version over, still open: an editor
-// that opened it before the rename may still append to it.
-type replaced struct {
-	f        *os.File
-	consumed int64     // bytes of it that are in the current file
-	since    time.Time // last time it grew, or we replaced it
-}
-
-// keepOld remembers a file we just replaced.
-func (w *Writer) keepOld(f *os.File, consumed int64) {
-	if f != nil {
-		w.olds = append(w.olds, replaced{f: f, consumed: consumed, since: time.Now()})
+	if c == nil {
+		c = &phaseCSV{path: filepath.Join(filepath.Dir(w.path), csvName(w.path, p.ID))}
+		w.csvs[p.ID] = c
 	}
+	return c.update(p)
 }
 
-// peekPrev reports whether a file we replaced has grown since.
-func (w *Writer) peekPrev() bool {
-	for _, o := range w.olds {
-		if fi, err := o.f.Stat(); err == nil && fi.Size() > o.consumed {
-			return true
-		}
-	}
-	return false
-}
-
-// lostAppend collects what was appended to the files we replaced after we
-// read them. A file quiet for ten seconds is let go: an append needs its
-// open before our rename and its write after, which takes microseconds
-// unless the machine is badly overloaded; at most 256 are kept.
-func (w *Writer) lostAppend() string {
-	out := w.pending
-	w.pending = ""
-	keep := w.olds[:0]
-	for i, o := range w.olds {
-		if fi, err := o.f.Stat(); err == nil && fi.Size() > o.consumed {
-			b := make([]byte, fi.Size()-o.consumed)
-			if n, _ := o.f.ReadAt(b, o.consumed); n > 0 {
-				out += string(b[:n])
-				o.consumed += int64(n)
-				o.since = time.Now()
-			}
-		}
-		if time.Since(o.since) > 10*time.Second || len(w.olds)-i > 256 {
-			o.f.Close()
-			continue
-		}
-		keep = append(keep, o)
-	}
-	w.olds = keep
-	return out
-}
-
-// Flush merges any late append to the replaced file; call it last.
+// Flush merges what was written late into a file we replaced; call it last.
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -204,32 +172,10 @@ func (w *Writer) Flush() error {
 		return nil
 	}
 	time.Sleep(20 * time.Millisecond)
-	if !w.peekPrev() && w.pending == "" {
+	if !w.file.lateWrites() {
 		return nil
 	}
 	return w.write()
-}
-
-func openAndRead(path string) (*os.File, []byte, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, b, nil
-}
-
-func closeFile(f *os.File) {
-	if f != nil {
-		f.Close()
-	}
 }
 
 func (w *Writer) render(st *runner.State) (map[string]string, []string) {
@@ -244,8 +190,15 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 		if ph == nil {
 			continue
 		}
+		csv := ""
+		if w.csvs[p.ID] != nil {
+			csv = csvName(w.path, p.ID)
+		}
+		results := func(i int, s runner.StepState) string {
+			return w.tables.render(tableKey{p.ID, p.Attempt, i, s.Attempt}, s.Results, csv)
+		}
 		id := "phase:" + p.ID
-		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now))
+		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv)
 		order = append(order, id)
 	}
 	return bodies, order
@@ -265,7 +218,8 @@ func (w *Writer) gpuSummary(ph *runner.Phase, p runner.PhaseState, now time.Time
 	return w.gpus.Summarize(p.Started, end, ph.GPUs)
 }
 
-// keepSummaries fixes the GPU summary of each phase as it finishes.
+// keepSummaries fixes the GPU summary of each phase as it finishes, in the
+// state dir, atomically.
 func (w *Writer) keepSummaries(st *runner.State) {
 	if w.gpus == nil {
 		return
@@ -286,62 +240,41 @@ func (w *Writer) keepSummaries(st *runner.State) {
 			changed = true
 		}
 	}
-	if changed && w.saved != "" {
+	if changed && w.stateDir != "" {
 		if b, err := json.Marshal(w.summary); err == nil {
-			os.WriteFile(w.saved, b, 0o644)
+			// Best effort: on failure the next finished phase writes it again.
+			runner.WriteFileAtomic(filepath.Join(w.stateDir, summariesFile), b)
 		}
 	}
 }
 
-// replace writes data over the file atomically, unless the file no longer
-// holds before. A file that only grew (lines appended meanwhile) is still
-// replaced, and what was appended is returned so it can be merged in next;
-// any other change leaves the file alone and ok false.
-func (w *Writer) replace(before, data []byte) (ok bool, appended string, err error) {
-	dir := filepath.Dir(w.path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, "", err
+// keepEnv records, once, the environment the campaign ran in, for
+// `greenlight report`.
+func (w *Writer) keepEnv() {
+	if w.envSent || w.stateDir == "" || w.gpus == nil {
+		return
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(w.path)+".greenlight-*")
+	env := w.env
+	if live, ok := w.gpus.(liveFleet); ok {
+		env.Inventory, env.Hosts = live.Inventory(), live.Hosts()
+	}
+	if b, err := json.Marshal(env); err == nil && runner.WriteFileAtomic(filepath.Join(w.stateDir, envFile), b) == nil {
+		w.envSent = true
+	}
+}
+
+// LoadEnv reads the environment a campaign recorded in its state dir.
+func LoadEnv(stateDir string) (Env, error) {
+	b, err := os.ReadFile(filepath.Join(stateDir, envFile))
 	if err != nil {
-		return false, "", fmt.Errorf("results file: %w", err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return Env{}, fmt.Errorf("%s: not recorded (the campaign ran under an older greenlight)", envFile)
+		}
+		return Env{}, err
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(w.path); err == nil {
-		mode = fi.Mode().Perm()
+	var env Env
+	if err := json.Unmarshal(b, &env); err != nil {
+		return Env{}, fmt.Errorf("%s: %w", envFile, err)
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return false, "", fmt.Errorf("results file not updated (the old one is intact): %w", err)
-	}
-	now, err := os.ReadFile(w.path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, "", err
-	}
-	switch {
-	case string(now) == string(before):
-	case len(before) > 0 && len(now) > len(before) && string(now[:len(before)]) == string(before):
-		appended = string(now[len(before):])
-	default:
-		return false, "", nil
-	}
-	if err := os.Rename(tmp, w.path); err != nil {
-		return false, "", fmt.Errorf("results file: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return true, appended, nil
+	return env, nil
 }

@@ -36,6 +36,7 @@ const (
 	recReady      = "service-ready"
 	recGate       = "greenlight"
 	recNote       = "note"
+	recFinished   = "campaign-end"
 )
 
 type journal struct {

@@ -525,6 +525,28 @@ func hashOf(v ...any) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
+// workHash identifies what a phase does, so that a changed definition runs
+// it again. What only names or predicts the work (titles, step names,
+// estimates, stage shares) is left out: fixing a title or a guess must not
+// cost a re-run of a 36-minute load.
+func workHash(ps PhaseSpec, env map[string]string) string {
+	ps.Title, ps.Estimate = "", ""
+	ps.Steps = append([]StepSpec(nil), ps.Steps...)
+	for i := range ps.Steps {
+		ps.Steps[i].Name, ps.Steps[i].Estimate = "", ""
+	}
+	if ps.Service != nil {
+		svc := *ps.Service
+		svc.Estimate = ""
+		svc.Stages = append([]StageSpec(nil), svc.Stages...)
+		for i := range svc.Stages {
+			svc.Stages[i].Share = 0
+		}
+		ps.Service = &svc
+	}
+	return hashOf(ps, env)
+}
+
 func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int) *Phase {
 	ps := spec.Phases[i]
 	at := func(k string) string { return fmt.Sprintf("$.phases[%d]%s", i, k) }
@@ -578,7 +600,7 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int) *Phase {
 	if ps.FailOnExpect != nil {
 		ph.FailOnExpect = *ps.FailOnExpect
 	}
-	ph.Hash = hashOf(ps, spec.Env)
+	ph.Hash = workHash(ps, spec.Env)
 	env := merge(spec.Env, ps.Env)
 	switch {
 	case ps.Service != nil && len(ps.Steps) > 0:

@@ -16,7 +16,9 @@ func (r *Runner) loop() {
 	defer close(r.done)
 	defer r.unlock()
 	defer r.jr.close()
-	r.started = r.opts.Now()
+	if r.times.started.IsZero() {
+		r.times.started = r.opts.Now()
+	}
 	r.journal(record{Kind: recCampaign, Hash: r.plan.Hash})
 	r.emit(Event{Kind: CampaignStarted, Message: fmt.Sprintf("campaign %s: %d phases", r.plan.Name, len(r.plan.Phases))})
 	for _, w := range r.warnings {
@@ -301,6 +303,19 @@ func (r *Runner) checkFinished() {
 		}
 	}
 	r.finished = true
+	r.times.ended = r.opts.Now()
+	if !r.times.ranAny {
+		// Nothing ran in this attach: it ended when the journal says.
+		if !r.times.prevEnded.IsZero() {
+			r.times.ended = r.times.prevEnded
+		} else if last := lastPhaseEnd(r.phases); !last.IsZero() {
+			r.times.ended = last
+		}
+	}
+	if !r.times.ended.Equal(r.times.prevEnded) {
+		r.journal(record{Kind: recFinished, T: r.times.ended})
+		r.times.prevEnded = r.times.ended
+	}
 	failed := 0
 	for _, pr := range r.phases {
 		if pr.state.Status == Failed || pr.state.Status == Blocked {
@@ -449,4 +464,14 @@ func (r *Runner) woken(dir string) {
 			return
 		}
 	}
+}
+
+func lastPhaseEnd(phases []*phaseRun) time.Time {
+	var last time.Time
+	for _, pr := range phases {
+		if pr.state.Ended.After(last) {
+			last = pr.state.Ended
+		}
+	}
+	return last
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -158,6 +159,7 @@ func (r *Runner) serviceNeeded(svc *phaseRun) bool {
 }
 
 func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
+	r.times.ranAny = true
 	pr.state.Status = Running
 	pr.state.Attempt++
 	pr.state.Started = now
@@ -198,15 +200,19 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 
 // endPhase records a phase's final status for this run.
 func (r *Runner) endPhase(pr *phaseRun, st Status, reason string) {
+	if st == Done {
+		pr.state.Missing = missingExpects(pr.ph, pr.state.Steps)
+		pr.state.ExpectFailed += len(pr.state.Missing)
+	}
 	if st == Done && pr.state.ExpectFailed > 0 && pr.ph.FailOnExpect {
-		st, reason = Failed, fmt.Sprintf("%d result(s) missed their expected value", pr.state.ExpectFailed)
+		st, reason = Failed, expectReason(pr.state)
 	}
 	pr.state.Status, pr.state.Reason = st, reason
-	pr.state.Ended = r.opts.Now()
+	pr.state.Ended = phaseEnd(pr.state, r.opts.Now())
 	pr.state.Frozen = false
 	pr.artScanPending = true
 	pr.state.Artifacts = globArtifacts(pr.ph.Artifacts, pr.artDir)
-	r.journal(record{Kind: recPhaseEnd, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, Status: st, Reason: reason})
+	r.journal(record{Kind: recPhaseEnd, T: pr.state.Ended, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, Status: st, Reason: reason})
 	msg := fmt.Sprintf("%s %s", pr.ph.Label(), st)
 	if reason != "" {
 		msg += ": " + reason
@@ -215,4 +221,65 @@ func (r *Runner) endPhase(pr *phaseRun, st Status, reason string) {
 		msg += " in " + FormatDuration(pr.state.Ended.Sub(pr.state.Started))
 	}
 	r.emit(Event{Kind: PhaseFinished, Phase: pr.ph.ID, Message: msg})
+}
+
+// phaseEnd is when a phase ended: when its last step ended, by its
+// supervisor's status file, wherever the monitor was at the time; now only
+// when no step says.
+func phaseEnd(ps PhaseState, now time.Time) time.Time {
+	var last time.Time
+	for _, s := range ps.Steps {
+		if s.Ended.After(last) {
+			last = s.Ended
+		}
+	}
+	if last.IsZero() || last.After(now) || last.Before(ps.Started) {
+		return now
+	}
+	return last
+}
+
+// missingExpects lists the expected results no row produced as a number:
+// a benchmark that died before printing its figure, or a typo in a result
+// name, must read as a failed expectation, not a pass.
+func missingExpects(ph *Phase, steps []StepState) []Expect {
+	produced := func(col string, rows []Row) bool {
+		for _, r := range rows {
+			for i, c := range r.Cols {
+				if _, ok := r.Values[i].(float64); ok && c == col {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var all []Row
+	for _, s := range steps {
+		all = append(all, s.Results...)
+	}
+	var out []Expect
+	for _, e := range ph.Expect {
+		if !produced(e.Column, all) {
+			out = append(out, e)
+		}
+	}
+	for i, st := range ph.AllSteps() {
+		for _, e := range st.Expect {
+			if i < len(steps) && !produced(e.Column, steps[i].Results) {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+func expectReason(ps PhaseState) string {
+	var parts []string
+	if n := ps.ExpectFailed - len(ps.Missing); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d result(s) missed their expected value", n))
+	}
+	for _, m := range ps.Missing {
+		parts = append(parts, fmt.Sprintf("%s (expected %s) was not produced", m.Column, m.String()))
+	}
+	return strings.Join(parts, "; ")
 }

@@ -31,6 +31,12 @@ func (r *Runner) resume(recs []record) {
 			hist[rec.Phase] = h
 		}
 		switch rec.Kind {
+		case recCampaign:
+			if r.times.started.IsZero() {
+				r.times.started = rec.T
+			}
+		case recFinished:
+			r.times.prevEnded = rec.T
 		case recPhaseStart:
 			*h = phaseHistory{attempt: rec.Attempt, hash: rec.Hash, started: rec.T, open: true, gate: h.gate,
 				stepStart: map[int]record{}, stepEnd: map[int]record{}}
@@ -87,6 +93,10 @@ func (r *Runner) resume(recs []record) {
 				r.restoreSteps(pr, h, len(ph.AllSteps()))
 				pr.state.Status, pr.state.Reason = h.end.Status, h.end.Reason
 				pr.state.Started, pr.state.Ended = h.started, h.end.T
+				if h.end.Status == Done {
+					pr.state.Missing = missingExpects(ph, pr.state.Steps)
+					pr.state.ExpectFailed += len(pr.state.Missing)
+				}
 				pr.state.Artifacts = globArtifacts(ph.Artifacts, pr.artDir)
 				pr.cur = nil
 			default:
@@ -208,13 +218,20 @@ func Replay(plan *Plan, stateDir string) (*State, error) {
 	}
 	r.hist = loadHistory(r.dirs.history)
 	r.resume(recs)
-	r.started = recs[0].T
-	for _, rec := range recs {
-		if rec.Kind == recCampaign {
-			r.started = rec.T
-		}
+	if r.times.started.IsZero() {
+		r.times.started = recs[0].T
 	}
 	s := r.snapshot()
-	s.Started = r.started
+	// Finished, if the journal's last word is the campaign's end and every
+	// phase it knows of ended.
+	done := !r.times.prevEnded.IsZero()
+	for _, p := range s.Phases {
+		if !p.Status.Finished() || p.Ended.After(r.times.prevEnded) {
+			done = false
+		}
+	}
+	if done {
+		s.Finished, s.Ended, s.Now = true, r.times.prevEnded, r.times.prevEnded
+	}
 	return s, nil
 }

@@ -60,7 +60,7 @@ type Runner struct {
 	frozen   bool
 	stopping bool
 	finished bool
-	started  time.Time
+	times    campaignTimes
 	warnings []string
 	diskFree uint64
 	lastDisk time.Time
@@ -70,6 +70,15 @@ type Runner struct {
 	wake     chan string       // a folder something was written in
 	quiet    bool              // rebuilding state: publish nothing
 	readOnly bool              // Replay: look, never touch a process or the journal
+}
+
+// campaignTimes are the campaign's start and end as the journal has them,
+// so they survive every re-attach and restart of greenlight.
+type campaignTimes struct {
+	started   time.Time // the first start in the journal
+	ended     time.Time // this run's end, once finished
+	prevEnded time.Time // the last end in the journal
+	ranAny    bool      // this runner started a phase
 }
 
 type stateDirs struct {

@@ -128,7 +128,7 @@ func (r *Runner) campaignETA(now time.Time) ETA {
 
 func (r *Runner) snapshot() *State {
 	now := r.opts.Now()
-	s := &State{Name: r.plan.Name, Started: r.started, Now: now, Paused: r.paused, PauseWhy: r.pauseWhy,
+	s := &State{Name: r.plan.Name, Started: r.times.started, Ended: r.times.ended, Now: now, Paused: r.paused, PauseWhy: r.pauseWhy,
 		Frozen: r.frozen, Finished: r.finished, DiskFree: r.diskFree}
 	s.Warnings = slices.Clone(r.warnings)
 	s.Phases = make([]PhaseState, len(r.phases))

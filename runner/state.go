@@ -30,7 +30,8 @@ func (s Status) Finished() bool {
 // State after publishing it: consumers may keep and read it freely.
 type State struct {
 	Name     string
-	Started  time.Time
+	Started  time.Time // the campaign's first start, from the journal
+	Ended    time.Time // when it finished, from the journal; zero while it runs
 	Now      time.Time
 	Paused   bool
 	PauseWhy string // "user", or why the runner paused itself (disk)
@@ -59,10 +60,11 @@ type PhaseState struct {
 	ETA          ETA
 	Readopted    bool // a step or service was re-adopted after a restart
 	Frozen       bool
-	WasFrozen    bool // frozen at some point in this attempt
-	Retried      int  // steps retried in this attempt
-	Changed      bool // definition changed since a previous run
-	ExpectFailed int
+	WasFrozen    bool     // frozen at some point in this attempt
+	Retried      int      // steps retried in this attempt
+	Changed      bool     // definition changed since a previous run
+	ExpectFailed int      // checks that failed, and expectations never produced
+	Missing      []Expect // expected results the phase never produced
 	Artifacts    []Artifact
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
 // stepRun follows one try of one step: its files, its process group, and
@@ -519,7 +521,8 @@ func (r *Runner) readResults(sr *stepRun, now time.Time) {
 		}
 		cols, vals, err := decodeObject(line)
 		if err != nil {
-			r.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS that is not a JSON object (%v): %.80s", sr.pr.ph.ID, sr.step.Index+1, err, line))
+			r.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS that is not a JSON object (%s): %s",
+				sr.pr.ph.ID, sr.step.Index+1, safe.Line(err.Error(), safe.Value), safe.Line(string(line), safe.Value)))
 			continue
 		}
 		r.addRow(sr, Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals})
@@ -552,7 +555,7 @@ func (r *Runner) addRow(sr *stepRun, row Row) {
 func rowText(row Row) string {
 	parts := make([]string, len(row.Cols))
 	for i, c := range row.Cols {
-		parts[i] = fmt.Sprintf("%s=%v", c, row.Values[i])
+		parts[i] = safe.Line(fmt.Sprintf("%s=%v", c, row.Values[i]), safe.Value)
 	}
 	return strings.Join(parts, " ")
 }

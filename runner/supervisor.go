@@ -258,6 +258,11 @@ func readStatus(path string) (*StepStatus, error) {
 	return &st, nil
 }
 
+// WriteFileAtomic replaces path with data so that a crash or a full disk
+// leaves the old file or the new one, never a part: temp file, fsync,
+// rename, fsync of the folder.
+func WriteFileAtomic(path string, data []byte) error { return replaceFile(path, data, true) }
+
 // replaceFile writes through a temp file in the same folder and renames it
 // over path, so a reader sees the old file or the new one, never half of
 // one. With sync it fsyncs the file before the rename and the folder after.

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
 // logPane is the tail of the selected phase's current step log, with
@@ -77,7 +78,7 @@ type fileKey struct {
 }
 
 func (l *logPane) event(e runner.Event) {
-	l.events = append(l.events, e.Time.Format("15:04:05")+" "+e.Message)
+	l.events = append(l.events, e.Time.Format("15:04:05")+" "+safe.Line(e.Message, safe.CSV))
 	if len(l.events) > 200 {
 		l.events = l.events[len(l.events)-200:]
 	}

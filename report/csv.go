@@ -1,0 +1,126 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/safe"
+)
+
+// phaseCSV keeps a phase's full results table in a CSV file beside the
+// results file: one row per result of the phase's current try, columns
+// `step`, `recorded` and then the union of the result columns. New rows
+// are appended and fsynced; a new column or a new try rewrites the file
+// atomically with the new header.
+type phaseCSV struct {
+	path    string
+	attempt int
+	written map[int]int // rows written, by step index
+	tries   map[int]int // the step's try those rows came from
+	cols    *columns
+}
+
+// csvName is the CSV file of a phase, beside the results file.
+func csvName(report, phase string) string {
+	base := strings.TrimSuffix(filepath.Base(report), filepath.Ext(report))
+	return base + "." + phase + ".csv"
+}
+
+// update brings the file up to date with the phase's rows.
+func (c *phaseCSV) update(p *runner.PhaseState) error {
+	fresh := c.written == nil || c.attempt != p.Attempt
+	for _, s := range p.Steps {
+		if c.written != nil && (c.written[s.Index] > len(s.Results) || c.written[s.Index] > 0 && c.tries[s.Index] != s.Attempt) {
+			fresh = true
+		}
+	}
+	if fresh {
+		return c.rewrite(p)
+	}
+	var newRows []*runner.Row
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		for j := c.written[s.Index]; j < len(s.Results); j++ {
+			if c.cols.add(&s.Results[j]) {
+				return c.rewrite(p)
+			}
+			newRows = append(newRows, &s.Results[j])
+		}
+	}
+	if len(newRows) == 0 {
+		return nil
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	for _, r := range newRows {
+		w.Write(c.record(r))
+	}
+	w.Flush()
+	f, err := os.OpenFile(c.path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return c.rewrite(p) // removed meanwhile: write it whole again
+	}
+	_, err = f.Write(buf.Bytes())
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	c.mark(p)
+	return nil
+}
+
+func (c *phaseCSV) rewrite(p *runner.PhaseState) error {
+	c.cols = newColumns()
+	for i := range p.Steps {
+		for j := range p.Steps[i].Results {
+			c.cols.add(&p.Steps[i].Results[j])
+		}
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	w.Write(append([]string{"step", "recorded"}, c.cols.names...))
+	for i := range p.Steps {
+		for j := range p.Steps[i].Results {
+			w.Write(c.record(&p.Steps[i].Results[j]))
+		}
+	}
+	w.Flush()
+	if err := runner.WriteFileAtomic(c.path, buf.Bytes()); err != nil {
+		return err
+	}
+	c.attempt = p.Attempt
+	c.mark(p)
+	return nil
+}
+
+func (c *phaseCSV) mark(p *runner.PhaseState) {
+	c.written, c.tries = map[int]int{}, map[int]int{}
+	for _, s := range p.Steps {
+		c.written[s.Index], c.tries[s.Index] = len(s.Results), s.Attempt
+	}
+}
+
+func (c *phaseCSV) record(r *runner.Row) []string {
+	rec := make([]string, 2+len(c.cols.names))
+	rec[0] = FormatNumber(float64(r.Step + 1))
+	rec[1] = r.Time.Format(time.RFC3339Nano)
+	for i, name := range r.Cols {
+		s, _ := formatValue(r.Values[i])
+		if f, ok := r.Values[i].(float64); ok {
+			s = strconv.FormatFloat(f, 'g', -1, 64) // full precision: the CSV is for analysis
+		}
+		rec[2+c.cols.idx[name]] = safe.Text(s, safe.CSV)
+	}
+	return rec
+}
