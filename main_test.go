@@ -14,6 +14,9 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if n := os.Getenv("GREENLIGHT_TEST_BURST"); n != "" {
+		os.Exit(burst(n)) // the test binary as a step that writes results fast
+	}
 	dir, err := os.MkdirTemp("", "greenlight-bin")
 	if err != nil {
 		panic(err)
@@ -152,6 +155,9 @@ func TestDemoPlain(t *testing.T) {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("demo report lacks %q", want)
 		}
+	}
+	if n := strings.Count(string(report), "a process not of this campaign"); n > 0 {
+		t.Errorf("the demo's own steps are called foreign %d times", n)
 	}
 	if strings.Count(string(report), "<!-- greenlight:begin") != 6 {
 		t.Errorf("demo report has %d blocks; want 6 (header and 5 phases)", strings.Count(string(report), "<!-- greenlight:begin"))

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -118,9 +119,18 @@ func (c *phaseCSV) record(r *runner.Row) []string {
 	for i, name := range r.Cols {
 		s, _ := formatValue(r.Values[i])
 		if f, ok := r.Values[i].(float64); ok {
-			s = strconv.FormatFloat(f, 'g', -1, 64) // full precision: the CSV is for analysis
+			s = csvNumber(f)
 		}
 		rec[2+c.cols.idx[name]] = safe.Text(s, safe.CSV)
 	}
 	return rec
+}
+
+// csvNumber prints a value at full precision, integers without exponent:
+// the CSV is for analysis.
+func csvNumber(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }

@@ -43,6 +43,10 @@ type Writer struct {
 	file    fileState
 	envSent bool
 
+	// OnWrite, when set, is called after each write that put st on disk
+	// (CSV tables and results file fsynced), for measuring latency.
+	OnWrite func(st *runner.State, at time.Time)
+
 	testHook func(at string)
 }
 
@@ -144,6 +148,8 @@ func (w *Writer) Write(st *runner.State) error {
 	}
 	if err := w.write(); err != nil {
 		errs = append(errs, err)
+	} else if w.OnWrite != nil {
+		w.OnWrite(st, time.Now())
 	}
 	return errors.Join(errs...)
 }
@@ -171,7 +177,11 @@ func (w *Writer) Flush() error {
 	if w.st == nil {
 		return nil
 	}
-	time.Sleep(20 * time.Millisecond)
+	// An append that opened the file just before our last swap lands in
+	// the file we displaced within moments: wait out those moments.
+	if len(w.file.held) > 0 {
+		time.Sleep(20*time.Millisecond - time.Since(w.file.held[len(w.file.held)-1].since))
+	}
 	if !w.file.lateWrites() {
 		return nil
 	}

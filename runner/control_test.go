@@ -475,3 +475,28 @@ phases:
 		t.Errorf("after thaw a = %s %q; want done: frozen time does not count against the timeout", a.Status, a.Reason)
 	}
 }
+
+// TestPhaseEndsWhenItsStepEnded: the monitor was away when the step ended
+// (killed mid-step, back three seconds later); the phase's end is the
+// step's, from its supervisor's status file, not when the monitor looked.
+func TestPhaseEndsWhenItsStepEnded(t *testing.T) {
+	dir := t.TempDir()
+	p := campaign(t, `
+name: away
+phases:
+  - id: long
+    steps:
+      - run: "sleep 1"
+`)
+	stateDir := filepath.Join(dir, "state")
+	killRunnerMidStep(t, p.File, stateDir, `"kind":"step-pid","phase":"long"`)
+	time.Sleep(3 * time.Second)
+	opts := testOptions(t)
+	opts.StateDir = stateDir
+	h := start(t, p, opts)
+	st := h.finished(20 * time.Second)
+	ph := st.Phase("long")
+	if d := ph.Ended.Sub(ph.Started); d < 900*time.Millisecond || d > 2500*time.Millisecond {
+		t.Errorf("phase took %s by its record; the step slept 1 s and the monitor came back after 3 s", d)
+	}
+}

@@ -144,6 +144,14 @@ func (r *Runner) snapshot() *State {
 		if pr.cur != nil && !pr.cur.exitedSeen && pr.cur.sup > 0 {
 			s.Sessions = append(s.Sessions, pr.cur.sup)
 		}
+		// A step's group leader is the campaign's even once the step has
+		// ended: a GPU listing that lags names it after its exit, when
+		// /proc can no longer say which session it was in.
+		for _, ss := range ps.Steps {
+			if ss.PGID > 0 {
+				s.Sessions = append(s.Sessions, ss.PGID)
+			}
+		}
 	}
 	s.ETA = r.campaignETA(now)
 	return s

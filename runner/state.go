@@ -41,7 +41,7 @@ type State struct {
 	ETA      ETA // whole campaign
 	Warnings []string
 	DiskFree uint64 // bytes free where the report lives; 0 if unknown
-	Sessions []int  // session ids of live steps and services, for GPU process labels
+	Sessions []int  // session ids of live steps and services, and their steps' group ids, for GPU process labels
 }
 
 // PhaseState is the state of one phase.

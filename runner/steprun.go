@@ -474,7 +474,7 @@ func (r *Runner) logLine(sr *stepRun, line []byte, now time.Time) {
 					row.Values = append(row.Values, parseValue(m[i]))
 				}
 			}
-			r.addRow(sr, row)
+			r.addRow(sr, row, true)
 		}
 	}
 	if svc := sr.pr.ph.Service; svc != nil {
@@ -508,6 +508,10 @@ func (r *Runner) readResults(sr *stepRun, now time.Time) {
 	sr.resOff = off
 	data = append(sr.resRest, data...)
 	sr.resRest = nil
+	// One event for what one read brought: a burst of 20,000 rows is a
+	// handful of events, not 20,000 snapshots of the whole campaign.
+	first := len(sr.pr.state.Steps[sr.step.Index].Results)
+	defer func() { r.announceRows(sr, first) }()
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -525,11 +529,33 @@ func (r *Runner) readResults(sr *stepRun, now time.Time) {
 				sr.pr.ph.ID, sr.step.Index+1, safe.Line(err.Error(), safe.Value), safe.Line(string(line), safe.Value)))
 			continue
 		}
-		r.addRow(sr, Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals})
+		r.addRow(sr, Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, false)
 	}
 }
 
-func (r *Runner) addRow(sr *stepRun, row Row) {
+// announceRows publishes the rows added since first: each of a few, or
+// one event for many.
+func (r *Runner) announceRows(sr *stepRun, first int) {
+	rows := sr.pr.state.Steps[sr.step.Index].Results
+	if len(rows)-first <= 0 {
+		return
+	}
+	if len(rows)-first <= 5 {
+		for i := first; i < len(rows); i++ {
+			r.emitRow(sr, rows[i])
+		}
+		return
+	}
+	last := rows[len(rows)-1]
+	r.emit(Event{Kind: ResultRecorded, Phase: sr.pr.ph.ID, Step: sr.step.Index, Result: &last,
+		Message: fmt.Sprintf("%s: %d results (%d in all), the last %s", sr.pr.ph.ID, len(rows)-first, len(rows), rowText(last))})
+}
+
+func (r *Runner) emitRow(sr *stepRun, row Row) {
+	r.emit(Event{Kind: ResultRecorded, Phase: sr.pr.ph.ID, Step: sr.step.Index, Result: &row, Message: fmt.Sprintf("%s: result %s", sr.pr.ph.ID, rowText(row))})
+}
+
+func (r *Runner) addRow(sr *stepRun, row Row, announce bool) {
 	pr := sr.pr
 	for _, list := range [][]Expect{pr.ph.Expect, sr.step.Expect} {
 		for _, e := range list {
@@ -549,7 +575,9 @@ func (r *Runner) addRow(sr *stepRun, row Row) {
 	}
 	ss := &pr.state.Steps[sr.step.Index]
 	ss.Results = append(ss.Results, row)
-	r.emit(Event{Kind: ResultRecorded, Phase: pr.ph.ID, Step: sr.step.Index, Result: &row, Message: fmt.Sprintf("%s: result %s", pr.ph.ID, rowText(row))})
+	if announce {
+		r.emitRow(sr, row)
+	}
 }
 
 func rowText(row Row) string {

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// The results file never states a falsehood: each test runs the real
+// binary on a campaign that used to make it lie.
+
+func writeCampaign(t *testing.T, dir, yaml string) string {
+	t.Helper()
+	c := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(c, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestExpectedResultNeverProducedFails: a benchmark that dies before
+// printing its number (or a typo in the result's name) is not a pass.
+func TestExpectedResultNeverProducedFails(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: missing
+fail_on_expect: true
+phases:
+  - id: bench
+    expect: {tok_s: ">= 55"}
+    steps:
+      - run: |
+          echo '{"tok_per_s": 61}' >> "$GREENLIGHT_RESULTS"
+`)
+	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c)
+	if code != 1 || strings.Contains(out, "every phase done") {
+		t.Errorf("exit %d; want 1, not a pass:\n%s", code, out)
+	}
+	md := readFile(t, filepath.Join(dir, "missing.md"))
+	for _, want := range []string{"tok_s not produced", "❌ failed", "✗ `tok_s` >= 55: not produced"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results file lacks %q:\n%s", want, md)
+		}
+	}
+	// Without fail_on_expect the phase is done, but the miss is said.
+	c = writeCampaign(t, dir, strings.Replace(readFile(t, c), "fail_on_expect: true", "fail_on_expect: false", 1))
+	os.RemoveAll(filepath.Join(dir, ".greenlight"))
+	out, code = runBin(t, dir, "run", "--plain", "--gpu", "none", c)
+	md = readFile(t, filepath.Join(dir, "missing.md"))
+	if code != 0 || !strings.Contains(md, "tok_s not produced") {
+		t.Errorf("without fail_on_expect: exit %d, and the file must still say tok_s was not produced:\n%s\n%s", code, out, md)
+	}
+}
+
+var startedRe = regexp.MustCompile(`\*\*Started:\*\* ([0-9-]+ [0-9:]+ \w+)`)
+var elapsedRe = regexp.MustCompile(`\*\*Elapsed:\*\* (\S+)`)
+
+// TestTimesComeFromTheJournal: re-running a finished campaign, and
+// rebuilding its file, keep its start, end and elapsed time, its status
+// and its GPU inventory; a phase ends when its step ended.
+func TestTimesComeFromTheJournal(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: times
+phases:
+  - id: a
+    title: first title
+    steps:
+      - run: |
+          sleep 2; echo '{"x": 1}' >> "$GREENLIGHT_RESULTS"
+`)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:2", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	report := filepath.Join(dir, "times.md")
+	first := readFile(t, report)
+	started := startedRe.FindStringSubmatch(first)
+	elapsed := elapsedRe.FindStringSubmatch(first)
+	if started == nil || elapsed == nil || !strings.Contains(first, "Status:** finished") {
+		t.Fatalf("no start, elapsed or finished status in:\n%s", first)
+	}
+	if elapsed[1] == "0s" || elapsed[1] == "1s" {
+		t.Errorf("elapsed %s for a campaign with a 2 s step", elapsed[1])
+	}
+	time.Sleep(1100 * time.Millisecond)
+	// Run again, with only the title changed: nothing re-runs, nothing moves.
+	writeCampaign(t, dir, strings.Replace(readFile(t, c), "first title", "a better title", 1))
+	out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:2", c)
+	if code != 0 || strings.Contains(out, "runs again") || strings.Contains(out, "step 1/1") {
+		t.Errorf("rerun after a title edit: exit %d, and nothing may run again:\n%s", code, out)
+	}
+	second := readFile(t, report)
+	if s := startedRe.FindStringSubmatch(second); s == nil || s[1] != started[1] {
+		t.Errorf("start moved on rerun: %v, was %v", s, started[1])
+	}
+	if e := elapsedRe.FindStringSubmatch(second); e == nil || e[1] != elapsed[1] {
+		t.Errorf("elapsed changed on rerun: %v, was %v", e, elapsed[1])
+	}
+	// Rebuilt from the state dir: the same status, times and inventory.
+	os.Remove(report)
+	if out, code := runBin(t, dir, "report", c); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	rebuilt := readFile(t, report)
+	for _, want := range []string{"Status:** finished", "**Started:** " + started[1], "**Elapsed:** " + elapsed[1], "**GPUs:** 2", "source fake"} {
+		if !strings.Contains(rebuilt, want) {
+			t.Errorf("rebuilt file lacks %q:\n%s", want, rebuilt)
+		}
+	}
+	for _, bad := range []string{"running", "ETA"} {
+		if strings.Contains(strings.SplitN(rebuilt, "\n", 4)[2], bad) {
+			t.Errorf("rebuilt header says %q of a finished campaign:\n%s", bad, rebuilt)
+		}
+	}
+}
+
+// TestStepDataEscaped: control bytes, invalid UTF-8 and a 10 MB value in
+// what a step writes never reach the file or the plain output raw.
+func TestStepDataEscaped(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: hostile
+phases:
+  - id: a
+    steps:
+      - run: |
+          printf 'not json \000 \001 \033[2J \377\n' >> "$GREENLIGHT_RESULTS"
+          printf '{"note": "\\u001b[31mred\\u0000", "big": "%s"}\n' "$(head -c 10000000 /dev/zero | tr '\0' x)" >> "$GREENLIGHT_RESULTS"
+          printf '{"tok_s": 5}\n' >> "$GREENLIGHT_RESULTS"
+`)
+	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c)
+	if code != 0 {
+		t.Fatalf("exit %d\n%.2000s", code, out)
+	}
+	md := readFile(t, filepath.Join(dir, "hostile.md"))
+	for name, text := range map[string]string{"results file": md, "plain output": out} {
+		if !utf8.ValidString(text) {
+			t.Errorf("%s is not valid UTF-8", name)
+		}
+		if strings.ContainsAny(text, "\x00\x01\x1b") {
+			t.Errorf("%s holds raw control bytes", name)
+		}
+		if len(text) > 1<<20 {
+			t.Errorf("%s is %d bytes: the 10 MB value was not cut", name, len(text))
+		}
+	}
+	for _, want := range []string{`\x1b[2J`, `\x1b[31mred`, "…(10000000 bytes)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results file lacks %q", want)
+		}
+	}
+	csv := readFile(t, filepath.Join(dir, "hostile.a.csv"))
+	if strings.ContainsAny(csv, "\x00\x1b") || len(csv) > 1<<20 {
+		t.Errorf("the CSV holds raw control bytes or the whole 10 MB value (%d bytes)", len(csv))
+	}
+}
