@@ -274,6 +274,9 @@ func replaceFile(path string, data []byte, sync bool) error {
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(0o644) // CreateTemp's 0600 would hide it from a colleague
+	}
 	if err == nil && sync {
 		err = f.Sync()
 	}
