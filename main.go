@@ -43,7 +43,10 @@ Usage:
   greenlight gpus [--gpu S] [--json]      print what the GPU source reads now
   greenlight version                      print the version
 
-Run flags:
+` + runFlagsHelp + `
+` + exitHelp
+
+const runFlagsHelp = `Run flags:
   --plain            one line per event on stdout, no TUI (default when stdout is not a terminal)
   --gpu SOURCE       auto, nvml, fake:N or none (default auto: NVML when it loads), and
                      dcgm:URL[,URL...] for other nodes' dcgm-exporters; repeat to combine
@@ -51,9 +54,12 @@ Run flags:
   --report PATH      results file (default: the campaign's report:)
   --state-dir DIR    journal, logs and artifacts (default: .greenlight/NAME beside the report)
   --interval DUR     GPU sampling period, 100ms or more (default 1s)
-  --approve IDS      open these manual gates up front (comma list, or all)
+  --approve IDS      open these manual gates up front (comma list of phase ids, or all)
+`
 
-Exit status: 0 all phases done or skipped, 1 a phase failed, 2 bad input, 130 interrupted.
+const exitHelp = `Exit status: 0 every phase done or skipped by you, or you detached and left it running;
+1 a phase failed; 2 bad input; 3 another greenlight already runs this campaign;
+130 interrupted.
 `
 
 func main() {
@@ -71,10 +77,66 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// Exit statuses, as the README documents them.
+const (
+	exitOK          = 0   // every phase done or skipped by the user; or the user detached on purpose
+	exitFailed      = 1   // a phase failed or was blocked
+	exitUsage       = 2   // bad input: campaign file, flags, arguments
+	exitLocked      = 3   // another greenlight already runs this campaign
+	exitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM, a lost terminal) before the end
+)
+
+// commandHelp is each command's own help, for -h and --help.
+var commandHelp = map[string]string{
+	"run": `Usage: greenlight run [flags] CAMPAIGN.yaml
+
+Runs the campaign, or resumes it from its state dir, and shows it live.
+`,
+	"validate": `Usage: greenlight validate CAMPAIGN.yaml
+
+Checks the campaign file and prints its plan; runs nothing. Exit 0 when the
+file is valid, 2 when it is not.
+`,
+	"report": `Usage: greenlight report [--report PATH] [--state-dir DIR] CAMPAIGN.yaml
+
+Rebuilds the results file from the campaign's state dir (journal, step
+folders, recorded GPU summaries and environment); runs nothing.
+`,
+	"demo": `Usage: greenlight demo [run flags]
+
+Runs the bundled demo campaign with 8 fake GPUs and a simulated vLLM
+server: no GPU, Python or network needed.
+`,
+	"gpus": `Usage: greenlight gpus [--gpu SOURCE] [--json] [--samples N] [--interval DUR]
+
+Prints what the GPU source reads now.
+`,
+}
+
+// wantsHelp reports whether args ask for help before anything else.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return 2
+		return exitUsage
+	}
+	if help, ok := commandHelp[args[0]]; ok && wantsHelp(args[1:]) {
+		fmt.Fprint(stdout, help)
+		if args[0] == "run" || args[0] == "demo" {
+			fmt.Fprint(stdout, "\n"+runFlagsHelp+"\n"+exitHelp)
+		}
+		return exitOK
 	}
 	switch args[0] {
 	case runner.SuperviseCommand:
@@ -336,9 +398,10 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		return 1
 	}
-	var approve []string
-	if f.approve != "" {
-		approve = strings.Split(f.approve, ",")
+	approve, err := approveList(plan, f.approve)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight run: --approve: %v\n", err)
+		return exitUsage
 	}
 	plain := f.plain || !term.IsTerminal(os.Stdout.Fd())
 	if demo && plain {
@@ -347,7 +410,10 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	r, err := runner.New(plan, runner.Options{StateDir: f.stateDir, GPUCount: count, Approve: approve})
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		return 1
+		if errors.Is(err, runner.ErrLocked) {
+			return exitLocked
+		}
+		return exitFailed
 	}
 	host, _ := os.Hostname()
 	w := report.NewWriter(plan.Report, plan, report.Env{Host: host, Inventory: inv}, sampler, r.StateDir())
@@ -395,26 +461,54 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	r.Close()
 	fmt.Fprintln(stdout, res.Message)
 	fmt.Fprintf(stdout, "results: %s\n", plan.Report)
-	return exitCode(res.Final, res.Interrupted)
+	if res.Detached {
+		return exitCode(res.Final, false, true)
+	}
+	return exitCode(res.Final, res.Interrupted, false)
 }
 
-func exitCode(st *runner.State, interrupted bool) int {
-	if st == nil {
-		return 130
+// approveList checks --approve's phase ids like needs: an unknown one is
+// bad input, with the nearest id, never a gate that waits forever.
+func approveList(plan *runner.Plan, flag string) ([]string, error) {
+	if strings.TrimSpace(flag) == "" {
+		return nil, nil
 	}
-	stopped := false
-	for _, p := range st.Phases {
-		switch p.Status {
-		case runner.Failed, runner.Blocked:
-			return 1
-		case runner.Stopped, runner.Pending, runner.Waiting, runner.Running, runner.Ready:
-			stopped = true
+	var ids []string
+	for _, id := range strings.Split(flag, ",") {
+		id = strings.TrimSpace(id)
+		if id == "" {
+			continue
 		}
+		if id != "all" {
+			if err := plan.CheckPhaseID(id); err != nil {
+				return nil, err
+			}
+		}
+		ids = append(ids, id)
 	}
-	if interrupted || stopped {
-		return 130
+	return ids, nil
+}
+
+// exitCode is the documented exit status for how the campaign stands when
+// greenlight leaves it: a failed phase first; then a campaign left running
+// on purpose (detached) is 0 and one cut short is 130.
+func exitCode(st *runner.State, interrupted, detached bool) int {
+	if st == nil {
+		if detached {
+			return exitOK
+		}
+		return exitInterrupted
 	}
-	return 0
+	if st.Failed() {
+		return exitFailed
+	}
+	if detached {
+		return exitOK
+	}
+	if interrupted || !st.Finished || st.Stopped() {
+		return exitInterrupted
+	}
+	return exitOK
 }
 
 // runPlain prints one line per event until the campaign finishes. SIGINT
@@ -454,7 +548,7 @@ func runPlain(r *runner.Runner, events <-chan runner.Event, reportErrs <-chan er
 				r.Close()
 				for range events {
 				}
-				return exitCode(e.State, interrupted)
+				return exitCode(e.State, interrupted, false)
 			}
 		}
 	}

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"fmt"
 	"regexp"
+	"strings"
 	"slices"
 	"time"
 )
@@ -171,4 +173,35 @@ func SharesGPUs(a, b []int) bool {
 		}
 	}
 	return false
+}
+
+// PhaseIDError names a phase id that is not in the plan, with the nearest
+// one and the list.
+type PhaseIDError struct {
+	ID, Near string
+	Known    []string
+}
+
+func (e *PhaseIDError) Error() string {
+	msg := fmt.Sprintf("no phase %q in this campaign", e.ID)
+	if e.Near != "" {
+		msg += fmt.Sprintf("; did you mean %q?", e.Near)
+	}
+	return msg + " (phases: " + strings.Join(e.Known, ", ") + ")"
+}
+
+// CheckPhaseID returns a *PhaseIDError unless id names a phase of the plan.
+func (p *Plan) CheckPhaseID(id string) error {
+	if p.Phase(id) != nil {
+		return nil
+	}
+	e := &PhaseIDError{ID: id}
+	best := 3
+	for _, ph := range p.Phases {
+		e.Known = append(e.Known, ph.ID)
+		if d := editDistance(strings.ToLower(id), strings.ToLower(ph.ID)); d < best {
+			e.Near, best = ph.ID, d
+		}
+	}
+	return e
 }

@@ -119,3 +119,25 @@ func (s *State) Phase(id string) *PhaseState {
 	}
 	return nil
 }
+
+// Failed reports whether a phase failed or was blocked by one that did:
+// the one verdict of "the campaign failed", for the exit status, the
+// window and the results file.
+func (s *State) Failed() bool {
+	for _, p := range s.Phases {
+		if p.Status == Failed || p.Status == Blocked {
+			return true
+		}
+	}
+	return false
+}
+
+// Stopped reports whether the user stopped the campaign before its end.
+func (s *State) Stopped() bool {
+	for _, p := range s.Phases {
+		if p.Status == Stopped {
+			return true
+		}
+	}
+	return false
+}

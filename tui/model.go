@@ -62,6 +62,7 @@ type Options struct {
 type Result struct {
 	Final       *runner.State
 	Interrupted bool // the user left before the campaign finished
+	Detached    bool // the user chose to leave the campaign running
 	Message     string
 }
 
@@ -433,6 +434,7 @@ func (m *model) onConfirmKey(k tea.KeyPressMsg) tea.Cmd {
 	case confirmQuit:
 		switch {
 		case key.Matches(k, m.keys.Leave):
+			m.result.Detached = true
 			return m.quit(true, "greenlight: left the steps running; `greenlight run` with the same campaign re-attaches")
 		case key.Matches(k, m.keys.StopAll):
 			// Quit once the runner says every step has ended, so the stop

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestHelpOnEveryCommand: -h and --help print the command's help and exit
+// 0, creating nothing (no demo folder, no state dir).
+func TestHelpOnEveryCommand(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, "name: h\nphases:\n  - id: a\n    steps: [{run: 'true'}]\n")
+	os.Remove(c)
+	for _, cmd := range []string{"run", "validate", "report", "demo", "gpus"} {
+		for _, flag := range []string{"-h", "--help"} {
+			out, code := runBin(t, dir, cmd, flag)
+			if code != 0 || !strings.Contains(out, "Usage: greenlight "+cmd) {
+				t.Errorf("greenlight %s %s = exit %d, %q; want exit 0 and its usage", cmd, flag, code, out)
+			}
+		}
+	}
+	if out, code := runBin(t, dir, "run", "--plain", "c.yaml", "--help"); code != 0 || !strings.Contains(out, "Exit status") {
+		t.Errorf("help after the file: exit %d %q", code, out)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("help created %v", ents)
+	}
+}
+
+// TestApproveTypoIsBadInput: --approve names phases like needs does; a typo
+// is exit 2 with the nearest id, before anything is created or run.
+func TestApproveTypoIsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: gates
+phases:
+  - id: one
+    gate: manual
+    steps: [{run: "true"}]
+`)
+	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", "--approve", "onee", c)
+	if code != 2 || !strings.Contains(out, `no phase "onee"`) || !strings.Contains(out, `did you mean "one"?`) {
+		t.Errorf("--approve onee = exit %d, %q; want 2 with did-you-mean", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".greenlight")); err == nil {
+		t.Error("a bad --approve created the state dir")
+	}
+	out, code = runBin(t, dir, "run", "--plain", "--gpu", "none", "--approve", "one", c)
+	if code != 0 {
+		t.Errorf("--approve one = exit %d\n%s", code, out)
+	}
+}
+
+// TestExitStatuses: 3 when another greenlight runs the campaign; 130 when
+// interrupted (SIGINT twice, SIGTERM); 0 and 1 are in TestRunPlainExitStatus.
+func TestExitStatuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sigs []syscall.Signal
+	}{{"SIGINT twice", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}}, {"SIGTERM", []syscall.Signal{syscall.SIGTERM}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := writeCampaign(t, dir, `name: long
+phases:
+  - id: a
+    steps:
+      - run: |
+          sleep 30
+`)
+			cmd := exec.Command(bin, "run", "--plain", "--gpu", "none", c)
+			cmd.Dir = dir
+			out := &strings.Builder{}
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitForFile(t, filepath.Join(dir, ".greenlight", "long", "journal.jsonl"), `"kind":"step-pid"`)
+			// A second greenlight on the same campaign is refused with 3.
+			if o, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 3 || !strings.Contains(o, "already running") {
+				t.Errorf("second greenlight: exit %d, %q; want 3", code, o)
+			}
+			for _, s := range tc.sigs {
+				cmd.Process.Signal(s)
+				time.Sleep(200 * time.Millisecond)
+			}
+			err := cmd.Wait()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			if code != 130 {
+				t.Errorf("exit %d after %s; want 130\n%s", code, tc.name, out)
+			}
+			// Leave nothing running for the next case.
+			killSteps(t, filepath.Join(dir, ".greenlight", "long"))
+		})
+	}
+}
+
+// waitForFile waits until path contains want.
+func waitForFile(t *testing.T, path, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		if strings.Contains(string(b), want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never held %q; it holds:\n%s", path, want, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// killSteps stops every step group a state dir's status files name.
+func killSteps(t *testing.T, stateDir string) {
+	files, _ := filepath.Glob(filepath.Join(stateDir, "steps", "*", "*", "status.json"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		var pgid int
+		if i := strings.Index(string(b), `"pgid":`); i >= 0 {
+			fmt.Sscanf(string(b[i+7:]), "%d", &pgid)
+		}
+		if pgid > 1 {
+			syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}
+}
+
+// TestDetachIsZero: in the window, q then l leaves the campaign running on
+// purpose: exit 0, and the step goes on.
+func TestDetachIsZero(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (.ci/run installs it)")
+	}
+	dir := t.TempDir()
+	writeCampaign(t, dir, `name: detach
+phases:
+  - id: a
+    steps:
+      - run: |
+          sleep 20
+`)
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-detach-%d", os.Getpid())}
+	exit := filepath.Join(dir, "exit")
+	s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30",
+		fmt.Sprintf("cd %s && %s run --gpu none c.yaml; echo $? > %s; sleep 30", dir, bin, exit))
+	t.Cleanup(func() {
+		exec.Command("tmux", "-L", s.socket, "kill-server").Run()
+		killSteps(t, filepath.Join(dir, ".greenlight", "detach"))
+	})
+	s.waitFor("running", 20*time.Second)
+	s.keys("q")
+	s.waitFor("leave", 5*time.Second)
+	s.keys("l")
+	waitForFile(t, exit, "\n")
+	if b, _ := os.ReadFile(exit); strings.TrimSpace(string(b)) != "0" {
+		t.Errorf("detached on purpose: exit %s; want 0", b)
+	}
+}
