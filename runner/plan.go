@@ -3,8 +3,8 @@ package runner
 import (
 	"fmt"
 	"regexp"
-	"strings"
 	"slices"
+	"strings"
 	"time"
 )
 
