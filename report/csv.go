@@ -67,9 +67,16 @@ func (c *phaseCSV) update(p *runner.PhaseState) error {
 	if err != nil {
 		return c.rewrite(p) // removed meanwhile: write it whole again
 	}
-	_, err = f.Write(buf.Bytes())
+	var size int64
+	if fi, serr := f.Stat(); serr == nil {
+		size = fi.Size()
+	}
+	n, err := f.Write(buf.Bytes())
 	if err == nil {
 		err = f.Sync()
+	}
+	if err != nil && n > 0 {
+		f.Truncate(size) // no torn row: the table stays whole, and is written again next time
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

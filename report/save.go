@@ -107,7 +107,7 @@ func ensureNL(s string) string {
 func (w *Writer) write() error {
 	at, err := readSettled(w.path, w.file.ours, 2*time.Second)
 	if err != nil {
-		return fmt.Errorf("results file: %w", err)
+		return err
 	}
 	src := at // what the user's text is taken from
 	w.hook("read")
@@ -122,13 +122,13 @@ func (w *Writer) write() error {
 		}
 		tmp, id, err := w.temp(out)
 		if err != nil {
-			return fmt.Errorf("results file not updated (the old one is intact): %w", err)
+			return fmt.Errorf("%s not updated (the old one is intact): %w", filepath.Base(w.path), err)
 		}
 		w.hook("temp")
 		if changed(w.path, at) {
 			os.Remove(tmp)
 			if at, err = readSettled(w.path, w.file.ours, 2*time.Second); err != nil {
-				return fmt.Errorf("results file: %w", err)
+				return err
 			}
 			src = at
 			continue
@@ -139,14 +139,14 @@ func (w *Writer) write() error {
 		if errors.Is(err, fs.ErrExist) { // created or changed meanwhile: merge with it
 			os.Remove(tmp)
 			if at, err = readSettled(w.path, w.file.ours, 2*time.Second); err != nil {
-				return fmt.Errorf("results file: %w", err)
+				return err
 			}
 			src = at
 			continue
 		}
 		if err != nil {
 			os.Remove(tmp)
-			return fmt.Errorf("results file: %w", err)
+			return err
 		}
 		if displaced != nil && displaced.data != at.data {
 			// Saved in the instant before the swap: put theirs back at
@@ -154,7 +154,7 @@ func (w *Writer) write() error {
 			if back, ok := w.undo(tmp, id); ok {
 				old.Close() // it is in place again: read it afresh
 				if at, err = readSettled(w.path, w.file.ours, 2*time.Second); err != nil {
-					return fmt.Errorf("results file: %w", err)
+					return err
 				}
 				src = at
 				switch {
@@ -183,7 +183,7 @@ func (w *Writer) write() error {
 		}
 		src = at
 	}
-	return fmt.Errorf("results file %s keeps changing; will try again", w.path)
+	return fmt.Errorf("%s keeps changing; will try again", w.path)
 }
 
 // changed reports whether the file at path is no longer the one read.

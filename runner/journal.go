@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // record is one line of the journal: a transition, fsynced before anyone
@@ -40,19 +42,40 @@ const (
 )
 
 type journal struct {
-	mu sync.Mutex
-	f  *os.File
+	mu       sync.Mutex
+	f        *os.File
+	end      int64 // bytes written
+	reserved int64 // blocks allocated up to here, beyond the end
 }
+
+// journalReserve is room kept allocated past the journal's end, so that
+// the records of a step that filled the disk (its end, its phase's end)
+// can still be written: some hundred thousand records' worth.
+const journalReserve = 1 << 20
 
 func openJournal(path string) (*journal, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return &journal{f: f}, nil
+	j := &journal{f: f}
+	if fi, err := f.Stat(); err == nil {
+		j.end = fi.Size()
+	}
+	j.reserve()
+	return j, nil
 }
 
-// write appends r as one line, fsynced when sync is set.
+// reserve allocates journalReserve bytes past the end without changing the
+// file's size. Best effort: a filesystem without fallocate goes without.
+func (j *journal) reserve() {
+	if unix.Fallocate(int(j.f.Fd()), unix.FALLOC_FL_KEEP_SIZE, j.end, journalReserve) == nil {
+		j.reserved = j.end + journalReserve
+	}
+}
+
+// write appends r as one line, fsynced when sync is set. A torn append (a
+// full disk without reserve) is cut back, so the journal stays whole.
 func (j *journal) write(r record, sync bool) error {
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -60,8 +83,15 @@ func (j *journal) write(r record, sync bool) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if _, err := j.f.Write(append(b, '\n')); err != nil {
+	if n, err := j.f.Write(append(b, '\n')); err != nil {
+		if n > 0 {
+			j.f.Truncate(j.end)
+		}
 		return fmt.Errorf("journal: %w", err)
+	}
+	j.end += int64(len(b) + 1)
+	if j.reserved-j.end < journalReserve/2 {
+		j.reserve()
 	}
 	if !sync {
 		return nil

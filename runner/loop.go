@@ -77,7 +77,7 @@ func (r *Runner) step() {
 			r.follow(pr, now)
 		}
 	}
-	r.checkDisk(now)
+	r.checkDisk(now, false)
 	r.scanArtifacts(now)
 	// Fresh time: what follow() ended above ended after now.
 	r.resumeBetweenSteps(r.opts.Now())
@@ -330,35 +330,6 @@ func (r *Runner) checkFinished() {
 		msg = "campaign stopped"
 	}
 	r.emit(Event{Kind: CampaignFinished, Message: msg})
-}
-
-// checkDisk pauses the queue when free space where results and artifacts
-// live falls under the preflight limit (5% of the filesystem by default).
-func (r *Runner) checkDisk(now time.Time) {
-	if now.Sub(r.lastDisk) < 5*time.Second && !r.lastDisk.IsZero() {
-		return
-	}
-	r.lastDisk = now
-	free, total, err := diskFree(filepath.Dir(r.plan.Report))
-	if err != nil {
-		return
-	}
-	r.diskFree = free
-	limit := r.plan.Preflight.DiskFree
-	if limit == 0 {
-		limit = total / 20
-	}
-	if free < limit && !r.paused {
-		r.setPaused(true, fmt.Sprintf("disk nearly full: %s free, under the %s limit; free space, then press p", FormatBytes(free), FormatBytes(limit)))
-	}
-}
-
-func diskFree(dir string) (free, total uint64, err error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, 0, err
-	}
-	return st.Bavail * uint64(st.Bsize), st.Blocks * uint64(st.Bsize), nil
 }
 
 func (r *Runner) scanArtifacts(now time.Time) {

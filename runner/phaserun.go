@@ -47,6 +47,7 @@ func (r *Runner) schedule(now time.Time) {
 	if r.stopping {
 		return
 	}
+	r.checkDisk(now, true) // nothing starts on a disk past its limit
 	for _, pr := range r.phases {
 		if pr.state.Status == Ready && pr.cur != nil && !pr.cur.exitedSeen && pr.cur.stopFor == "" && !r.serviceNeeded(pr) {
 			pr.cur.stopFor = Done
@@ -69,7 +70,7 @@ func (r *Runner) schedule(now time.Time) {
 			if !pr.gateAnnounced {
 				pr.gateAnnounced = true
 				pr.state.Status = Waiting
-				r.emit(Event{Kind: GateWaiting, Phase: pr.ph.ID, Message: fmt.Sprintf("%s waits for your greenlight (g)", pr.ph.Label())})
+				r.emit(Event{Kind: GateWaiting, Phase: pr.ph.ID, Message: fmt.Sprintf("%s waits for your greenlight: press g in greenlight's window, or run greenlight again with --approve %s", pr.ph.Label(), pr.ph.ID)})
 			}
 			continue
 		}
@@ -176,9 +177,12 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 	pr.state.Current = idx
 	// Journaled (fsynced) before the step starts: an fsync while a step
 	// begins writing can make the filesystem flush its output and slow it.
-	dir := r.stepDir(pr, step, try)
-	r.journal(record{Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: dir})
-	sr, err := r.launch(pr, step, try, now)
+	dir, err := r.newStepDir(pr, step, try)
+	var sr *stepRun
+	if err == nil {
+		r.journal(record{Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: dir})
+		sr, err = r.launch(pr, step, try, dir, now)
+	}
 	ss := &pr.state.Steps[idx]
 	*ss = StepState{Index: idx, Name: step.Label(), Status: Running, Attempt: try, Started: now, Progress: -1}
 	if err != nil {

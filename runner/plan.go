@@ -111,11 +111,26 @@ func (s *Step) Label() string {
 	if s.Name != "" {
 		return s.Name
 	}
-	r := []rune(s.Run)
+	// A `run: |` block is named by its first line that says something.
+	line, more := "", false
+	for _, l := range strings.Split(strings.TrimSpace(s.Run), "\n") {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		if line != "" {
+			more = true
+			break
+		}
+		line = l
+	}
+	r := []rune(line)
 	if len(r) > 40 {
 		return string(r[:39]) + "…"
 	}
-	return s.Run
+	if more {
+		return line + " …"
+	}
+	return line
 }
 
 // AllSteps is the steps to run: the service's start counts as one.

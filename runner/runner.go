@@ -62,8 +62,7 @@ type Runner struct {
 	finished bool
 	times    campaignTimes
 	warnings []string
-	diskFree uint64
-	lastDisk time.Time
+	disk     diskGuard
 	lastArt  time.Time
 	exited   chan stepExit
 	watcher  *fsnotify.Watcher // step folders of running steps
@@ -149,7 +148,19 @@ func New(plan *Plan, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r.resume(recs)
+	r.keepApprovals()
 	return r, nil
+}
+
+// keepApprovals journals the gates given up front (--approve), so that a
+// re-attach or a restarted runner without the flag still has them open.
+func (r *Runner) keepApprovals() {
+	for _, pr := range r.phases {
+		if pr.ph.Manual && !pr.gateOpen && r.approved(pr.ph.ID) && !pr.state.Status.Finished() {
+			pr.gateOpen = true
+			r.journal(record{Kind: recGate, Phase: pr.ph.ID})
+		}
+	}
 }
 
 func (r *Runner) unlock() {

@@ -129,7 +129,7 @@ func (r *Runner) campaignETA(now time.Time) ETA {
 func (r *Runner) snapshot() *State {
 	now := r.opts.Now()
 	s := &State{Name: r.plan.Name, Started: r.times.started, Ended: r.times.ended, Now: now, Paused: r.paused, PauseWhy: r.pauseWhy,
-		Frozen: r.frozen, Finished: r.finished, DiskFree: r.diskFree}
+		Frozen: r.frozen, Finished: r.finished, DiskFree: r.disk.free}
 	s.Warnings = slices.Clone(r.warnings)
 	s.Phases = make([]PhaseState, len(r.phases))
 	for i, pr := range r.phases {

@@ -39,6 +39,8 @@ type stepRun struct {
 	lastLogRead            time.Time
 	logFile                *os.File
 	reaped                 bool // its supervisor exited: look now
+	waitCode               int  // its supervisor's exit code once reaped, -1 if killed
+	diskFilled             bool // free space fell under the guard's limit while it ran
 	statusSeen             statKey
 	readyLog               bool
 	probe                  *probe
@@ -61,7 +63,12 @@ type stepRun struct {
 
 type stepFiles struct{ log, status, results, summary string }
 
-type stepExit struct{ sr *stepRun }
+// stepExit is a supervisor this runner started having exited, with its
+// exit code (the step's, see SuperviseMain), or -1 if it was killed.
+type stepExit struct {
+	sr   *stepRun
+	code int
+}
 
 // filesIn names a step's files. The log sits beside the folder, not in it:
 // the runner watches the folder for results, summary and status, and a
@@ -71,15 +78,29 @@ func filesIn(dir string) stepFiles {
 		results: filepath.Join(dir, "results.jsonl"), summary: filepath.Join(dir, "summary.md")}
 }
 
-func (r *Runner) stepDir(pr *phaseRun, step *Step, try int) string {
-	return filepath.Join(r.dirs.steps, pr.ph.ID, fmt.Sprintf("a%d-s%d-t%d", pr.state.Attempt, step.Index+1, try))
+// newStepDir makes the folder of one try of a step. Its name is never
+// reused, even when the journal that counted attempts is gone: a status
+// file left by another try must never be read as this one's.
+func (r *Runner) newStepDir(pr *phaseRun, step *Step, try int) (string, error) {
+	parent := filepath.Join(r.dirs.steps, pr.ph.ID)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	base := filepath.Join(parent, fmt.Sprintf("a%d-s%d-t%d", pr.state.Attempt, step.Index+1, try))
+	dir := base
+	for n := 2; ; n++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !os.IsExist(err) || n > 10000 {
+			return "", err
+		}
+		dir = fmt.Sprintf("%s-%d", base, n)
+	}
 }
 
-func (r *Runner) launch(pr *phaseRun, step *Step, try int, now time.Time) (*stepRun, error) {
-	dir := r.stepDir(pr, step, try)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
+func (r *Runner) launch(pr *phaseRun, step *Step, try int, dir string, now time.Time) (*stepRun, error) {
 	if err := os.MkdirAll(pr.artDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -88,6 +109,9 @@ func (r *Runner) launch(pr *phaseRun, step *Step, try int, now time.Time) (*step
 		if err := os.WriteFile(f, nil, 0o644); err != nil {
 			return nil, err
 		}
+	}
+	if err := preallocateStatus(sr.files.status); err != nil {
+		return nil, err
 	}
 	logf, err := os.OpenFile(sr.files.log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
@@ -128,9 +152,14 @@ func (r *Runner) launch(pr *phaseRun, step *Step, try int, now time.Time) (*step
 	sr.sup = cmd.Process.Pid
 	sr.lastAlive = now
 	go func() {
-		cmd.Wait()
+		err := cmd.Wait()
+		ex := stepExit{sr: sr, code: -1}
+		if cmd.ProcessState != nil && cmd.ProcessState.Exited() {
+			ex.code = cmd.ProcessState.ExitCode()
+		}
+		_ = err // a non-zero exit is the step's; the code says which
 		select {
-		case r.exited <- stepExit{sr}:
+		case r.exited <- ex:
 		case <-r.done:
 		}
 	}()
@@ -140,7 +169,7 @@ func (r *Runner) launch(pr *phaseRun, step *Step, try int, now time.Time) (*step
 // reap handles a supervisor this runner started having exited.
 func (r *Runner) reap(ex stepExit) {
 	if ex.sr.pr.cur == ex.sr && !ex.sr.exitedSeen {
-		ex.sr.reaped = true
+		ex.sr.reaped, ex.sr.waitCode = true, ex.code
 		r.follow(ex.sr.pr, r.opts.Now())
 	}
 }
@@ -210,12 +239,20 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 			return
 		}
 	}
-	if now.Sub(sr.lastAlive) > 5*time.Second {
+	if sr.reaped || now.Sub(sr.lastAlive) > 5*time.Second {
 		sr.lastAlive = now
-		if !supervisorAlive(sr.sup, sr.files.status) {
+		if sr.reaped || !supervisorAlive(sr.sup, sr.files.status) {
 			// Re-check: it may have written its status just now.
 			if st, err := readStatus(sr.files.status); err == nil && st.State == "exited" {
 				r.onExit(sr, st, now)
+				return
+			}
+			if sr.reaped && sr.waitCode >= 0 {
+				// Its status file could not be written (a full disk, the
+				// state dir removed): the supervisor's exit code is the step's.
+				r.warn(fmt.Sprintf("%s: step %d's status file could not be written (%s); its exit code %d is taken from its supervisor",
+					sr.pr.ph.Label(), sr.step.Index+1, spaceNote(sr.files.status), sr.waitCode))
+				r.onExit(sr, &StepStatus{State: "exited", ExitCode: sr.waitCode, Ended: now}, now)
 				return
 			}
 			r.onExit(sr, &StepStatus{State: "exited", ExitCode: -1, Error: "its supervisor died (machine restarted or killed); the step's end was not seen", Ended: now}, now)
@@ -284,6 +321,10 @@ func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 		if st.ExitCode == 0 && !sr.adopted {
 			r.hist.add(sr.step.Key, dur)
 		}
+		if r.checkDisk(now, true); sr.diskFilled || r.disk.low {
+			r.warn(fmt.Sprintf("%s: the disk filled up while step %d %s ran (%s free now): it exited %d and is recorded done; check that its outputs are whole",
+				pr.ph.Label(), sr.step.Index+1, sr.step.Label(), FormatBytes(r.disk.free), st.ExitCode))
+		}
 		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s done in %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), FormatDuration(dur))})
 		if sr.step.WaitQuiet > 0 {
 			sr.exitedSeen = false
@@ -310,6 +351,7 @@ func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 func (r *Runner) nextStep(pr *phaseRun, sr *stepRun, now time.Time) {
 	sr.exitedSeen = true
 	if sr.step.Index+1 < len(pr.ph.AllSteps()) {
+		r.checkDisk(now, true)
 		if r.paused || r.stopping {
 			pr.state.Current = sr.step.Index + 1
 			pr.cur = nil

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -150,9 +149,11 @@ func SuperviseMain(args []string) int {
 	}
 	if err := writeStatus(*statusPath, st); err != nil {
 		fmt.Fprintf(logf, "greenlight: cannot write status: %v\n", err)
-		return 1
 	}
-	return 0
+	// The step's own exit status: the runner that started this supervisor
+	// reads it from the wait status when the status file could not be
+	// written (a full disk, the state dir removed).
+	return min(st.ExitCode, 255)
 }
 
 // StopGroup asks a process group to end: SIGINT, then SIGTERM, then SIGKILL,
@@ -231,31 +232,6 @@ func supervisorAlive(pid int, statusPath string) bool {
 		return false
 	}
 	return strings.Contains(string(b), SuperviseCommand) && strings.Contains(string(b), statusPath)
-}
-
-func writeStatus(path string, st *StepStatus) error { return putStatus(path, st, true) }
-
-// writeStatusNoSync replaces the status file without fsync.
-func writeStatusNoSync(path string, st *StepStatus) error { return putStatus(path, st, false) }
-
-func putStatus(path string, st *StepStatus, sync bool) error {
-	b, err := json.Marshal(st)
-	if err != nil {
-		return err
-	}
-	return replaceFile(path, append(b, '\n'), sync)
-}
-
-func readStatus(path string) (*StepStatus, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var st StepStatus
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("status file %s: %w", path, err)
-	}
-	return &st, nil
 }
 
 // WriteFileAtomic replaces path with data so that a crash or a full disk
