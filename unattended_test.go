@@ -217,3 +217,88 @@ phases:
 		t.Errorf("results file markers unbalanced")
 	}
 }
+
+// TestStateRemovedMidRun: the whole state dir, then the journal alone, is
+// removed while a step runs; the step is not marked dead, its result is
+// recorded, the next phase runs, and the journal is whole again after.
+func TestStateRemovedMidRun(t *testing.T) {
+	for _, what := range []string{"state dir", "journal"} {
+		t.Run(what, func(t *testing.T) {
+			dir := t.TempDir()
+			c := writeCampaign(t, dir, `name: vanish
+phases:
+  - id: long
+    steps:
+      - run: |
+          sleep 3
+          echo '{"tok_s": 61}' >> "$GREENLIGHT_RESULTS"
+  - id: after
+    needs: [long]
+    steps:
+      - run: |
+          echo '{"after": 1}' >> "$GREENLIGHT_RESULTS"
+`)
+			state := filepath.Join(dir, ".greenlight", "vanish")
+			cmd, out := startPlain(t, dir, c)
+			waitForFile(t, filepath.Join(state, "journal.jsonl"), `"kind":"step-pid"`)
+			if what == "journal" {
+				os.Remove(filepath.Join(state, "journal.jsonl"))
+			} else {
+				os.RemoveAll(state)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if code := exitOf(err); code != 0 {
+					t.Errorf("exit %d; want 0:\n%s", code, out)
+				}
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("did not finish:\n%s", out)
+			}
+			s := out.String()
+			for _, want := range []string{what + " ", "was removed while the campaign ran", "tok_s=61", "after=1", "every phase done"} {
+				if !strings.Contains(s, want) {
+					t.Errorf("output lacks %q:\n%s", want, s)
+				}
+			}
+			if strings.Contains(s, "died") {
+				t.Errorf("a live step was marked dead:\n%s", s)
+			}
+			journalWhole(t, filepath.Join(state, "journal.jsonl"))
+			// A rerun finds the campaign finished from the rebuilt journal.
+			if o, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 || strings.Contains(o, "step 1/1") {
+				t.Errorf("rerun after the rebuilt journal ran something again (exit %d):\n%s", code, o)
+			}
+		})
+	}
+}
+
+// TestJournalRemovedStepsKept: a rerun after the journal alone was
+// removed between runs runs the step again in a new folder; the old
+// folder's "exited" status is not taken for the new step's.
+func TestJournalRemovedStepsKept(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: fresh
+phases:
+  - id: a
+    steps:
+      - run: |
+          sleep 1
+          echo '{"run": 1}' >> "$GREENLIGHT_RESULTS"
+`)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, out)
+	}
+	state := filepath.Join(dir, ".greenlight", "fresh")
+	os.Remove(filepath.Join(state, "journal.jsonl"))
+	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c)
+	if code != 0 || !strings.Contains(out, "run=1") || strings.Contains(out, "done in 0s") {
+		t.Errorf("rerun: exit %d; want the step run again, for real:\n%s", code, out)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(state, "steps", "a", "a1-s1-t1*", "status.json"))
+	if len(dirs) != 2 {
+		t.Errorf("step folders %v; want the old one kept and a new one", dirs)
+	}
+}

@@ -78,6 +78,7 @@ func (r *Runner) step() {
 		}
 	}
 	r.checkDisk(now, false)
+	r.checkState(now)
 	r.scanArtifacts(now)
 	// Fresh time: what follow() ended above ended after now.
 	r.resumeBetweenSteps(r.opts.Now())

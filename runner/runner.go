@@ -64,11 +64,13 @@ type Runner struct {
 	warnings []string
 	disk     diskGuard
 	lastArt  time.Time
-	exited   chan stepExit
-	watcher  *fsnotify.Watcher // step folders of running steps
-	wake     chan string       // a folder something was written in
-	quiet    bool              // rebuilding state: publish nothing
-	readOnly bool              // Replay: look, never touch a process or the journal
+	// lastStateLook: when the journal was last checked to still be there.
+	lastStateLook time.Time
+	exited        chan stepExit
+	watcher       *fsnotify.Watcher // step folders of running steps
+	wake          chan string       // a folder something was written in
+	quiet         bool              // rebuilding state: publish nothing
+	readOnly      bool              // Replay: look, never touch a process or the journal
 }
 
 // campaignTimes are the campaign's start and end as the journal has them,
@@ -124,17 +126,10 @@ func New(plan *Plan, opts Options) (*Runner, error) {
 			return nil, fmt.Errorf("state dir: %w", err)
 		}
 	}
-	lf, err := os.OpenFile(r.dirs.lock, os.O_RDWR|os.O_CREATE, 0o644)
+	lf, err := takeLock(r.dirs.lock)
 	if err != nil {
-		return nil, fmt.Errorf("state dir lock: %w", err)
+		return nil, err
 	}
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b, _ := os.ReadFile(r.dirs.lock)
-		lf.Close()
-		return nil, fmt.Errorf("%w (pid %s holds %s); attach to it in its tmux window, or stop it first", ErrLocked, string(b), r.dirs.lock)
-	}
-	lf.Truncate(0)
-	lf.WriteAt([]byte(strconv.Itoa(os.Getpid())), 0)
 	r.lock = lf
 	r.hist = loadHistory(r.dirs.history)
 	recs, err := readJournal(r.dirs.journal)
@@ -161,6 +156,22 @@ func (r *Runner) keepApprovals() {
 			r.journal(record{Kind: recGate, Phase: pr.ph.ID})
 		}
 	}
+}
+
+// takeLock takes the campaign's lock file, which says which pid holds it.
+func takeLock(path string) (*os.File, error) {
+	lf, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("state dir lock: %w", err)
+	}
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b, _ := os.ReadFile(path)
+		lf.Close()
+		return nil, fmt.Errorf("%w (pid %s holds %s); attach to it in its tmux window, or stop it first", ErrLocked, string(b), path)
+	}
+	lf.Truncate(0)
+	lf.WriteAt([]byte(strconv.Itoa(os.Getpid())), 0)
+	return lf, nil
 }
 
 func (r *Runner) unlock() {

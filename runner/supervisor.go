@@ -53,8 +53,13 @@ func SuperviseMain(args []string) int {
 	}
 	logf, err := os.OpenFile(*logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		writeStatus(*statusPath, &StepStatus{State: "exited", ExitCode: 127, Error: err.Error(), Started: time.Now(), Ended: time.Now()})
-		return 1
+		// The runner started us with the same log open on stdout: use that
+		// (the state dir may have been removed under us; it is rebuilt).
+		if fi, serr := os.Stdout.Stat(); serr != nil || !fi.Mode().IsRegular() {
+			writeStatus(*statusPath, &StepStatus{State: "exited", ExitCode: 127, Error: err.Error(), Started: time.Now(), Ended: time.Now()})
+			return 1
+		}
+		logf = os.Stdout
 	}
 	defer logf.Close()
 	// The supervisor itself must outlive a lost terminal and pass stop
