@@ -29,8 +29,8 @@ func (e ETA) Text() string {
 	switch {
 	case e.Over > 0:
 		return "over by " + FormatDuration(e.Over)
-	case !e.Known:
-		return "no estimate"
+	case !e.Known, e.Partial && e.Remaining < time.Second:
+		return "no estimate" // "≥ 0s" says nothing
 	case e.Partial:
 		return "≥ " + FormatDuration(e.Remaining)
 	}
@@ -87,9 +87,9 @@ func parseProgress(re *regexp.Regexp, line string) (done, total float64, ok bool
 }
 
 // progressTrack keeps a step's progress observations. Its rate is the
-// time per unit over the whole run, with each step's interval capped at
-// three times the median: shards of uneven size and bursts average out,
-// and a stall counts as a slow shard rather than dragging the rest. While
+// time per unit over the whole run, leaving out intervals over three times
+// the median: shards of uneven size and bursts average out, and a stall,
+// once over, does not drag the estimate of the shards after it. While
 // progress stalls the estimate stops falling at what the remaining units
 // take, never reaching zero.
 type progressTrack struct {
@@ -142,8 +142,14 @@ func (p *progressTrack) perUnit() float64 {
 	limit := 3 * per[len(per)/2]
 	var secs, units float64
 	for _, s := range p.steps {
-		secs += min(s.perUnit, limit) * s.units
+		if s.perUnit > limit {
+			continue // a stall: held while it lasts, not spread over the rest
+		}
+		secs += s.perUnit * s.units
 		units += s.units
+	}
+	if units == 0 {
+		return per[len(per)/2]
 	}
 	return secs / units
 }

@@ -188,6 +188,13 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted step %d still running (pid %d)", pr.ph.Label(), sr.step.Index+1, sr.sup))
 		}
 		r.readLog(sr, r.opts.Now(), true)
+		// Read back at once, the stages' lines all carry this instant: only
+		// the time from the start to the stage it is in now says anything.
+		for i := 1; i < len(sr.stageStarts); i++ {
+			if i != sr.stage {
+				sr.stageStarts[i] = time.Time{}
+			}
+		}
 	default:
 		if r.readOnly {
 			return

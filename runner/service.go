@@ -73,6 +73,7 @@ func (r *Runner) checkService(sr *stepRun, now time.Time) {
 			took := now.Sub(sr.started)
 			if !sr.adopted {
 				r.hist.add(sr.step.Key, took)
+				r.learnStages(sr, now)
 			}
 			r.journal(record{Kind: recReady, Phase: pr.ph.ID, Attempt: pr.state.Attempt})
 			msg := fmt.Sprintf("%s ready after %s", pr.ph.Label(), FormatDuration(took))

@@ -11,17 +11,17 @@ import (
 func (r *Runner) updateETA(sr *stepRun, now time.Time) {
 	pr := sr.pr
 	ss := &pr.state.Steps[sr.step.Index]
-	after := time.Duration(0)
-	if svc := pr.ph.Service; svc != nil && sr.stage >= 0 {
-		total := r.hist.typical(sr.step.Key)
-		if total == 0 {
-			total = svc.Estimate
-		}
-		for _, s := range svc.Stages[sr.stage+1:] {
-			after += time.Duration(s.Share * float64(total))
+	if pr.ph.Service != nil && len(pr.ph.Service.Stages) > 0 && pr.state.Status == Running {
+		ss.ETA = r.serviceETA(sr, now)
+	} else {
+		// The steps before it in this phase say how the guesses hold up.
+		pace := r.stepsPace(pr)
+		scale := func(d time.Duration) time.Duration { return time.Duration(pace * float64(d)) }
+		ss.ETA = stepETA(now, sr.started, &sr.prog, scale(r.hist.typical(sr.step.Key)), scale(sr.step.Estimate), 0)
+		if pace != 1 && (ss.ETA.Source == SourceHistory || ss.ETA.Source == SourceEstimate) {
+			ss.ETA.Source = SourceLearned
 		}
 	}
-	ss.ETA = stepETA(now, sr.started, &sr.prog, r.hist.typical(sr.step.Key), sr.step.Estimate, after)
 	ss.Progress = ss.ETA.Fraction
 	pr.state.ETA = r.phaseRemaining(pr, now)
 	// Publish a stage change at once, progress at most every 250 ms when it
@@ -62,15 +62,19 @@ func (r *Runner) phaseRemaining(pr *phaseRun, now time.Time) ETA {
 		cur = 0
 		e.Known = true
 	}
+	pace := r.stepsPace(pr)
 	for _, s := range steps[cur:] {
 		d, src := r.stepGuess(s)
 		if d == 0 {
 			e.Partial = true
 			continue
 		}
-		e.Remaining += d
+		e.Remaining += time.Duration(pace * float64(d))
 		if e.Source == "" {
 			e.Source = src
+			if pace != 1 {
+				e.Source = SourceLearned
+			}
 		}
 	}
 	if e.Partial && pr.ph.Estimate > 0 {

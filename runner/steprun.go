@@ -33,7 +33,8 @@ type stepRun struct {
 	logOff, resOff, sumOff int64
 	logRest, resRest       []byte
 	prog                   progressTrack
-	stage                  int // index into the service's stages, -1 before the first
+	stage                  int         // index into the service's stages, -1 before the first
+	stageStarts            []time.Time // when each stage reached began; [0] is the start
 	skipPartial            bool
 	buf                    []byte // read buffer, kept: the log is read often
 	lastLogRead            time.Time
@@ -505,6 +506,19 @@ func (r *Runner) progressLine(sr *stepRun, line []byte, now time.Time) {
 }
 
 func (r *Runner) logLine(sr *stepRun, line []byte, now time.Time) {
+	// A stage first: its line may also be the first of its progress bar.
+	if svc := sr.pr.ph.Service; svc != nil {
+		s := string(line)
+		if svc.ReadyLog != nil && !sr.readyLog && svc.ReadyLog.MatchString(s) {
+			sr.readyLog = true
+		}
+		for i := sr.stage + 1; i < len(svc.Stages); i++ {
+			if svc.Stages[i].Log != nil && svc.Stages[i].Log.MatchString(s) {
+				r.enterStage(sr, i, now)
+				break
+			}
+		}
+	}
 	r.progressLine(sr, line, now)
 	if re := sr.step.Results; re != nil {
 		s := string(line)
@@ -519,19 +533,22 @@ func (r *Runner) logLine(sr *stepRun, line []byte, now time.Time) {
 			r.addRow(sr, row, true)
 		}
 	}
-	if svc := sr.pr.ph.Service; svc != nil {
-		s := string(line)
-		if svc.ReadyLog != nil && !sr.readyLog && svc.ReadyLog.MatchString(s) {
-			sr.readyLog = true
-		}
-		for i := sr.stage + 1; i < len(svc.Stages); i++ {
-			if svc.Stages[i].Log != nil && svc.Stages[i].Log.MatchString(s) {
-				sr.stage = i
-				sr.pr.state.Steps[0].Stage = svc.Stages[i].Name
-				break
-			}
-		}
+}
+
+// enterStage moves a starting service to stage i: its start is noted for
+// the ETA's pace, and the progress bar of the stage before is let go.
+func (r *Runner) enterStage(sr *stepRun, i int, now time.Time) {
+	svc := sr.pr.ph.Service
+	if len(sr.stageStarts) != len(svc.Stages) {
+		sr.stageStarts = make([]time.Time, len(svc.Stages))
+		sr.stageStarts[0] = sr.started // the time before the first line is the first stage's
 	}
+	if i > 0 {
+		sr.stageStarts[i] = now
+	}
+	sr.stage = i
+	sr.prog = progressTrack{}
+	sr.pr.state.Steps[0].Stage = svc.Stages[i].Name
 }
 
 func parseValue(s string) any {

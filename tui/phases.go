@@ -133,6 +133,8 @@ func shortSource(s string) string {
 		return "history"
 	case runner.SourceEstimate:
 		return "estimate"
+	case runner.SourceLearned:
+		return "pace"
 	}
 	return s
 }
