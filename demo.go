@@ -14,11 +14,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/greenlight-run/greenlight/examples"
+	"github.com/greenlight-run/greenlight/runner"
 )
 
 const (
@@ -27,29 +29,38 @@ const (
 )
 
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
-	dir, err := freshDir("greenlight-demo")
+	dir, err := demoDir()
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight demo: %v\n", err)
-		return 1
+		return exitFailed
 	}
 	campaign := filepath.Join(dir, "campaign.yaml")
-	if err := os.WriteFile(campaign, examples.Demo, 0o644); err != nil {
-		fmt.Fprintf(stderr, "greenlight demo: %v\n", err)
-		return 1
+	if !demoRunning(campaign) {
+		// Each demo starts over in the one folder it owns.
+		os.RemoveAll(dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fmt.Fprintf(stderr, "greenlight demo: %v\n", err)
+			return exitFailed
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			fmt.Fprintf(stderr, "greenlight demo: %v\n", err)
+			return exitFailed
+		}
+		port, err := freePort()
+		if err != nil {
+			fmt.Fprintf(stderr, "greenlight demo: no free loopback port: %v\n", err)
+			return exitFailed
+		}
+		if err := os.WriteFile(campaign, demoCampaign(exe, port), 0o644); err != nil {
+			fmt.Fprintf(stderr, "greenlight demo: %v\n", err)
+			return exitFailed
+		}
+		fmt.Fprintf(stdout, "greenlight demo: campaign and results in %s\n", dir)
+	} else {
+		fmt.Fprintf(stdout, "greenlight demo: the demo in %s is still running: attaching to it\n", dir)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "greenlight demo: %v\n", err)
-		return 1
-	}
-	port, err := freePort()
-	if err != nil {
-		fmt.Fprintf(stderr, "greenlight demo: no free loopback port: %v\n", err)
-		return 1
-	}
-	os.Setenv("GREENLIGHT_BIN", exe)
-	os.Setenv("DEMO_PORT", strconv.Itoa(port))
-	fmt.Fprintf(stdout, "greenlight demo: campaign and results in %s\n", dir)
+	fmt.Fprintf(stdout, "greenlight demo: after q, `greenlight run %s` attaches again\n", campaign)
 	hasGPU := false
 	for _, a := range args {
 		if a == "--gpu" || len(a) > 6 && a[:6] == "--gpu=" {
@@ -62,25 +73,74 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	return cmdRun(append(args, campaign), stdout, stderr, true)
 }
 
-// freshDir makes ./NAME, or ./NAME-2, ... if taken.
-func freshDir(name string) (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for i := 1; i < 1000; i++ {
-		d := filepath.Join(wd, name)
-		if i > 1 {
-			d = fmt.Sprintf("%s-%d", d, i)
+// demoDir is the demo's one folder, under the user's XDG state dir.
+func demoDir() (string, error) {
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no home folder for the demo (set XDG_STATE_HOME): %w", err)
 		}
-		if err := os.Mkdir(d, 0o755); err == nil {
-			return d, nil
-		} else if !os.IsExist(err) {
-			return "", err
-		}
+		base = filepath.Join(home, ".local", "state")
 	}
-	return "", fmt.Errorf("no free folder name %s-N here", name)
+	return filepath.Join(base, "greenlight", "demo"), nil
 }
+
+// demoRunning reports whether a greenlight still runs the demo there.
+func demoRunning(campaign string) bool {
+	if _, err := os.Stat(campaign); err != nil {
+		return false
+	}
+	plan, err := runner.Load(campaign)
+	if err != nil {
+		return false
+	}
+	f, err := os.Open(filepath.Join(runner.DefaultStateDir(plan), "lock"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		return true
+	}
+	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	// Not locked: a demo left running in the background (steps, the
+	// simulated server) is re-adopted by running the same file again.
+	return liveSteps(runner.DefaultStateDir(plan))
+}
+
+// liveSteps reports whether a step of a state dir still runs.
+func liveSteps(stateDir string) bool {
+	files, _ := filepath.Glob(filepath.Join(stateDir, "steps", "*", "*", "status.json"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		if strings.Contains(string(b), `"state":"running"`) {
+			var pid int
+			if i := strings.Index(string(b), `"supervisor_pid":`); i >= 0 {
+				fmt.Sscanf(string(b[i+17:]), "%d", &pid)
+			}
+			if pid > 0 && syscall.Kill(pid, 0) == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// demoCampaign is the bundled demo with its port and the path of this
+// binary written in, so the file runs again as it is (`greenlight run`),
+// from any shell.
+func demoCampaign(exe string, port int) []byte {
+	p := strconv.Itoa(port)
+	r := strings.NewReplacer(
+		"${DEMO_PORT}", p,
+		`"$DEMO_PORT"`, p,
+		`"$GREENLIGHT_BIN"`, shellQuote(exe),
+		"# $GREENLIGHT_BIN and $DEMO_PORT are set by `greenlight demo`.", "# Written by `greenlight demo`: the simulated server listens on "+p+".")
+	return []byte(r.Replace(string(examples.Demo)))
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -54,9 +54,13 @@ func TestDemoInTmux(t *testing.T) {
 	}
 	dir := t.TempDir()
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-e2e-%d", os.Getpid())}
-	exit := filepath.Join(dir, "exit")
+	exit, detached := filepath.Join(dir, "exit"), filepath.Join(dir, "detached")
+	demo := filepath.Join(dir, "greenlight", "demo")
+	// The demo, left running with q then l, then attached to again with
+	// `greenlight run` on the campaign file it printed, from the same shell.
 	s.run("new-session", "-d", "-s", "gl", "-x", "110", "-y", "32",
-		fmt.Sprintf("cd %s && LANG=C.UTF-8 %s demo; echo $? > %s; sleep 30", dir, bin, exit))
+		fmt.Sprintf("cd %s && export XDG_STATE_HOME=%s LANG=C.UTF-8; %s demo; echo $? > %s; %s run %s/campaign.yaml; echo $? > %s; sleep 30",
+			dir, dir, bin, detached, bin, demo, exit))
 	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
 
 	s.waitFor("vLLM server (simulated)", 20*time.Second)
@@ -71,12 +75,12 @@ func TestDemoInTmux(t *testing.T) {
 	s.keys("j", "j", "j")
 	s.waitFor("›· Flaky", 5*time.Second)
 	s.keys("s")
-	s.waitFor("skipped: skipped by you", 5*time.Second)
+	s.waitFor("skipped: by you", 5*time.Second)
 
 	// The report preview follows an edit made from outside.
 	s.keys("Tab")
 	s.waitFor("Campaign: demo-vllm-profile", 10*time.Second)
-	report := filepath.Join(dir, "greenlight-demo", "demo-results.md")
+	report := filepath.Join(demo, "demo-results.md")
 	f, err := os.OpenFile(report, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +95,16 @@ func TestDemoInTmux(t *testing.T) {
 		s.keys("End")
 		time.Sleep(300 * time.Millisecond)
 	}
+
+	// Leave it running, and attach again.
+	s.keys("q")
+	s.waitFor("leave", 5*time.Second)
+	s.keys("l")
+	waitForFile(t, detached, "\n")
+	if b, _ := os.ReadFile(detached); strings.TrimSpace(string(b)) != "0" {
+		t.Errorf("left running on purpose: exit %s; want 0", b)
+	}
+	s.waitFor("vLLM server (simulated)", 20*time.Second)
 
 	// The gated phase waits; greenlight it.
 	s.keys("j")

@@ -55,6 +55,8 @@ const runFlagsHelp = `Run flags:
   --state-dir DIR    journal, logs and artifacts (default: .greenlight/NAME beside the report)
   --interval DUR     GPU sampling period, 100ms or more (default 1s)
   --approve IDS      open these manual gates up front (comma list of phase ids, or all)
+  --fresh            start the campaign over: its old state dir and results file are
+                     kept aside with a timestamp in their names, never deleted
 `
 
 const exitHelp = `Exit status: 0 every phase done or skipped by you, or you detached and left it running;
@@ -173,6 +175,7 @@ type runFlags struct {
 	stateDir string
 	interval time.Duration
 	approve  string
+	fresh    bool
 }
 
 func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []string, error) {
@@ -185,6 +188,7 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []s
 	fs.StringVar(&f.stateDir, "state-dir", "", "")
 	fs.DurationVar(&f.interval, "interval", time.Second, "")
 	fs.StringVar(&f.approve, "approve", "", "")
+	fs.BoolVar(&f.fresh, "fresh", false, "")
 	// Flags may come after the campaign file too.
 	var rest []string
 	for len(args) > 0 {
@@ -407,6 +411,11 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	if demo && plain {
 		approve = append(approve, "all") // nobody is there to press g
 	}
+	if f.fresh {
+		if code := startOver(plan, f.stateDir, stdout, stderr); code != exitOK {
+			return code
+		}
+	}
 	r, err := runner.New(plan, runner.Options{StateDir: f.stateDir, GPUCount: count, Approve: approve})
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
@@ -465,6 +474,34 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		return exitCode(res.Final, false, true)
 	}
 	return exitCode(res.Final, res.Interrupted, false)
+}
+
+// startOver sets a campaign's old state and results aside for --fresh.
+func startOver(plan *runner.Plan, stateDir string, stdout, stderr io.Writer) int {
+	if stateDir == "" {
+		stateDir = runner.DefaultStateDir(plan)
+	}
+	now := time.Now()
+	dest, err := runner.SetAside(stateDir, now)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight run --fresh: %v\n", err)
+		if errors.Is(err, runner.ErrLocked) {
+			return exitLocked
+		}
+		return exitFailed
+	}
+	if dest != "" {
+		fmt.Fprintf(stdout, "greenlight: the old state is kept in %s\n", dest)
+	}
+	moved, err := report.SetAside(plan.Report, plan, now)
+	for _, m := range moved {
+		fmt.Fprintf(stdout, "greenlight: the old results are kept in %s\n", m)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight run --fresh: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
 }
 
 // approveList checks --approve's phase ids like needs: an unknown one is

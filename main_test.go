@@ -136,6 +136,7 @@ func TestDemoPlain(t *testing.T) {
 		t.Skip("the demo takes about a minute")
 	}
 	dir := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", dir)
 	start := time.Now()
 	out, code := runBin(t, dir, "demo", "--plain")
 	if code != 0 {
@@ -144,7 +145,10 @@ func TestDemoPlain(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Minute {
 		t.Errorf("demo took %s; it must finish in under 2 minutes", d)
 	}
-	report, err := os.ReadFile(filepath.Join(dir, "greenlight-demo", "demo-results.md"))
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("the demo left %v in its folder and the current one; want only its XDG state folder", ents)
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "greenlight", "demo", "demo-results.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,6 +127,8 @@ func header(plan *runner.Plan, st *runner.State, env Env, remade []string) strin
 		status := statusWord(p.Status)
 		if p.Reason != "" && p.Status != runner.Done {
 			status += ": " + p.Reason
+		} else if p.WaitReason != "" {
+			status += ": " + p.WaitReason
 		}
 		if missed := p.ExpectFailed - len(p.Missing); missed > 0 {
 			status += fmt.Sprintf(" · ✗ %d result(s) missed expectations", missed)
@@ -216,6 +218,8 @@ func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu
 	fmt.Fprintf(&b, "**Status:** %s", statusWord(p.Status))
 	if p.Reason != "" {
 		fmt.Fprintf(&b, " — %s", p.Reason)
+	} else if p.WaitReason != "" {
+		fmt.Fprintf(&b, " — %s", p.WaitReason)
 	}
 	if !p.Started.IsZero() {
 		fmt.Fprintf(&b, " · **Start:** %s", p.Started.Format(timeFmt))

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,6 +39,9 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"bad url", "name: x\nphases:\n  - id: a\n    service: {run: y, ready: {http: 'localhost:8000'}}\n", `is not an http(s) URL`, "full URL"},
 		{"unset variable", "name: x\nphases:\n  - id: a\n    service: {run: y, ready: {http: 'http://h:${GREENLIGHT_TEST_UNSET}/'}}\n", `${GREENLIGHT_TEST_UNSET} is not set`, "environment"},
 		{"not yaml", "name: x\nphases: [\n", ``, "YAML"},
+		{"colon in a list run", "name: x\nphases:\n  - id: a\n    steps:\n      - run: curl -H \"Content-Type: application/json\" http://h\n", `:5:35: the value of run holds ": "`, "- run: |\n                curl -H"},
+		{"colon in a run", "name: x\nphases:\n  - id: a\n    steps:\n      - name: n\n        run: echo {\"x\": 1} >> f\n", `:6:23: the value of run holds ": "`, "run: 'echo {\"x\": 1} >> f'"},
+		{"colon in a service run", "name: x\nphases:\n  - id: a\n    service:\n      run: serve --opt a: b\n      ready: {log: up}\n", `:5:25: the value of run holds ": "`, "run: |"},
 		{"unknown gpus key", "name: x\ngpus:\n  count: 8\n  source: [nvml]\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:4:3: unknown key "source"`, `did you mean "sources"?`},
 		{"unknown gpu source", "name: x\ngpus: {sources: [nvml, prometheus]}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:2:24: unknown GPU source "prometheus"`, "dcgm:http://NODE:9400/metrics"},
 		{"two local sources", "name: x\ngpus: {sources: [nvml, 'fake:8']}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `two sources for this machine's GPUs (nvml and fake:8)`, "keep one"},
@@ -125,4 +129,38 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
 	})
+}
+
+// TestColonHintFixLoads: the block the ": " hint shows, put in place of the
+// line, makes a file that loads.
+func TestColonHintFixLoads(t *testing.T) {
+	for _, body := range []string{
+		"name: x\nphases:\n  - id: a\n    steps:\n      - run: curl -H \"Content-Type: application/json\" http://h\n",
+		"name: x\nphases:\n  - id: a\n    steps:\n      - name: n\n        run: echo {\"x\": 1} >> f\n",
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "c.yaml")
+		os.WriteFile(path, []byte(body), 0o644)
+		_, err := Load(path)
+		var fe *FileError
+		if !errors.As(err, &fe) {
+			t.Fatalf("Load = %v", err)
+		}
+		i := strings.Index(fe.Hint, "\n") + 1
+		j := strings.Index(fe.Hint, "\n    or quote")
+		var fixed []string
+		for _, l := range strings.Split(fe.Hint[i:j], "\n") {
+			fixed = append(fixed, strings.TrimPrefix(l, "      "))
+		}
+		lines := strings.Split(body, "\n")
+		lines[fe.Line-1] = strings.Join(fixed, "\n")
+		os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644)
+		p, err := Load(path)
+		if err != nil {
+			t.Fatalf("the fixed file does not load: %v\n%s", err, strings.Join(lines, "\n"))
+		}
+		if got := p.Phases[0].Steps[0].Run; !strings.Contains(got, ": ") {
+			t.Errorf("the fixed command lost its colon: %q", got)
+		}
+	}
 }

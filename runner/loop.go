@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,7 +21,7 @@ func (r *Runner) loop() {
 		r.times.started = r.opts.Now()
 	}
 	r.journal(record{Kind: recCampaign, Hash: r.plan.Hash})
-	r.emit(Event{Kind: CampaignStarted, Message: fmt.Sprintf("campaign %s: %d phases", r.plan.Name, len(r.plan.Phases))})
+	r.emit(Event{Kind: CampaignStarted, Message: fmt.Sprintf("campaign %s: %s", r.plan.Name, Count(len(r.plan.Phases), "phase"))})
 	for _, w := range r.warnings {
 		r.emit(Event{Kind: Warning, Message: w})
 	}
@@ -152,6 +153,15 @@ func (r *Runner) setFrozen(f bool) error {
 	if !f {
 		kind, word = Thawed, "thawed"
 	}
+	if f {
+		running := false
+		for _, pr := range r.phases {
+			running = running || pr.cur != nil && pr.ph.Service == nil && !pr.cur.exitedSeen
+		}
+		if !running {
+			return errors.New("no step is running to freeze (a service is never frozen: its clients would time out)")
+		}
+	}
 	n := 0
 	for _, pr := range r.phases {
 		if sr := pr.cur; sr != nil && sr.pgid == 0 {
@@ -167,7 +177,7 @@ func (r *Runner) setFrozen(f bool) error {
 		}
 	}
 	r.frozen = f
-	r.emit(Event{Kind: kind, Message: fmt.Sprintf("%s %d running step(s)", word, n)})
+	r.emit(Event{Kind: kind, Message: fmt.Sprintf("%s %s", word, Count(n, "running step"))})
 	return nil
 }
 
@@ -212,15 +222,15 @@ func (r *Runner) skip(id string) error {
 	}
 	switch st := pr.state.Status; {
 	case st == Pending || st == Waiting || st == Blocked:
-		r.endPhase(pr, Skipped, "skipped by you")
+		r.endPhase(pr, Skipped, "by you")
 	case st == Running || st == Ready:
 		if pr.cur != nil && !pr.cur.exitedSeen {
 			pr.cur.stopFor = Skipped
-			pr.cur.stopWhy = "skipped by you"
+			pr.cur.stopWhy = "by you"
 			r.stopStep(pr.cur)
 			r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("stopping %s to skip it", pr.ph.Label())})
 		} else {
-			r.endPhase(pr, Skipped, "skipped by you")
+			r.endPhase(pr, Skipped, "by you")
 		}
 	default:
 		return fmt.Errorf("phase %q is %s; only a phase not yet finished can be skipped", id, st)
@@ -323,12 +333,25 @@ func (r *Runner) checkFinished() {
 			failed++
 		}
 	}
+	skipped := 0
+	for _, pr := range r.phases {
+		if pr.state.Status == Skipped {
+			skipped++
+		}
+	}
 	msg := "campaign finished: every phase done"
+	if skipped > 0 {
+		msg = fmt.Sprintf("campaign finished: every phase done or skipped (%s skipped)", Count(skipped, "phase"))
+	}
 	if failed > 0 {
-		msg = fmt.Sprintf("campaign finished: %d phase(s) failed or blocked", failed)
+		msg = fmt.Sprintf("campaign finished: %s failed or blocked", Count(failed, "phase"))
 	}
 	if r.stopping {
 		msg = "campaign stopped"
+	}
+	if !r.times.ranAny {
+		msg = fmt.Sprintf("campaign already finished at %s, nothing ran again (%s); `greenlight run --fresh %s` starts it over, keeping the old results aside",
+			r.times.ended.Format("2006-01-02 15:04"), strings.TrimPrefix(msg, "campaign finished: "), r.plan.File)
 	}
 	r.emit(Event{Kind: CampaignFinished, Message: msg})
 }

@@ -271,3 +271,53 @@ phases:
 		t.Errorf("after a step that took 2x: %s from %s; want about 35m from the learned pace", e.Text(), e.Source)
 	}
 }
+
+// TestWaitReasons: a phase that has not started says why it waits.
+func TestWaitReasons(t *testing.T) {
+	p := campaign(t, `
+name: waits
+phases:
+  - id: serve
+    gpus: [0, 1]
+    service: {run: s, ready: {log: up}}
+  - id: macro
+    needs: [serve]
+    steps: [{run: m}]
+  - id: gemm
+    gpus: [0]
+    steps: [{run: g}]
+  - id: later
+    needs: [gemm]
+    steps: [{run: l}]
+  - id: nsys
+    gpus: [3]
+    gate: manual
+    steps: [{run: n}]
+`)
+	opts := testOptions(t)
+	opts.StateDir = t.TempDir()
+	r, err := New(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	serve := r.phases[0]
+	serve.state.Status = Running
+	serve.cur = &stepRun{pr: serve, step: serve.ph.AllSteps()[0]}
+	want := map[string]string{
+		"macro": "waits for serve to be ready",
+		"gemm":  "waits for GPU 0 held by serve",
+		"later": "waits for gemm",
+		"nsys":  "waits for your greenlight",
+	}
+	st := r.snapshot()
+	for id, w := range want {
+		if got := st.Phase(id).WaitReason; got != w {
+			t.Errorf("%s: %q; want %q", id, got, w)
+		}
+	}
+	r.paused, r.pauseWhy = true, "disk nearly full: 1 GiB free"
+	if got := r.snapshot().Phase("nsys").WaitReason; got != "paused: disk nearly full: 1 GiB free" {
+		t.Errorf("paused: %q", got)
+	}
+}

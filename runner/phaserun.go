@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -127,7 +129,10 @@ func (pr *phaseRun) ranFor(now time.Time) time.Duration {
 
 // conflicts reports whether a running phase holds GPUs this one needs. A
 // ready service holds its GPUs only against phases that do not use it.
-func (r *Runner) conflicts(pr *phaseRun) bool {
+func (r *Runner) conflicts(pr *phaseRun) bool { return r.holder(pr) != nil }
+
+// holder is a running phase that holds GPUs this one needs, or nil.
+func (r *Runner) holder(pr *phaseRun) *phaseRun {
 	for _, o := range r.phases {
 		if o == pr || o.cur == nil || o.cur.exitedSeen {
 			continue
@@ -137,11 +142,73 @@ func (r *Runner) conflicts(pr *phaseRun) bool {
 		}
 		if o.state.Status == Running || o.state.Status == Ready {
 			if SharesGPUs(o.ph.GPUs, pr.ph.GPUs) {
-				return true
+				return o
 			}
 		}
 	}
-	return false
+	return nil
+}
+
+// waitReason says why a phase that has not started waits, in the words
+// the window, the plain output and the results file use: "waits for
+// macro", "waits for GPUs 0 held by serve", "waits for your greenlight",
+// "paused: disk nearly full". "" when nothing holds it.
+func (r *Runner) waitReason(pr *phaseRun) string {
+	for _, n := range pr.ph.Needs {
+		o, _ := r.find(n)
+		switch s := o.state.Status; {
+		case o.ph.Service != nil && s == Running:
+			return "waits for " + n + " to be ready"
+		case s != Done && s != Ready && s != Skipped:
+			return "waits for " + n
+		}
+	}
+	if o := r.holder(pr); o != nil {
+		gpus := "all GPUs"
+		if shared := sharedGPUs(o.ph.GPUs, pr.ph.GPUs); len(shared) > 0 {
+			gpus = "GPUs " + joinInts(shared)
+			if len(shared) == 1 {
+				gpus = "GPU " + joinInts(shared)
+			}
+		}
+		return fmt.Sprintf("waits for %s held by %s", gpus, o.ph.ID)
+	}
+	if r.paused {
+		if r.pauseWhy == "user" {
+			return "paused by you"
+		}
+		return "paused: " + r.pauseWhy
+	}
+	if pr.ph.Manual && !pr.gateOpen && !r.approved(pr.ph.ID) {
+		return "waits for your greenlight"
+	}
+	return ""
+}
+
+// sharedGPUs lists the GPUs two sets share; nil (all GPUs) shares every one
+// of the other's.
+func sharedGPUs(a, b []int) []int {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	var out []int
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (r *Runner) serviceNeeded(svc *phaseRun) bool {

@@ -171,6 +171,7 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 	}
 	st, err := readStatus(sr.files.status)
 	alive := supervisorAlive(sr.sup, sr.files.status)
+	r.times.ranAny = true // a step of this run is taken over: not a finished campaign
 	switch {
 	case err == nil && st.State == "exited":
 		// It ended while nobody watched; follow() records how.

@@ -144,6 +144,9 @@ func (r *Runner) snapshot() *State {
 		if ps.Status != Running {
 			ps.ETA = r.phaseRemaining(pr, now)
 		}
+		if ps.Status == Pending || ps.Status == Waiting {
+			ps.WaitReason = r.waitReason(pr)
+		}
 		s.Phases[i] = ps
 		if pr.cur != nil && !pr.cur.exitedSeen && pr.cur.sup > 0 {
 			s.Sessions = append(s.Sessions, pr.cur.sup)

@@ -50,6 +50,7 @@ type PhaseState struct {
 	Title        string
 	Status       Status
 	Reason       string // why it failed, was skipped or blocked
+	WaitReason   string // why a phase not yet started waits ("waits for GPU 0 held by serve")
 	Manual       bool
 	Attempt      int // 1 on the first run
 	Started      time.Time

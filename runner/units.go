@@ -91,3 +91,11 @@ func FormatDuration(d time.Duration) string {
 		return fmt.Sprintf("%ds", s)
 	}
 }
+
+// Count says n of a thing in English: "1 phase", "3 phases".
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

@@ -36,7 +36,17 @@ func (m *model) glyph(s runner.Status) string {
 // phaseRow is one line: glyph, title, bar, then time and what is going on.
 func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 	now := m.now()
-	titleW := min(30, max(16, width/4))
+	// As wide as the longest title needs, up to a quarter of the row, or a
+	// third on a wide screen.
+	longest := 0
+	for _, q := range m.state.Phases {
+		longest = max(longest, lipgloss.Width(q.Title))
+	}
+	limit := width / 4
+	if width >= 120 {
+		limit = width / 3
+	}
+	titleW := max(16, min(longest, limit))
 	barW := max(6, min(20, width/8))
 	title := ansi.Truncate(p.Title, titleW, "…")
 	title += strings.Repeat(" ", titleW-lipgloss.Width(title))
@@ -85,13 +95,12 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 			info = m.st.bad.Render(info)
 		}
 	default:
-		if p.ETA.Known && p.ETA.Remaining > 0 {
-			info = "pending · about " + dur(p.ETA.Remaining)
-		} else {
-			info = "pending"
+		info = "pending"
+		if p.WaitReason != "" {
+			info += " · " + p.WaitReason
 		}
-		if p.Manual {
-			info += " · gated"
+		if p.ETA.Known && p.ETA.Remaining > 0 {
+			info += " · about " + dur(p.ETA.Remaining)
 		}
 	}
 	if p.ExpectFailed > 0 {

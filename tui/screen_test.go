@@ -68,11 +68,11 @@ func loadingState(logPath string) *runner.State {
 				ETA: runner.ETA{Known: true, Remaining: 14 * time.Minute, Source: runner.SourceProgress, Fraction: -1},
 				Steps: []runner.StepState{{Name: "service", Status: runner.Running, Stage: "loading weights", Progress: 29.0 / 64, Log: logPath, Started: min(0),
 					ETA: runner.ETA{Known: true, Remaining: 14 * time.Minute, Source: runner.SourceProgress, Rate: "24.8 s/it", Done: 29, Total: 64, Fraction: 29.0 / 64}}}},
-			{ID: "macro", Title: "torch.profiler decode traces", Status: runner.Pending, ETA: runner.ETA{Known: true, Remaining: 8 * time.Minute},
+			{ID: "macro", Title: "torch.profiler decode traces", Status: runner.Pending, WaitReason: "waits for serve to be ready", ETA: runner.ETA{Known: true, Remaining: 8 * time.Minute},
 				Steps: []runner.StepState{{Name: "a", Status: runner.Pending}, {Name: "b", Status: runner.Pending}}},
 			{ID: "gemm", Title: "Marlin W4A16 GEMM sweep", Status: runner.Done, Started: min(1), Ended: min(11), GPUs: []int{0},
 				Steps: []runner.StepState{{Name: "c", Status: runner.Done}}},
-			{ID: "nsys", Title: "nsys timeline in CUDA graphs", Status: runner.Pending, Manual: true, ETA: runner.ETA{Known: true, Remaining: 45 * time.Minute},
+			{ID: "nsys", Title: "nsys timeline in CUDA graphs", Status: runner.Pending, Manual: true, WaitReason: "waits for macro", ETA: runner.ETA{Known: true, Remaining: 45 * time.Minute},
 				Steps: []runner.StepState{{Name: "d", Status: runner.Pending}}},
 		}}
 }
