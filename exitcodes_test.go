@@ -161,6 +161,6 @@ phases:
 	s.keys("l")
 	waitForFile(t, exit, "\n")
 	if b, _ := os.ReadFile(exit); strings.TrimSpace(string(b)) != "0" {
-		t.Errorf("detached on purpose: exit %s; want 0", b)
+		t.Errorf("detached on purpose: exit %s; want 0; the pane shows:\n%s", b, s.screen())
 	}
 }

@@ -78,7 +78,10 @@ func cmdGPUs(args []string, stdout, stderr io.Writer) int {
 
 func jsonSample(s gpu.Sample, inv gpu.Inventory) map[string]any {
 	v := func(x gpu.Metric) any {
-		if !x.OK {
+		switch {
+		case !x.OK && x.Why == "":
+			return "n/a: not read by this source"
+		case !x.OK:
 			return "n/a: " + x.Why
 		}
 		return x.V

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -249,4 +250,27 @@ func FuzzSavesLandingInAWrite(f *testing.F) {
 		w.Flush()
 		ed.check(t, last)
 	})
+}
+
+type noSamples struct{}
+
+func (noSamples) Summarize(from, to time.Time, devices []int) []gpu.Summary {
+	return []gpu.Summary{{Device: gpu.Device{Index: 0}}}
+}
+
+// TestZeroSecondPhaseHasNoEmptyTable: a phase shorter than the sampling
+// interval says so rather than showing a GPU table with no rows.
+func TestZeroSecondPhaseHasNoEmptyTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.md")
+	w := NewWriter(path, testPlan(t), testEnv(), noSamples{}, "")
+	if err := w.Write(fullState(w.plan)); err != nil {
+		t.Fatal(err)
+	}
+	md := string(must(os.ReadFile(path)))
+	if strings.Contains(md, "| GPU | Mean util") {
+		t.Errorf("a GPU table with no rows:\n%s", md)
+	}
+	if !strings.Contains(md, "No GPU reading fell within the phase") {
+		t.Error("the phase does not say why it has no GPU table")
+	}
 }

@@ -266,7 +266,16 @@ func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu
 		fmt.Fprintf(&b, "\n### Summary: step %d, %s\n\n", i+1, cell(steps[i].Label()))
 		b.WriteString(strings.TrimRight(safe.Text(s.Summary, safe.Summary), "\n") + "\n")
 	}
-	if len(gpus) > 0 {
+	sampled := 0
+	for _, g := range gpus {
+		if g.Samples > 0 {
+			sampled++
+		}
+	}
+	if len(gpus) > 0 && sampled == 0 {
+		b.WriteString("\n### GPUs during the phase\n\nNo GPU reading fell within the phase (it was shorter than the sampling interval).\n")
+	}
+	if sampled > 0 {
 		b.WriteString("\n### GPUs during the phase\n\n")
 		b.WriteString("| GPU | Mean util | Peak util | Peak memory | Mean power | Peak power | Peak temp | Throttle |\n|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, g := range gpus {
