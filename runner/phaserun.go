@@ -203,10 +203,24 @@ func sharedGPUs(a, b []int) []int {
 	return out
 }
 
+// joinInts lists GPU indices with runs as ranges: "1-7", "0, 2-3".
 func joinInts(xs []int) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = strconv.Itoa(x)
+	xs = slices.Sorted(slices.Values(xs))
+	var parts []string
+	for i := 0; i < len(xs); {
+		j := i
+		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
+			j++
+		}
+		switch {
+		case j == i:
+			parts = append(parts, strconv.Itoa(xs[i]))
+		case j == i+1:
+			parts = append(parts, strconv.Itoa(xs[i]), strconv.Itoa(xs[j]))
+		default:
+			parts = append(parts, strconv.Itoa(xs[i])+"-"+strconv.Itoa(xs[j]))
+		}
+		i = j + 1
 	}
 	return strings.Join(parts, ", ")
 }

@@ -41,9 +41,9 @@ func newLogPane(note string) *logPane {
 
 const logTailBytes = 64 << 10
 
-// read returns a Cmd that reads the log of the selected phase's step.
-func (l *logPane) read(m *model) tea.Cmd {
-	ps := m.selected()
+// read returns a Cmd that reads the log of a phase's current step (the
+// selected one's).
+func (l *logPane) read(ps *runner.PhaseState) tea.Cmd {
 	if ps == nil || len(ps.Steps) == 0 {
 		return nil
 	}
@@ -147,12 +147,27 @@ func sanitize(s string) string {
 	}, s)
 }
 
-func (l *logPane) view(m *model, width, rows int) []string {
+// stepStarted reports whether a phase's current step has a log yet.
+func stepStarted(ps *runner.PhaseState) bool {
+	return ps != nil && len(ps.Steps) > 0 && ps.Steps[ps.Current].Log != ""
+}
+
+// view draws the log of ps's current step, or, before it has one, the
+// campaign's latest events under a line that says why.
+func (l *logPane) view(st *styles, ps *runner.PhaseState, width, rows int) []string {
 	src := l.lines
 	var head []string
-	if l.path == "" {
-		head = []string{m.st.dim.Render("this step has not started; the campaign's latest events:")}
+	switch {
+	case !stepStarted(ps):
+		why := "this phase has not started"
+		if ps != nil && ps.WaitReason != "" {
+			why = "this phase " + ps.WaitReason
+		}
+		head = []string{st.dim.Render(why + "; the campaign's latest events:")}
 		src = l.events
+	case l.path != ps.Steps[ps.Current].Log:
+		head = []string{st.dim.Render("reading " + ps.Steps[ps.Current].Log + "…")}
+		src = nil
 	}
 	rows -= len(head)
 	end := max(0, len(src)-l.off)
@@ -162,7 +177,7 @@ func (l *logPane) view(m *model, width, rows int) []string {
 		out = append(out, ansi.Truncate(line, width, "…"))
 	}
 	if len(out) == 0 {
-		out = append(out, m.st.dim.Render("no log yet"))
+		out = append(out, st.dim.Render("no log yet"))
 	}
 	return out
 }

@@ -185,7 +185,7 @@ func Run(o Options) (Result, error) {
 }
 
 func (m *model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.waitEvent(), tick(), tea.RequestBackgroundColor, m.preview.load(), m.logs.read(m)}
+	cmds := []tea.Cmd{m.waitEvent(), tick(), tea.RequestBackgroundColor, m.preview.load(), m.logs.read(m.selected())}
 	if m.opts.Sampler != nil {
 		cmds = append(cmds, m.waitSamples())
 	}
@@ -263,7 +263,7 @@ func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.hosts = m.opts.Sampler.Hosts()
 		return m, m.waitSamples()
 	case tickMsg:
-		return m, tea.Batch(tick(), m.logs.read(m))
+		return m, tea.Batch(tick(), m.logs.read(m.selected()))
 	case logMsg:
 		m.logs.set(msg)
 		return m, nil
@@ -364,12 +364,12 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.quit(false, "greenlight: left the campaign")
 	case key.Matches(k, m.keys.Up):
 		m.sel = max(0, m.sel-1)
-		return m.logs.read(m)
+		return m.logs.read(m.selected())
 	case key.Matches(k, m.keys.Down):
 		if m.state != nil {
 			m.sel = min(len(m.state.Phases)-1, m.sel+1)
 		}
-		return m.logs.read(m)
+		return m.logs.read(m.selected())
 	case key.Matches(k, m.keys.Help):
 		m.help = true
 	case key.Matches(k, m.keys.Tab):

@@ -8,6 +8,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/glamour/v2"
+	gansi "charm.land/glamour/v2/ansi"
+	gstyles "charm.land/glamour/v2/styles"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/fsnotify/fsnotify"
 )
@@ -154,8 +156,27 @@ func glamourStyle() string {
 	return "dark"
 }
 
+// previewStyle is glamour's style for the terminal, made to read as a
+// document rather than as its source: headings by their style, not "## ";
+// inline code without padding ("(serve)", not "( serve )"); and with
+// colour off or ASCII only, bold as bold, not as "**".
+func previewStyle() gansi.StyleConfig {
+	var s gansi.StyleConfig
+	switch glamourStyle() {
+	case "dark":
+		s = gstyles.DarkStyleConfig
+		s.H2.Prefix, s.H3.Prefix = "", ""
+		s.Code.Prefix, s.Code.Suffix = "", ""
+	default:
+		s = gstyles.ASCIIStyleConfig
+		bold := true
+		s.Strong.BlockPrefix, s.Strong.BlockSuffix, s.Strong.Bold = "", "", &bold
+	}
+	return s
+}
+
 func renderMarkdown(content string, width int) []string {
-	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(glamourStyle()), glamour.WithWordWrap(max(20, width-2)))
+	r, err := glamour.NewTermRenderer(glamour.WithStyles(previewStyle()), glamour.WithWordWrap(max(20, width-2)))
 	out := content
 	if err == nil {
 		if s, err := r.Render(content); err == nil {

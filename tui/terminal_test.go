@@ -204,3 +204,24 @@ func TestPainterDoesNotWaitOnTheTerminal(t *testing.T) {
 		t.Errorf("%d frames were painted; stale ones should give way to the newest", n)
 	}
 }
+
+// TestPreviewReadsAsADocument: the preview renders the results file's
+// phase headings without "## ", inline code without padding, and bold
+// without "**", in colour and under LANG=C alike.
+func TestPreviewReadsAsADocument(t *testing.T) {
+	md := "# c\n\n## vLLM server (`serve`)\n\n**Status:** ✅ done\n"
+	for _, env := range []map[string]string{{"LANG": "C.UTF-8"}, {"LANG": "C", "LC_ALL": "C"}, {"NO_COLOR": "1", "LANG": "C.UTF-8"}} {
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		got := ansi.Strip(strings.Join(renderMarkdown(md, 80), "\n"))
+		for _, bad := range []string{"**", "( serve )"} {
+			if strings.Contains(got, bad) {
+				t.Errorf("%v: the preview shows %q:\n%s", env, bad, got)
+			}
+		}
+		if env["LANG"] == "C.UTF-8" && env["NO_COLOR"] == "" && strings.Contains(got, "## ") {
+			t.Errorf("%v: the preview shows the heading's ##:\n%s", env, got)
+		}
+	}
+}

@@ -78,7 +78,7 @@ func (m *model) render() string {
 				body = append(body, cut(eta))
 			}
 		}
-		body = append(body, m.logs.view(m, w, rows-len(body))...)
+		body = append(body, m.logs.view(&m.st, m.selected(), w, rows-len(body))...)
 	case detailReport:
 		body = m.preview.view(m, w, rows)
 	case detailProcs:
@@ -167,7 +167,8 @@ func (m *model) statusLine() string {
 	if m.flash != "" && m.now().Sub(m.flashAt) < 8*time.Second {
 		return m.st.warn.Render(m.flash)
 	}
-	if n := len(m.logs.events); n > 0 {
+	// The newest event, unless the log pane lists the events itself.
+	if n := len(m.logs.events); n > 0 && !(m.detail == detailLog && !stepStarted(m.selected())) {
 		return m.st.dim.Render(m.logs.events[n-1])
 	}
 	return ""
@@ -219,15 +220,30 @@ func (m *model) footer() string {
 func (m *model) helpView() string {
 	var b strings.Builder
 	b.WriteString(m.st.title.Render("greenlight keys") + "\n\n")
+	// The key groups side by side where they fit (80 columns), else one
+	// under the other.
+	var cols []string
 	for _, col := range m.keys.FullHelp() {
+		var c strings.Builder
 		for _, k := range col {
-			fmt.Fprintf(&b, "  %-10s %s\n", k.Help().Key, k.Help().Desc)
+			fmt.Fprintf(&c, "  %-9s %s  \n", k.Help().Key, k.Help().Desc)
 		}
-		b.WriteString("\n")
+		cols = append(cols, strings.TrimSuffix(c.String(), "\n"))
 	}
-	b.WriteString(m.st.dim.Render("Pause holds the queue after the running step; freeze stops the running step's processes (SIGSTOP).\n"))
-	b.WriteString(m.st.dim.Render("Quitting can leave the steps running: `greenlight run` with the same campaign re-attaches.\n\n"))
-	b.WriteString(m.st.dim.Render("any key closes this help"))
+	side := lipgloss.JoinHorizontal(lipgloss.Top, cols...)
+	if lipgloss.Width(side) <= m.w {
+		b.WriteString(side + "\n\n")
+	} else {
+		b.WriteString(strings.Join(cols, "\n\n") + "\n\n")
+	}
+	width := max(20, m.w-2)
+	for _, para := range []string{
+		"Pause holds the queue after the running step; freeze stops the running step's processes (SIGSTOP) and its timeout clock.",
+		"Quitting can leave the steps running: `greenlight run` with the same campaign re-attaches.",
+	} {
+		b.WriteString(m.st.dim.Render(ansi.Wordwrap(para, width, "")) + "\n")
+	}
+	b.WriteString("\n" + m.st.dim.Render("any key closes this help"))
 	return b.String()
 }
 
