@@ -21,7 +21,7 @@ func shortName(n string) string {
 
 // gpuRow: index, name, utilization bar, memory bar with GiB, temperature,
 // power/limit, sparkline, and a flag for a foreign process.
-func (m *model) gpuRow(s gpu.Sample, width int) string {
+func (m *model) gpuRow(s gpu.Sample, width int, withSpark bool) string {
 	name := fmt.Sprintf("%-2d %-5s", s.Device.Index, ansi.Truncate(shortName(s.Device.Name), 5, ""))
 	if s.Lost {
 		return ansi.Truncate(name+" "+m.st.bad.Render("lost: "+s.LostWhy), width, "…")
@@ -60,7 +60,7 @@ func (m *model) gpuRow(s gpu.Sample, width int) string {
 		flag = " " + m.st.warn.Render(strings.Join(s.Throttle, ","))
 	}
 	room := width - lipgloss.Width(row) - lipgloss.Width(flag) - 1
-	if room >= 4 && m.opts.Sampler != nil {
+	if room >= 4 && m.opts.Sampler != nil && withSpark {
 		cells := min(room, 60)
 		vals := sparkBuckets(m.opts.Sampler.History(s.Device.ID(), cells*sparkBucket), sparkBucket)
 		row += " " + m.st.barFull.Render(m.spark(vals, cells))
@@ -86,6 +86,13 @@ func (m *model) gpusView(width, maxRows int) []string {
 	if len(m.samples) == 0 {
 		return []string{m.st.dim.Render(fmt.Sprintf("%d GPUs: waiting for the first reading…", len(inv.Devices)))}
 	}
+	if per := m.gpuLinesPer(); per > 1 {
+		var out []string
+		for _, s := range m.samples {
+			out = append(out, m.gpuCard(s, width, per)...)
+		}
+		return out[:min(len(out), maxRows)]
+	}
 	return m.gpuRowsOf(m.samples, width, maxRows)
 }
 
@@ -96,7 +103,7 @@ func (m *model) gpuRowsOf(samples []gpu.Sample, width, maxRows int) []string {
 			out = append(out, m.st.dim.Render(fmt.Sprintf("… and %d more GPUs (make the window taller)", len(samples)-i)))
 			break
 		}
-		out = append(out, m.gpuRow(s, width))
+		out = append(out, m.gpuRow(s, width, true))
 	}
 	return out
 }
@@ -133,7 +140,7 @@ func (m *model) hostGroups() []hostGroup {
 // gpuLines is how many rows the GPU pane wants: one per GPU, and with
 // remote hosts one more per host.
 func (m *model) gpuLines() int {
-	n := len(m.opts.Sampler.Inventory().Devices)
+	n := len(m.opts.Sampler.Inventory().Devices) * m.gpuLinesPer()
 	if len(m.hosts) > 0 {
 		n = len(m.samples)
 		for _, g := range m.hostGroups() {
@@ -287,6 +294,11 @@ const sparkBucket = 10
 // sparkBuckets averages utilization over buckets aligned to the clock, so
 // a bucket's value does not shift as new samples arrive in the next one.
 func sparkBuckets(pts []gpu.Point, secs int64) []float32 {
+	return bucketed(pts, secs, func(p gpu.Point) float32 { return p.Util })
+}
+
+// bucketed is sparkBuckets of any value of a point (<0: n/a).
+func bucketed(pts []gpu.Point, secs int64, value func(gpu.Point) float32) []float32 {
 	var out []float32
 	var sum float32
 	n, cur := 0, int64(-1)
@@ -301,8 +313,8 @@ func sparkBuckets(pts []gpu.Point, secs int64) []float32 {
 			flush()
 			cur, sum, n = b, 0, 0
 		}
-		if p.Util >= 0 {
-			sum += p.Util
+		if v := value(p); v >= 0 {
+			sum += v
 			n++
 		}
 	}

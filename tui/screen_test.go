@@ -268,7 +268,27 @@ func TestScreen80x24(t *testing.T) {
 
 func TestScreen200x60(t *testing.T) {
 	s := newScreenTest(t, 200, 60, 8)
-	golden(t, "screen-200x60.golden", s.screen(t, "red text"))
+	got := s.screen(t, "red text")
+	golden(t, "screen-200x60.golden", got)
+	// The room is used: each GPU's metrics and history under its row.
+	for _, want := range []string{"\n   SM ", "PCIe rx", "\n   util ", "· mem ", "last 10m, 10 s a cell"} {
+		if strings.Count(got, want) < 7 {
+			t.Errorf("200x60 with 8 GPUs shows %q %d times; want it for each GPU", want, strings.Count(got, want))
+		}
+	}
+}
+
+// TestScreen200x60OneGPU: one GPU on a big window, as on an H200 machine,
+// gets its metrics and history chart, not a row and 60 empty columns.
+func TestScreen200x60OneGPU(t *testing.T) {
+	s := newScreenTest(t, 200, 60, 1)
+	got := s.screen(t, "red text")
+	golden(t, "screen-200x60-1gpu.golden", got)
+	for _, want := range []string{"\n   SM ", "\n   util "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("200x60 with 1 GPU lacks %q", want)
+		}
+	}
 }
 
 func TestScreen16GPUsAt120x40(t *testing.T) {
