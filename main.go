@@ -393,14 +393,18 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		}
 	}
 	problems := runner.CheckPreflight(plan, count)
+	var preflightNotes []string
 	for _, p := range problems {
 		if p.Warn {
-			fmt.Fprintf(stderr, "greenlight: warning: %s\n", p.What)
+			preflightNotes = append(preflightNotes, "preflight: "+p.What)
 		}
 	}
 	if err := runner.PreflightError(problems); err != nil {
+		for _, n := range preflightNotes {
+			fmt.Fprintf(stderr, "greenlight: warning: %s\n", n)
+		}
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		return 1
+		return exitFailed
 	}
 	approve, err := approveList(plan, f.approve)
 	if err != nil {
@@ -416,7 +420,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 			return code
 		}
 	}
-	r, err := runner.New(plan, runner.Options{StateDir: f.stateDir, GPUCount: count, Approve: approve})
+	r, err := runner.New(plan, runner.Options{StateDir: f.stateDir, GPUCount: count, Approve: approve, Notes: preflightNotes})
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		if errors.Is(err, runner.ErrLocked) {
@@ -551,6 +555,9 @@ func exitCode(st *runner.State, interrupted, detached bool) int {
 // runPlain prints one line per event until the campaign finishes. SIGINT
 // stops the steps; SIGHUP and SIGTERM leave them running.
 func runPlain(r *runner.Runner, events <-chan runner.Event, reportErrs <-chan error, out io.Writer) int {
+	// A reader that goes away (`| head`) must not end the campaign's
+	// monitor: the lines are lost, the campaign and its record are not.
+	signal.Ignore(syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)

@@ -302,3 +302,42 @@ phases:
 		t.Errorf("step folders %v; want the old one kept and a new one", dirs)
 	}
 }
+
+// TestPlainOutputReaderGoesAway: `greenlight run --plain | head -1` does
+// not end the campaign's monitor: the campaign finishes and its record is
+// whole; preflight's warning is in the record too.
+func TestPlainOutputReaderGoesAway(t *testing.T) {
+	dir := t.TempDir()
+	writeCampaign(t, dir, `name: pipe
+gpus: 8
+phases:
+  - id: a
+    steps:
+      - run: |
+          sleep 1; echo '{"x": 1}' >> "$GREENLIGHT_RESULTS"
+  - id: b
+    needs: [a]
+    steps:
+      - run: |
+          echo '{"y": 2}' >> "$GREENLIGHT_RESULTS"
+`)
+	cmd := exec.Command("sh", "-c", bin+" run --plain --gpu none c.yaml | head -1")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		md := readFile(t, filepath.Join(dir, "pipe.md"))
+		if strings.Contains(md, "Status:** finished") {
+			if !strings.Contains(md, "preflight: the campaign expects 8 GPUs") {
+				t.Errorf("the preflight warning is not in the record:\n%s", md)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the campaign did not finish once its reader went away:\n%s", md)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

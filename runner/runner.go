@@ -35,6 +35,9 @@ type Options struct {
 	// Approve lists phases whose manual gate is given up front ("all" for
 	// every one), for unattended runs.
 	Approve []string
+	// Notes are said as warnings when the campaign starts, in the window,
+	// the plain output and the results file (preflight's warnings).
+	Notes []string
 }
 
 // Runner runs one campaign. Controls may be called from any goroutine.
@@ -143,6 +146,7 @@ func New(plan *Plan, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r.resume(recs)
+	r.warnings = append(r.warnings, opts.Notes...)
 	r.keepApprovals()
 	return r, nil
 }
