@@ -339,6 +339,20 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout)
 	}
+	// Which phases may share the machine, and which queue for GPUs.
+	var lines []string
+	for i, a := range plan.Phases {
+		for _, b := range plan.Phases[i+1:] {
+			if o := plan.Overlap(a, b); o != "" {
+				lines = append(lines, fmt.Sprintf("  %s and %s %s", a.ID, b.ID, o))
+			}
+		}
+	}
+	if len(lines) > 0 {
+		fmt.Fprintf(stdout, "\nPhases not ordered by needs:\n%s\n", strings.Join(lines, "\n"))
+	} else if len(plan.Phases) > 1 {
+		fmt.Fprintln(stdout, "\nEvery phase is ordered by needs: one runs at a time.")
+	}
 	return 0
 }
 

@@ -125,6 +125,17 @@ func TestValidatePrintsPlan(t *testing.T) {
 	if code != 0 {
 		t.Errorf("validate h200-smoke: exit %d\n%s", code, out)
 	}
+	if !strings.Contains(out, "Every phase is ordered by needs") {
+		t.Errorf("validate kimi does not say its phases run one at a time:\n%s", out)
+	}
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, "name: s\nphases:\n  - id: serve\n    gpus: [1, 2, 3]\n    service: {run: s, ready: {log: up}}\n  - id: gemm\n    gpus: [0]\n    steps: [{run: g}]\n  - id: flaky\n    gpus: [0, 3]\n    steps: [{run: f}]\n")
+	out, _ = runBin(t, dir, "validate", c)
+	for _, want := range []string{"serve and gemm may run together", "serve and flaky queue for GPU 3", "gemm and flaky queue for GPU 0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate lacks %q:\n%s", want, out)
+		}
+	}
 	out, code = runBin(t, ".", "validate", "examples/kimi-k25-two-nodes.yaml")
 	if code != 0 || !strings.Contains(out, "after ray-worker") {
 		t.Errorf("validate kimi-k25-two-nodes: exit %d\n%s", code, out)

@@ -178,6 +178,47 @@ func (p *Plan) UsedPhases(a string) []string {
 	return out
 }
 
+// After reports whether phase a comes after phase b through needs, at
+// any depth: the two never run at once.
+func (p *Plan) After(a, b string) bool { return p.after(a, b, 0) }
+
+func (p *Plan) after(a, b string, depth int) bool {
+	ph := p.Phase(a)
+	if ph == nil || depth > len(p.Phases) {
+		return false
+	}
+	for _, n := range ph.Needs {
+		if n == b || p.after(n, b, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// Overlap says how two phases may share the machine: "" when needs order
+// them (never at once), else whether they run together or queue, and for
+// which GPUs.
+func (p *Plan) Overlap(a, b *Phase) string {
+	switch {
+	case p.After(a.ID, b.ID) || p.After(b.ID, a.ID):
+		return ""
+	case p.Uses(a.ID, b.ID) || p.Uses(b.ID, a.ID):
+		return "" // a service and a phase that uses it share its GPUs by design
+	case !SharesGPUs(a.GPUs, b.GPUs):
+		return "may run together"
+	}
+	shared := sharedGPUs(a.GPUs, b.GPUs)
+	gpus := "all GPUs"
+	switch len(shared) {
+	case 0:
+	case 1:
+		gpus = "GPU " + joinInts(shared)
+	default:
+		gpus = "GPUs " + joinInts(shared)
+	}
+	return "queue for " + gpus + ": never at once"
+}
+
 func SharesGPUs(a, b []int) bool {
 	if a == nil || b == nil {
 		return true
