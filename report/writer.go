@@ -170,6 +170,11 @@ func (w *Writer) updateCSV(p *runner.PhaseState) error {
 	return c.update(p)
 }
 
+// lateWindow is how long after a swap a write into the displaced file is
+// waited for at the end: an append opened just before the swap lands
+// within microseconds; a few milliseconds cover a loaded machine.
+const lateWindow = 5 * time.Millisecond
+
 // Flush merges what was written late into a file we replaced; call it last.
 func (w *Writer) Flush() error {
 	w.mu.Lock()
@@ -180,7 +185,7 @@ func (w *Writer) Flush() error {
 	// An append that opened the file just before our last swap lands in
 	// the file we displaced within moments: wait out those moments.
 	if len(w.file.held) > 0 {
-		time.Sleep(20*time.Millisecond - time.Since(w.file.held[len(w.file.held)-1].since))
+		time.Sleep(lateWindow - time.Since(w.file.held[len(w.file.held)-1].since))
 	}
 	if !w.file.lateWrites() {
 		return nil

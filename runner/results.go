@@ -135,13 +135,10 @@ func (d *scanner) value() (any, error) {
 		return d.nested()
 	case c == '-' || c >= '0' && c <= '9':
 		start := d.i
-		for d.i < len(d.b) && bytes.IndexByte([]byte("+-.eE0123456789"), d.b[d.i]) >= 0 {
-			d.i++
+		if !d.number() {
+			return nil, d.errorf("bad number %q", d.b[start:min(len(d.b), d.i+1)])
 		}
 		text := d.b[start:d.i]
-		if !json.Valid(text) {
-			return nil, d.errorf("bad number %q", text)
-		}
 		f, err := strconv.ParseFloat(string(text), 64)
 		if err != nil {
 			return string(text), nil // too large for a float: kept as written
@@ -171,4 +168,35 @@ func (d *scanner) nested() (any, error) {
 	var buf bytes.Buffer
 	json.Compact(&buf, raw)
 	return buf.String(), nil
+}
+
+// number reads a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+func (d *scanner) number() bool {
+	digits := func() int {
+		n := 0
+		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+			d.i++
+			n++
+		}
+		return n
+	}
+	d.eat('-')
+	switch {
+	case d.eat('0'):
+	case digits() == 0:
+		return false
+	}
+	if d.eat('.') && digits() == 0 {
+		return false
+	}
+	if d.eat('e') || d.eat('E') {
+		if !d.eat('+') {
+			d.eat('-')
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	// A number ends where the object's syntax goes on.
+	return d.i == len(d.b) || bytes.IndexByte([]byte(" \t\r\n,}]"), d.b[d.i]) >= 0
 }
