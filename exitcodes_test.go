@@ -153,7 +153,7 @@ phases:
 		fmt.Sprintf("cd %s && %s run --gpu none c.yaml; echo $? > %s; sleep 30", dir, bin, exit))
 	t.Cleanup(func() {
 		exec.Command("tmux", "-L", s.socket, "kill-server").Run()
-		killSteps(t, filepath.Join(dir, ".greenlight", "detach"))
+		stopBackground(t, filepath.Join(dir, ".greenlight", "detach"))
 	})
 	s.waitFor("running", 20*time.Second)
 	s.keys("q")
@@ -163,4 +163,19 @@ phases:
 	if b, _ := os.ReadFile(exit); strings.TrimSpace(string(b)) != "0" {
 		t.Errorf("detached on purpose: exit %s; want 0; the pane shows:\n%s", b, s.screen())
 	}
+}
+
+// stopBackground ends the background monitor a window handed a campaign
+// to, and the campaign's steps, so the test's folder can go.
+func stopBackground(t *testing.T, stateDir string) {
+	if b, err := os.ReadFile(filepath.Join(stateDir, "lock")); err == nil {
+		var pid int
+		fmt.Sscanf(string(b), "%d", &pid)
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if pid > 1 && strings.Contains(string(cmdline), headlessFlag) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	killSteps(t, stateDir)
+	time.Sleep(200 * time.Millisecond)
 }

@@ -17,6 +17,8 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -176,6 +178,7 @@ type runFlags struct {
 	interval time.Duration
 	approve  string
 	fresh    bool
+	headless bool // the background monitor a window hands a campaign to
 }
 
 func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []string, error) {
@@ -189,6 +192,7 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []s
 	fs.DurationVar(&f.interval, "interval", time.Second, "")
 	fs.StringVar(&f.approve, "approve", "", "")
 	fs.BoolVar(&f.fresh, "fresh", false, "")
+	fs.BoolVar(&f.headless, strings.TrimPrefix(headlessFlag, "--"), false, "")
 	// Flags may come after the campaign file too.
 	var rest []string
 	for len(args) > 0 {
@@ -434,7 +438,15 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 			return code
 		}
 	}
-	r, err := runner.New(plan, runner.Options{StateDir: f.stateDir, GPUCount: count, Approve: approve, Notes: preflightNotes})
+	stateDir := f.stateDir
+	if stateDir == "" {
+		stateDir = runner.DefaultStateDir(plan)
+	}
+	opts := runner.Options{StateDir: stateDir, GPUCount: count, Approve: approve, Notes: preflightNotes}
+	r, err := runner.New(plan, opts)
+	if errors.Is(err, runner.ErrLocked) && !f.headless && takeOver(stateDir, stdout) {
+		r, err = runner.New(plan, opts)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		if errors.Is(err, runner.ErrLocked) {
@@ -458,6 +470,20 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	}()
 	// The results file must hold the last state before we exit.
 	defer func() { r.Close(); <-reportDone }()
+	// Leaving a campaign that is not over hands it to a background
+	// monitor, so the queue goes on (see handoff.go).
+	var leaveOnce sync.Once
+	leave := func() {
+		leaveOnce.Do(func() {
+			if !f.headless && !r.Snapshot().Finished {
+				r.Close()
+				<-reportDone
+				if _, err := handOff(plan.File, f, r.StateDir(), stdout); err != nil {
+					fmt.Fprintf(stderr, "greenlight: could not start the background monitor (%v): running steps go on, later phases wait for `greenlight run %s`\n", err, plan.File)
+				}
+			}
+		})
+	}
 	sampler.Start()
 	defer sampler.Stop()
 	if fake, ok := src.(*gpu.Fake); ok {
@@ -469,8 +495,20 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		fmt.Fprintln(stdout, "greenlight:", note)
 	}
 	if plain {
-		return runPlain(r, uiEvents, reportErrs, stdout)
+		return runPlain(r, uiEvents, reportErrs, stdout, f.headless, leave)
 	}
+	// A lost terminal (ssh drop, tmux killed) hands the campaign on too.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	var hupped atomic.Bool
+	go func() {
+		if _, ok := <-hup; ok {
+			hupped.Store(true)
+			leave()
+			os.Exit(exitInterrupted)
+		}
+	}()
 	errPath := filepath.Join(r.StateDir(), "monitor-stderr.log")
 	restoreStderr, cerr := captureStderr(errPath)
 	res, err := tui.Run(tui.Options{Runner: r, Events: uiEvents, Sampler: sampler, Plan: plan, ReportPath: plan.Report,
@@ -480,17 +518,22 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 			fmt.Fprintf(stderr, "greenlight: written to stderr while the screen was up (kept in %s):\n%s\n", errPath, strings.TrimRight(said, "\n"))
 		}
 	}
-	if err != nil {
-		r.Close()
-		fmt.Fprintf(stderr, "greenlight: the screen failed (%v); the steps go on, `greenlight run %s` re-attaches\n", err, rest[0])
-		return 1
+	if hupped.Load() {
+		leave() // returns once the hand-off has been made
+		return exitInterrupted
 	}
-	r.Close()
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: the screen failed (%v); `greenlight run %s` re-attaches\n", err, rest[0])
+		leave()
+		return exitFailed
+	}
 	fmt.Fprintln(stdout, res.Message)
 	fmt.Fprintf(stdout, "results: %s\n", plan.Report)
 	if res.Detached {
+		leave()
 		return exitCode(res.Final, false, true)
 	}
+	r.Close()
 	return exitCode(res.Final, res.Interrupted, false)
 }
 
@@ -568,7 +611,7 @@ func exitCode(st *runner.State, interrupted, detached bool) int {
 
 // runPlain prints one line per event until the campaign finishes. SIGINT
 // stops the steps; SIGHUP and SIGTERM leave them running.
-func runPlain(r *runner.Runner, events <-chan runner.Event, reportErrs <-chan error, out io.Writer) int {
+func runPlain(r *runner.Runner, events <-chan runner.Event, reportErrs <-chan error, out io.Writer, headless bool, leave func()) int {
 	// A reader that goes away (`| head`) must not end the campaign's
 	// monitor: the lines are lost, the campaign and its record are not.
 	signal.Ignore(syscall.SIGPIPE)
@@ -592,9 +635,23 @@ func runPlain(r *runner.Runner, events <-chan runner.Event, reportErrs <-chan er
 				go r.Stop()
 				continue
 			}
-			fmt.Fprintf(out, "%s got %v: leaving the steps running; `greenlight run` again re-attaches\n", time.Now().Format("15:04:05"), s)
-			r.Close()
-			return 130
+			if headless {
+				// A window takes the campaign back (SIGTERM), or the machine
+				// shuts down; a lost terminal is not ours (SIGHUP ignored).
+				if s == syscall.SIGHUP {
+					continue
+				}
+				fmt.Fprintf(out, "%s got %v: leaving the campaign to the window that takes it back\n", time.Now().Format("15:04:05"), s)
+				r.Close()
+				return exitOK
+			}
+			fmt.Fprintf(out, "%s got %v: leaving the steps running\n", time.Now().Format("15:04:05"), s)
+			if s == syscall.SIGHUP {
+				leave()
+			} else {
+				r.Close()
+			}
+			return exitInterrupted
 		case e, ok := <-events:
 			if !ok {
 				return 130

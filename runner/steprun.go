@@ -487,7 +487,9 @@ func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
 		}
 	}
 	if len(sr.logRest) > 0 {
-		// An unfinished tqdm redraw still tells how far it is.
+		// An unfinished tqdm redraw still tells how far it is, and in
+		// which stage: the stage moves with the bar, not a line later.
+		r.stageLine(sr, sr.logRest, now)
 		r.progressLine(sr, sr.logRest, now)
 		if final {
 			r.logLine(sr, sr.logRest, now)
@@ -508,16 +510,10 @@ func (r *Runner) progressLine(sr *stepRun, line []byte, now time.Time) {
 func (r *Runner) logLine(sr *stepRun, line []byte, now time.Time) {
 	// A stage first: its line may also be the first of its progress bar.
 	if svc := sr.pr.ph.Service; svc != nil {
-		s := string(line)
-		if svc.ReadyLog != nil && !sr.readyLog && svc.ReadyLog.MatchString(s) {
+		if svc.ReadyLog != nil && !sr.readyLog && svc.ReadyLog.Match(line) {
 			sr.readyLog = true
 		}
-		for i := sr.stage + 1; i < len(svc.Stages); i++ {
-			if svc.Stages[i].Log != nil && svc.Stages[i].Log.MatchString(s) {
-				r.enterStage(sr, i, now)
-				break
-			}
-		}
+		r.stageLine(sr, line, now)
 	}
 	r.progressLine(sr, line, now)
 	if re := sr.step.Results; re != nil {
@@ -531,6 +527,21 @@ func (r *Runner) logLine(sr *stepRun, line []byte, now time.Time) {
 				}
 			}
 			r.addRow(sr, row, true)
+		}
+	}
+}
+
+// stageLine moves a starting service to the first later stage whose line
+// this is.
+func (r *Runner) stageLine(sr *stepRun, line []byte, now time.Time) {
+	svc := sr.pr.ph.Service
+	if svc == nil {
+		return
+	}
+	for i := sr.stage + 1; i < len(svc.Stages); i++ {
+		if svc.Stages[i].Log != nil && svc.Stages[i].Log.Match(line) {
+			r.enterStage(sr, i, now)
+			return
 		}
 	}
 }
