@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/examples"
+	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -309,4 +310,48 @@ func demoClient(args []string) int {
 	fmt.Printf("%-40s %.2f\n", "Mean TPOT (ms):", el*1000/float64(tokens))
 	fmt.Println("==================================================")
 	return 0
+}
+
+// feedFake drives the fake fleet from what the campaign does, so the
+// demo's gauges move with it.
+func feedFake(f *gpu.Fake, n int, events <-chan runner.Event, plan *runner.Plan) {
+	for e := range events {
+		a := gpu.Activity{Devices: map[int]gpu.Load{}}
+		for _, p := range e.State.Phases {
+			ph := plan.Phase(p.ID)
+			gpus := ph.GPUs
+			if gpus == nil {
+				gpus = make([]int, n)
+				for i := range gpus {
+					gpus[i] = i
+				}
+			}
+			var pids []int
+			if p.Status == runner.Running || p.Status == runner.Ready {
+				if pg := p.Steps[p.Current].PGID; pg > 0 {
+					pids = []int{pg}
+				}
+			}
+			for _, g := range gpus {
+				l, ok := a.Devices[g]
+				if !ok {
+					l.Loading = -1
+				}
+				switch {
+				case ph.Service != nil && p.Status == runner.Running:
+					l.Loading = max(0, p.Steps[0].Progress)
+				case ph.Service != nil && p.Status == runner.Ready:
+					l.ServiceUp = true
+				case p.Status == runner.Running && ph.Service == nil:
+					// A client of a service loads the service's GPUs.
+					l.Busy = true
+				default:
+					continue
+				}
+				l.PIDs = append(l.PIDs, pids...)
+				a.Devices[g] = l
+			}
+		}
+		f.SetActivity(a)
+	}
 }
