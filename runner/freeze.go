@@ -1,0 +1,71 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// Freezing: SIGSTOP and SIGCONT to running steps' groups, and their timeout clocks.
+
+func (r *Runner) setFrozen(f bool) error {
+	if r.frozen == f {
+		return nil
+	}
+	kind, word := Frozen, "frozen"
+	if !f {
+		kind, word = Thawed, "thawed"
+	}
+	if f {
+		running := false
+		for _, pr := range r.phases {
+			running = running || pr.cur != nil && pr.ph.Service == nil && !pr.cur.exitedSeen
+		}
+		if !running {
+			return errors.New("no step is running to freeze (a service is never frozen: its clients would time out)")
+		}
+	}
+	n := 0
+	for _, pr := range r.phases {
+		if sr := pr.cur; sr != nil && sr.pgid == 0 {
+			// Started moments ago: its status file may already say where.
+			if st, err := readStatus(sr.files.status); err == nil {
+				sr.pgid, sr.pausesClock = st.PGID, st.PausesClock
+			}
+		}
+		if sr := pr.cur; sr != nil && pr.ph.Service == nil && sr.pgid > 0 && !sr.exitedSeen {
+			if r.freezeStep(pr, sr, f, r.opts.Now()) {
+				n++
+			}
+		}
+	}
+	r.frozen = f
+	r.emit(Event{Kind: kind, Message: fmt.Sprintf("%s %s", word, Count(n, "running step"))})
+	return nil
+}
+
+// freezeStep stops (SIGSTOP) or continues a step's process group, stops
+// or starts its timeout clock in the supervisor (when the supervisor takes
+// the signals) and in the phase, and reports whether the group got it.
+func (r *Runner) freezeStep(pr *phaseRun, sr *stepRun, frozen bool, now time.Time) bool {
+	group, clock := syscall.SIGCONT, syscall.SIGUSR2
+	if frozen {
+		group, clock = syscall.SIGSTOP, syscall.SIGUSR1
+	}
+	if syscall.Kill(-sr.pgid, group) != nil {
+		return false
+	}
+	if sr.pausesClock && sr.sup > 0 {
+		syscall.Kill(sr.sup, clock)
+	}
+	pr.state.Frozen = frozen
+	switch {
+	case frozen:
+		pr.frozenEver, pr.frozenAt = true, now
+	case !pr.frozenAt.IsZero():
+		pr.frozenFor += now.Sub(pr.frozenAt)
+		pr.frozenAt = time.Time{}
+	}
+	return true
+}

@@ -1,0 +1,166 @@
+package runner
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Reading a step's log: lines split on \n and \r (tqdm redraws),
+// progress, results by regex, and a service's stages.
+
+// readLog splits new log bytes on \n and \r, so tqdm's redraws count as
+// lines, and looks in each for progress, results, readiness and stages.
+func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
+	// The log stays open while the step runs: reopening it four times a
+	// second is most of an idle monitor's CPU.
+	if sr.logFile == nil {
+		f, err := os.Open(sr.files.log)
+		if err != nil {
+			return
+		}
+		sr.logFile = f
+	}
+	f := sr.logFile
+	if final {
+		defer func() { sr.logFile.Close(); sr.logFile = nil }()
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return
+	}
+	size := fi.Size()
+	// Progress needs only the latest lines. Unless every line matters
+	// (results regex, a service's readiness and stages), skip what a
+	// flooding step wrote since the last look: the monitor must not compete
+	// with the benchmark for CPU.
+	if sr.step.Results == nil && sr.pr.ph.Service == nil && size-sr.logOff > tailWindow {
+		sr.logOff, sr.logRest = size-tailWindow, nil
+		sr.skipPartial = true
+	}
+	for size > sr.logOff {
+		want := min(size-sr.logOff, maxReadPerPoll)
+		if int64(cap(sr.buf)) < want {
+			sr.buf = make([]byte, want)
+		}
+		buf := sr.buf[:want]
+		n, _ := f.ReadAt(buf, sr.logOff)
+		if n == 0 {
+			break
+		}
+		sr.logOff += int64(n)
+		data := append(sr.logRest, buf[:n]...)
+		sr.logRest = nil
+		if sr.skipPartial {
+			// We jumped into the middle of a line: start at the next one.
+			sr.skipPartial = false
+			if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
+				data = data[i+1:]
+			} else {
+				data = nil
+			}
+		}
+		for len(data) > 0 {
+			i := bytes.IndexAny(data, "\r\n")
+			if i < 0 {
+				sr.logRest = append([]byte(nil), data...)
+				break
+			}
+			if i > 0 {
+				r.logLine(sr, data[:i], now)
+			}
+			data = data[i+1:]
+		}
+		if len(sr.logRest) > 64<<10 {
+			r.logLine(sr, sr.logRest, now)
+			sr.logRest = nil
+		}
+		if !final {
+			break
+		}
+	}
+	if len(sr.logRest) > 0 {
+		// An unfinished tqdm redraw still tells how far it is, and in
+		// which stage: the stage moves with the bar, not a line later.
+		r.stageLine(sr, sr.logRest, now)
+		r.progressLine(sr, sr.logRest, now)
+		if final {
+			r.logLine(sr, sr.logRest, now)
+			sr.logRest = nil
+		}
+	}
+}
+
+func (r *Runner) progressLine(sr *stepRun, line []byte, now time.Time) {
+	if sr.step.Progress == nil && !bytes.ContainsAny(line, "%/") {
+		return
+	}
+	if d, t, ok := parseProgress(sr.step.Progress, string(line)); ok {
+		sr.prog.observe(now, d, t)
+	}
+}
+
+func (r *Runner) logLine(sr *stepRun, line []byte, now time.Time) {
+	// A stage first: its line may also be the first of its progress bar.
+	if svc := sr.pr.ph.Service; svc != nil {
+		if svc.ReadyLog != nil && !sr.readyLog && svc.ReadyLog.Match(line) {
+			sr.readyLog = true
+		}
+		r.stageLine(sr, line, now)
+	}
+	r.progressLine(sr, line, now)
+	if re := sr.step.Results; re != nil {
+		s := string(line)
+		for _, m := range re.FindAllStringSubmatch(s, -1) {
+			row := Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now}
+			for i, name := range re.SubexpNames() {
+				if name != "" {
+					row.Cols = append(row.Cols, name)
+					row.Values = append(row.Values, parseValue(m[i]))
+				}
+			}
+			r.addRow(sr, row, true)
+		}
+	}
+}
+
+// stageLine moves a starting service to the first later stage whose line
+// this is.
+func (r *Runner) stageLine(sr *stepRun, line []byte, now time.Time) {
+	svc := sr.pr.ph.Service
+	if svc == nil {
+		return
+	}
+	for i := sr.stage + 1; i < len(svc.Stages); i++ {
+		if svc.Stages[i].Log != nil && svc.Stages[i].Log.Match(line) {
+			r.enterStage(sr, i, now)
+			return
+		}
+	}
+}
+
+// enterStage moves a starting service to stage i: its start is noted for
+// the ETA's pace, and the progress bar of the stage before is let go.
+func (r *Runner) enterStage(sr *stepRun, i int, now time.Time) {
+	svc := sr.pr.ph.Service
+	if len(sr.stageStarts) != len(svc.Stages) {
+		sr.stageStarts = make([]time.Time, len(svc.Stages))
+		sr.stageStarts[0] = sr.started // the time before the first line is the first stage's
+	}
+	if i > 0 {
+		sr.stageStarts[i] = now
+	}
+	sr.stage = i
+	sr.prog = progressTrack{}
+	sr.pr.state.Steps[0].Stage = svc.Stages[i].Name
+}
+
+func parseValue(s string) any {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return f
+	}
+	return s
+}

@@ -1,0 +1,129 @@
+package runner
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner/safe"
+)
+
+// Reading what a step writes to $GREENLIGHT_RESULTS and $GREENLIGHT_SUMMARY.
+
+func (r *Runner) readResults(sr *stepRun, now time.Time) {
+	data, off := readFrom(sr.files.results, sr.resOff)
+	if len(data) == 0 {
+		return
+	}
+	sr.resOff = off
+	data = append(sr.resRest, data...)
+	sr.resRest = nil
+	// One event for what one read brought: a burst of 20,000 rows is a
+	// handful of events, not 20,000 snapshots of the whole campaign.
+	first := len(sr.pr.state.Steps[sr.step.Index].Results)
+	defer func() { r.announceRows(sr, first) }()
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			sr.resRest = append([]byte(nil), data...)
+			return
+		}
+		line := bytes.TrimSpace(data[:i])
+		data = data[i+1:]
+		if len(line) == 0 {
+			continue
+		}
+		cols, vals, err := decodeObject(line)
+		if err != nil {
+			r.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS that is not a JSON object (%s): %s",
+				sr.pr.ph.ID, sr.step.Index+1, safe.Line(err.Error(), safe.Value), safe.Line(string(line), safe.Value)))
+			continue
+		}
+		r.addRow(sr, Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, false)
+	}
+}
+
+// announceRows publishes the rows added since first: each of a few, or
+// one event for many.
+func (r *Runner) announceRows(sr *stepRun, first int) {
+	rows := sr.pr.state.Steps[sr.step.Index].Results
+	if len(rows)-first <= 0 {
+		return
+	}
+	if len(rows)-first <= 5 {
+		for i := first; i < len(rows); i++ {
+			r.emitRow(sr, rows[i])
+		}
+		return
+	}
+	last := rows[len(rows)-1]
+	r.emit(Event{Kind: ResultRecorded, Phase: sr.pr.ph.ID, Step: sr.step.Index, Result: &last,
+		Message: fmt.Sprintf("%s: %d results (%d in all), the last %s", sr.pr.ph.ID, len(rows)-first, len(rows), rowText(last))})
+}
+
+func (r *Runner) emitRow(sr *stepRun, row Row) {
+	r.emit(Event{Kind: ResultRecorded, Phase: sr.pr.ph.ID, Step: sr.step.Index, Result: &row, Message: fmt.Sprintf("%s: result %s", sr.pr.ph.ID, rowText(row))})
+}
+
+func (r *Runner) addRow(sr *stepRun, row Row, announce bool) {
+	pr := sr.pr
+	for _, list := range [][]Expect{pr.ph.Expect, sr.step.Expect} {
+		for _, e := range list {
+			for i, c := range row.Cols {
+				if c != e.Column {
+					continue
+				}
+				if v, ok := row.Values[i].(float64); ok {
+					ch := Check{Expect: e, Value: v, Pass: e.Check(v)}
+					row.Checks = append(row.Checks, ch)
+					if !ch.Pass {
+						pr.state.ExpectFailed++
+					}
+				}
+			}
+		}
+	}
+	ss := &pr.state.Steps[sr.step.Index]
+	ss.Results = append(ss.Results, row)
+	if announce {
+		r.emitRow(sr, row)
+	}
+}
+
+func rowText(row Row) string {
+	parts := make([]string, len(row.Cols))
+	for i, c := range row.Cols {
+		parts[i] = safe.Line(fmt.Sprintf("%s=%v", c, row.Values[i]), safe.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+func (r *Runner) readSummary(sr *stepRun) {
+	data, off := readFrom(sr.files.summary, sr.sumOff)
+	if len(data) == 0 {
+		return
+	}
+	sr.sumOff = off
+	ss := &sr.pr.state.Steps[sr.step.Index]
+	ss.Summary += string(data)
+	r.emit(Event{Kind: SummaryAppended, Phase: sr.pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: summary +%d bytes", sr.pr.ph.ID, len(data))})
+}
+
+func readFrom(path string, off int64) ([]byte, int64) {
+	if fi, err := os.Stat(path); err != nil || fi.Size() <= off {
+		return nil, off
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, off
+	}
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return nil, off
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, maxReadPerPoll))
+	return data, off + int64(len(data))
+}
