@@ -13,6 +13,9 @@ import (
 
 // Reading what a step writes to $GREENLIGHT_RESULTS and $GREENLIGHT_SUMMARY.
 
+// maxResultLine is the longest results line kept: a row of a table.
+const maxResultLine = 1 << 20
+
 func (r *Runner) readResults(sr *stepRun, now time.Time) {
 	data, off := readFrom(sr.files.results, sr.resOff)
 	if len(data) == 0 {
@@ -28,11 +31,24 @@ func (r *Runner) readResults(sr *stepRun, now time.Time) {
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
+			if len(data) > maxResultLine {
+				// No row is that long: a step writing binary or one endless
+				// line. Say so once per line and skip to its end.
+				if !sr.resSkipping {
+					r.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS of over %s: skipped", sr.pr.ph.ID, sr.step.Index+1, FormatBytes(maxResultLine)))
+				}
+				sr.resSkipping = true
+				return
+			}
 			sr.resRest = append([]byte(nil), data...)
 			return
 		}
 		line := bytes.TrimSpace(data[:i])
 		data = data[i+1:]
+		if sr.resSkipping {
+			sr.resSkipping = false // the end of the line that was too long
+			continue
+		}
 		if len(line) == 0 {
 			continue
 		}

@@ -27,6 +27,7 @@ type stepRun struct {
 
 	logOff, resOff, sumOff int64
 	logRest, resRest       []byte
+	resSkipping            bool // in a results line too long to keep
 	prog                   progressTrack
 	stage                  int         // index into the service's stages, -1 before the first
 	stageStarts            []time.Time // when each stage reached began; [0] is the start
