@@ -165,7 +165,7 @@ phases:
 	}
 }
 
-// TestEndlessResultsLineIsSkipped: a step that writes 20 MB without a
+// TestEndlessResultsLineIsSkipped: a step that writes 40 MB without a
 // newline to $GREENLIGHT_RESULTS gets a warning, not a monitor that holds
 // it all in memory; the rows after it are recorded.
 func TestEndlessResultsLineIsSkipped(t *testing.T) {
@@ -175,12 +175,12 @@ phases:
   - id: a
     steps:
       - run: |
-          head -c 20000000 /dev/zero | tr '\0' x >> "$GREENLIGHT_RESULTS"
+          head -c 40000000 /dev/zero | tr '\0' x >> "$GREENLIGHT_RESULTS"
           echo >> "$GREENLIGHT_RESULTS"
           echo '{"after": 1}' >> "$GREENLIGHT_RESULTS"
 `)
 	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c)
-	if code != 0 || !strings.Contains(out, "of over 1.0 MiB: skipped") || !strings.Contains(out, "after=1") {
+	if code != 0 || !strings.Contains(out, "of over 32.0 MiB: skipped") || !strings.Contains(out, "after=1") {
 		t.Errorf("exit %d:\n%.3000s", code, out)
 	}
 }

@@ -13,8 +13,9 @@ import (
 
 // Reading what a step writes to $GREENLIGHT_RESULTS and $GREENLIGHT_SUMMARY.
 
-// maxResultLine is the longest results line kept: a row of a table.
-const maxResultLine = 1 << 20
+// maxResultLine is the longest results line kept: a row of a table, even
+// one with a 10 MB value (cut when shown), is far shorter.
+const maxResultLine = 32 << 20
 
 func (r *Runner) readResults(sr *stepRun, now time.Time) {
 	data, off := readFrom(sr.files.results, sr.resOff)
