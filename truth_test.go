@@ -184,3 +184,28 @@ phases:
 		t.Errorf("exit %d:\n%.3000s", code, out)
 	}
 }
+
+// TestEveryRowOfAFastStepIsKept: a step that writes 20 MB of rows and ends
+// at once (more than one read of the results file takes in) has every row
+// recorded, in the CSV and in the count the file shows.
+func TestEveryRowOfAFastStepIsKept(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: fast
+phases:
+  - id: a
+    steps:
+      - run: |
+          awk 'BEGIN{for(i=0;i<400000;i++) printf "{\"i\": %d, \"pad\": \"xxxxxxxxxxxxxxxxxxxx\"}\n", i}' >> "$GREENLIGHT_RESULTS"
+`)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	md := readFile(t, filepath.Join(dir, "fast.md"))
+	if !strings.Contains(md, "**400000 rows**") {
+		t.Errorf("the file does not count 400000 rows:\n%.2000s", md)
+	}
+	csv := readFile(t, filepath.Join(dir, "fast.a.csv"))
+	if n := strings.Count(csv, "\n"); n != 400001 {
+		t.Errorf("the CSV has %d lines; want 400001 (a header and every row)", n)
+	}
+}

@@ -101,7 +101,7 @@ type progressTrack struct {
 	steps       []unitStep // per increment: seconds per unit, units
 }
 
-type unitStep struct{ perUnit, units float64 }
+type unitStep struct{ perUnit, units, secs float64 }
 
 const maxSteps = 1024
 
@@ -116,13 +116,28 @@ func (p *progressTrack) observe(t time.Time, done, total float64) {
 		return
 	}
 	if done > p.done {
-		if dt := t.Sub(p.last).Seconds(); dt >= 0 {
-			p.steps = append(p.steps, unitStep{perUnit: dt / (done - p.done), units: done - p.done})
+		dt := t.Sub(p.last).Seconds()
+		switch {
+		case dt < 0:
+			p.f, p.done, p.last = f, done, t
+		case dt == 0 && len(p.steps) > 0:
+			// Lines read in one go carry one time: they add units to the
+			// increment that brought them, not increments of no time.
+			last := &p.steps[len(p.steps)-1]
+			last.units += done - p.done
+			last.perUnit = last.secs / last.units
+			p.f, p.done = f, done
+		case dt == 0:
+			// Nothing to measure them against yet: they count with the next
+			// increment, over the time since the last one.
+			p.f = f
+		default:
+			p.steps = append(p.steps, unitStep{perUnit: dt / (done - p.done), units: done - p.done, secs: dt})
 			if len(p.steps) > maxSteps {
 				p.steps = p.steps[len(p.steps)-maxSteps:]
 			}
+			p.f, p.done, p.last = f, done, t
 		}
-		p.f, p.done, p.last = f, done, t
 	}
 	if per := p.perUnit(); per > 0 {
 		p.unitsPerSec = 1 / per

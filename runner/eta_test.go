@@ -188,3 +188,25 @@ func TestHistorySurvivesRestart(t *testing.T) {
 		t.Errorf("second run's ETA %+v; want about 0.5s from history", e)
 	}
 }
+
+// TestETAFromBatchedProgress: a fast step's bar is read four times a
+// second, so many of its lines arrive in one read with one time. The rate
+// still comes from the log (it read as "from estimate" on an H200).
+func TestETAFromBatchedProgress(t *testing.T) {
+	start := time.Unix(0, 0)
+	var p progressTrack
+	pct := 0
+	for read := 1; read <= 8; read++ {
+		at := start.Add(time.Duration(read) * 250 * time.Millisecond)
+		for i := 0; i < 3; i++ { // three redraws a read, 1% each
+			pct++
+			p.observe(at, float64(pct), 100)
+		}
+	}
+	now := start.Add(2 * time.Second)
+	e := stepETA(now, start, &p, 0, 90*time.Second, 0)
+	// 24% in 2 s: 76% left at 12%/s is about 6.3 s.
+	if e.Source != SourceProgress || e.Remaining < 5*time.Second || e.Remaining > 8*time.Second {
+		t.Errorf("ETA %s from %s; want about 6s from log progress", e.Text(), e.Source)
+	}
+}

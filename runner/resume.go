@@ -128,7 +128,7 @@ func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
 		sr.started, sr.sup = start.T, start.PID
 		now := r.opts.Now()
 		r.readLog(sr, now, true)
-		r.readResults(sr, now)
+		r.drainResults(sr, now)
 		r.readSummary(sr)
 		if st, err := readStatus(sr.files.status); err == nil {
 			ss.PGID, sr.pgid, sr.sup = st.PGID, st.PGID, st.Supervisor

@@ -13,6 +13,18 @@ import (
 
 // Reading what a step writes to $GREENLIGHT_RESULTS and $GREENLIGHT_SUMMARY.
 
+// drainResults reads the results file to its end: once a step has ended,
+// what it wrote is all there, however much of it there is.
+func (r *Runner) drainResults(sr *stepRun, now time.Time) {
+	for {
+		before := sr.resOff
+		r.readResults(sr, now)
+		if sr.resOff == before {
+			return
+		}
+	}
+}
+
 // maxResultLine is the longest results line kept: a row of a table, even
 // one with a 10 MB value (cut when shown), is far shorter.
 const maxResultLine = 32 << 20

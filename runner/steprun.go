@@ -230,7 +230,7 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 		}
 		if st.State == "exited" {
 			r.readLog(sr, now, true)
-			r.readResults(sr, now)
+			r.drainResults(sr, now)
 			r.readSummary(sr)
 			r.onExit(sr, st, now)
 			return
@@ -265,6 +265,9 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 
 func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 	pr := sr.pr
+	// Whatever way its end was seen, all it wrote is taken in first.
+	r.drainResults(sr, now)
+	r.readSummary(sr)
 	sr.exitedSeen = true
 	if sr.probe != nil {
 		sr.probe.cancel()
