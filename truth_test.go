@@ -209,3 +209,42 @@ phases:
 		t.Errorf("the CSV has %d lines; want 400001 (a header and every row)", n)
 	}
 }
+
+// TestFreshStartsOverKeepingTheOld: run --fresh on a finished campaign
+// runs it again; the old state dir, results file and CSV are kept aside
+// with a timestamp, never deleted; run without it says how to start over.
+func TestFreshStartsOverKeepingTheOld(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: again
+phases:
+  - id: a
+    steps:
+      - run: |
+          echo run >> count; echo '{"x": 1}' >> "$GREENLIGHT_RESULTS"
+`)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, out)
+	}
+	os.WriteFile(filepath.Join(dir, "again.md"), []byte(readFile(t, filepath.Join(dir, "again.md"))+"\nmy notes\n"), 0o644)
+	out, _ := runBin(t, dir, "run", "--plain", "--gpu", "none", c)
+	if !strings.Contains(out, "already finished") || !strings.Contains(out, "--fresh") {
+		t.Errorf("run on a finished campaign does not say how to start over:\n%s", out)
+	}
+	out, code := runBin(t, dir, "run", "--fresh", "--plain", "--gpu", "none", c)
+	if code != 0 || !strings.Contains(out, "the old state is kept in") || !strings.Contains(out, "step 1/1") {
+		t.Fatalf("--fresh: exit %d\n%s", code, out)
+	}
+	if got := readFile(t, filepath.Join(dir, "count")); got != "run\nrun\n" {
+		t.Errorf("the step ran %q; want twice", got)
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "again.2*.md"))
+	if len(old) != 1 || !strings.Contains(readFile(t, old[0]), "my notes") {
+		t.Errorf("the old results file was not kept aside with its notes: %v", old)
+	}
+	if csv, _ := filepath.Glob(filepath.Join(dir, "again.a.2*.csv")); len(csv) != 1 {
+		t.Errorf("the old CSV was not kept aside: %v", csv)
+	}
+	if states, _ := filepath.Glob(filepath.Join(dir, ".greenlight", "again.2*")); len(states) != 1 {
+		t.Errorf("the old state dir was not kept aside: %v", states)
+	}
+}

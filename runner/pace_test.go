@@ -321,3 +321,17 @@ phases:
 		t.Errorf("paused: %q", got)
 	}
 }
+
+// TestFreezeWithNothingRunningSaysSo: f with no step running is refused
+// with the reason, and nothing is left frozen for the next step.
+func TestFreezeWithNothingRunningSaysSo(t *testing.T) {
+	p := campaign(t, "name: idle\nphases:\n  - id: a\n    gate: manual\n    steps: [{run: 'true'}]\n")
+	h := start(t, p, testOptions(t))
+	h.kind(GateWaiting, "a")
+	if err := h.r.Freeze(); err == nil || !strings.Contains(err.Error(), "no step is running") {
+		t.Errorf("Freeze with nothing running = %v; want it refused", err)
+	}
+	if h.r.Snapshot().Frozen {
+		t.Error("the campaign reads frozen with nothing frozen")
+	}
+}

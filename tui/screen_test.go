@@ -418,3 +418,20 @@ func TestCollapseAndSanitize(t *testing.T) {
 		t.Errorf("collapse = %q; want %q", got, want)
 	}
 }
+
+// TestHelpFitsAt80x24: the help overlay's text is whole at 80x24: no line
+// cut, and it ends with how to close it.
+func TestHelpFitsAt80x24(t *testing.T) {
+	s := newScreenTest(t, 80, 24, 8)
+	s.screen(t, "loading weights")
+	s.tm.Send(tea.KeyPressMsg{Code: '?', Text: "?"})
+	got := s.screen(t, "any key closes this help")
+	for _, want := range []string{"Pause holds the queue after the running step", "processes (SIGSTOP) and its timeout clock.", "re-attaches.", "greenlight keys"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the help at 80x24 lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Count(got, "\n") > 24 {
+		t.Errorf("the help is taller than 24 lines:\n%s", got)
+	}
+}
