@@ -94,13 +94,19 @@ phases:
 		t.Errorf("elapsed %s for a campaign with a 2 s step", elapsed[1])
 	}
 	time.Sleep(1100 * time.Millisecond)
-	// Run again, with only the title changed: nothing re-runs, nothing moves.
-	writeCampaign(t, dir, strings.Replace(readFile(t, c), "first title", "a better title", 1))
+	// Run again with the title, an estimate, a timeout and an
+	// expectation changed: none changes the work, so nothing re-runs and
+	// nothing moves.
+	writeCampaign(t, dir, strings.Replace(readFile(t, c), "title: first title",
+		"title: a better title\n    estimate: 5m\n    timeout: 1h\n    expect: {x: '>= 1'}", 1))
 	out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:2", c)
 	if code != 0 || strings.Contains(out, "runs again") || strings.Contains(out, "step 1/1") {
 		t.Errorf("rerun after a title edit: exit %d, and nothing may run again:\n%s", code, out)
 	}
 	second := readFile(t, report)
+	if !strings.Contains(second, "✓ `x` >= 1: 1 of 1 result(s) met") {
+		t.Errorf("the new expectation is not checked against the kept result:\n%s", second)
+	}
 	if s := startedRe.FindStringSubmatch(second); s == nil || s[1] != started[1] {
 		t.Errorf("start moved on rerun: %v, was %v", s, started[1])
 	}

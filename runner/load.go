@@ -479,25 +479,32 @@ func hashOf(v ...any) string {
 }
 
 // workHash identifies what a phase does, so that a changed definition runs
-// it again. What only names or predicts the work (titles, step names,
-// estimates, stage shares) is left out: fixing a title or a guess must not
-// cost a re-run of a 36-minute load.
+// it again: its commands, their folders and environments, what it needs
+// and which GPUs it uses. What only names, predicts or judges the work
+// (titles, names, estimates, gates, timeouts, retries, expectations,
+// result and progress patterns, artifacts) is left out: fixing a title or
+// a guess must not cost a re-run of a 36-minute load. Results are read
+// again with the current patterns and checked against the current
+// expectations when a finished phase is restored.
 func workHash(ps PhaseSpec, env map[string]string) string {
-	ps.Title, ps.Estimate = "", ""
-	ps.Steps = append([]StepSpec(nil), ps.Steps...)
-	for i := range ps.Steps {
-		ps.Steps[i].Name, ps.Steps[i].Estimate = "", ""
+	type cmd struct {
+		Run, Dir string
+		Env      map[string]string
+	}
+	work := struct {
+		Needs   []string
+		GPUs    []int
+		Env     map[string]string
+		Steps   []cmd
+		Service *cmd
+	}{Needs: ps.Needs, GPUs: ps.GPUs, Env: ps.Env}
+	for _, st := range ps.Steps {
+		work.Steps = append(work.Steps, cmd{st.Run, st.Dir, st.Env})
 	}
 	if ps.Service != nil {
-		svc := *ps.Service
-		svc.Estimate = ""
-		svc.Stages = append([]StageSpec(nil), svc.Stages...)
-		for i := range svc.Stages {
-			svc.Stages[i].Share = 0
-		}
-		ps.Service = &svc
+		work.Service = &cmd{ps.Service.Run, ps.Service.Dir, ps.Service.Env}
 	}
-	return hashOf(ps, env)
+	return hashOf(work, env)
 }
 
 func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int) *Phase {
