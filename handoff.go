@@ -25,8 +25,9 @@ import (
 const headlessFlag = "--headless"
 
 // handOff starts the background monitor for a campaign this process has
-// let go of, and says where it is. It returns its pid.
-func handOff(campaign string, f *runFlags, stateDir string, out io.Writer) (int, error) {
+// let go of, and says where it is. It returns its pid. approveAll opens
+// every gate (the demo's, which nobody is left to greenlight).
+func handOff(campaign string, f *runFlags, stateDir string, approveAll bool, out io.Writer) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, err
@@ -37,6 +38,9 @@ func handOff(campaign string, f *runFlags, stateDir string, out io.Writer) (int,
 	}
 	if f.report != "" {
 		args = append(args, "--report", f.report)
+	}
+	if approveAll {
+		args = append(args, "--approve", "all")
 	}
 	args = append(args, campaign)
 	logPath := filepath.Join(stateDir, "monitor.log")

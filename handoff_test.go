@@ -94,3 +94,22 @@ func TestLeftRunningGoesOnAndIsTakenBack(t *testing.T) {
 		t.Errorf("steps ran %q; want each once", got)
 	}
 }
+
+// TestDemoFinishesWithNoWindow: the tmux session holding the demo is
+// killed while its server loads; the demo campaign still finishes.
+func TestDemoFinishesWithNoWindow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo takes about a minute")
+	}
+	tmuxOrSkip(t)
+	dir := t.TempDir()
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-nowin-%d", os.Getpid())}
+	s.run("new-session", "-d", "-s", "gl", "-x", "110", "-y", "32",
+		fmt.Sprintf("cd %s && export XDG_STATE_HOME=%s LANG=C.UTF-8; %s demo", dir, dir, bin))
+	s.waitFor("loading weights", 30*time.Second)
+	s.run("kill-server")
+	md := waitFinished(t, filepath.Join(dir, "greenlight", "demo", "demo-results.md"), 150*time.Second)
+	if n := strings.Count(md, "✅ done"); n < 5 {
+		t.Errorf("the demo finished with %d phases done; want all 5:\n%s", n, md)
+	}
+}

@@ -142,7 +142,8 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 			if !f.headless && !r.Snapshot().Finished {
 				r.Close()
 				<-reportDone
-				if _, err := handOff(plan.File, f, r.StateDir(), stdout); err != nil {
+				// Nobody is left to press g in the demo: its gate opens.
+				if _, err := handOff(plan.File, f, r.StateDir(), demo, stdout); err != nil {
 					fmt.Fprintf(stderr, "greenlight: could not start the background monitor (%v): running steps go on, later phases wait for `greenlight run %s`\n", err, plan.File)
 				}
 			}
