@@ -26,7 +26,7 @@ func newKeyMap() keyMap {
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Yes:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes")),
 		No:         key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "no")),
-		Leave:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "leave steps running")),
+		Leave:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "leave it running")),
 		StopAll:    key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "stop them")),
 	}
 }

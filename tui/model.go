@@ -435,7 +435,7 @@ func (m *model) onConfirmKey(k tea.KeyPressMsg) tea.Cmd {
 		switch {
 		case key.Matches(k, m.keys.Leave):
 			m.result.Detached = true
-			return m.quit(true, "greenlight: left the steps running; `greenlight run` with the same campaign re-attaches")
+			return m.quit(true, "greenlight: left the campaign running")
 		case key.Matches(k, m.keys.StopAll):
 			// Quit once the runner says every step has ended, so the stop
 			// signals' escalation is not cut short.

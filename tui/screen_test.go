@@ -382,10 +382,10 @@ func TestQuitWhileRunningOffersLeaveOrStop(t *testing.T) {
 	s := newScreenTest(t, 100, 30, 2)
 	s.screen(t, "29/64")
 	s.tm.Type("q")
-	s.screen(t, "leave the steps running")
+	s.screen(t, "leave the campaign running in the background")
 	s.tm.Type("l")
 	m := s.tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*model)
-	if !m.result.Interrupted || !strings.Contains(m.result.Message, "left the steps running") {
+	if !m.result.Interrupted || !m.result.Detached || !strings.Contains(m.result.Message, "left the campaign running") {
 		t.Errorf("result %+v", m.result)
 	}
 }
@@ -426,7 +426,7 @@ func TestHelpFitsAt80x24(t *testing.T) {
 	s.screen(t, "loading weights")
 	s.tm.Send(tea.KeyPressMsg{Code: '?', Text: "?"})
 	got := s.screen(t, "any key closes this help")
-	for _, want := range []string{"Pause holds the queue after the running step", "processes (SIGSTOP) and its timeout clock.", "re-attaches.", "greenlight keys"} {
+	for _, want := range []string{"Pause holds the queue after the running step", "processes (SIGSTOP) and its timeout clock.", "takes it back.", "greenlight keys"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the help at 80x24 lacks %q:\n%s", want, got)
 		}

@@ -162,7 +162,7 @@ func (m *model) statusLine() string {
 			return m.st.warn.Render(fmt.Sprintf("Skip %s while it runs? Its step is stopped (SIGINT, then SIGTERM, then SIGKILL). y/n", ps.Title))
 		}
 	case confirmQuit:
-		return m.st.warn.Render("Quit? l: leave the steps running (re-attach later) · S: stop them · esc: stay")
+		return m.st.warn.Render("Quit? l: leave the campaign running in the background · S: stop its steps · esc: stay")
 	}
 	if m.flash != "" && m.now().Sub(m.flashAt) < 8*time.Second {
 		return m.st.warn.Render(m.flash)
@@ -239,7 +239,7 @@ func (m *model) helpView() string {
 	width := max(20, m.w-2)
 	for _, para := range []string{
 		"Pause holds the queue after the running step; freeze stops the running step's processes (SIGSTOP) and its timeout clock.",
-		"Quitting can leave the steps running: `greenlight run` with the same campaign re-attaches.",
+		"Quitting (q, then l) leaves the campaign running in the background: later phases start on time; `greenlight run` with the same campaign takes it back.",
 	} {
 		b.WriteString(m.st.dim.Render(ansi.Wordwrap(para, width, "")) + "\n")
 	}
