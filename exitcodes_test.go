@@ -118,17 +118,34 @@ func waitForFile(t *testing.T, path, want string) {
 	}
 }
 
-// killSteps stops every step group a state dir's status files name.
+// killSteps stops every step group a state dir's status files name, and
+// their supervisors, and waits for them to be gone, so that nothing writes
+// into a test's folder while it is removed.
 func killSteps(t *testing.T, stateDir string) {
 	files, _ := filepath.Glob(filepath.Join(stateDir, "steps", "*", "*", "status.json"))
+	var pids []int
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
-		var pgid int
-		if i := strings.Index(string(b), `"pgid":`); i >= 0 {
-			fmt.Sscanf(string(b[i+7:]), "%d", &pgid)
+		for _, field := range []string{`"pgid":`, `"supervisor_pid":`} {
+			var id int
+			if i := strings.Index(string(b), field); i >= 0 {
+				fmt.Sscanf(string(b[i+len(field):]), "%d", &id)
+			}
+			if id <= 1 {
+				continue
+			}
+			if field == `"pgid":` {
+				syscall.Kill(-id, syscall.SIGKILL)
+			} else {
+				syscall.Kill(id, syscall.SIGKILL)
+			}
+			pids = append(pids, id)
 		}
-		if pgid > 1 {
-			syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, pid := range pids {
+		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 }

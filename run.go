@@ -137,13 +137,15 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	// Leaving a campaign that is not over hands it to a background
 	// monitor, so the queue goes on (see handoff.go).
 	var leaveOnce sync.Once
+	var hupped atomic.Bool // the terminal went away (SIGHUP)
 	leave := func() {
 		leaveOnce.Do(func() {
 			if !f.headless && !r.Snapshot().Finished {
 				r.Close()
 				<-reportDone
-				// Nobody is left to press g in the demo: its gate opens.
-				if _, err := handOff(plan.File, f, r.StateDir(), demo, stdout); err != nil {
+				// A demo whose window was lost has nobody left to press g:
+				// its gate opens. One left on purpose (q, l) keeps its gate.
+				if _, err := handOff(plan.File, f, r.StateDir(), demo && hupped.Load(), stdout); err != nil {
 					fmt.Fprintf(stderr, "greenlight: could not start the background monitor (%v): running steps go on, later phases wait for `greenlight run %s`\n", err, plan.File)
 				}
 			}
@@ -166,7 +168,6 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	var hupped atomic.Bool
 	go func() {
 		if _, ok := <-hup; ok {
 			hupped.Store(true)
