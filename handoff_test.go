@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -55,6 +56,19 @@ func TestWindowKilledCampaignGoesOn(t *testing.T) {
 	s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30", fmt.Sprintf("cd %s && %s run --gpu none c.yaml", dir, bin))
 	s.waitFor("waits for a", 20*time.Second)
 	s.run("kill-server")
+	// From another shell: the background monitor runs it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, _ := runBin(t, dir, "status", "--json", "c.yaml")
+		var st statusJSON
+		if json.Unmarshal([]byte(out), &st) == nil && st.Monitor.Kind == "background" && st.Monitor.PID > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never said the background monitor runs it:\n%s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	md := waitFinished(t, filepath.Join(dir, "hand.md"), 30*time.Second)
 	if !strings.Contains(md, "b = 1") {
 		t.Errorf("phase b's result is not in the record:\n%s", md)

@@ -30,6 +30,7 @@ const usage = `greenlight runs a GPU benchmark campaign in the background and sh
 Usage:
   greenlight run [flags] CAMPAIGN.yaml    run or resume a campaign
   greenlight validate CAMPAIGN.yaml       check a campaign file and print its plan
+  greenlight status [--json] CAMPAIGN.yaml how a campaign stands, and who runs it
   greenlight report [flags] CAMPAIGN.yaml rebuild the results file from the state dir
   greenlight demo [flags]                 run the bundled demo (no GPU needed)
   greenlight gpus [--gpu S] [--json]      print what the GPU source reads now
@@ -101,6 +102,13 @@ folders, recorded GPU summaries and environment); runs nothing.
 Runs the bundled demo campaign with 8 fake GPUs and a simulated vLLM
 server: no GPU, Python or network needed.
 `,
+	"status": `Usage: greenlight status [--json] [--state-dir DIR] CAMPAIGN.yaml
+
+How the campaign stands, from its journal: each phase's status and why it
+waits, results counted, and who runs it (a window, the background monitor,
+or nobody). Runs and signals nothing. --json prints the greenlight.status/v1
+schema (see the README). Exit 0; 2 when the campaign has not run here.
+`,
 	"gpus": `Usage: greenlight gpus [--gpu SOURCE] [--json] [--samples N] [--interval DUR]
 
 Prints what the GPU source reads now.
@@ -147,6 +155,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdValidate(args[1:], stdout, stderr)
 	case "gpus":
 		return cmdGPUs(args[1:], stdout, stderr)
+	case "status":
+		return cmdStatus(args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
 	case "version", "--version", "-v":

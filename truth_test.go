@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -252,5 +253,46 @@ phases:
 	}
 	if states, _ := filepath.Glob(filepath.Join(dir, ".greenlight", "again.2*")); len(states) != 1 {
 		t.Errorf("the old state dir was not kept aside: %v", states)
+	}
+}
+
+// TestStatusJSON: greenlight status --json, parsed against its schema,
+// after a run with a failed expectation; and exit 2 where nothing ran.
+func TestStatusJSON(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: st
+phases:
+  - id: bench
+    expect: {tok_s: ">= 55", ttft: "< 1"}
+    steps:
+      - run: |
+          echo '{"tok_s": 60}' >> "$GREENLIGHT_RESULTS"; echo '{"tok_s": 61}' >> "$GREENLIGHT_RESULTS"
+  - id: later
+    gate: manual
+    needs: [bench]
+    steps:
+      - run: |
+          true
+`)
+	if out, code := runBin(t, dir, "status", c); code != 2 || !strings.Contains(out, "has not run here") {
+		t.Errorf("status before any run: exit %d, %q; want 2 and why", code, out)
+	}
+	runBin(t, dir, "run", "--plain", "--gpu", "none", "--approve", "later", c)
+	out, code := runBin(t, dir, "status", "--json", c)
+	var st statusJSON
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if code != 0 || dec.Decode(&st) != nil {
+		t.Fatalf("status --json: exit %d, not the schema:\n%s", code, out)
+	}
+	if st.Schema != "greenlight.status/v1" || st.Campaign != "st" || !st.Finished || st.Monitor.Kind != "none" || st.Started == nil || st.Ended == nil {
+		t.Errorf("status: %+v", st)
+	}
+	if len(st.Phases) != 2 || st.Phases[0].Results != 2 || st.Phases[0].Status != "done" ||
+		len(st.Phases[0].NotProduced) != 1 || st.Phases[0].NotProduced[0] != "ttft" || !st.Phases[1].Gate {
+		t.Errorf("phases: %+v", st.Phases)
+	}
+	if out, _ := runBin(t, dir, "status", c); !strings.Contains(out, "st: finished") || !strings.Contains(out, "✗ ttft not produced") {
+		t.Errorf("status:\n%s", out)
 	}
 }

@@ -500,3 +500,32 @@ phases:
 		t.Errorf("phase took %s by its record; the step slept 1 s and the monitor came back after 3 s", d)
 	}
 }
+
+// TestJournalOfAnEarlierGreenlightIsResumed: a journal whose phases carry
+// the hash earlier greenlights wrote (the whole phase as written) resumes
+// with its finished phases kept, not run again.
+func TestJournalOfAnEarlierGreenlightIsResumed(t *testing.T) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	p := campaign(t, fmt.Sprintf("name: old\nphases:\n  - id: a\n    steps: [{run: 'echo ran >> %s'}]\n", count))
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(dir, "state")
+	h := start(t, p, opts)
+	h.finished(10 * time.Second)
+	h.r.Close()
+	journal := filepath.Join(opts.StateDir, "journal.jsonl")
+	b, _ := os.ReadFile(journal)
+	old := strings.ReplaceAll(string(b), p.Phases[0].Hash, p.Phases[0].LegacyHash)
+	if old == string(b) {
+		t.Fatal("no phase hash in the journal to rewrite")
+	}
+	os.WriteFile(journal, []byte(old), 0o644)
+	h2 := start(t, p, opts)
+	st := h2.finished(10 * time.Second)
+	if st.Phase("a").Status != Done || st.Phase("a").Changed {
+		t.Errorf("a = %s, changed %v; want kept done", st.Phase("a").Status, st.Phase("a").Changed)
+	}
+	if got := lines(t, count); len(got) != 1 {
+		t.Errorf("the step ran %d times; want once", len(got))
+	}
+}

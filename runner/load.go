@@ -560,7 +560,7 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int) *Phase {
 	if ps.FailOnExpect != nil {
 		ph.FailOnExpect = *ps.FailOnExpect
 	}
-	ph.Hash = workHash(ps, spec.Env)
+	ph.Hash, ph.LegacyHash = workHash(ps, spec.Env), hashOf(ps, spec.Env)
 	env := merge(spec.Env, ps.Env)
 	switch {
 	case ps.Service != nil && len(ps.Steps) > 0:

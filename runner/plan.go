@@ -48,9 +48,13 @@ type Phase struct {
 	FailOnExpect bool
 	Steps        []*Step
 	Service      *Service
-	// Hash identifies the phase's definition: a changed file re-runs a
-	// finished phase only when its hash changed.
+	// Hash identifies the phase's work: a changed file re-runs a finished
+	// phase only when its hash changed.
 	Hash string
+	// LegacyHash is the hash earlier greenlights journaled (the whole
+	// phase as written), so that a campaign resumed by a newer greenlight
+	// does not run its finished phases again.
+	LegacyHash string
 }
 
 // Step is one command, run by sh -c under a supervisor.

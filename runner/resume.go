@@ -70,7 +70,7 @@ func (r *Runner) resume(recs []record) {
 		}
 		pr.state.Attempt = h.attempt
 		pr.gateOpen = h.gate
-		changed := h.hash != "" && h.hash != ph.Hash
+		changed := h.hash != "" && h.hash != ph.Hash && h.hash != ph.LegacyHash
 		switch {
 		case h.open && changed:
 			r.restoreSteps(pr, h, len(ph.AllSteps()))
