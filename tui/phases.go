@@ -95,12 +95,13 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 			info = m.st.bad.Render(info)
 		}
 	default:
+		// The time first: on a narrow row the reason is what gets cut.
 		info = "pending"
-		if p.WaitReason != "" {
-			info += " · " + p.WaitReason
-		}
 		if p.ETA.Known && p.ETA.Remaining > 0 {
 			info += " · about " + dur(p.ETA.Remaining)
+		}
+		if p.WaitReason != "" {
+			info += " · " + p.WaitReason
 		}
 	}
 	if p.ExpectFailed > 0 {
