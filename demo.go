@@ -96,15 +96,9 @@ func demoRunning(campaign string) bool {
 	if err != nil {
 		return false
 	}
-	f, err := os.Open(filepath.Join(runner.DefaultStateDir(plan), "lock"))
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+	if _, held := runner.LockHolder(runner.DefaultStateDir(plan)); held {
 		return true
 	}
-	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	// Not locked: a demo left running in the background (steps, the
 	// simulated server) is re-adopted by running the same file again.
 	return liveSteps(runner.DefaultStateDir(plan))

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
 )
 
 // TestHelpOnEveryCommand: -h and --help print the command's help and exit
@@ -185,13 +187,8 @@ phases:
 // stopBackground ends the background monitor a window handed a campaign
 // to, and the campaign's steps, so the test's folder can go.
 func stopBackground(t *testing.T, stateDir string) {
-	if b, err := os.ReadFile(filepath.Join(stateDir, "lock")); err == nil {
-		var pid int
-		fmt.Sscanf(string(b), "%d", &pid)
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if pid > 1 && strings.Contains(string(cmdline), headlessFlag) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
+	if pid, held := runner.LockHolder(stateDir); held && isHeadless(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	killSteps(t, stateDir)
 	time.Sleep(200 * time.Millisecond)

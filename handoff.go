@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
 )
 
 // The campaign goes on when its window closes. Until the runner lives in
@@ -66,17 +68,8 @@ func handOff(campaign string, f *runFlags, stateDir string, approveAll bool, out
 // leave, and waits until it has. It reports whether the lock is free now;
 // false when the holder is a window (or another person's monitor).
 func takeOver(stateDir string, out io.Writer) bool {
-	lock := filepath.Join(stateDir, "lock")
-	b, err := os.ReadFile(lock)
-	if err != nil {
-		return false
-	}
-	var pid int
-	if _, err := fmt.Sscanf(string(b), "%d", &pid); err != nil || pid <= 0 {
-		return false
-	}
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil || !strings.Contains(string(cmdline), headlessFlag) {
+	pid, held := runner.LockHolder(stateDir)
+	if !held || !isHeadless(pid) {
 		return false
 	}
 	fmt.Fprintf(out, "greenlight: taking the campaign back from the background monitor (pid %d)\n", pid)
@@ -91,4 +84,14 @@ func takeOver(stateDir string, out io.Writer) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return false
+}
+
+// isHeadless reports whether pid is a background monitor of ours (checked
+// by its command line, never by the pid alone: pids are reused).
+func isHeadless(pid int) bool {
+	if pid <= 1 {
+		return false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return err == nil && strings.Contains(string(cmdline), headlessFlag)
 }

@@ -10,10 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner"
@@ -120,26 +117,17 @@ func statusOf(plan *runner.Plan, dir string, st *runner.State) statusJSON {
 	return out
 }
 
-// monitorOf says who holds the campaign: the pid in its lock file, if
-// that process still holds the lock.
+// monitorOf says who holds the campaign: a window, the background
+// monitor, or nobody.
 func monitorOf(dir string) statusMonitor {
-	f, err := os.Open(filepath.Join(dir, "lock"))
-	if err != nil {
+	pid, held := runner.LockHolder(dir)
+	switch {
+	case !held:
 		return statusMonitor{Kind: "none"}
+	case isHeadless(pid):
+		return statusMonitor{PID: pid, Kind: "background"}
 	}
-	defer f.Close()
-	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		return statusMonitor{Kind: "none"}
-	}
-	b, _ := os.ReadFile(filepath.Join(dir, "lock"))
-	var pid int
-	fmt.Sscanf(string(b), "%d", &pid)
-	kind := "window"
-	if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && strings.Contains(string(cmdline), headlessFlag) {
-		kind = "background"
-	}
-	return statusMonitor{PID: pid, Kind: kind}
+	return statusMonitor{PID: pid, Kind: "window"}
 }
 
 func timePtr(t time.Time) *time.Time {

@@ -55,7 +55,7 @@ func putStatus(path string, st *StepStatus, sync bool) error {
 }
 
 // statusRetry is how long a status write is retried.
-var statusRetry = 30 * time.Second
+const statusRetry = 30 * time.Second
 
 // overwriteInPlace writes b over the start of the existing file at path,
 // which must already hold at least len(b) bytes (so no block is needed),
