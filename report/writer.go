@@ -193,11 +193,18 @@ func (w *Writer) Flush() error {
 	return w.write()
 }
 
-func (w *Writer) render(st *runner.State) (map[string]string, []string) {
+// currentEnv is the environment as it is now: a live fleet grows as
+// remote hosts answer.
+func (w *Writer) currentEnv() Env {
 	env := w.env
 	if live, ok := w.gpus.(liveFleet); ok {
 		env.Inventory, env.Hosts = live.Inventory(), live.Hosts()
 	}
+	return env
+}
+
+func (w *Writer) render(st *runner.State) (map[string]string, []string) {
+	env := w.currentEnv()
 	bodies := map[string]string{"header": header(w.plan, st, env, w.remade)}
 	order := []string{"header"}
 	for _, p := range st.Phases {
@@ -269,10 +276,7 @@ func (w *Writer) keepEnv() {
 	if w.envSent || w.stateDir == "" || w.gpus == nil {
 		return
 	}
-	env := w.env
-	if live, ok := w.gpus.(liveFleet); ok {
-		env.Inventory, env.Hosts = live.Inventory(), live.Hosts()
-	}
+	env := w.currentEnv()
 	if b, err := json.Marshal(env); err == nil && runner.WriteFileAtomic(filepath.Join(w.stateDir, envFile), b) == nil {
 		w.envSent = true
 	}
