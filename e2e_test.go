@@ -98,8 +98,8 @@ func TestDemoInTmux(t *testing.T) {
 
 	// Leave it running, and attach again.
 	s.keys("q")
-	s.waitFor("leave", 5*time.Second)
-	s.keys("l")
+	s.waitFor("detach", 5*time.Second)
+	s.keys("d")
 	waitForFile(t, detached, "\n")
 	if b, _ := os.ReadFile(detached); strings.TrimSpace(string(b)) != "0" {
 		t.Errorf("left running on purpose: exit %s; want 0", b)

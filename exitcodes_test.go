@@ -58,8 +58,9 @@ phases:
 	}
 }
 
-// TestExitStatuses: 3 when another greenlight runs the campaign; 130 when
-// interrupted (SIGINT twice, SIGTERM); 0 and 1 are in TestRunPlainExitStatus.
+// TestExitStatuses: a second greenlight on a running campaign attaches to
+// its runner (--detach: at once, 0); 130 when interrupted (SIGINT twice,
+// SIGTERM); 0 and 1 are in TestRunPlainExitStatus.
 func TestExitStatuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -82,9 +83,10 @@ phases:
 				t.Fatal(err)
 			}
 			waitForFile(t, filepath.Join(dir, ".greenlight", "long", "journal.jsonl"), `"kind":"step-pid"`)
-			// A second greenlight on the same campaign is refused with 3.
-			if o, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 3 || !strings.Contains(o, "already running") {
-				t.Errorf("second greenlight: exit %d, %q; want 3", code, o)
+			// A second greenlight on the same campaign attaches to its runner.
+			pid, _ := runner.LockHolder(filepath.Join(dir, ".greenlight", "long"))
+			if o, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 || !strings.Contains(o, fmt.Sprintf("runner pid %d", pid)) {
+				t.Errorf("second greenlight: exit %d, %q; want 0, the runner pid %d", code, o, pid)
 			}
 			for _, s := range tc.sigs {
 				cmd.Process.Signal(s)
@@ -99,7 +101,7 @@ phases:
 				t.Errorf("exit %d after %s; want 130\n%s", code, tc.name, out)
 			}
 			// Leave nothing running for the next case.
-			killSteps(t, filepath.Join(dir, ".greenlight", "long"))
+			stopRunner(t, filepath.Join(dir, ".greenlight", "long"))
 		})
 	}
 }
@@ -152,7 +154,7 @@ func killSteps(t *testing.T, stateDir string) {
 	}
 }
 
-// TestDetachIsZero: in the window, q then l leaves the campaign running on
+// TestDetachIsZero: in the window, q then d leaves the campaign running on
 // purpose: exit 0, and the step goes on.
 func TestDetachIsZero(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
@@ -172,22 +174,22 @@ phases:
 		fmt.Sprintf("cd %s && %s run --gpu none c.yaml; echo $? > %s; sleep 30", dir, bin, exit))
 	t.Cleanup(func() {
 		exec.Command("tmux", "-L", s.socket, "kill-server").Run()
-		stopBackground(t, filepath.Join(dir, ".greenlight", "detach"))
+		stopRunner(t, filepath.Join(dir, ".greenlight", "detach"))
 	})
 	s.waitFor("running", 20*time.Second)
 	s.keys("q")
-	s.waitFor("leave", 5*time.Second)
-	s.keys("l")
+	s.waitFor("detach", 5*time.Second)
+	s.keys("d")
 	waitForFile(t, exit, "\n")
 	if b, _ := os.ReadFile(exit); strings.TrimSpace(string(b)) != "0" {
 		t.Errorf("detached on purpose: exit %s; want 0; the pane shows:\n%s", b, s.screen())
 	}
 }
 
-// stopBackground ends the background monitor a window handed a campaign
-// to, and the campaign's steps, so the test's folder can go.
-func stopBackground(t *testing.T, stateDir string) {
-	if pid, held := runner.LockHolder(stateDir); held && isHeadless(pid) {
+// stopRunner ends a campaign's runner and its steps, so the test's folder
+// can go.
+func stopRunner(t *testing.T, stateDir string) {
+	if pid, held := runner.LockHolder(stateDir); held {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	killSteps(t, stateDir)

@@ -28,9 +28,14 @@ var version = "dev"
 const usage = `greenlight runs a GPU benchmark campaign in the background and shows it live.
 
 Usage:
-  greenlight run [flags] CAMPAIGN.yaml    run or resume a campaign
+  greenlight run [flags] CAMPAIGN.yaml    run or resume a campaign, and watch it
   greenlight validate CAMPAIGN.yaml       check a campaign file and print its plan
   greenlight status [--json] CAMPAIGN.yaml how a campaign stands, and who runs it
+  greenlight approve CAMPAIGN.yaml PHASE...  open manual gates
+  greenlight pause|resume CAMPAIGN.yaml   hold the queue after the running steps / let it go on
+  greenlight skip|retry CAMPAIGN.yaml PHASE  skip a phase (stopping it) / run it again
+  greenlight stop CAMPAIGN.yaml           stop the campaign and its running steps
+  greenlight logs [-f] CAMPAIGN.yaml [PHASE]  print the steps' logs; -f follows them
   greenlight report [flags] CAMPAIGN.yaml rebuild the results file from the state dir
   greenlight demo [flags]                 run the bundled demo (no GPU needed)
   greenlight gpus [--gpu S] [--json]      print what the GPU source reads now
@@ -40,7 +45,9 @@ Usage:
 ` + exitHelp
 
 const runFlagsHelp = `Run flags:
-  --plain            one line per event on stdout, no TUI (default when stdout is not a terminal)
+  --plain            one line per event on stdout, no TUI (default when stdout is not a terminal);
+                     follows the campaign to its end and exits with its status
+  --detach           start the campaign's runner (or find it) and return at once
   --gpu SOURCE       auto, nvml, fake:N or none (default auto: NVML when it loads), and
                      dcgm:URL[,URL...] for other nodes' dcgm-exporters; repeat to combine
                      (overrides the campaign's gpus.sources)
@@ -53,8 +60,9 @@ const runFlagsHelp = `Run flags:
 `
 
 const exitHelp = `Exit status: 0 every phase done or skipped by you, or you detached and left it running;
-1 a phase failed; 2 bad input; 3 another greenlight already runs this campaign;
-130 interrupted.
+1 a phase failed (or the runner could not start: its words are printed); 2 bad input
+(and a verb on a campaign that never ran, or an unknown phase); 3 the campaign is held
+by a greenlight this one cannot talk to (another version, another user); 130 interrupted.
 `
 
 func main() {
@@ -109,6 +117,39 @@ waits, results counted, and who runs it (a window, the background monitor,
 or nobody). Runs and signals nothing. --json prints the greenlight.status/v1
 schema (see the README). Exit 0; 2 when the campaign has not run here.
 `,
+	"approve": `Usage: greenlight approve CAMPAIGN.yaml PHASE...
+
+Opens the manual gates of these phases (a phase whose gate is not reached
+yet passes it when it comes). Starts the campaign's runner when none runs
+and the campaign is not finished (it resumes from the journal).
+`,
+	"pause": `Usage: greenlight pause CAMPAIGN.yaml
+
+Holds the queue: the running steps finish, no new one starts.
+`,
+	"resume": `Usage: greenlight resume CAMPAIGN.yaml
+
+Lets a paused (or frozen) queue go on.
+`,
+	"skip": `Usage: greenlight skip CAMPAIGN.yaml PHASE
+
+Skips the phase; a running one is stopped first.
+`,
+	"retry": `Usage: greenlight retry CAMPAIGN.yaml PHASE
+
+Runs a finished, failed or skipped phase again from its first step.
+`,
+	"stop": `Usage: greenlight stop CAMPAIGN.yaml
+
+Stops the campaign: its running steps and services are stopped (SIGINT,
+then SIGTERM, then SIGKILL), and its runner ends once they have.
+`,
+	"logs": `Usage: greenlight logs [-f] CAMPAIGN.yaml [PHASE]
+
+Prints the logs of the campaign's steps (of PHASE only, when given), each
+under a header. -f then follows the running step's log, and the next
+step's as it starts, until the campaign ends (Ctrl-C leaves).
+`,
 	"gpus": `Usage: greenlight gpus [--gpu SOURCE] [--json] [--samples N] [--interval DUR]
 
 Prints what the GPU source reads now.
@@ -143,6 +184,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case runner.SuperviseCommand:
 		return runner.SuperviseMain(args[1:])
+	case runnerCommand:
+		return cmdRunner(args[1:], stdout, stderr)
 	case demoServerCommand:
 		return demoServer(args[1:])
 	case demoClientCommand:
@@ -159,6 +202,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdStatus(args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
+	case "approve", "pause", "resume", "skip", "retry", "stop":
+		return cmdControl(args[0], args[1:], stdout, stderr)
+	case "logs":
+		return cmdLogs(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "greenlight", version)
 		return 0
@@ -178,7 +225,8 @@ type runFlags struct {
 	interval time.Duration
 	approve  string
 	fresh    bool
-	headless bool // the background monitor a window hands a campaign to
+	detach   bool // start the runner and return
+	demo     bool // the demo's runner: its gate opens when no window is attached
 }
 
 func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []string, error) {
@@ -192,7 +240,10 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []s
 	fs.DurationVar(&f.interval, "interval", time.Second, "")
 	fs.StringVar(&f.approve, "approve", "", "")
 	fs.BoolVar(&f.fresh, "fresh", false, "")
-	fs.BoolVar(&f.headless, strings.TrimPrefix(headlessFlag, "--"), false, "")
+	fs.BoolVar(&f.detach, "detach", false, "")
+	if name == runnerCommand {
+		fs.BoolVar(&f.demo, "demo", false, "")
+	}
 	// Flags may come after the campaign file too.
 	var rest []string
 	for len(args) > 0 {

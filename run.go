@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,186 +19,177 @@ import (
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/link"
 	"github.com/greenlight-run/greenlight/tui"
 )
 
 func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
-	// The monitor runs on one core unless told otherwise: it is then never
-	// more than one core's worth of competition for a benchmark on the
-	// same machine, and its once-a-second work is done by one thread in
-	// one wakeup instead of being handed between two (idle, side by side:
-	// 0.38% vs 0.48% of a core).
 	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
+		runtime.GOMAXPROCS(1) // a window is one core's worth of competition at most
 	}
 	f, rest, err := parseRunFlags("run", args, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight run: %v\n\n%s", err, usage)
-		return 2
+		return exitUsage
 	}
 	if len(rest) != 1 {
 		fmt.Fprintf(stderr, "greenlight run: give one campaign file\n\n%s", usage)
-		return 2
+		return exitUsage
 	}
+	f.demo = demo
 	plan, ok := loadPlan(rest[0], stderr)
 	if !ok {
-		return 2
+		return exitUsage
 	}
 	if f.report != "" {
 		abs, err := filepath.Abs(f.report)
 		if err != nil {
 			fmt.Fprintf(stderr, "greenlight: --report: %v\n", err)
-			return 2
+			return exitUsage
 		}
 		plan.Report = abs
 	}
-	specs := []string(f.gpu)
-	if len(specs) == 0 {
-		specs = plan.GPUSources // --gpu overrides the campaign's sources
-	}
-	src, local, note, err := openGPU(specs, f.interval)
-	if err != nil {
-		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		return 2
-	}
-	sampler := gpu.NewSampler(src, f.interval, 4*time.Hour)
-	inv := sampler.Inventory()
-	count := -1 // phases name this machine's GPUs; remote ones are not counted
-	if local {
-		count = 0
-		for _, d := range inv.Devices {
-			if d.Host == "" {
-				count++
-			}
-		}
-	}
-	problems := runner.CheckPreflight(plan, count)
-	var preflightNotes []string
-	for _, p := range problems {
-		if p.Warn {
-			preflightNotes = append(preflightNotes, "preflight: "+p.What)
-		}
-	}
-	if err := runner.PreflightError(problems); err != nil {
-		for _, n := range preflightNotes {
-			fmt.Fprintf(stderr, "greenlight: warning: %s\n", n)
-		}
-		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		return exitFailed
-	}
-	approve, err := approveList(plan, f.approve)
-	if err != nil {
+	if _, err := approveList(plan, f.approve); err != nil {
 		fmt.Fprintf(stderr, "greenlight run: --approve: %v\n", err)
 		return exitUsage
 	}
 	plain := f.plain || !term.IsTerminal(os.Stdout.Fd())
-	if demo && plain {
-		approve = append(approve, "all") // nobody is there to press g
-	}
-	if f.fresh {
-		if code := startOver(plan, f.stateDir, stdout, stderr); code != exitOK {
-			return code
-		}
+	if demo && plain && f.approve == "" {
+		f.approve = "all" // nobody is there to press g
 	}
 	stateDir := f.stateDir
 	if stateDir == "" {
 		stateDir = runner.DefaultStateDir(plan)
 	}
-	opts := runner.Options{StateDir: stateDir, GPUCount: count, Approve: approve, Notes: preflightNotes}
-	r, err := runner.New(plan, opts)
-	if errors.Is(err, runner.ErrLocked) && !f.headless && takeOver(stateDir, stdout) {
-		r, err = runner.New(plan, opts)
+	if abs, err := filepath.Abs(stateDir); err == nil {
+		stateDir = abs
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		if errors.Is(err, runner.ErrLocked) {
+	if f.fresh {
+		if c, err := link.Dial(stateDir); err == nil {
+			fmt.Fprintf(stderr, "greenlight run --fresh: the campaign's runner (pid %d) is running it; `greenlight stop %s` first\n", c.PID(), plan.File)
+			c.Close()
 			return exitLocked
 		}
-		return exitFailed
+		if code := startOver(plan, stateDir, stdout, stderr); code != exitOK {
+			return code
+		}
 	}
-	host, _ := os.Hostname()
-	w := report.NewWriter(plan.Report, plan, report.Env{Host: host, Inventory: inv}, sampler, r.StateDir())
-	reportEvents, uiEvents := r.Subscribe(), r.Subscribe()
-	reportErrs := make(chan error, 16)
-	reportDone := make(chan struct{})
-	go func() {
-		defer close(reportDone)
-		w.Run(reportEvents, func(err error) {
-			select {
-			case reportErrs <- err:
-			default:
-			}
-		})
-	}()
-	// The results file must hold the last state before we exit.
-	defer func() { r.Close(); <-reportDone }()
-	// Leaving a campaign that is not over hands it to a background
-	// monitor, so the queue goes on (see handoff.go).
-	var leaveOnce sync.Once
-	var hupped atomic.Bool // the terminal went away (SIGHUP)
-	leave := func() {
-		leaveOnce.Do(func() {
-			if !f.headless && !r.Snapshot().Finished {
-				r.Close()
-				<-reportDone
-				// A demo whose window was lost has nobody left to press g:
-				// its gate opens. One left on purpose (q, l) keeps its gate.
-				if _, err := handOff(plan.File, f, r.StateDir(), demo && hupped.Load(), stdout); err != nil {
-					fmt.Fprintf(stderr, "greenlight: could not start the background monitor (%v): running steps go on, later phases wait for `greenlight run %s`\n", err, plan.File)
-				}
-			}
-		})
+	c, started, code := attachRunner(plan, f, stateDir, stdout, stderr)
+	if c == nil {
+		return code
 	}
-	sampler.Start()
-	defer sampler.Stop()
-	if fake, ok := src.(*gpu.Fake); ok {
-		go feedFake(fake, len(inv.Devices), r.Subscribe(), plan)
+	s := newSession(plan, f, stateDir, c, stdout)
+	if !started {
+		ids, _ := approveList(plan, f.approve)
+		if err := approveAttached(s, ids); err != nil {
+			fmt.Fprintf(stderr, "greenlight run: --approve: %v\n", err)
+		}
 	}
-	go feedSessions(sampler, r.Subscribe())
-	r.Start()
-	if note != "" && plain {
-		fmt.Fprintln(stdout, "greenlight:", note)
+	if f.detach {
+		fmt.Fprintf(stdout, "greenlight: the campaign runs in the background (runner pid %d, its lines in %s)\n", c.PID(), runnerLog(stateDir))
+		fmt.Fprintf(stdout, "greenlight: `greenlight run %s` attaches a window; `greenlight status %s` says how it stands\n", plan.File, plan.File)
+		s.Close()
+		return exitOK
 	}
+	go s.run()
 	if plain {
-		return runPlain(r, uiEvents, reportErrs, stdout, f.headless, leave)
+		verb := "attached to"
+		if started {
+			verb = "started"
+		}
+		fmt.Fprintf(stdout, "%s greenlight: %s the campaign's runner (pid %d); Ctrl-C stops the campaign, Ctrl-C again leaves it running\n",
+			time.Now().Format("15:04:05"), verb, c.PID())
+		var lastETA time.Duration = -1
+		for _, e := range s.Earlier() {
+			if line := plainLine(e, &lastETA); line != "" {
+				fmt.Fprintln(stdout, line)
+			}
+		}
+		return followPlain(s, stdout)
 	}
-	// A lost terminal (ssh drop, tmux killed) hands the campaign on too.
+	// A lost terminal (ssh drop, tmux killed) detaches this window only.
 	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+	signal.Notify(hup, syscall.SIGHUP, syscall.SIGTERM)
 	defer signal.Stop(hup)
 	go func() {
 		if _, ok := <-hup; ok {
-			hupped.Store(true)
-			leave()
+			s.Close()
 			os.Exit(exitInterrupted)
 		}
 	}()
-	errPath := filepath.Join(r.StateDir(), "monitor-stderr.log")
+	errPath := filepath.Join(stateDir, "window-stderr.log")
 	restoreStderr, cerr := captureStderr(errPath)
-	res, err := tui.Run(tui.Options{Runner: r, Events: uiEvents, Sampler: sampler, Plan: plan, ReportPath: plan.Report,
-		StateDir: r.StateDir(), Note: note, ReportErrors: reportErrs})
+	res, err := tui.Run(tui.Options{Runner: s, Events: s.Events(), Sampler: s, Plan: plan, ReportPath: plan.Report,
+		StateDir: stateDir, Note: gpuNote(s.Inventory()), Earlier: s.Earlier()})
 	if cerr == nil {
 		if said := restoreStderr(); said != "" {
 			fmt.Fprintf(stderr, "greenlight: written to stderr while the screen was up (kept in %s):\n%s\n", errPath, strings.TrimRight(said, "\n"))
 		}
 	}
-	if hupped.Load() {
-		leave() // returns once the hand-off has been made
-		return exitInterrupted
-	}
+	s.Close()
 	if err != nil {
-		fmt.Fprintf(stderr, "greenlight: the screen failed (%v); `greenlight run %s` re-attaches\n", err, rest[0])
-		leave()
+		fmt.Fprintf(stderr, "greenlight: the screen failed (%v); the campaign goes on; `greenlight run %s` attaches again\n", err, rest[0])
 		return exitFailed
 	}
 	fmt.Fprintln(stdout, res.Message)
 	fmt.Fprintf(stdout, "results: %s\n", plan.Report)
 	if res.Detached {
-		leave()
+		fmt.Fprintf(stdout, "greenlight: the campaign goes on (runner pid %d); `greenlight run %s` attaches again\n", c.PID(), plan.File)
 		return exitCode(res.Final, false, true)
 	}
-	r.Close()
 	return exitCode(res.Final, res.Interrupted, false)
+}
+
+// gpuNote is said once in the window when the runner sees no GPU.
+func gpuNote(inv gpu.Inventory) string {
+	if len(inv.Devices) == 0 && inv.Why != "" {
+		return "no GPU: " + inv.Why
+	}
+	return ""
+}
+
+// followPlain prints one line per event until the campaign ends, and exits
+// with its status. Ctrl-C stops the campaign (its running steps too); a
+// second Ctrl-C, SIGTERM or a lost terminal (SIGHUP) detach, leaving it
+// running.
+func followPlain(s *session, out io.Writer) int {
+	// A reader that goes away (`| head`) must not end the campaign: it
+	// lives in the runner; only these lines are lost.
+	signal.Ignore(syscall.SIGPIPE)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var lastETA time.Duration = -1
+	interrupted := false
+	var final *runner.State
+	for {
+		select {
+		case sig := <-sigs:
+			ts := time.Now().Format("15:04:05")
+			if sig == syscall.SIGINT && !interrupted {
+				fmt.Fprintf(out, "%s interrupted: stopping the campaign's running steps (Ctrl-C again leaves them running)\n", ts)
+				interrupted = true
+				go s.Stop()
+				continue
+			}
+			fmt.Fprintf(out, "%s got %v: leaving the campaign running in its runner; `greenlight run %s` attaches again\n", ts, sig, s.plan.File)
+			s.Close()
+			return exitInterrupted
+		case e, ok := <-s.Events():
+			if !ok {
+				if final == nil {
+					return exitInterrupted
+				}
+				return exitCode(final, interrupted, false)
+			}
+			if line := plainLine(e, &lastETA); line != "" {
+				fmt.Fprintln(out, line)
+			}
+			if e.Kind == runner.CampaignFinished || e.State != nil && e.State.Finished {
+				final = e.State
+			}
+		}
+	}
 }
 
 // startOver sets a campaign's old state and results aside for --fresh.

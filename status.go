@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/link"
 )
 
 // statusSchema names the JSON below; a change that is not an addition
 // gets a new version.
-const statusSchema = "greenlight.status/v1"
+const statusSchema = "greenlight.status/v2"
 
 type statusJSON struct {
 	Schema   string        `json:"schema"`
@@ -29,14 +30,34 @@ type statusJSON struct {
 	Monitor  statusMonitor `json:"monitor"`
 	Finished bool          `json:"finished"`
 	Failed   bool          `json:"failed"`
+	Paused   bool          `json:"paused"`
+	Frozen   bool          `json:"frozen"`
 	Started  *time.Time    `json:"started,omitempty"`
 	Ended    *time.Time    `json:"ended,omitempty"`
+	ETA      *statusETA    `json:"eta,omitempty"` // the whole campaign's; only from a live runner
 	Phases   []statusPhase `json:"phases"`
+}
+
+// statusETA is an ETA as the window shows it, for a script.
+type statusETA struct {
+	RemainingS float64 `json:"remaining_s"`
+	Source     string  `json:"source"`           // progress, history, estimate, learned, stages...
+	LowerBound bool    `json:"lower_bound"`      // some remaining work has no estimate
+	WaitsGate  bool    `json:"waits_for_gate"`   // a gate waits for a person on the way
+	OverS      float64 `json:"over_s,omitempty"` // running past its estimate by this much
+	Text       string  `json:"text"`             // as the window says it
+}
+
+func etaOf(e runner.ETA) *statusETA {
+	if !e.Known && e.Over == 0 {
+		return nil
+	}
+	return &statusETA{RemainingS: e.Remaining.Seconds(), Source: e.Source, LowerBound: e.Partial, WaitsGate: e.Waiting, OverS: e.Over.Seconds(), Text: e.Text()}
 }
 
 type statusMonitor struct {
 	PID  int    `json:"pid,omitempty"`
-	Kind string `json:"kind"` // "window", "background" or "none"
+	Kind string `json:"kind"` // "runner" (live: the figures are its own) or "none" (from the journal)
 }
 
 type statusPhase struct {
@@ -49,6 +70,8 @@ type statusPhase struct {
 	Attempt      int        `json:"attempt"`
 	Started      *time.Time `json:"started,omitempty"`
 	Ended        *time.Time `json:"ended,omitempty"`
+	Progress     *float64   `json:"progress,omitempty"` // 0..1 of the running step; live only
+	ETA          *statusETA `json:"eta,omitempty"`      // live only
 	Results      int        `json:"results"`
 	ExpectFailed int        `json:"expect_failed"`
 	NotProduced  []string   `json:"not_produced,omitempty"`
@@ -83,12 +106,26 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	if dir == "" {
 		dir = runner.DefaultStateDir(plan)
 	}
-	st, err := runner.Replay(plan, dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "greenlight status: %v\n", err)
-		return exitUsage
+	var out statusJSON
+	if st, pid, ok := liveState(dir); ok {
+		out = statusOf(plan, dir, st)
+		out.Monitor = statusMonitor{PID: pid, Kind: "runner"}
+	} else {
+		if !hasJournal(dir) {
+			fmt.Fprintf(stderr, "greenlight status: %s has not run here (no journal in %s): `greenlight run %s` starts it\n", plan.Name, dir, plan.File)
+			return exitUsage
+		}
+		st, err := runner.Replay(plan, dir)
+		if err != nil {
+			fmt.Fprintf(stderr, "greenlight status: %v\n", err)
+			return exitUsage
+		}
+		out = statusOf(plan, dir, st)
+		out.ETA = nil
+		for i := range out.Phases {
+			out.Phases[i].ETA, out.Phases[i].Progress = nil, nil
+		}
 	}
-	out := statusOf(plan, dir, st)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -102,12 +139,23 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 func statusOf(plan *runner.Plan, dir string, st *runner.State) statusJSON {
 	abs, _ := filepath.Abs(dir)
 	out := statusJSON{Schema: statusSchema, Campaign: plan.Name, File: plan.File, Report: plan.Report, StateDir: abs,
-		Monitor: monitorOf(dir), Finished: st.Finished, Failed: st.Failed(), Started: timePtr(st.Started), Ended: timePtr(st.Ended)}
+		Monitor: monitorOf(dir), Finished: st.Finished, Failed: st.Failed(), Paused: st.Paused, Frozen: st.Frozen,
+		Started: timePtr(st.Started), Ended: timePtr(st.Ended)}
+	if !st.Finished {
+		out.ETA = etaOf(st.ETA)
+	}
 	for _, p := range st.Phases {
 		sp := statusPhase{ID: p.ID, Title: p.Title, Status: string(p.Status), Reason: p.Reason, Waiting: p.WaitReason,
 			Gate: p.Manual, Attempt: p.Attempt, Started: timePtr(p.Started), Ended: timePtr(p.Ended), ExpectFailed: p.ExpectFailed}
 		for _, s := range p.Steps {
 			sp.Results += len(s.Results)
+		}
+		if p.Status == runner.Running {
+			sp.ETA = etaOf(p.ETA)
+			if c := p.Current; c < len(p.Steps) && p.Steps[c].Progress >= 0 {
+				f := p.Steps[c].Progress
+				sp.Progress = &f
+			}
 		}
 		for _, m := range p.Missing {
 			sp.NotProduced = append(sp.NotProduced, m.Column)
@@ -117,17 +165,13 @@ func statusOf(plan *runner.Plan, dir string, st *runner.State) statusJSON {
 	return out
 }
 
-// monitorOf says who holds the campaign: a window, the background
-// monitor, or nobody.
+// monitorOf says who holds the campaign: its runner, or nobody.
 func monitorOf(dir string) statusMonitor {
 	pid, held := runner.LockHolder(dir)
-	switch {
-	case !held:
+	if !held {
 		return statusMonitor{Kind: "none"}
-	case isHeadless(pid):
-		return statusMonitor{PID: pid, Kind: "background"}
 	}
-	return statusMonitor{PID: pid, Kind: "window"}
+	return statusMonitor{PID: pid, Kind: "runner"}
 }
 
 func timePtr(t time.Time) *time.Time {
@@ -144,12 +188,19 @@ func printStatus(w io.Writer, s statusJSON) {
 		state = "finished, with failures"
 	case s.Finished:
 		state = "finished"
-	case s.Monitor.Kind == "window":
-		state = fmt.Sprintf("running, in a window (pid %d)", s.Monitor.PID)
-	case s.Monitor.Kind == "background":
-		state = fmt.Sprintf("running in the background (pid %d; `greenlight run %s` takes it back)", s.Monitor.PID, s.File)
+	case s.Monitor.Kind == "runner":
+		state = fmt.Sprintf("running (runner pid %d; `greenlight run %s` attaches a window)", s.Monitor.PID, s.File)
+		if s.Paused {
+			state = "paused, " + state
+		}
+		if s.Frozen {
+			state = "frozen, " + state
+		}
+		if s.ETA != nil {
+			state += fmt.Sprintf("; done in %s (%s)", s.ETA.Text, s.ETA.Source)
+		}
 	default:
-		state += fmt.Sprintf(": no greenlight holds it; `greenlight run %s` resumes it", s.File)
+		state += fmt.Sprintf(": no runner runs it; `greenlight run %s` resumes it", s.File)
 	}
 	fmt.Fprintf(w, "%s: %s\n", s.Campaign, state)
 	if s.Started != nil {
@@ -161,6 +212,12 @@ func printStatus(w io.Writer, s statusJSON) {
 	}
 	for _, p := range s.Phases {
 		line := fmt.Sprintf("  %-14s %-8s", p.ID, p.Status)
+		if p.Progress != nil {
+			line += fmt.Sprintf(" %3.0f%%", *p.Progress*100)
+		}
+		if p.ETA != nil {
+			line += fmt.Sprintf(" ETA %s (%s)", p.ETA.Text, p.ETA.Source)
+		}
 		if p.Reason != "" {
 			line += " " + p.Reason
 		} else if p.Waiting != "" {
@@ -175,4 +232,19 @@ func printStatus(w io.Writer, s statusJSON) {
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "results: %s\n", s.Report)
+}
+
+// liveState is the runner's own state (results included), when a runner
+// answers for the campaign.
+func liveState(dir string) (*runner.State, int, bool) {
+	c, err := link.Dial(dir)
+	if err != nil {
+		return nil, 0, false
+	}
+	defer c.Close()
+	m, err := c.Request(link.OpState, "")
+	if err != nil || m.State == nil {
+		return nil, 0, false
+	}
+	return m.State, c.PID(), true
 }

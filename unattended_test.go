@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
 )
 
 // Left alone for a night: each test runs the real binary through a fault
@@ -77,6 +79,10 @@ phases:
 `)
 	cmd, _ := startPlain(t, dir, "--approve", "bench", c)
 	waitForFile(t, filepath.Join(dir, ".greenlight", "approve", "journal.jsonl"), `"kind":"step-pid"`)
+	// The runner is killed, and the window with it.
+	if pid, held := runner.LockHolder(filepath.Join(dir, ".greenlight", "approve")); held {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	done := make(chan struct{})

@@ -159,7 +159,8 @@ func (s *Sampler) Round() []Sample {
 			if p.Name == "" {
 				p.Name = name
 			}
-			p.Campaign = ok && s.sessions[sid] || s.sessions[p.PID]
+			// A mirror (a client of the runner) brings the runner's word on it.
+			p.Campaign = p.Campaign || ok && s.sessions[sid] || s.sessions[p.PID]
 			key := procKey{sm.Device.ID(), p.PID}
 			if sn := s.seen[key]; sn != nil {
 				// Once the campaign's, always: a pid that outlives its

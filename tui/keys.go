@@ -26,8 +26,8 @@ func newKeyMap() keyMap {
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Yes:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes")),
 		No:         key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n/esc", "no")),
-		Leave:      key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "leave it running")),
-		StopAll:    key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "stop them")),
+		Leave:      key.NewBinding(key.WithKeys("d", "l"), key.WithHelp("d", "detach: the campaign goes on")),
+		StopAll:    key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "stop the campaign")),
 	}
 }
 

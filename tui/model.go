@@ -49,7 +49,8 @@ type Options struct {
 	Plan         *runner.Plan
 	ReportPath   string
 	StateDir     string
-	Note         string // said once in the log pane, e.g. why there is no GPU
+	Note         string         // said once in the log pane, e.g. why there is no GPU
+	Earlier      []runner.Event // what happened before this window attached: listed, no bell
 	ReportErrors <-chan error
 	Now          func() time.Time
 	// Output is where frames are painted; nil is the terminal on stdout,
@@ -90,6 +91,7 @@ const (
 	noConfirm confirmKind = iota
 	confirmSkip
 	confirmQuit
+	confirmStop // asked again: stopping ends the campaign
 )
 
 // model is the root: it routes messages to panes and draws them.
@@ -129,6 +131,9 @@ func newModel(o Options) *model {
 	}
 	m := &model{opts: o, keys: newKeyMap(), st: newStyles(true), gl: pickGlyphs(), w: 80, h: 24, now: o.Now}
 	m.logs = newLogPane(o.Note)
+	for _, e := range o.Earlier {
+		m.logs.event(e)
+	}
 	m.preview = newPreviewPane(o.ReportPath)
 	out := o.Output
 	if out == nil {
@@ -435,8 +440,12 @@ func (m *model) onConfirmKey(k tea.KeyPressMsg) tea.Cmd {
 		switch {
 		case key.Matches(k, m.keys.Leave):
 			m.result.Detached = true
-			return m.quit(true, "greenlight: left the campaign running")
+			return m.quit(true, "greenlight: detached; the campaign goes on")
 		case key.Matches(k, m.keys.StopAll):
+			m.confirm = confirmStop
+		}
+	case confirmStop:
+		if key.Matches(k, m.keys.Yes) {
 			// Quit once the runner says every step has ended, so the stop
 			// signals' escalation is not cut short.
 			m.say("stopping every running step…")

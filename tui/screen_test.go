@@ -378,15 +378,39 @@ func TestPreviewFollowsEditsKeepingScroll(t *testing.T) {
 	t.Logf("the edit showed after %s", time.Since(start).Round(time.Millisecond))
 }
 
-func TestQuitWhileRunningOffersLeaveOrStop(t *testing.T) {
+func TestQuitWhileRunningOffersDetachOrStop(t *testing.T) {
 	s := newScreenTest(t, 100, 30, 2)
 	s.screen(t, "29/64")
 	s.tm.Type("q")
-	s.screen(t, "leave the campaign running in the background")
-	s.tm.Type("l")
+	s.screen(t, "d: detach (the campaign goes on)")
+	s.tm.Type("d")
 	m := s.tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*model)
-	if !m.result.Interrupted || !m.result.Detached || !strings.Contains(m.result.Message, "left the campaign running") {
+	if !m.result.Interrupted || !m.result.Detached || !strings.Contains(m.result.Message, "the campaign goes on") {
 		t.Errorf("result %+v", m.result)
+	}
+	if got := s.ctl.got(); got != "" {
+		t.Errorf("detaching commanded the runner: %q", got)
+	}
+}
+
+// TestStopAsksAgain: q then S asks once more before stopping the campaign;
+// anything but y keeps it running.
+func TestStopAsksAgain(t *testing.T) {
+	s := newScreenTest(t, 100, 30, 2)
+	s.screen(t, "29/64")
+	s.tm.Type("q")
+	s.screen(t, "S: stop the campaign")
+	s.tm.Type("S")
+	s.screen(t, "Stop the campaign? Its running steps")
+	s.tm.Type("n")
+	s.tm.Type("q")
+	s.screen(t, "S: stop the campaign")
+	s.tm.Type("S")
+	s.screen(t, "Stop the campaign? Its running steps")
+	s.tm.Type("y")
+	s.screen(t, "stopping every running step")
+	if got := s.ctl.got(); got != "stop" {
+		t.Errorf("runner got %q; want one stop", got)
 	}
 }
 
@@ -426,7 +450,7 @@ func TestHelpFitsAt80x24(t *testing.T) {
 	s.screen(t, "loading weights")
 	s.tm.Send(tea.KeyPressMsg{Code: '?', Text: "?"})
 	got := s.screen(t, "any key closes this help")
-	for _, want := range []string{"Pause holds the queue after the running step", "processes (SIGSTOP) and its timeout clock.", "takes it back.", "greenlight keys"} {
+	for _, want := range []string{"Pause holds the queue after the running step", "processes (SIGSTOP) and its timeout clock.", "attaches again.", "greenlight keys"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the help at 80x24 lacks %q:\n%s", want, got)
 		}

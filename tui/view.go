@@ -162,7 +162,9 @@ func (m *model) statusLine() string {
 			return m.st.warn.Render(fmt.Sprintf("Skip %s while it runs? Its step is stopped (SIGINT, then SIGTERM, then SIGKILL). y/n", ps.Title))
 		}
 	case confirmQuit:
-		return m.st.warn.Render("Quit? l: leave the campaign running in the background · S: stop its steps · esc: stay")
+		return m.st.warn.Render("Quit? d: detach (the campaign goes on) · S: stop the campaign · esc: stay")
+	case confirmStop:
+		return m.st.warn.Render("Stop the campaign? Its running steps and services are stopped (SIGINT, SIGTERM, SIGKILL). y/n")
 	}
 	if m.flash != "" && m.now().Sub(m.flashAt) < 8*time.Second {
 		return m.st.warn.Render(m.flash)
@@ -239,7 +241,7 @@ func (m *model) helpView() string {
 	width := max(20, m.w-2)
 	for _, para := range []string{
 		"Pause holds the queue after the running step; freeze stops the running step's processes (SIGSTOP) and its timeout clock.",
-		"Quitting (q, then l) leaves the campaign running in the background: later phases start on time; `greenlight run` with the same campaign takes it back.",
+		"Quitting (q, then d) detaches this window only: the campaign goes on in its runner, later phases start on time, gates wait; `greenlight run` with the same campaign attaches again.",
 	} {
 		b.WriteString(m.st.dim.Render(ansi.Wordwrap(para, width, "")) + "\n")
 	}

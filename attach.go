@@ -1,0 +1,365 @@
+package main
+
+// A client of the campaign's runner: finding it (or starting it), and the
+// session that a window or the plain printer watches it through. The
+// session implements what the window asks of a runner (tui.Controller)
+// and of a sampler (tui.GPUs); the window never learns it is a socket.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/link"
+)
+
+// runnerStart is how long a new runner may take to open its socket (NVML
+// on eight GPUs and a first dcgm scrape take seconds, not minutes).
+const runnerStart = 2 * time.Minute
+
+// runnerLog is the runner's own lines, in its state dir.
+func runnerLog(stateDir string) string { return filepath.Join(stateDir, "runner.log") }
+
+// attachRunner connects to the campaign's runner, starting one when none
+// runs (it resumes from the journal). started says whether it was started
+// here. On failure it has said why on stderr and returns the exit status.
+func attachRunner(plan *runner.Plan, f *runFlags, stateDir string, stdout, stderr io.Writer) (c *link.Client, started bool, code int) {
+	for try := 0; try < 3; try++ {
+		c, err := link.Dial(stateDir)
+		if err == nil {
+			return c, started, exitOK
+		}
+		var refused *link.RefusedError
+		if errors.As(err, &refused) {
+			fmt.Fprintf(stderr, "greenlight: %s\n", refused.Why)
+			return nil, false, exitLocked
+		}
+		if !errors.Is(err, link.ErrNoRunner) {
+			fmt.Fprintf(stderr, "greenlight: %v\n", err)
+			return nil, false, exitFailed
+		}
+		if pid, held := runner.LockHolder(stateDir); held {
+			// A runner starting up, or a greenlight from before runners.
+			if c := waitSocket(stateDir, pid, 10*time.Second, nil); c != nil {
+				return c, false, exitOK
+			}
+			fmt.Fprintf(stderr, "greenlight: pid %d holds this campaign (%s) but does not answer on its socket: an older greenlight's window? Quit it there, or wait for it\n",
+				pid, stateDir)
+			return nil, false, exitLocked
+		}
+		c, code := startRunner(plan, f, stateDir, stdout, stderr)
+		if c != nil {
+			return c, true, exitOK
+		}
+		if code != exitLocked {
+			return nil, false, code
+		}
+		// Another client started one at the same moment: attach to it.
+	}
+	fmt.Fprintf(stderr, "greenlight: could not attach to this campaign's runner (%s); see %s\n", stateDir, runnerLog(stateDir))
+	return nil, false, exitFailed
+}
+
+// startRunner starts `greenlight __runner` for the campaign in a session
+// of its own and waits for its socket. A runner that exits first (bad
+// input, preflight) has its lines copied to stderr and its status
+// returned.
+func startRunner(plan *runner.Plan, f *runFlags, stateDir string, stdout, stderr io.Writer) (*link.Client, int) {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		return nil, exitFailed
+	}
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		fmt.Fprintf(stderr, "greenlight: cannot create the state dir: %v\n", err)
+		return nil, exitFailed
+	}
+	args := []string{runnerCommand, "--state-dir", stateDir, "--interval", f.interval.String()}
+	for _, g := range f.gpu {
+		args = append(args, "--gpu", g)
+	}
+	if f.report != "" {
+		args = append(args, "--report", plan.Report)
+	}
+	if f.approve != "" {
+		args = append(args, "--approve", f.approve)
+	}
+	if f.demo {
+		args = append(args, "--demo")
+	}
+	args = append(args, plan.File)
+	logPath := runnerLog(stateDir)
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		return nil, exitFailed
+	}
+	defer logf.Close()
+	from, _ := logf.Seek(0, io.SeekEnd)
+	cmd := exec.Command(exe, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "greenlight: cannot start the campaign's runner: %v\n", err)
+		return nil, exitFailed
+	}
+	exited := make(chan int, 1)
+	go func() {
+		cmd.Wait()
+		exited <- cmd.ProcessState.ExitCode()
+	}()
+	c := waitSocket(stateDir, cmd.Process.Pid, runnerStart, exited)
+	if c != nil {
+		return c, exitOK
+	}
+	code := exitFailed
+	select {
+	case code = <-exited:
+	default:
+		fmt.Fprintf(stderr, "greenlight: the campaign's runner (pid %d) did not open its socket within %v; its lines are in %s\n", cmd.Process.Pid, runnerStart, logPath)
+		return nil, exitFailed
+	}
+	if code != exitLocked {
+		if b, err := os.ReadFile(logPath); err == nil && int64(len(b)) > from {
+			stderr.Write(b[from:])
+		}
+		if code == exitOK || code == exitInterrupted {
+			code = exitFailed // it ended without a word to us: not a success
+		}
+	}
+	return nil, code
+}
+
+// waitSocket dials until pid's socket answers, pid exits (exited, or the
+// pid gone when exited is nil), or wait has passed.
+func waitSocket(stateDir string, pid int, wait time.Duration, exited chan int) *link.Client {
+	deadline := time.Now().Add(wait)
+	for time.Now().Before(deadline) {
+		if c, err := link.Dial(stateDir); err == nil {
+			return c
+		}
+		if exited != nil {
+			select {
+			case code := <-exited:
+				exited <- code
+				return nil
+			default:
+			}
+		} else if syscall.Kill(pid, 0) != nil {
+			return nil
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return nil
+}
+
+// session is a client's view of the campaign: the runner's events as
+// runner events, its GPU rounds through a mirror sampler, its controls as
+// requests. When the runner goes away before the campaign's end (killed),
+// the session starts a new one, which resumes from the journal, and goes
+// on with it.
+type session struct {
+	plan     *runner.Plan
+	flags    *runFlags
+	stateDir string
+	log      io.Writer // where the session says what it did (the plain printer's output)
+
+	mu     sync.Mutex
+	c      *link.Client
+	inv    gpu.Inventory
+	state  *runner.State
+	mirror *gpu.Mirror
+	gpus   *gpu.Sampler
+
+	events chan runner.Event
+	bye    string // the runner's last word, when it ended the stream
+}
+
+func newSession(plan *runner.Plan, f *runFlags, stateDir string, c *link.Client, log io.Writer) *session {
+	s := &session{plan: plan, flags: f, stateDir: stateDir, log: log, c: c, events: make(chan runner.Event, 64)}
+	var w gpuWire
+	json.Unmarshal(c.First.GPU, &w)
+	if w.Inv != nil {
+		s.inv = *w.Inv
+	}
+	s.mirror = gpu.NewMirror(s.inv)
+	s.gpus = gpu.NewSampler(s.mirror, f.interval, 4*time.Hour)
+	for i, pts := range w.Hist {
+		if i < len(s.inv.Devices) {
+			hp := make([]gpu.Point, len(pts))
+			for j, p := range pts {
+				hp[j] = gpu.Point(p)
+			}
+			s.gpus.Seed(s.inv.Devices[i], hp)
+		}
+	}
+	s.mirror.Set(s.inv, w.Hosts, decodeSamples(s.inv, w.Samples))
+	s.gpus.Round()
+	s.state = c.First.State
+	return s
+}
+
+// Earlier is what the runner said before this client attached.
+func (s *session) Earlier() []runner.Event {
+	c := s.client()
+	out := make([]runner.Event, 0, len(c.First.Recent))
+	for _, e := range c.First.Recent {
+		out = append(out, e.Event(c.First.State))
+	}
+	return out
+}
+
+// State is the campaign's state as last heard.
+func (s *session) State() *runner.State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// Events are the runner's events, the first one its state on attach; the
+// channel closes when the runner has ended the stream or is gone for good.
+func (s *session) Events() <-chan runner.Event { return s.events }
+
+func (s *session) client() *link.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.c
+}
+
+// run feeds Events until the end; call it once, in a goroutine.
+func (s *session) run() {
+	defer close(s.events)
+	s.events <- runner.Event{Kind: runner.Progress, Time: time.Now(), State: s.State()}
+	for {
+		c := s.client()
+		finished := false
+		watch := time.NewTicker(time.Second)
+		warned := false
+	stream:
+		for {
+			select {
+			case m, ok := <-c.Messages():
+				if !ok {
+					break stream
+				}
+				switch m.Kind {
+				case link.KindEvent:
+					if m.Event == nil || m.State == nil {
+						continue
+					}
+					s.mu.Lock()
+					s.state = m.State
+					s.mu.Unlock()
+					finished = finished || m.State.Finished
+					s.events <- m.Event.Event(m.State)
+				case link.KindGPU:
+					s.gpuRound(m.GPU)
+				case link.KindBye:
+					s.bye = m.Text
+				}
+				warned = false
+			case <-watch.C:
+				if quiet := c.Silent(); quiet > 3*link.Timeout && !warned {
+					warned = true
+					s.events <- runner.Event{Kind: runner.Warning, Time: time.Now(), State: s.State(),
+						Message: fmt.Sprintf("the campaign's runner (pid %d) has said nothing for %s: stopped (kill -STOP) or stuck?", c.PID(), quiet.Round(time.Second))}
+				}
+			}
+		}
+		watch.Stop()
+		c.Close()
+		if finished || s.State().Finished {
+			return
+		}
+		if s.bye != "" {
+			// It let go on purpose (SIGTERM, a stop from another client that
+			// ended it): say so, and leave the campaign where it is.
+			s.events <- runner.Event{Kind: runner.Detached, Time: time.Now(), State: s.State(), Message: s.bye}
+			return
+		}
+		// Gone without a word: killed. A new runner resumes the campaign.
+		old := c.PID()
+		nc, started, code := attachRunner(s.plan, s.flags, s.stateDir, io.Discard, io.Discard)
+		if nc == nil {
+			s.events <- runner.Event{Kind: runner.Warning, Time: time.Now(), State: s.State(),
+				Message: fmt.Sprintf("the campaign's runner (pid %d) went away and no new one could start (exit %d; see %s)", old, code, runnerLog(s.stateDir))}
+			return
+		}
+		how := "another client had started"
+		if started {
+			how = "started"
+		}
+		msg := fmt.Sprintf("the campaign's runner (pid %d) went away; a new one (pid %d, %s) resumed it from the journal", old, nc.PID(), how)
+		s.mu.Lock()
+		s.c, s.state = nc, nc.First.State
+		s.mu.Unlock()
+		s.events <- runner.Event{Kind: runner.Warning, Time: time.Now(), State: nc.First.State, Message: msg}
+	}
+}
+
+func (s *session) gpuRound(raw json.RawMessage) {
+	var w gpuWire
+	if json.Unmarshal(raw, &w) != nil {
+		return
+	}
+	if w.Inv != nil {
+		s.inv = *w.Inv
+	}
+	s.mirror.Set(s.inv, w.Hosts, decodeSamples(s.inv, w.Samples))
+	s.gpus.Round()
+}
+
+func (s *session) do(op, phase string) error {
+	_, err := s.client().Request(op, phase)
+	return err
+}
+
+// Close detaches: the campaign goes on.
+func (s *session) Close() { s.client().Close() }
+
+// tui.Controller
+func (s *session) Pause() error               { return s.do(link.OpPause, "") }
+func (s *session) Resume() error              { return s.do(link.OpResume, "") }
+func (s *session) Freeze() error              { return s.do(link.OpFreeze, "") }
+func (s *session) Thaw() error                { return s.do(link.OpThaw, "") }
+func (s *session) Skip(id string) error       { return s.do(link.OpSkip, id) }
+func (s *session) Retry(id string) error      { return s.do(link.OpRetry, id) }
+func (s *session) Greenlight(id string) error { return s.do(link.OpGreenlight, id) }
+func (s *session) Stop() error                { return s.do(link.OpStop, "") }
+
+// tui.GPUs
+func (s *session) Samples() <-chan []gpu.Sample               { return s.gpus.Samples() }
+func (s *session) History(id gpu.DeviceID, n int) []gpu.Point { return s.gpus.History(id, n) }
+func (s *session) Hosts() []gpu.HostState                     { return s.gpus.Hosts() }
+func (s *session) Inventory() gpu.Inventory                   { return s.gpus.Inventory() }
+
+// approveAttached opens the gates --approve names on a runner that was
+// already running (a new runner takes them as a flag).
+func approveAttached(s *session, ids []string) error {
+	for _, id := range ids {
+		if id == "all" {
+			for _, p := range s.State().Phases {
+				if p.Manual && p.Status == runner.Waiting {
+					if err := s.Greenlight(p.ID); err != nil {
+						return err
+					}
+				}
+			}
+			continue
+		}
+		if err := s.Greenlight(id); err != nil && !strings.Contains(err.Error(), "no gate") {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/gpu"
+)
+
+// TestGPUWireRoundTrip: a round of samples (values, n/a with reasons,
+// throttle, processes) comes out of the wire as it went in, and the
+// history a client gets on attach is the runner's, point for point.
+func TestGPUWireRoundTrip(t *testing.T) {
+	src := gpu.NewFake(3, 1)
+	s := gpu.NewSampler(src, time.Second, time.Hour)
+	for i := 0; i < 30; i++ {
+		s.Round()
+	}
+	inv := s.Inventory()
+	samples := s.Latest()
+	samples[1].Power = gpu.Metric{Why: "MIG slice"}
+	samples[2].Procs = []gpu.Process{{PID: 42, Name: "python3", MemUsed: 1 << 30, Campaign: true}}
+	samples[2].Throttle = []string{"power cap"}
+	var enc gpuEncoder
+	raw := enc.round(inv, nil, samples)
+	var w gpuWire
+	if err := json.Unmarshal(raw, &w); err != nil {
+		t.Fatal(err)
+	}
+	if w.Inv == nil {
+		t.Fatal("the first round lacks the inventory")
+	}
+	got := decodeSamples(*w.Inv, w.Samples)
+	for i := range samples {
+		want := samples[i]
+		want.Time = time.UnixMilli(want.Time.UnixMilli())
+		for _, m := range metrics(&want) {
+			switch {
+			case !m.OK:
+			case math.Abs(m.V) >= 1e5:
+				m.V = math.Round(m.V) // bytes: to the unit
+			case m.V != math.Trunc(m.V):
+				m.V, _ = strconv.ParseFloat(strconv.FormatFloat(m.V, 'g', -1, 32), 64) // float32's precision
+			}
+		}
+		if !reflect.DeepEqual(got[i], want) {
+			t.Errorf("sample %d:\n got %+v\nwant %+v", i, got[i], want)
+		}
+	}
+	if again := enc.round(inv, nil, samples); len(again) >= len(raw) {
+		t.Errorf("an unchanged inventory was sent again (%d >= %d bytes)", len(again), len(raw))
+	}
+	// Eight GPUs at 1 Hz: a few hundred bytes a round, not kilobytes.
+	f8 := gpu.NewSampler(gpu.NewFake(8, 1), time.Second, time.Hour)
+	f8.Round()
+	var e8 gpuEncoder
+	e8.round(f8.Inventory(), nil, f8.Latest())
+	if n := len(e8.round(f8.Inventory(), nil, f8.Round())); n > 2000 {
+		t.Errorf("a round of 8 GPUs is %d bytes on the wire", n)
+	} else {
+		t.Logf("a round of 8 GPUs: %d bytes", n)
+	}
+
+	// On attach: the history.
+	var snap gpuWire
+	json.Unmarshal(gpuSnapshot(s), &snap)
+	c := gpu.NewSampler(gpu.NewMirror(*snap.Inv), time.Second, time.Hour)
+	for i, pts := range snap.Hist {
+		hp := make([]gpu.Point, len(pts))
+		for j, p := range pts {
+			hp[j] = gpu.Point(p)
+		}
+		c.Seed(snap.Inv.Devices[i], hp)
+	}
+	for _, d := range inv.Devices {
+		want, have := s.History(d.ID(), 100), c.History(d.ID(), 100)
+		if len(want) != 30 || len(have) != len(want) {
+			t.Fatalf("history of %v: %d points on the client, %d on the runner", d.ID(), len(have), len(want))
+		}
+		for i := range want {
+			w := want[i]
+			w.T = time.UnixMilli(w.T.UnixMilli())
+			if !reflect.DeepEqual(have[i], w) {
+				t.Fatalf("point %d: %+v, want %+v", i, have[i], w)
+			}
+		}
+	}
+}

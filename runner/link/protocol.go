@@ -1,0 +1,169 @@
+// Package link is the wire between a campaign's runner process and its
+// clients (the window, the plain printer, the one-shot verbs): a Unix
+// socket in the campaign's state dir, created 0600 and answering only
+// peers of the runner's own uid, carrying newline-delimited JSON.
+//
+// A conversation: the runner says hello (its protocol version, its
+// greenlight version, its pid); the client says hello with its protocol
+// version; a client of another version is told so in one line and the
+// connection is closed. Then the runner sends a snapshot (the whole
+// state, GPU inventory and history), and from then on every event and
+// every GPU round, while the client sends requests, each answered by a
+// reply with its id. Either side may close at any time; a client's
+// leaving never touches the campaign.
+package link
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+// Protocol is the version of the messages below. A change that an older
+// peer would misread gets a new number.
+const Protocol = 1
+
+// SocketName is the socket's name in the campaign's state dir.
+const SocketName = "runner.sock"
+
+// Message kinds.
+const (
+	KindHello    = "hello"
+	KindSnapshot = "snapshot"
+	KindEvent    = "event"
+	KindGPU      = "gpu"
+	KindRequest  = "req"
+	KindReply    = "reply"
+	KindRefused  = "refused" // the runner will not talk to this client; Text says why
+	KindBye      = "bye"     // the runner is ending; Text says why
+	KindTick     = "tick"    // nothing else was said for a while: the runner is alive
+)
+
+// Request ops.
+const (
+	OpPause      = "pause"
+	OpResume     = "resume"
+	OpFreeze     = "freeze"
+	OpThaw       = "thaw"
+	OpSkip       = "skip"
+	OpRetry      = "retry"
+	OpGreenlight = "greenlight"
+	OpStop       = "stop"
+	OpState      = "state" // the whole state, results included
+)
+
+// Msg is one line on the wire. Kind says which fields are set.
+type Msg struct {
+	Kind string `json:"t"`
+
+	// hello
+	Proto   int    `json:"proto,omitempty"`
+	Version string `json:"version,omitempty"`
+	PID     int    `json:"pid,omitempty"`
+
+	// snapshot, event, reply to OpState
+	Event *Event        `json:"event,omitempty"`
+	State *runner.State `json:"state,omitempty"`
+	// GPU is the sampler's side, opaque here: the runner process and the
+	// client agree on it (see main's wiring); the link only carries it.
+	GPU json.RawMessage `json:"gpu,omitempty"`
+	// Recent are the events a snapshot's client missed: the last ones the
+	// runner said (progress left out), oldest first.
+	Recent []*Event `json:"recent,omitempty"`
+
+	// req and reply
+	ID    int    `json:"id,omitempty"`
+	Op    string `json:"op,omitempty"`
+	Phase string `json:"phase,omitempty"`
+	Err   string `json:"err,omitempty"`
+
+	Text string `json:"text,omitempty"` // refused, bye
+}
+
+// Event is a runner.Event on the wire; its State travels without the
+// results rows (a client that needs them asks for OpState), so an event's
+// size does not grow with the campaign's results.
+type Event struct {
+	Kind    runner.EventKind `json:"kind"`
+	Time    time.Time        `json:"time"`
+	Phase   string           `json:"phase,omitempty"`
+	Step    int              `json:"step,omitempty"`
+	Message string           `json:"msg,omitempty"`
+	Result  *runner.Row      `json:"result,omitempty"`
+}
+
+// maxLine bounds one message: a snapshot with 20k results rows and eight
+// GPUs' history is a few MB.
+const maxLine = 64 << 20
+
+// reader reads messages, one per line.
+type reader struct{ sc *bufio.Scanner }
+
+func newReader(r io.Reader) *reader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	return &reader{sc}
+}
+
+// ErrGarbage is a line that is not one of our messages: the peer is not a
+// greenlight, or is one whose protocol we cannot read.
+var ErrGarbage = errors.New("not a greenlight message")
+
+func (r *reader) next() (*Msg, error) {
+	if !r.sc.Scan() {
+		if err := r.sc.Err(); err != nil {
+			return nil, err
+		}
+		return nil, io.EOF
+	}
+	var m Msg
+	if err := json.Unmarshal(r.sc.Bytes(), &m); err != nil || m.Kind == "" {
+		return nil, fmt.Errorf("%w: %.80q", ErrGarbage, r.sc.Bytes())
+	}
+	return &m, nil
+}
+
+// encode is one message as a line.
+func encode(m *Msg) ([]byte, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// WireEvent is e as it travels.
+func WireEvent(e runner.Event) *Event {
+	return &Event{Kind: e.Kind, Time: e.Time, Phase: e.Phase, Step: e.Step, Message: e.Message, Result: e.Result}
+}
+
+// Event is the wire event back as a runner.Event over st.
+func (e *Event) Event(st *runner.State) runner.Event {
+	return runner.Event{Kind: e.Kind, Time: e.Time, Phase: e.Phase, Step: e.Step, Message: e.Message, Result: e.Result, State: st}
+}
+
+// Lite is st without its results rows, for an event: a copy, st is shared.
+func Lite(st *runner.State) *runner.State {
+	if st == nil {
+		return nil
+	}
+	c := *st
+	c.Phases = make([]runner.PhaseState, len(st.Phases))
+	for i, p := range st.Phases {
+		if len(p.Steps) > 0 {
+			steps := make([]runner.StepState, len(p.Steps))
+			for j, s := range p.Steps {
+				s.Results = nil
+				steps[j] = s
+			}
+			p.Steps = steps
+		}
+		c.Phases[i] = p
+	}
+	return &c
+}

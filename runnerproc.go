@@ -1,0 +1,258 @@
+package main
+
+// The campaign's runner process: `greenlight __runner`, started by the
+// first client (`greenlight run`, or a verb on a campaign left unfinished)
+// in a session of its own, its output in STATE/runner.log. It owns the
+// campaign: the scheduler and journal (runner), the results file
+// (report), the GPU sampler and its history, the disk guard. Windows, the
+// plain printer and the verbs are its clients, over STATE/runner.sock
+// (runner/link). It ends when the campaign ends (the results file
+// written), when a client stops it, or on SIGTERM/SIGINT, which let go of
+// the campaign: steps and services run on and the next runner re-adopts
+// them.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/report"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/link"
+)
+
+const runnerCommand = "__runner"
+
+// Exit statuses of the runner process, read by the client that started
+// it: preflight and bad input are said in runner.log.
+func cmdRunner(args []string, stdout, stderr io.Writer) int {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1) // one core's worth of competition at most for a benchmark (see DESIGN.md)
+	}
+	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	f, rest, err := parseRunFlags(runnerCommand, args, stderr)
+	if err != nil || len(rest) != 1 {
+		fmt.Fprintf(stderr, "greenlight %s: %v %v\n", runnerCommand, err, rest)
+		return exitUsage
+	}
+	plan, ok := loadPlan(rest[0], stderr)
+	if !ok {
+		return exitUsage
+	}
+	if f.report != "" {
+		plan.Report = f.report // made absolute by the client
+	}
+	specs := []string(f.gpu)
+	if len(specs) == 0 {
+		specs = plan.GPUSources
+	}
+	src, local, note, err := openGPU(specs, f.interval)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		return exitUsage
+	}
+	sampler := gpu.NewSampler(src, f.interval, 4*time.Hour)
+	inv := sampler.Inventory()
+	count := -1 // phases name this machine's GPUs; remote ones are not counted
+	if local {
+		count = 0
+		for _, d := range inv.Devices {
+			if d.Host == "" {
+				count++
+			}
+		}
+	}
+	problems := runner.CheckPreflight(plan, count)
+	var notes []string
+	if note != "" {
+		notes = append(notes, note)
+	}
+	for _, p := range problems {
+		if p.Warn {
+			notes = append(notes, "preflight: "+p.What)
+		}
+	}
+	if err := runner.PreflightError(problems); err != nil {
+		for _, n := range notes {
+			fmt.Fprintf(stderr, "greenlight: warning: %s\n", n)
+		}
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		return exitFailed
+	}
+	approve, err := approveList(plan, f.approve)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: --approve: %v\n", err)
+		return exitUsage
+	}
+	r, err := runner.New(plan, runner.Options{StateDir: f.stateDir, GPUCount: count, Approve: approve, Notes: notes})
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		if errors.Is(err, runner.ErrLocked) {
+			return exitLocked
+		}
+		return exitFailed
+	}
+	host, _ := os.Hostname()
+	w := report.NewWriter(plan.Report, plan, report.Env{Host: host, Inventory: inv}, sampler, r.StateDir())
+	reportEvents, linkEvents, printEvents := r.Subscribe(), r.Subscribe(), r.Subscribe()
+	reportDone := make(chan struct{})
+	srv := &runnerServer{r: r, sampler: sampler}
+	go func() {
+		defer close(reportDone)
+		w.Run(reportEvents, func(err error) {
+			msg := fmt.Sprintf("results file: %v", err)
+			fmt.Fprintf(stdout, "%s warning: %s\n", time.Now().Format("15:04:05"), msg)
+			if srv.link != nil {
+				srv.link.Event(runner.Event{Kind: runner.Warning, Time: time.Now(), Message: msg, State: r.Snapshot()})
+			}
+		})
+	}()
+	srv.link, err = link.Listen(r.StateDir(), version, srv)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		r.Close()
+		<-reportDone
+		return exitFailed
+	}
+	sampler.Start()
+	if fake, ok := src.(*gpu.Fake); ok {
+		go feedFake(fake, len(inv.Devices), r.Subscribe(), plan)
+	}
+	go feedSessions(sampler, r.Subscribe())
+	go srv.forwardGPU()
+	if f.demo {
+		go demoGates(r, srv.link)
+	}
+	fmt.Fprintf(stdout, "%s runner pid %d for %s (greenlight %s), socket %s\n", time.Now().Format("15:04:05"), os.Getpid(), plan.File, version, srv.link.Path())
+	r.Start()
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	var lastETA time.Duration = -1
+	code := exitInterrupted
+	for done := false; !done; {
+		select {
+		case s := <-sigs:
+			fmt.Fprintf(stdout, "%s got %v: letting go of the campaign; its steps run on and the next `greenlight run %s` takes them back\n",
+				time.Now().Format("15:04:05"), s, plan.File)
+			srv.link.Close(fmt.Sprintf("the campaign's runner got %v and let go of the campaign; its steps run on and `greenlight run %s` starts a new runner", s, plan.File))
+			r.Close()
+			done = true
+		case e, ok := <-linkEvents:
+			if !ok {
+				done = true
+				break
+			}
+			srv.link.Event(e)
+			if e.Kind == runner.CampaignFinished {
+				code = exitCode(e.State, false, false)
+				done = true
+			}
+		case e, ok := <-printEvents:
+			if ok {
+				if line := plainLine(e, &lastETA); line != "" {
+					fmt.Fprintln(stdout, line)
+				}
+			}
+		}
+	}
+	r.Close()
+	<-reportDone // the results file holds the last state before anyone is told the end
+	sampler.Stop()
+	if code != exitInterrupted {
+		// A campaign that is already over when its runner starts waits a
+		// little for the client that started it, which is told the end too.
+		select {
+		case <-srv.link.Attached():
+		case <-time.After(30 * time.Second):
+		}
+		srv.link.Close("the campaign has finished; its results are in " + plan.Report)
+	}
+	for range printEvents {
+	}
+	return code
+}
+
+// runnerServer answers the runner's clients.
+type runnerServer struct {
+	r       *runner.Runner
+	sampler *gpu.Sampler
+	link    *link.Server
+}
+
+// Snapshot implements link.Handler.
+func (s *runnerServer) Snapshot() (*runner.State, json.RawMessage) {
+	return s.r.Snapshot(), gpuSnapshot(s.sampler)
+}
+
+// Do implements link.Handler.
+func (s *runnerServer) Do(op, phase string) error {
+	r := s.r
+	switch op {
+	case link.OpPause:
+		return r.Pause()
+	case link.OpResume:
+		return r.Resume()
+	case link.OpFreeze:
+		return r.Freeze()
+	case link.OpThaw:
+		return r.Thaw()
+	case link.OpStop:
+		return r.Stop()
+	case link.OpSkip, link.OpRetry, link.OpGreenlight:
+		if err := r.Plan().CheckPhaseID(phase); err != nil {
+			return err
+		}
+		switch op {
+		case link.OpSkip:
+			return r.Skip(phase)
+		case link.OpRetry:
+			return r.Retry(phase)
+		}
+		return r.Greenlight(phase)
+	}
+	return fmt.Errorf("this runner (greenlight %s) does not know %q", version, op)
+}
+
+// forwardGPU says each of the sampler's rounds to the clients.
+func (s *runnerServer) forwardGPU() {
+	var enc gpuEncoder
+	for samples := range s.sampler.Samples() {
+		if s.link.Clients() == 0 {
+			continue // nobody to tell: no encoding either
+		}
+		s.link.GPU(enc.round(s.sampler.Inventory(), s.sampler.Hosts(), samples))
+	}
+}
+
+// demoGates opens the demo's gate when no window is attached: nobody is
+// left to press g, and a demo that waits forever for nobody shows nothing.
+func demoGates(r *runner.Runner, srv *link.Server) {
+	alone := 0
+	for {
+		select {
+		case <-r.Done():
+			return
+		case <-time.After(time.Second):
+		}
+		if srv.Clients() > 0 {
+			alone = 0
+			continue
+		}
+		if alone++; alone < 5 {
+			continue
+		}
+		for _, p := range r.Snapshot().Phases {
+			if p.Manual && p.Status == runner.Waiting {
+				r.Greenlight(p.ID)
+			}
+		}
+	}
+}

@@ -1,0 +1,396 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+const handCampaign = `name: hand
+phases:
+  - id: a
+    steps:
+      - run: |
+          echo a >> ran; sleep 3
+  - id: b
+    needs: [a]
+    steps:
+      - run: |
+          echo b >> ran; echo '{"b": 1}' >> "$GREENLIGHT_RESULTS"
+`
+
+func waitFinished(t *testing.T, report string, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		b, _ := os.ReadFile(report)
+		if strings.Contains(string(b), "Status:** finished") {
+			return string(b)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the campaign did not finish with no window:\n%s", b)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func tmuxOrSkip(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (.ci/run installs it)")
+	}
+}
+
+// liveStatus is `greenlight status --json`, decoded strictly.
+func liveStatus(t *testing.T, dir, campaign string) (statusJSON, string) {
+	t.Helper()
+	out, code := runBin(t, dir, "status", "--json", campaign)
+	var st statusJSON
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if code != 0 || dec.Decode(&st) != nil {
+		t.Fatalf("status --json: exit %d, not the schema:\n%s", code, out)
+	}
+	return st, out
+}
+
+// TestWindowKilledCampaignGoesOn: the tmux session holding the window is
+// killed during phase a; phase b still starts, with no client attached,
+// and each step ran once.
+func TestWindowKilledCampaignGoesOn(t *testing.T) {
+	tmuxOrSkip(t)
+	dir := t.TempDir()
+	writeCampaign(t, dir, handCampaign)
+	t.Cleanup(func() { stopRunner(t, filepath.Join(dir, ".greenlight", "hand")) })
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-hand-%d", os.Getpid())}
+	s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30", fmt.Sprintf("cd %s && %s run --gpu none c.yaml", dir, bin))
+	s.waitFor("waits for a", 20*time.Second)
+	s.run("kill-server")
+	st, out := liveStatus(t, dir, "c.yaml")
+	if st.Monitor.Kind != "runner" || st.Monitor.PID <= 0 || st.Finished {
+		t.Fatalf("status after the window went: %s", out)
+	}
+	md := waitFinished(t, filepath.Join(dir, "hand.md"), 30*time.Second)
+	if !strings.Contains(md, "b = 1") {
+		t.Errorf("phase b's result is not in the record:\n%s", md)
+	}
+	if got := readFile(t, filepath.Join(dir, "ran")); got != "a\nb\n" {
+		t.Errorf("steps ran %q; want each once", got)
+	}
+	if log := readFile(t, filepath.Join(dir, ".greenlight", "hand", "runner.log")); !strings.Contains(log, "b started") {
+		t.Errorf("the runner's log does not say b started:\n%s", log)
+	}
+}
+
+// TestDetachAndAttachAgain: q then d detaches (exit 0); `greenlight run`
+// attaches to the same runner and follows the campaign to its end.
+func TestDetachAndAttachAgain(t *testing.T) {
+	tmuxOrSkip(t)
+	dir := t.TempDir()
+	writeCampaign(t, dir, strings.Replace(handCampaign, "sleep 3", "sleep 4", 1))
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-back-%d", os.Getpid())}
+	exit := filepath.Join(dir, "exit")
+	s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30", fmt.Sprintf("cd %s && %s run --gpu none c.yaml; echo $? > %s; sleep 30", dir, bin, exit))
+	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	s.waitFor("waits for a", 20*time.Second)
+	pid, _ := runner.LockHolder(filepath.Join(dir, ".greenlight", "hand"))
+	s.keys("q")
+	s.waitFor("detach", 5*time.Second)
+	s.keys("d")
+	waitForFile(t, exit, "\n")
+	if code := strings.TrimSpace(readFile(t, exit)); code != "0" {
+		t.Errorf("detached on purpose: exit %s; want 0", code)
+	}
+	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", "c.yaml")
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("attached to the campaign's runner (pid %d)", pid)) || !strings.Contains(out, "b=1") ||
+		!strings.Contains(out, "a started") {
+		t.Errorf("attaching again: exit %d:\n%s", code, out)
+	}
+	if got := readFile(t, filepath.Join(dir, "ran")); got != "a\nb\n" {
+		t.Errorf("steps ran %q; want each once", got)
+	}
+}
+
+// TestTwoWindowsOneCampaign: two windows attached at once; p in one
+// pauses the campaign and the other shows it.
+func TestTwoWindowsOneCampaign(t *testing.T) {
+	tmuxOrSkip(t)
+	dir := t.TempDir()
+	writeCampaign(t, dir, `name: two
+phases:
+  - id: a
+    steps:
+      - run: |
+          sleep 6
+  - id: b
+    needs: [a]
+    steps:
+      - run: |
+          echo b >> ran
+`)
+	t.Cleanup(func() { stopRunner(t, filepath.Join(dir, ".greenlight", "two")) })
+	one := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-one-%d", os.Getpid())}
+	two := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-two-%d", os.Getpid())}
+	for _, s := range []*tmuxSession{one, two} {
+		s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30", fmt.Sprintf("cd %s && %s run --gpu none c.yaml; sleep 30", dir, bin))
+		t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+		s.waitFor("waits for a", 20*time.Second)
+	}
+	one.keys("p")
+	two.waitFor("paused", 5*time.Second)
+	time.Sleep(7 * time.Second) // a ends; b must not start while paused
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Fatal("b started while paused")
+	}
+	two.keys("p") // the other window resumes it
+	one.waitFor("campaign finished", 20*time.Second)
+	if got := readFile(t, filepath.Join(dir, "ran")); got != "b\n" {
+		t.Errorf("ran %q", got)
+	}
+}
+
+const gateCampaign = `name: gated
+phases:
+  - id: warm
+    steps:
+      - run: |
+          sleep 1
+  - id: bench
+    needs: [warm]
+    gate: manual
+    steps:
+      - run: |
+          echo bench >> ran; echo '{"tok_s": 60}' >> "$GREENLIGHT_RESULTS"
+`
+
+// TestVerbsDriveACampaign: a script drives a campaign with the verbs
+// alone: run --detach, status --json (live, strict schema), approve with a
+// typo (2, did you mean), approve, logs, and the end.
+func TestVerbsDriveACampaign(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, gateCampaign)
+	state := filepath.Join(dir, ".greenlight", "gated")
+	t.Cleanup(func() { stopRunner(t, state) })
+	for _, verb := range []string{"approve", "pause", "stop"} {
+		args := []string{verb, c}
+		if verb == "approve" {
+			args = append(args, "bench")
+		}
+		if out, code := runBin(t, dir, args...); code != 2 || !strings.Contains(out, "has not run here") {
+			t.Errorf("%s before any run: exit %d, %q; want 2 and why", verb, code, out)
+		}
+	}
+	out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c)
+	if code != 0 || !strings.Contains(out, "greenlight run") {
+		t.Fatalf("run --detach: exit %d:\n%s", code, out)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var st statusJSON
+	for {
+		st, out = liveStatus(t, dir, c)
+		if len(st.Phases) == 2 && st.Phases[1].Status == "waiting" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the gate never waited:\n%s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st.Schema != "greenlight.status/v2" || st.Monitor.Kind != "runner" || st.Monitor.PID <= 0 || st.Finished || !st.Phases[1].Gate || st.Phases[1].Waiting == "" {
+		t.Errorf("live status: %s", out)
+	}
+	if out, code := runBin(t, dir, "approve", c, "bnech"); code != 2 || !strings.Contains(out, `did you mean "bench"`) {
+		t.Errorf("approve with a typo: exit %d, %q; want 2 and the nearest id", code, out)
+	}
+	if out, code := runBin(t, dir, "approve", c, "bench"); code != 0 || !strings.Contains(out, "bench greenlit") {
+		t.Errorf("approve: exit %d, %q", code, out)
+	}
+	md := waitFinished(t, filepath.Join(dir, "gated.md"), 20*time.Second)
+	if !strings.Contains(md, "tok_s") {
+		t.Errorf("bench's result is not in the record:\n%s", md)
+	}
+	out, code = runBin(t, dir, "logs", c, "warm")
+	if code != 0 || !strings.Contains(out, "==> warm step 1") {
+		t.Errorf("logs: exit %d:\n%s", code, out)
+	}
+	// The runner has ended with the campaign; the verbs say so.
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		if _, held := runner.LockHolder(state); !held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the runner did not end with its campaign")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(state, "runner.sock")); err == nil {
+		t.Error("the socket is left after the runner ended")
+	}
+	if out, code := runBin(t, dir, "pause", c); code != 2 || !strings.Contains(out, "has finished") {
+		t.Errorf("pause on a finished campaign: exit %d, %q", code, out)
+	}
+	if st, _ := liveStatus(t, dir, c); !st.Finished || st.Monitor.Kind != "none" {
+		t.Errorf("status after the end: %+v", st)
+	}
+}
+
+// TestPauseResumeStopFromAShell: pause holds the queue, resume lets it go,
+// stop ends the campaign with its running step stopped.
+func TestPauseResumeStopFromAShell(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: ctl
+phases:
+  - id: a
+    steps:
+      - run: |
+          sleep 2
+  - id: b
+    needs: [a]
+    steps:
+      - run: |
+          echo b >> ran; sleep 60
+`)
+	state := filepath.Join(dir, ".greenlight", "ctl")
+	t.Cleanup(func() { stopRunner(t, state) })
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run --detach: %d %s", code, out)
+	}
+	if out, code := runBin(t, dir, "pause", c); code != 0 || !strings.Contains(out, "paused") {
+		t.Fatalf("pause: %d %s", code, out)
+	}
+	time.Sleep(3 * time.Second)
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Fatal("b started while paused")
+	}
+	if st, out := liveStatus(t, dir, c); !st.Paused {
+		t.Errorf("status does not say paused:\n%s", out)
+	}
+	runBin(t, dir, "resume", c)
+	waitForFile(t, filepath.Join(dir, "ran"), "b")
+	if out, code := runBin(t, dir, "stop", c); code != 0 || !strings.Contains(out, "stopping") {
+		t.Fatalf("stop: %d %s", code, out)
+	}
+	md := waitFinished(t, filepath.Join(dir, "ctl.md"), 20*time.Second)
+	if !strings.Contains(md, "stopped") {
+		t.Errorf("the record does not say b was stopped:\n%s", md)
+	}
+}
+
+// TestRunnerKilledResumes: the runner is killed (-9) while a service is up
+// and a step runs; `greenlight run` starts a new runner that re-adopts
+// both: the step ran once, the service was started once.
+func TestRunnerKilledResumes(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: kill
+phases:
+  - id: serve
+    service:
+      run: |
+        echo up >> served; echo ready; sleep 300
+      ready: {log: ready}
+  - id: bench
+    needs: [serve]
+    steps:
+      - run: |
+          echo bench >> ran; sleep 4; echo '{"tok_s": 7}' >> "$GREENLIGHT_RESULTS"
+`)
+	state := filepath.Join(dir, ".greenlight", "kill")
+	t.Cleanup(func() { stopRunner(t, state) })
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run --detach: %d %s", code, out)
+	}
+	waitForFile(t, filepath.Join(dir, "ran"), "bench")
+	pid, held := runner.LockHolder(state)
+	if !held {
+		t.Fatal("no runner holds the campaign")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	for syscall.Kill(pid, 0) == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c)
+	if code != 0 || !strings.Contains(out, "tok_s=7") || !strings.Contains(out, "started the campaign's runner") {
+		t.Errorf("after the runner was killed: exit %d:\n%s", code, out)
+	}
+	if got := readFile(t, filepath.Join(dir, "ran")); got != "bench\n" {
+		t.Errorf("the step ran %q; want once", got)
+	}
+	if got := readFile(t, filepath.Join(dir, "served")); got != "up\n" {
+		t.Errorf("the service started %q; want once (re-adopted, not reloaded)", got)
+	}
+}
+
+// TestLogsFollow: logs -f prints a step's lines as they come and the next
+// step's too, and ends with the campaign.
+func TestLogsFollow(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: follow
+phases:
+  - id: a
+    steps:
+      - run: |
+          for i in 1 2 3; do echo "line $i"; sleep 0.5; done
+      - run: |
+          printf 'second \033[2J step\n'
+`)
+	t.Cleanup(func() { stopRunner(t, filepath.Join(dir, ".greenlight", "follow")) })
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run --detach: %d %s", code, out)
+	}
+	cmd := exec.Command(bin, "logs", "-f", c)
+	cmd.Dir = dir
+	pipe, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	sc := bufio.NewScanner(pipe)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("logs -f did not end with the campaign")
+	}
+	got := strings.Join(lines, "\n")
+	for _, want := range []string{"line 1", "line 3", "==> a step 2", `second \x1b[2J step`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("logs -f lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "\x1b") {
+		t.Errorf("a raw escape reached the terminal:\n%q", got)
+	}
+}
+
+// TestDemoFinishesWithNoWindow: the tmux session holding the demo is
+// killed while its server loads; the demo campaign still finishes.
+func TestDemoFinishesWithNoWindow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo takes about a minute")
+	}
+	tmuxOrSkip(t)
+	dir := t.TempDir()
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-nowin-%d", os.Getpid())}
+	s.run("new-session", "-d", "-s", "gl", "-x", "110", "-y", "32",
+		fmt.Sprintf("cd %s && export XDG_STATE_HOME=%s LANG=C.UTF-8; %s demo", dir, dir, bin))
+	s.waitFor("loading weights", 30*time.Second)
+	s.run("kill-server")
+	md := waitFinished(t, filepath.Join(dir, "greenlight", "demo", "demo-results.md"), 150*time.Second)
+	if n := strings.Count(md, "✅ done"); n < 5 {
+		t.Errorf("the demo finished with %d phases done; want all 5:\n%s", n, md)
+	}
+}

@@ -1,0 +1,297 @@
+package main
+
+// The verbs a script, a cron job or an agent drives a campaign with: each
+// is a short-lived client of the campaign's runner.
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/runner/safe"
+)
+
+// verbArgs parses [--state-dir DIR] CAMPAIGN [PHASE...] and loads the plan.
+func verbArgs(name string, args []string, stderr io.Writer, follow *bool) (plan *runner.Plan, stateDir string, rest []string, code int) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("state-dir", "", "")
+	if follow != nil {
+		fs.BoolVar(follow, "f", false, "")
+		fs.BoolVar(follow, "follow", false, "")
+	}
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			fmt.Fprintf(stderr, "greenlight %s: %v\n\n%s", name, err, commandHelp[name])
+			return nil, "", nil, exitUsage
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) == 0 {
+		fmt.Fprint(stderr, commandHelp[name])
+		return nil, "", nil, exitUsage
+	}
+	plan, ok := loadPlan(pos[0], stderr)
+	if !ok {
+		return nil, "", nil, exitUsage
+	}
+	stateDir = *dir
+	if stateDir == "" {
+		stateDir = runner.DefaultStateDir(plan)
+	}
+	if abs, err := filepath.Abs(stateDir); err == nil {
+		stateDir = abs
+	}
+	for _, id := range pos[1:] {
+		if err := plan.CheckPhaseID(id); err != nil {
+			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
+			return nil, "", nil, exitUsage
+		}
+	}
+	return plan, stateDir, pos[1:], exitOK
+}
+
+// hasJournal reports whether the campaign has run here.
+func hasJournal(stateDir string) bool {
+	_, err := os.Stat(filepath.Join(stateDir, "journal.jsonl"))
+	return err == nil
+}
+
+// reachRunner is a verb's way to the runner: the running one, or a new
+// one when the campaign ran here and is not finished (said on stderr). A
+// campaign that never ran, or has finished, has none: code says so.
+func reachRunner(name string, plan *runner.Plan, stateDir string, stdout, stderr io.Writer) (*link.Client, int) {
+	c, err := link.Dial(stateDir)
+	if err == nil {
+		return c, exitOK
+	}
+	var refused *link.RefusedError
+	if errors.As(err, &refused) {
+		fmt.Fprintf(stderr, "greenlight %s: %s\n", name, refused.Why)
+		return nil, exitLocked
+	}
+	if !errors.Is(err, link.ErrNoRunner) {
+		fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
+		return nil, exitFailed
+	}
+	if !hasJournal(stateDir) {
+		fmt.Fprintf(stderr, "greenlight %s: %s has not run here (no journal in %s): `greenlight run %s` starts it\n", name, plan.Name, stateDir, plan.File)
+		return nil, exitUsage
+	}
+	st, err := runner.Replay(plan, stateDir)
+	if err == nil && st.Finished {
+		fmt.Fprintf(stderr, "greenlight %s: %s has finished (%s); nothing runs it now; `greenlight run --fresh %s` starts it over\n",
+			name, plan.Name, st.Ended.Format("2006-01-02 15:04:05"), plan.File)
+		return nil, exitUsage
+	}
+	fmt.Fprintf(stderr, "greenlight %s: no runner runs %s: starting one, which resumes it from its journal\n", name, plan.Name)
+	f := &runFlags{interval: time.Second}
+	c, _, code := attachRunner(plan, f, stateDir, stdout, stderr)
+	return c, code
+}
+
+// cmdControl is approve, pause, resume, skip, retry and stop.
+func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
+	plan, stateDir, phases, code := verbArgs(name, args, stderr, nil)
+	if plan == nil {
+		return code
+	}
+	switch name {
+	case "skip", "retry":
+		if len(phases) != 1 {
+			fmt.Fprintf(stderr, "greenlight %s: give one phase\n\n%s", name, commandHelp[name])
+			return exitUsage
+		}
+	case "approve":
+		if len(phases) == 0 {
+			fmt.Fprintf(stderr, "greenlight approve: give the phases whose gates to open\n\n%s", commandHelp[name])
+			return exitUsage
+		}
+	default:
+		if len(phases) != 0 {
+			fmt.Fprintf(stderr, "greenlight %s: takes no phase\n\n%s", name, commandHelp[name])
+			return exitUsage
+		}
+	}
+	c, code := reachRunner(name, plan, stateDir, stdout, stderr)
+	if c == nil {
+		return code
+	}
+	defer c.Close()
+	op := map[string]string{"approve": link.OpGreenlight, "pause": link.OpPause, "resume": link.OpResume,
+		"skip": link.OpSkip, "retry": link.OpRetry, "stop": link.OpStop}[name]
+	if name == "resume" {
+		// Resume undoes a freeze too: that is what a person who says
+		// "resume" from another shell means.
+		if st := c.First.State; st != nil && st.Frozen {
+			if _, err := c.Request(link.OpThaw, ""); err != nil {
+				fmt.Fprintf(stderr, "greenlight resume: %v\n", err)
+				return exitFailed
+			}
+		}
+	}
+	if len(phases) == 0 {
+		phases = []string{""}
+	}
+	for _, id := range phases {
+		if _, err := c.Request(op, id); err != nil {
+			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
+			return exitFailed
+		}
+		switch {
+		case name == "approve":
+			fmt.Fprintf(stdout, "greenlight: %s greenlit\n", id)
+		case id != "":
+			fmt.Fprintf(stdout, "greenlight: %s: %s done\n", id, name)
+		}
+	}
+	switch name {
+	case "pause":
+		fmt.Fprintln(stdout, "greenlight: paused: the running steps finish, no new one starts; `greenlight resume` lets it go on")
+	case "resume":
+		fmt.Fprintln(stdout, "greenlight: resumed")
+	case "stop":
+		fmt.Fprintf(stdout, "greenlight: stopping the campaign's running steps (runner pid %d); it ends once they have\n", c.PID())
+	}
+	return exitOK
+}
+
+// cmdLogs prints the steps' logs, and with -f follows them.
+func cmdLogs(args []string, stdout, stderr io.Writer) int {
+	var follow bool
+	plan, stateDir, phases, code := verbArgs("logs", args, stderr, &follow)
+	if plan == nil {
+		return code
+	}
+	if len(phases) > 1 {
+		fmt.Fprintf(stderr, "greenlight logs: give at most one phase\n\n%s", commandHelp["logs"])
+		return exitUsage
+	}
+	phase := ""
+	if len(phases) == 1 {
+		phase = phases[0]
+	}
+	var st *runner.State
+	var c *link.Client
+	if cl, err := link.Dial(stateDir); err == nil {
+		c, st = cl, cl.First.State
+		defer c.Close()
+	} else if hasJournal(stateDir) {
+		if st, err = runner.Replay(plan, stateDir); err != nil {
+			fmt.Fprintf(stderr, "greenlight logs: %v\n", err)
+			return exitFailed
+		}
+	} else {
+		fmt.Fprintf(stderr, "greenlight logs: %s has not run here (no journal in %s): `greenlight run %s` starts it\n", plan.Name, stateDir, plan.File)
+		return exitUsage
+	}
+	tails := map[string]int64{} // log path -> bytes printed
+	printed := ""               // the log whose lines were printed last
+	empty := map[string]bool{}  // logs said to be empty
+	show := func(st *runner.State) {
+		for _, p := range st.Phases {
+			if phase != "" && p.ID != phase {
+				continue
+			}
+			for _, s := range p.Steps {
+				if s.Log == "" {
+					continue
+				}
+				all := !follow || s.Status != runner.Running
+				n := printLog(stdout, s.Log, tails[s.Log], all, func() {
+					if printed != s.Log {
+						fmt.Fprintf(stdout, "==> %s step %d (%s), %s: %s <==\n", p.ID, s.Index+1, s.Name, s.Status, s.Log)
+						printed = s.Log
+					}
+				})
+				tails[s.Log] += n
+				if n == 0 && tails[s.Log] == 0 && s.Status != runner.Running && s.Status != runner.Pending && !empty[s.Log] {
+					empty[s.Log] = true
+					fmt.Fprintf(stdout, "==> %s step %d (%s), %s: %s <==\n(no output)\n", p.ID, s.Index+1, s.Name, s.Status, s.Log)
+					printed = s.Log
+				}
+			}
+		}
+	}
+	show(st)
+	if !follow || c == nil {
+		if follow {
+			fmt.Fprintf(stderr, "greenlight logs: no runner runs %s: nothing more will be written\n", plan.Name)
+		}
+		return exitOK
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	signal.Ignore(syscall.SIGPIPE)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-sigs:
+			return exitOK
+		case m, ok := <-c.Messages():
+			if !ok {
+				show(st)
+				return exitOK
+			}
+			if m.Kind == link.KindEvent && m.State != nil {
+				st = m.State
+			}
+		case <-tick.C:
+			show(st)
+		}
+	}
+}
+
+// printLog writes path from byte from, the header first when anything is
+// new, and returns how many bytes of the file it took. Step output is
+// untrusted: control bytes are shown as escapes (safe.Text), never sent
+// to the terminal. A line still being written waits for its end, unless
+// all is true (the step has ended, or nothing more is followed).
+func printLog(w io.Writer, path string, from int64, all bool, header func()) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= from {
+		return 0
+	}
+	const chunk = 1 << 20
+	var took int64
+	buf := make([]byte, chunk)
+	for from+took < fi.Size() {
+		n, _ := f.ReadAt(buf[:min(int64(chunk), fi.Size()-from-took)], from+took)
+		if n == 0 {
+			break
+		}
+		b := buf[:n]
+		if cut := bytes.LastIndexByte(b, '\n'); cut >= 0 && (from+took+int64(n) < fi.Size() || !all) {
+			b = b[:cut+1]
+		} else if cut < 0 && !all && n < chunk {
+			break // a line still being written
+		}
+		if took == 0 {
+			header()
+		}
+		io.WriteString(w, safe.Text(string(b), 0))
+		took += int64(len(b))
+	}
+	return took
+}
