@@ -3,6 +3,7 @@ package main
 // greenlight validate and greenlight report: commands that run nothing.
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -105,4 +106,37 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "rebuilt %s from %s\n", plan.Report, dir)
 	return 0
+}
+
+func cmdTrace(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	top := fs.Int("top", 10, "")
+	csvPath := fs.String("csv", "", "")
+	var files []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			fmt.Fprintf(stderr, "greenlight trace: %v\n\n%s", err, commandHelp["trace"])
+			return exitUsage
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(files) == 0 || *top < 1 || *top > 100 {
+		fmt.Fprint(stderr, commandHelp["trace"])
+		return exitUsage
+	}
+	progress := func(path string, read, of int64) {
+		fmt.Fprintf(stderr, "greenlight trace: summarising %s, %s/%s\n", filepath.Base(path), runner.FormatBytes(uint64(read)), runner.FormatBytes(uint64(of)))
+	}
+	out, err := report.Traces(files, *top, *csvPath, progress)
+	fmt.Fprint(stdout, out)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight trace: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
 }

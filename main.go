@@ -37,6 +37,7 @@ Usage:
   greenlight stop CAMPAIGN.yaml           stop the campaign and its running steps
   greenlight logs [-f] CAMPAIGN.yaml [PHASE]  print the steps' logs; -f follows them
   greenlight report [flags] CAMPAIGN.yaml rebuild the results file from the state dir
+  greenlight trace [--top N] [--csv F] TRACE...  where the GPU time went in profiler traces
   greenlight demo [flags]                 run the bundled demo (no GPU needed)
   greenlight gpus [--gpu S] [--json]      print what the GPU source reads now
   greenlight version                      print the version
@@ -150,6 +151,14 @@ Prints the logs of the campaign's steps (of PHASE only, when given), each
 under a header. -f then follows the running step's log, and the next
 step's as it starts, until the campaign ends (Ctrl-C leaves).
 `,
+	"trace": `Usage: greenlight trace [--top N] [--csv FILE] TRACE...
+
+Summarises torch.profiler Chrome traces (*.pt.trace.json[.gz], one per
+rank) and nsys reports (*.nsys-rep, through nsys stats) as the results
+file does: GPU kernel time per rank, busy fraction and idle gaps, time by
+category, the top kernels; markdown on stdout. --csv writes the top
+kernels with their full names. Exit 0; 1 when no file could be read.
+`,
 	"gpus": `Usage: greenlight gpus [--gpu SOURCE] [--json] [--samples N] [--interval DUR]
 
 Prints what the GPU source reads now.
@@ -206,6 +215,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdControl(args[0], args[1:], stdout, stderr)
 	case "logs":
 		return cmdLogs(args[1:], stdout, stderr)
+	case "trace":
+		return cmdTrace(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "greenlight", version)
 		return 0

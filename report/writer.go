@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,6 +43,8 @@ type Writer struct {
 	csvs    map[string]*phaseCSV
 	file    fileState
 	envSent bool
+	traces  *traceBook
+	kcsv    map[string]string // phase -> the trace summaries its kernels CSV holds
 
 	// OnWrite, when set, is called after each write that put st on disk
 	// (CSV tables and results file fsynced), for measuring latency.
@@ -55,7 +58,8 @@ type Writer struct {
 // report` can rebuild the file.
 func NewWriter(path string, plan *runner.Plan, env Env, gpus GPUHistory, stateDir string) *Writer {
 	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, stateDir: stateDir,
-		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}}
+		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}}
+	w.traces = newTraceBook(plan, stateDir)
 	if stateDir != "" {
 		if b, err := os.ReadFile(filepath.Join(stateDir, summariesFile)); err == nil {
 			json.Unmarshal(b, &w.summary)
@@ -86,6 +90,18 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 		closed bool
 	)
 	wake := make(chan struct{}, 1)
+	// A trace summarised in the background asks for a write too.
+	w.mu.Lock()
+	w.traces.kick = func() {
+		mu.Lock()
+		due = true
+		mu.Unlock()
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	w.mu.Unlock()
 	go func() {
 		var lastWrite time.Time
 		for e := range events {
@@ -104,7 +120,10 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 		mu.Lock()
 		closed = true
 		mu.Unlock()
-		close(wake)
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
 	}()
 	report := func(err error) {
 		if err != nil && onErr != nil {
@@ -129,6 +148,11 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 	if write && st != nil {
 		report(w.Write(st))
 	}
+	// The campaign has ended: its traces are summarised before the last
+	// write, so the file is whole when the runner exits.
+	if st != nil && w.traces.wait() {
+		report(w.Write(st))
+	}
 	report(w.Flush())
 }
 
@@ -140,6 +164,10 @@ func (w *Writer) Write(st *runner.State) error {
 	w.keepSummaries(st)
 	w.keepEnv()
 	w.st = st
+	w.traces.consider(st, time.Now())
+	if w.traces.kick == nil {
+		w.traces.drain() // greenlight report: no background to read them in
+	}
 	var errs []error
 	for i := range st.Phases {
 		if err := w.updateCSV(&st.Phases[i]); err != nil {
@@ -220,7 +248,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 			return w.tables.render(tableKey{p.ID, p.Attempt, i, s.Attempt}, s.Results, csv)
 		}
 		id := "phase:" + p.ID
-		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv)
+		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv) + w.traceSection(p)
 		order = append(order, id)
 	}
 	return bodies, order
@@ -319,4 +347,23 @@ func SetAside(path string, plan *runner.Plan, now time.Time) ([]string, error) {
 		moved = append(moved, dest)
 	}
 	return moved, nil
+}
+
+// traceSection is the phase's traces summarised, its kernels CSV written
+// beside the results file when the summaries changed.
+func (w *Writer) traceSection(p runner.PhaseState) string {
+	sums, notes := w.traces.phase(p)
+	kcsv := kernelsCSV(w.path, p.ID)
+	if len(sums) > 0 {
+		var keys []string
+		for _, s := range sums {
+			keys = append(keys, fmt.Sprintf("%s|%d|%d", s.File, s.Bytes, s.Kernels))
+		}
+		if k := strings.Join(keys, ","); w.kcsv[p.ID] != k {
+			if err := writeKernelsCSV(filepath.Join(filepath.Dir(w.path), kcsv), sums); err == nil {
+				w.kcsv[p.ID] = k
+			}
+		}
+	}
+	return tracesSection(sums, notes, w.traces.rules, profilerTables(filepath.Dir(w.path), sums, w.plan.Dir), kcsv)
 }

@@ -11,6 +11,7 @@ type CampaignSpec struct {
 	GPUs         GPUsSpec          `yaml:"gpus" json:"gpus,omitempty"`
 	FailOnExpect bool              `yaml:"fail_on_expect" json:"fail_on_expect,omitempty"`
 	Preflight    *PreflightSpec    `yaml:"preflight" json:"preflight,omitempty"`
+	Traces       *TracesSpec       `yaml:"traces" json:"traces,omitempty"`
 	Phases       []PhaseSpec       `yaml:"phases" json:"phases"`
 }
 
@@ -88,7 +89,8 @@ type StepSpec struct {
 
 // ResultsSpec extracts result rows from a step's log.
 type ResultsSpec struct {
-	Regex string `yaml:"regex" json:"regex"`
+	Regex  string `yaml:"regex" json:"regex,omitempty"`
+	Format string `yaml:"format" json:"format,omitempty"` // vllm-bench
 }
 
 // ServiceSpec is a long-running process other phases use (a vLLM server).

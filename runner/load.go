@@ -221,6 +221,7 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 		l.add("$.gpus", "gpus must be zero or more", "give the number of GPUs the campaign expects, e.g. `gpus: 8`")
 	}
 	l.gpuSources(spec, plan)
+	l.traces(spec, plan)
 	plan.FailOnExpect = spec.FailOnExpect
 	plan.Report = spec.Report
 	if plan.Report == "" {
@@ -592,10 +593,18 @@ func (l *loader) step(plan *Plan, s *StepSpec, at string, idx int, env map[strin
 		l.add(at+".progress", "progress regex has no group", `capture a percent, (\d+)%, or n and total, (\d+)/(\d+)`)
 	}
 	if s.Results != nil {
-		if s.Results.Regex == "" {
-			l.add(at+".results", "results has no regex", `add regex: 'tok/s:\s+(?P<tok_s>[\d.]+)'`)
+		switch f := s.Results.Format; {
+		case f != "" && f != FormatVLLMBench:
+			l.add(at+".results.format", fmt.Sprintf("unknown results format %q", f), "use format: vllm-bench, or a regex")
+		case f != "" && s.Results.Regex != "":
+			l.add(at+".results", "results has both a format and a regex", "keep one: format: vllm-bench reads `vllm bench serve`'s result block itself")
+		case f != "":
+			st.ResultsFormat = f
+		case s.Results.Regex == "":
+			l.add(at+".results", "results has no regex", `add regex: 'tok/s:\s+(?P<tok_s>[\d.]+)', or format: vllm-bench`)
+		default:
+			st.Results = l.re(at+".results.regex", s.Results.Regex, true)
 		}
-		st.Results = l.re(at+".results.regex", s.Results.Regex, true)
 	}
 	var err error
 	var col string

@@ -21,6 +21,7 @@ type phaseRun struct {
 	frozenFor      time.Duration // frozen time of this attempt, before frozenAt
 	artDir         string
 	artScanPending bool
+	savedRead      map[string]bool // --save-result files already read as rows
 }
 
 func newPhaseRun(ph *Phase, artRoot string) *phaseRun {

@@ -23,6 +23,7 @@ type Plan struct {
 	GPUSources   []string
 	FailOnExpect bool
 	Preflight    Preflight
+	Traces       Traces
 	Phases       []*Phase // dependency order, file order among equals
 }
 
@@ -59,18 +60,21 @@ type Phase struct {
 
 // Step is one command, run by sh -c under a supervisor.
 type Step struct {
-	Index        int
-	Name         string
-	Run          string
-	Dir          string
-	Env          map[string]string // campaign, phase and step env merged
-	Estimate     time.Duration
-	Timeout      time.Duration
-	Progress     *regexp.Regexp
-	Results      *regexp.Regexp
-	Expect       []Expect
-	AllowFailure bool
-	WaitQuiet    time.Duration
+	Index    int
+	Name     string
+	Run      string
+	Dir      string
+	Env      map[string]string // campaign, phase and step env merged
+	Estimate time.Duration
+	Timeout  time.Duration
+	Progress *regexp.Regexp
+	Results  *regexp.Regexp
+	// ResultsFormat is a built-in reader of the step's output instead of
+	// a regex: FormatVLLMBench.
+	ResultsFormat string
+	Expect        []Expect
+	AllowFailure  bool
+	WaitQuiet     time.Duration
 	// Key names the step in the history file; an edited command is a new key.
 	Key string
 }

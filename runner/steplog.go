@@ -36,7 +36,7 @@ func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
 	// (results regex, a service's readiness and stages), skip what a
 	// flooding step wrote since the last look: the monitor must not compete
 	// with the benchmark for CPU.
-	if sr.step.Results == nil && sr.pr.ph.Service == nil && size-sr.logOff > tailWindow {
+	if sr.step.Results == nil && sr.step.ResultsFormat == "" && sr.pr.ph.Service == nil && size-sr.logOff > tailWindow {
 		sr.logOff, sr.logRest = size-tailWindow, nil
 		sr.skipPartial = true
 	}
@@ -111,6 +111,11 @@ func (r *Runner) logLine(sr *stepRun, line []byte, now time.Time) {
 		r.stageLine(sr, line, now)
 	}
 	r.progressLine(sr, line, now)
+	if sr.step.ResultsFormat == FormatVLLMBench {
+		if cols, vals, done := sr.vllm.line(line); done {
+			r.addRow(sr, Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, true)
+		}
+	}
 	if re := sr.step.Results; re != nil {
 		s := string(line)
 		for _, m := range re.FindAllStringSubmatch(s, -1) {

@@ -13,6 +13,7 @@ import (
 // stepRun follows one try of one step: its files, its process group, and
 // how far its log and results have been read.
 type stepRun struct {
+	vllm    vllmBench // the result block being read, for format: vllm-bench
 	pr      *phaseRun
 	step    *Step
 	try     int
@@ -267,6 +268,7 @@ func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 	pr := sr.pr
 	// Whatever way its end was seen, all it wrote is taken in first.
 	r.drainResults(sr, now)
+	r.readSavedResults(sr, now)
 	r.readSummary(sr)
 	sr.exitedSeen = true
 	if sr.probe != nil {

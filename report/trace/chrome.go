@@ -1,0 +1,466 @@
+// Package trace summarises GPU profiles where the time went: torch.profiler
+// (kineto) Chrome traces, read as a stream, and nsys reports through
+// `nsys stats`. It imports nothing of ours: report renders what it finds.
+package trace
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Summary is one trace (one rank's) summarised.
+type Summary struct {
+	File      string  `json:"file"`
+	Rank      string  `json:"rank"`
+	Bytes     int64   `json:"bytes"`      // of the file as stored
+	Kernels   int     `json:"kernels"`    // kernel launches
+	KernelUS  float64 `json:"kernel_us"`  // GPU kernel time, µs
+	MemoryUS  float64 `json:"memory_us"`  // memcpy and memset time, µs
+	MemoryOps int     `json:"memory_ops"` // memcpy and memset count
+	WindowUS  float64 `json:"window_us"`  // first GPU activity to last, µs
+	BusyUS    float64 `json:"busy_us"`    // time any GPU activity ran (their union), µs
+	Top       []Kernel
+	Other     Kernel // the kernels below Top, together
+	Cats      []Cat
+	Streams   []Stream
+	Err       string `json:"err,omitempty"` // why the summary is partial (a damaged or truncated trace)
+}
+
+// Kernel is one kernel name's launches.
+type Kernel struct {
+	Name    string  `json:"name"`
+	Short   string  `json:"short"`
+	Cat     string  `json:"cat"`
+	Count   int     `json:"count"`
+	TotalUS float64 `json:"total_us"`
+}
+
+// Cat is one category's time.
+type Cat struct {
+	Name    string  `json:"name"`
+	Count   int     `json:"count"`
+	TotalUS float64 `json:"total_us"`
+}
+
+// Stream is one CUDA stream's activity and the idle gaps between it.
+type Stream struct {
+	ID     string  `json:"id"`
+	Events int     `json:"events"`
+	BusyUS float64 `json:"busy_us"`
+	GapUS  float64 `json:"gap_us"` // idle between its first and last activity
+	Gaps   []Gap   `json:"gaps"`   // the largest, largest first
+}
+
+// Gap is an idle stretch on a stream.
+type Gap struct {
+	AtUS  float64 `json:"at_us"` // from the window's start
+	DurUS float64 `json:"dur_us"`
+}
+
+// Options tune a summary.
+type Options struct {
+	Rules    *Rules                 // nil: DefaultRules
+	Top      int                    // kernels listed; 0: 10
+	Progress func(read, of int64) // bytes of the file read so far, now and then
+}
+
+// File summarises the trace at path (.json or .json.gz). A damaged or
+// truncated trace gives what was read before the damage, with Err set.
+func File(path string, o Options) (*Summary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	counted := &countingReader{r: f, of: fi.Size(), progress: o.Progress}
+	var r io.Reader = counted
+	if strings.HasSuffix(path, ".gz") {
+		gz, err := gzip.NewReader(counted)
+		if err != nil {
+			return &Summary{File: path, Rank: RankOf(path), Bytes: fi.Size(), Err: "not a gzip file: " + err.Error()}, nil
+		}
+		defer gz.Close()
+		r = gz
+	}
+	s, err := Chrome(r, o)
+	if err == nil {
+		// The JSON is whole; the gzip stream's end (its checksum) says
+		// whether the file is.
+		if _, derr := io.Copy(io.Discard, r); derr != nil {
+			err = derr
+		}
+	}
+	if s == nil {
+		return nil, err
+	}
+	s.File, s.Rank, s.Bytes = path, RankOf(path), fi.Size()
+	if err != nil {
+		s.Err = err.Error()
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) {
+			s.Err = errTruncated.Error()
+		}
+	}
+	return s, nil
+}
+
+type countingReader struct {
+	r        io.Reader
+	n, of    int64
+	last     int64
+	progress func(read, of int64)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.progress != nil && (c.n-c.last >= 32<<20 || err != nil) {
+		c.last = c.n
+		c.progress(c.n, c.of)
+	}
+	return n, err
+}
+
+type interval struct{ start, end float64 }
+
+type kstat struct {
+	count int
+	total float64
+	mem   bool
+}
+
+// Chrome summarises a Chrome trace read from r. On a damaged stream it
+// returns what it had with the error.
+func Chrome(r io.Reader, o Options) (*Summary, error) {
+	rules := o.Rules
+	if rules == nil {
+		rules = DefaultRules()
+	}
+	top := o.Top
+	if top <= 0 {
+		top = 10
+	}
+	a := &agg{names: map[string]*kstat{}, streams: map[string][]interval{}}
+	err := a.read(newScanner(r))
+	s := a.summary(rules, top)
+	if err == nil && a.events == 0 {
+		err = errors.New("no traceEvents in it: not a torch.profiler trace?")
+	}
+	return s, err
+}
+
+type agg struct {
+	names   map[string]*kstat
+	streams map[string][]interval
+	events  int
+}
+
+func (a *agg) read(s *scanner) error {
+	c, err := s.next()
+	if err != nil {
+		return err
+	}
+	if c == '[' { // the JSON Array Format: the events alone
+		return a.events_(s)
+	}
+	if c != '{' {
+		return s.fail("it does not start with { or [")
+	}
+	for {
+		c, err := s.next()
+		if err != nil {
+			return err
+		}
+		if c == '}' {
+			return nil
+		}
+		if c == ',' {
+			continue
+		}
+		if c != '"' {
+			return s.fail("expected a key")
+		}
+		key, err := s.str()
+		if err != nil {
+			return err
+		}
+		isEvents := string(key) == "traceEvents"
+		if c, err = s.next(); err != nil {
+			return err
+		} else if c != ':' {
+			return s.fail("expected :")
+		}
+		if c, err = s.next(); err != nil {
+			return err
+		}
+		if isEvents && c == '[' {
+			if err := a.events_(s); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := s.skip(c); err != nil {
+			return err
+		}
+	}
+}
+
+var (
+	kPh, kCat, kName, kTs, kDur, kTid = []byte("ph"), []byte("cat"), []byte("name"), []byte("ts"), []byte("dur"), []byte("tid")
+)
+
+// events_ reads the event array whose [ is consumed.
+func (a *agg) events_(s *scanner) error {
+	var name []byte
+	for {
+		c, err := s.next()
+		if err != nil {
+			return err
+		}
+		switch c {
+		case ']':
+			return nil
+		case ',':
+			continue
+		case '{':
+		default:
+			return s.fail("expected an event")
+		}
+		a.events++
+		var ph, cat byte // first bytes: X; k/K kernel, g gpu_memcpy/gpu_memset
+		var catMem bool
+		var ts, dur float64
+		var tid string
+		name = name[:0]
+		for {
+			c, err := s.next()
+			if err != nil {
+				return err
+			}
+			if c == '}' {
+				break
+			}
+			if c == ',' {
+				continue
+			}
+			if c != '"' {
+				return s.fail("expected a key in an event")
+			}
+			key, err := s.str()
+			if err != nil {
+				return err
+			}
+			// key is overwritten by the next read: decide now.
+			var which int
+			switch {
+			case bytes.Equal(key, kPh):
+				which = 1
+			case bytes.Equal(key, kCat):
+				which = 2
+			case bytes.Equal(key, kName):
+				which = 3
+			case bytes.Equal(key, kTs):
+				which = 4
+			case bytes.Equal(key, kDur):
+				which = 5
+			case bytes.Equal(key, kTid):
+				which = 6
+			}
+			if c, err = s.next(); err != nil {
+				return err
+			} else if c != ':' {
+				return s.fail("expected : in an event")
+			}
+			if c, err = s.next(); err != nil {
+				return err
+			}
+			switch {
+			case which >= 1 && which <= 3 && c == '"':
+				v, err := s.str()
+				if err != nil {
+					return err
+				}
+				switch which {
+				case 1:
+					if len(v) == 1 {
+						ph = v[0]
+					}
+				case 2:
+					cat = 0
+					if bytes.EqualFold(v, []byte("kernel")) {
+						cat = 'k'
+					} else if bytes.Equal(v, []byte("gpu_memcpy")) || bytes.Equal(v, []byte("gpu_memset")) {
+						cat, catMem = 'g', true
+					}
+				case 3:
+					name = append(name, v...)
+				}
+			case (which == 4 || which == 5) && (c == '-' || c >= '0' && c <= '9'):
+				v, err := s.number(c)
+				if err != nil {
+					return err
+				}
+				if which == 4 {
+					ts = v
+				} else {
+					dur = v
+				}
+			case which == 6 && c == '"':
+				v, err := s.str()
+				if err != nil {
+					return err
+				}
+				tid = string(v)
+			case which == 6 && (c == '-' || c >= '0' && c <= '9'):
+				v, err := s.number(c)
+				if err != nil {
+					return err
+				}
+				tid = fmt.Sprint(v)
+			default:
+				if err := s.skip(c); err != nil {
+					return err
+				}
+			}
+		}
+		if ph != 'X' || cat == 0 || dur < 0 {
+			continue
+		}
+		k := a.names[string(name)]
+		if k == nil {
+			k = &kstat{mem: catMem}
+			a.names[string(name)] = k
+		}
+		k.count++
+		k.total += dur
+		a.streams[tid] = append(a.streams[tid], interval{ts, ts + dur})
+	}
+}
+
+func (a *agg) summary(rules *Rules, top int) *Summary {
+	s := &Summary{}
+	cats := map[string]*Cat{}
+	var all []Kernel
+	for name, k := range a.names {
+		cat := rules.Of(name)
+		if k.mem {
+			cat = CatMemory
+			s.MemoryUS += k.total
+			s.MemoryOps += k.count
+		} else {
+			s.KernelUS += k.total
+			s.Kernels += k.count
+			all = append(all, Kernel{Name: name, Short: Short(name), Cat: cat, Count: k.count, TotalUS: k.total})
+		}
+		c := cats[cat]
+		if c == nil {
+			c = &Cat{Name: cat}
+			cats[cat] = c
+		}
+		c.Count += k.count
+		c.TotalUS += k.total
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].TotalUS != all[j].TotalUS {
+			return all[i].TotalUS > all[j].TotalUS
+		}
+		return all[i].Name < all[j].Name
+	})
+	if len(all) > top {
+		for _, k := range all[top:] {
+			s.Other.Count += k.Count
+			s.Other.TotalUS += k.TotalUS
+		}
+		all = all[:top]
+	}
+	s.Top = all
+	for _, name := range rules.Names() {
+		if c := cats[name]; c != nil {
+			s.Cats = append(s.Cats, *c)
+		}
+	}
+	// The window, the union of all activity, and each stream's gaps.
+	var every []interval
+	for _, ivs := range a.streams {
+		every = append(every, ivs...)
+	}
+	if len(every) == 0 {
+		return s
+	}
+	lo, busy := union(every)
+	hi := lo
+	for _, iv := range every {
+		hi = max(hi, iv.end)
+	}
+	s.WindowUS, s.BusyUS = hi-lo, busy
+	ids := make([]string, 0, len(a.streams))
+	for id := range a.streams {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		s.Streams = append(s.Streams, streamOf(id, a.streams[id], lo))
+	}
+	sort.SliceStable(s.Streams, func(i, j int) bool { return s.Streams[i].BusyUS > s.Streams[j].BusyUS })
+	return s
+}
+
+// union sorts ivs and returns the earliest start and the length of their union.
+func union(ivs []interval) (float64, float64) {
+	sort.Slice(ivs, func(i, j int) bool { return ivs[i].start < ivs[j].start })
+	lo := ivs[0].start
+	var busy float64
+	cs, ce := ivs[0].start, ivs[0].end
+	for _, iv := range ivs[1:] {
+		if iv.start > ce {
+			busy += ce - cs
+			cs, ce = iv.start, iv.end
+			continue
+		}
+		ce = max(ce, iv.end)
+	}
+	return lo, busy + ce - cs
+}
+
+// gapsKept is how many of a stream's largest gaps are listed.
+const gapsKept = 3
+
+func streamOf(id string, ivs []interval, origin float64) Stream {
+	st := Stream{ID: id, Events: len(ivs)}
+	sort.Slice(ivs, func(i, j int) bool { return ivs[i].start < ivs[j].start })
+	cs, ce := ivs[0].start, ivs[0].end
+	for _, iv := range ivs[1:] {
+		if iv.start > ce {
+			st.BusyUS += ce - cs
+			g := Gap{AtUS: ce - origin, DurUS: iv.start - ce}
+			st.GapUS += g.DurUS
+			st.Gaps = keepLargest(st.Gaps, g)
+			cs, ce = iv.start, iv.end
+			continue
+		}
+		ce = max(ce, iv.end)
+	}
+	st.BusyUS += ce - cs
+	return st
+}
+
+func keepLargest(gs []Gap, g Gap) []Gap {
+	if len(gs) == gapsKept && g.DurUS <= gs[gapsKept-1].DurUS {
+		return gs
+	}
+	gs = append(gs, g)
+	sort.SliceStable(gs, func(i, j int) bool { return gs[i].DurUS > gs[j].DurUS })
+	if len(gs) > gapsKept {
+		gs = gs[:gapsKept]
+	}
+	return gs
+}

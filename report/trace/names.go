@@ -1,0 +1,120 @@
+package trace
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Short is a kernel's name as a person reads it in a table: the return
+// type, template arguments and parameters cut ("void at::native::
+// vectorized_elementwise_kernel<4, ...>(int, ...)" is
+// "at::native::vectorized_elementwise_kernel"), a mangled C++ name
+// decoded to its qualified name, at most 60 characters. The full name
+// stays in the CSV.
+func Short(name string) string {
+	s := name
+	if strings.HasPrefix(s, "_Z") {
+		if d := demangleName(s); d != "" {
+			s = d
+		}
+	}
+	s = strings.ReplaceAll(s, "(anonymous namespace)::", "")
+	// Cut template arguments and parameters: keep the text outside <> and ().
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '<', '(':
+			if depth == 0 && c == '(' && b.Len() > 0 {
+				// The parameter list: the name is whole.
+				i = len(s)
+				continue
+			}
+			depth++
+		case '>', ')':
+			if depth > 0 {
+				depth--
+			}
+		default:
+			if depth == 0 {
+				b.WriteByte(c)
+			}
+		}
+	}
+	out := strings.TrimSpace(b.String())
+	for _, p := range []string{"void ", "__global__ ", "at::native::", "at::cuda::"} {
+		out = strings.TrimPrefix(out, p)
+	}
+	if out == "" {
+		out = name
+	}
+	h := hint(s)
+	if strings.HasPrefix(name, "_Z") {
+		h = ""
+		if strings.Contains(name, "GroupProblemShape") {
+			h = "grouped GEMM"
+		} else if strings.Contains(name, "Gemm") {
+			h = "GEMM"
+		}
+	}
+	if h != "" && !strings.Contains(out, h) {
+		out += "<" + h + ">"
+	}
+	if len(out) > 60 {
+		out = out[:57] + "…"
+	}
+	return out
+}
+
+// demangleName reads the qualified name at the start of an Itanium
+// mangled name (_ZN7cutlass13device_kernelI... is cutlass::device_kernel);
+// "" when it is not of that simple form.
+func demangleName(s string) string {
+	s = strings.TrimPrefix(s, "_Z")
+	nested := strings.HasPrefix(s, "N")
+	if nested {
+		s = s[1:]
+	}
+	var parts []string
+	for len(s) > 0 && s[0] >= '0' && s[0] <= '9' {
+		j := 0
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		n, err := strconv.Atoi(s[:j])
+		if err != nil || j+n > len(s) {
+			return ""
+		}
+		parts = append(parts, s[j:j+n])
+		s = s[j+n:]
+		if !nested {
+			break
+		}
+	}
+	return strings.Join(parts, "::")
+}
+
+var ident = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+var hintEnd = regexp.MustCompile(`(?i)(functor|ops?|kernel_cuda|kernel|impl|_t)$`)
+
+// generic are template arguments that say nothing of what a kernel does.
+var generic = map[string]bool{"gpu_kernel_impl_nocast": true, "gpu_kernel_impl": true, "BinaryFunctor": true, "AUnaryFunctor": true,
+	"BUnaryFunctor": true, "ReduceOp": true, "func_wrapper_t": true, "OffsetCalculator": true, "TrivialOffsetCalculator": true,
+	"enable_3x_kernel_for_sm9x": true, "enable_3x_kernel_for_sm90": true, "ComposedLayout": true, "bfloat16_t": true, "half_t": true}
+
+// hint is what tells apart kernels of one template (elementwise_kernel
+// with MulFunctor from one with masked_fill_kernel): the first telling
+// name among its template arguments.
+func hint(s string) string {
+	i := strings.IndexByte(s, '<')
+	if i < 0 {
+		return ""
+	}
+	for _, id := range ident.FindAllString(s[i:], -1) {
+		if hintEnd.MatchString(id) && !generic[id] && len(id) > 3 {
+			return id
+		}
+	}
+	return ""
+}

@@ -1,0 +1,319 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/greenlight-run/greenlight/report/trace"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/safe"
+)
+
+// us is a time in microseconds as a table shows it, its unit said.
+func us(v float64) string {
+	switch {
+	case v < 1000:
+		return fmt.Sprintf("%.1f µs", v)
+	case v < 1e6:
+		return fmt.Sprintf("%.3f ms", v/1e3)
+	}
+	return fmt.Sprintf("%.3f s", v/1e6)
+}
+
+func pct(part, whole float64) string {
+	if whole <= 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f %%", 100*part/whole)
+}
+
+// kernelsCSV is the CSV beside the results file with each rank's top
+// kernels under their full names.
+func kernelsCSV(report, phase string) string {
+	return strings.TrimSuffix(csvName(report, phase), ".csv") + ".kernels.csv"
+}
+
+// tracesSection renders "where the GPU time went" for a phase's traces.
+func tracesSection(sums []*trace.Summary, notes []string, rules *trace.Rules, links []string, kcsv string) string {
+	if len(sums) == 0 && len(notes) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Where the GPU time went\n\n")
+	for _, n := range notes {
+		fmt.Fprintf(&b, "- %s\n", safeCell(n))
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+	}
+	if len(sums) == 0 {
+		return b.String()
+	}
+	var ranks []string
+	for _, s := range sums {
+		ranks = append(ranks, s.Rank)
+	}
+	fmt.Fprintf(&b, "From %s (%s): GPU time as the profiler recorded it; busy is the union of all kernels and copies over the window from the first to the last.\n\n",
+		runner.Count(len(sums), "trace"), cell(strings.Join(ranks, ", ")))
+	b.WriteString("| Rank | GPU kernel time | Kernels | Memcpy/memset | GPU busy | Traced window | Idle on the busiest stream | Largest gaps there |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, s := range sums {
+		idle, gaps := "n/a", ""
+		if len(s.Streams) > 0 {
+			st := s.Streams[0]
+			idle = fmt.Sprintf("%s (stream %s)", us(st.GapUS), cell(st.ID))
+			var gs []string
+			for _, g := range st.Gaps {
+				gs = append(gs, fmt.Sprintf("%s at +%s", us(g.DurUS), us(g.AtUS)))
+			}
+			gaps = strings.Join(gs, "; ")
+		}
+		busy, window := "n/a", "n/a"
+		if s.WindowUS > 0 {
+			busy = fmt.Sprintf("%s (%s)", us(s.BusyUS), pct(s.BusyUS, s.WindowUS))
+			window = us(s.WindowUS)
+		}
+		rank := cell(s.Rank)
+		if s.Err != "" {
+			rank += " ⚠"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s |\n", rank, us(s.KernelUS), s.Kernels, us(s.MemoryUS), busy, window, idle, gaps)
+	}
+	for _, s := range sums {
+		if s.Err != "" {
+			fmt.Fprintf(&b, "\n⚠ %s: %s: the figures are from what could be read.\n", cell(s.Rank), safeCell(s.Err))
+		}
+	}
+	if len(sums) > 1 {
+		lo, hi := sums[0], sums[0]
+		for _, s := range sums[1:] {
+			if s.KernelUS < lo.KernelUS {
+				lo = s
+			}
+			if s.KernelUS > hi.KernelUS {
+				hi = s
+			}
+		}
+		ratio := "n/a"
+		if lo.KernelUS > 0 {
+			ratio = fmt.Sprintf("%.2f", hi.KernelUS/lo.KernelUS)
+		}
+		fmt.Fprintf(&b, "\nAcross ranks: GPU kernel time %s to %s (max/min %s); the most loaded is %s, the least %s.\n",
+			us(lo.KernelUS), us(hi.KernelUS), ratio, cell(hi.Rank), cell(lo.Rank))
+	}
+	// By category, one column per rank (eight at most; more are summed).
+	shown := sums
+	if len(shown) > 8 {
+		shown = nil
+	}
+	b.WriteString("\n**By category** (share of each rank's GPU time in kernels, memcpy and memset)\n\n| Category |")
+	if shown == nil {
+		fmt.Fprintf(&b, " all %d ranks |\n|---|---:|\n", len(sums))
+	} else {
+		for _, s := range shown {
+			fmt.Fprintf(&b, " %s |", cell(s.Rank))
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---:|", len(shown)) + "\n")
+	}
+	for _, name := range rules.Names() {
+		row := "| " + cell(name) + " |"
+		any := false
+		cols := shown
+		if cols == nil {
+			cols = []*trace.Summary{merged(sums)}
+		}
+		for _, s := range cols {
+			var t float64
+			for _, c := range s.Cats {
+				if c.Name == name {
+					t, any = c.TotalUS, true
+				}
+			}
+			row += fmt.Sprintf(" %s (%s) |", us(t), pct(t, s.KernelUS+s.MemoryUS))
+		}
+		if any {
+			b.WriteString(row + "\n")
+		}
+	}
+	// The top kernels of all ranks together.
+	type agg struct {
+		k      trace.Kernel
+		per    []float64
+		ranksN int
+	}
+	byName := map[string]*agg{}
+	var total float64
+	for _, s := range sums {
+		total += s.KernelUS
+		for _, k := range s.Top {
+			a := byName[k.Name]
+			if a == nil {
+				a = &agg{k: trace.Kernel{Name: k.Name, Short: k.Short, Cat: k.Cat}}
+				byName[k.Name] = a
+			}
+			a.k.Count += k.Count
+			a.k.TotalUS += k.TotalUS
+			a.per = append(a.per, k.TotalUS)
+		}
+	}
+	list := make([]*agg, 0, len(byName))
+	for _, a := range byName {
+		list = append(list, a)
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].k.TotalUS != list[j].k.TotalUS {
+			return list[i].k.TotalUS > list[j].k.TotalUS
+		}
+		return list[i].k.Name < list[j].k.Name
+	})
+	top := len(sums[0].Top)
+	if len(list) > top {
+		list = list[:top]
+	}
+	where := "all ranks"
+	if len(sums) == 1 {
+		where = sums[0].Rank
+	}
+	full := ""
+	if kcsv != "" {
+		full = fmt.Sprintf("; full names in [%s](%s)", kcsv, kcsv)
+	}
+	fmt.Fprintf(&b, "\n**Top kernels** (%s; from each rank's top %d%s)\n\n", cell(where), top, full)
+	b.WriteString("| Kernel | Category | Launches | Total | Mean | % of kernel time |")
+	if len(sums) > 1 {
+		b.WriteString(" Per rank, min to max |")
+	}
+	b.WriteString("\n|---|---|---:|---:|---:|---:|")
+	if len(sums) > 1 {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, a := range list {
+		mean := 0.0
+		if a.k.Count > 0 {
+			mean = a.k.TotalUS / float64(a.k.Count)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %d | %s | %s | %s |", codeSafe(a.k.Short), cell(a.k.Cat), a.k.Count, us(a.k.TotalUS), us(mean), pct(a.k.TotalUS, total))
+		if len(sums) > 1 {
+			lo, hi := math.Inf(1), 0.0
+			for _, v := range a.per {
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			if len(a.per) < len(sums) {
+				fmt.Fprintf(&b, " up to %s (not in every rank's top) |", us(hi))
+			} else {
+				fmt.Fprintf(&b, " %s to %s |", us(lo), us(hi))
+			}
+		}
+		b.WriteString("\n")
+	}
+	var parts []string
+	for _, r := range rules.List() {
+		parts = append(parts, fmt.Sprintf("%s `%s`", cell(r.Name), codeText(r.Pattern)))
+	}
+	fmt.Fprintf(&b, "\nCategories by kernel name, first match wins, case-insensitive (change them with `traces: {categories: {NAME: REGEX}}` in the campaign file): %s; memcpy and memset activity is memory; the rest other.\n",
+		strings.Join(parts, " · "))
+	if len(links) > 0 {
+		b.WriteString("\nThe profiler's own tables: ")
+		for i, l := range links {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "[%s](%s)", cell(filepath.Base(l)), l)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// merged is every rank's categories summed, for many ranks.
+func merged(sums []*trace.Summary) *trace.Summary {
+	m := &trace.Summary{}
+	idx := map[string]int{}
+	for _, s := range sums {
+		m.KernelUS += s.KernelUS
+		m.MemoryUS += s.MemoryUS
+		for _, c := range s.Cats {
+			i, ok := idx[c.Name]
+			if !ok {
+				i = len(m.Cats)
+				idx[c.Name] = i
+				m.Cats = append(m.Cats, trace.Cat{Name: c.Name})
+			}
+			m.Cats[i].Count += c.Count
+			m.Cats[i].TotalUS += c.TotalUS
+		}
+	}
+	return m
+}
+
+// codeSafe keeps a value whole inside backticks in a table cell.
+func codeSafe(s string) string {
+	return strings.ReplaceAll(codeText(s), "|", "\\|")
+}
+
+// codeText keeps a value whole inside backticks in running text.
+func codeText(s string) string {
+	return strings.NewReplacer("`", "'", "\n", " ").Replace(safe.Line(s, safe.CSV))
+}
+
+func safeCell(s string) string { return strings.ReplaceAll(cell(s), "\n", " ") }
+
+// writeKernelsCSV writes each rank's top kernels with their full names.
+func writeKernelsCSV(path string, sums []*trace.Summary) error {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	w.Write([]string{"rank", "kernel", "short", "category", "launches", "total_us", "mean_us", "pct_of_kernel_time"})
+	for _, s := range sums {
+		for _, k := range s.Top {
+			mean := 0.0
+			if k.Count > 0 {
+				mean = k.TotalUS / float64(k.Count)
+			}
+			p := 0.0
+			if s.KernelUS > 0 {
+				p = 100 * k.TotalUS / s.KernelUS
+			}
+			w.Write([]string{s.Rank, safe.Text(k.Name, safe.CSV), k.Short, k.Cat, fmt.Sprint(k.Count), fmt.Sprintf("%.3f", k.TotalUS), fmt.Sprintf("%.3f", mean), fmt.Sprintf("%.2f", p)})
+		}
+		if s.Other.Count > 0 {
+			w.Write([]string{s.Rank, "(the other kernels)", "", "", fmt.Sprint(s.Other.Count), fmt.Sprintf("%.3f", s.Other.TotalUS), "", ""})
+		}
+	}
+	w.Flush()
+	if old, err := os.ReadFile(path); err == nil && string(old) == b.String() {
+		return nil
+	}
+	return runner.WriteFileAtomic(path, []byte(b.String()))
+}
+
+// profilerTables are vLLM's key_averages tables (profiler_out_N.txt)
+// beside the traces, as links relative to the results file.
+func profilerTables(reportDir string, sums []*trace.Summary, base string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range sums {
+		p := s.File
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(base, p)
+		}
+		m, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "profiler_out_*.txt"))
+		for _, f := range m {
+			rel, err := filepath.Rel(reportDir, f)
+			if err != nil {
+				rel = f
+			}
+			if !seen[rel] {
+				seen[rel] = true
+				out = append(out, rel)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,308 @@
+package report
+
+// Profiler traces listed as a phase's artifacts, summarised where the GPU
+// time went, off the writer's path: a trace is summarised once it has
+// stopped growing (or its phase has ended), by one worker at a time
+// (bounded memory), its progress said in the phase's block, its summary
+// kept in the state dir so a restart or `greenlight report` does not read
+// it again.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/greenlight-run/greenlight/report/trace"
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+const tracesFile = "trace-summaries.json"
+
+// traceQuiet is how long a trace must keep its size before it is read
+// while its phase still runs (a profiler flushing for minutes keeps
+// growing it).
+const traceQuiet = 10 * time.Second
+
+// isTrace says which artifacts are summarised.
+func isTrace(path string) bool {
+	return strings.HasSuffix(path, ".pt.trace.json") || strings.HasSuffix(path, ".pt.trace.json.gz") ||
+		strings.HasSuffix(path, ".nsys-rep")
+}
+
+type traceBook struct {
+	dir   string // state dir, for the cache; "" keeps nothing
+	base  string // where relative artifact paths are
+	rules *trace.Rules
+	top   int
+	kick  func() // asks the writer to write again; nil: summarise in the caller
+
+	mu       sync.Mutex
+	done     map[string]*trace.Summary // by traceKey
+	failed   map[string]string         // by traceKey: why it could not be read at all
+	seen     map[string]time.Time      // traceKey -> first seen with this size
+	queued   map[string]bool
+	queue    []traceJob
+	progress map[string]string // path -> "1.2/4.1 GB"
+	working  bool
+	lastKick time.Time
+	noNsys   bool
+}
+
+type traceJob struct{ path, key string }
+
+func traceKey(path string, size int64) string { return fmt.Sprintf("%s|%d", path, size) }
+
+func newTraceBook(plan *runner.Plan, stateDir string) *traceBook {
+	overrides := make([]trace.Rule, 0, len(plan.Traces.Categories))
+	for _, c := range plan.Traces.Categories {
+		overrides = append(overrides, trace.Rule{Name: c.Name, Pattern: c.Pattern})
+	}
+	rules, err := trace.NewRules(overrides)
+	if err != nil {
+		rules = trace.DefaultRules() // Load checked them; not reached
+	}
+	b := &traceBook{dir: stateDir, base: plan.Dir, rules: rules, top: plan.Traces.Top, done: map[string]*trace.Summary{},
+		failed: map[string]string{}, seen: map[string]time.Time{}, queued: map[string]bool{}, progress: map[string]string{}}
+	if stateDir != "" {
+		if data, err := os.ReadFile(filepath.Join(stateDir, tracesFile)); err == nil {
+			json.Unmarshal(data, &b.done)
+		}
+	}
+	return b
+}
+
+func (b *traceBook) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(b.base, p)
+}
+
+// consider queues the phases' traces that are ready to read.
+func (b *traceBook) consider(st *runner.State, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range st.Phases {
+		for _, a := range p.Artifacts {
+			if !isTrace(a.Path) {
+				continue
+			}
+			key := traceKey(b.abs(a.Path), a.Size)
+			if b.done[key] != nil || b.failed[key] != "" || b.queued[key] {
+				continue
+			}
+			first, ok := b.seen[key]
+			if !ok {
+				b.seen[key], first = now, now
+			}
+			if !p.Status.Finished() && now.Sub(first) < traceQuiet {
+				continue
+			}
+			b.queued[key] = true
+			b.queue = append(b.queue, traceJob{b.abs(a.Path), key})
+		}
+	}
+	if len(b.queue) > 0 && !b.working && b.kick != nil {
+		b.working = true
+		go b.work()
+	}
+}
+
+// drain summarises what is queued in the caller (greenlight report).
+func (b *traceBook) drain() {
+	for {
+		b.mu.Lock()
+		if len(b.queue) == 0 {
+			b.mu.Unlock()
+			return
+		}
+		j := b.queue[0]
+		b.queue = b.queue[1:]
+		b.mu.Unlock()
+		b.run(j)
+	}
+}
+
+func (b *traceBook) work() {
+	for {
+		b.mu.Lock()
+		if len(b.queue) == 0 {
+			b.working = false
+			b.mu.Unlock()
+			return
+		}
+		j := b.queue[0]
+		b.queue = b.queue[1:]
+		b.mu.Unlock()
+		b.run(j)
+		b.kick()
+	}
+}
+
+// wait blocks until nothing is queued or being summarised; it reports
+// whether anything was.
+func (b *traceBook) wait() bool {
+	waited := false
+	for {
+		b.mu.Lock()
+		idle := len(b.queue) == 0 && !b.working
+		b.mu.Unlock()
+		if idle {
+			return waited
+		}
+		waited = true
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (b *traceBook) run(j traceJob) {
+	// A trace that trips the reader is a line in the block, never the
+	// runner's end.
+	defer func() {
+		if p := recover(); p != nil {
+			b.mu.Lock()
+			delete(b.progress, j.path)
+			delete(b.queued, j.key)
+			b.failed[j.key] = fmt.Sprintf("greenlight could not read it (%v); please report this with the file", p)
+			b.mu.Unlock()
+		}
+	}()
+	o := trace.Options{Rules: b.rules, Top: b.top, Progress: func(read, of int64) {
+		b.mu.Lock()
+		b.progress[j.path] = fmt.Sprintf("%s/%s", runner.FormatBytes(uint64(read)), runner.FormatBytes(uint64(of)))
+		due := time.Since(b.lastKick) >= 2*time.Second && b.kick != nil
+		if due {
+			b.lastKick = time.Now()
+		}
+		b.mu.Unlock()
+		if due {
+			b.kick()
+		}
+	}}
+	var s *trace.Summary
+	var err error
+	if strings.HasSuffix(j.path, ".nsys-rep") {
+		s, err = trace.NsysFile(context.Background(), j.path, o)
+	} else {
+		s, err = trace.File(j.path, o)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.progress, j.path)
+	delete(b.queued, j.key)
+	switch {
+	case errors.Is(err, trace.ErrNoNsys):
+		b.noNsys = true
+		b.failed[j.key] = err.Error()
+	case err != nil:
+		b.failed[j.key] = err.Error()
+	case s.Err != "" && s.Kernels == 0 && s.MemoryOps == 0:
+		b.failed[j.key] = s.Err // nothing could be read of it
+	default:
+		b.done[j.key] = s
+		b.save()
+	}
+}
+
+func (b *traceBook) save() {
+	if b.dir == "" {
+		return
+	}
+	data, err := json.Marshal(b.done)
+	if err == nil {
+		runner.WriteFileAtomic(filepath.Join(b.dir, tracesFile), data)
+	}
+}
+
+// phase is what the book knows of a phase's traces: the summaries, in
+// rank order, and a line for each trace not summarised yet.
+func (b *traceBook) phase(p runner.PhaseState) ([]*trace.Summary, []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var sums []*trace.Summary
+	var notes []string
+	for _, a := range p.Artifacts {
+		if !isTrace(a.Path) {
+			continue
+		}
+		path := b.abs(a.Path)
+		key := traceKey(path, a.Size)
+		name := trace.RankOf(path)
+		switch {
+		case b.done[key] != nil:
+			s := *b.done[key]
+			s.File = a.Path
+			sums = append(sums, &s)
+		case b.failed[key] != "":
+			notes = append(notes, fmt.Sprintf("`%s`: %s", a.Path, b.failed[key]))
+		case b.progress[path] != "":
+			notes = append(notes, fmt.Sprintf("summarising %s trace, %s", name, b.progress[path]))
+		case b.queued[key]:
+			notes = append(notes, fmt.Sprintf("%s trace queued to be summarised", name))
+		default:
+			notes = append(notes, fmt.Sprintf("%s trace: summarised once it stops growing (%s unchanged) or its phase ends", name, runner.FormatDuration(traceQuiet)))
+		}
+	}
+	sort.SliceStable(sums, func(i, j int) bool { return rankLess(sums[i].Rank, sums[j].Rank) })
+	return sums, notes
+}
+
+// rankLess orders "rank 2" before "rank 10".
+func rankLess(a, b string) bool {
+	var x, y int
+	_, e1 := fmt.Sscanf(a, "rank %d", &x)
+	_, e2 := fmt.Sscanf(b, "rank %d", &y)
+	if e1 == nil && e2 == nil {
+		return x < y
+	}
+	return a < b
+}
+
+// Traces summarises trace files given by hand (`greenlight trace`), and
+// renders them as the results file would. progress, when set, hears how
+// far each file has been read.
+func Traces(paths []string, top int, csvPath string, progress func(path string, read, of int64)) (string, error) {
+	rules := trace.DefaultRules()
+	var sums []*trace.Summary
+	var notes []string
+	for _, p := range paths {
+		o := trace.Options{Rules: rules, Top: top}
+		if progress != nil {
+			o.Progress = func(read, of int64) { progress(p, read, of) }
+		}
+		var s *trace.Summary
+		var err error
+		if strings.HasSuffix(p, ".nsys-rep") {
+			s, err = trace.NsysFile(context.Background(), p, o)
+		} else {
+			s, err = trace.File(p, o)
+		}
+		if err == nil && s.Err != "" && s.Kernels == 0 && s.MemoryOps == 0 {
+			err = errors.New(s.Err)
+		}
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("`%s`: %v", p, err))
+			continue
+		}
+		sums = append(sums, s)
+	}
+	sort.SliceStable(sums, func(i, j int) bool { return rankLess(sums[i].Rank, sums[j].Rank) })
+	wd, _ := os.Getwd()
+	out := tracesSection(sums, notes, rules, profilerTables(wd, sums, wd), csvPath)
+	if len(sums) > 0 && csvPath != "" {
+		if err := writeKernelsCSV(csvPath, sums); err != nil {
+			return out, err
+		}
+	}
+	if len(sums) == 0 {
+		return out, errors.New("no trace could be read")
+	}
+	return out, nil
+}

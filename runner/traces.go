@@ -1,0 +1,59 @@
+package runner
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// TracesSpec tunes how profiler traces listed as artifacts are summarised
+// in the results file:
+//
+//	traces:
+//	  top: 15                      # kernels listed (default 10)
+//	  categories:                  # category: regex on kernel names, case-insensitive
+//	    GEMM: 'nvjet|cutlass|marlin'   # replaces the default GEMM rule
+//	    sampler: 'sampling|argmax'     # a new category, tried before the defaults
+type TracesSpec struct {
+	Top        int           `yaml:"top" json:"top,omitempty"`
+	Categories yaml.MapSlice `yaml:"categories" json:"categories,omitempty"`
+}
+
+// Traces is TracesSpec checked.
+type Traces struct {
+	Top        int
+	Categories []TraceCategory // in the file's order
+}
+
+// TraceCategory is one category rule from the campaign file.
+type TraceCategory struct {
+	Name    string
+	Pattern string
+}
+
+func (l *loader) traces(spec *CampaignSpec, plan *Plan) {
+	t := spec.Traces
+	if t == nil {
+		return
+	}
+	if t.Top < 0 || t.Top > 100 {
+		l.add("$.traces.top", fmt.Sprintf("top %d: list 1 to 100 kernels", t.Top), "write `top: 10`")
+	}
+	plan.Traces.Top = t.Top
+	for _, item := range t.Categories {
+		name := strings.TrimSpace(fmt.Sprint(item.Key))
+		at := "$.traces.categories." + name
+		pat, ok := item.Value.(string)
+		if !ok || strings.TrimSpace(pat) == "" {
+			l.add(at, fmt.Sprintf("category %q needs a regex on kernel names", name), `write  GEMM: 'nvjet|cutlass'`)
+			continue
+		}
+		if _, err := regexp.Compile(pat); err != nil {
+			l.add(at, "invalid regex: "+strings.TrimPrefix(err.Error(), "error parsing regexp: "), "Go regexp syntax (RE2); use single quotes in YAML")
+			continue
+		}
+		plan.Traces.Categories = append(plan.Traces.Categories, TraceCategory{Name: name, Pattern: pat})
+	}
+}

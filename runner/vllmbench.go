@@ -1,0 +1,160 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// FormatVLLMBench is `results: {format: vllm-bench}`: the "Serving
+// Benchmark Result" block `vllm bench serve` prints becomes one row, and
+// the JSON files its --save-result writes, listed as the phase's
+// artifacts, a row each.
+const FormatVLLMBench = "vllm-bench"
+
+// vllmBench reads the block, line by line:
+//
+//	============ Serving Benchmark Result ============
+//	Successful requests:                     1000
+//	Benchmark duration (s):                  50.12
+//	Output token throughput (tok/s):         2553.86
+//	---------------Time to First Token----------------
+//	Mean TTFT (ms):                          123.45
+//	==================================================
+//
+// Every `label: value` row between the rules is a column, its label in
+// snake case (output_token_throughput_tok_s, mean_ttft_ms).
+type vllmBench struct {
+	in   bool
+	cols []string
+	vals []any
+}
+
+var (
+	vbStart = regexp.MustCompile(`^=+\s*Serving Benchmark Result\s*=+\s*$`)
+	vbEnd   = regexp.MustCompile(`^=+\s*$`)
+	vbRow   = regexp.MustCompile(`^([^:]+):\s+(\S.*?)\s*$`)
+	nonWord = regexp.MustCompile(`[^a-z0-9]+`)
+)
+
+// snake is a label as a column name: "Output token throughput (tok/s)"
+// is output_token_throughput_tok_s.
+func snake(label string) string {
+	return strings.Trim(nonWord.ReplaceAllString(strings.ToLower(label), "_"), "_")
+}
+
+// line takes one log line; at the block's closing rule it returns the row.
+func (v *vllmBench) line(b []byte) (cols []string, vals []any, done bool) {
+	s := strings.TrimSpace(string(b))
+	if !v.in {
+		if vbStart.MatchString(s) {
+			v.in, v.cols, v.vals = true, nil, nil
+		}
+		return nil, nil, false
+	}
+	if vbEnd.MatchString(s) {
+		v.in = false
+		return v.cols, v.vals, len(v.cols) > 0
+	}
+	if vbStart.MatchString(s) { // a block cut short, and a new one
+		v.cols, v.vals = nil, nil
+		return nil, nil, false
+	}
+	if m := vbRow.FindStringSubmatch(s); m != nil && !strings.HasPrefix(s, "-") {
+		v.cols = append(v.cols, snake(m[1]))
+		v.vals = append(v.vals, parseValue(m[2]))
+	}
+	return nil, nil, false
+}
+
+// savedResult reads a --save-result JSON file: its scalar keys, in the
+// file's order, as one row; arrays and objects (per-request lists) are
+// skipped. ok is false for a file that is not one JSON object.
+func savedResult(r io.Reader) (cols []string, vals []any, ok bool) {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, nil, false
+		}
+		key, _ := t.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, nil, false
+		}
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 || raw[0] == '[' || raw[0] == '{' {
+			continue
+		}
+		var v any
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		if d.Decode(&v) != nil {
+			continue
+		}
+		switch x := v.(type) {
+		case json.Number:
+			f, err := x.Float64()
+			if err != nil {
+				continue
+			}
+			v = f
+		case nil:
+		case string, bool:
+		default:
+			continue
+		}
+		cols = append(cols, snake(key))
+		vals = append(vals, v)
+	}
+	return cols, vals, len(cols) > 0
+}
+
+// isSavedResult says which artifacts may be --save-result files.
+func isSavedResult(path string) bool {
+	return strings.HasSuffix(path, ".json") && !strings.HasSuffix(path, ".pt.trace.json")
+}
+
+// readSavedResults adds a row for each --save-result JSON among the
+// phase's artifacts written while the step ran, once each.
+func (r *Runner) readSavedResults(sr *stepRun, now time.Time) {
+	if sr.step.ResultsFormat != FormatVLLMBench {
+		return
+	}
+	pr := sr.pr
+	for _, a := range globArtifacts(pr.ph.Artifacts, pr.artDir) {
+		if !isSavedResult(a.Path) || pr.savedRead[a.Path] {
+			continue
+		}
+		fi, err := os.Stat(a.Path)
+		if err != nil || fi.ModTime().Before(sr.started.Add(-time.Second)) || fi.Size() > 256<<20 {
+			continue
+		}
+		f, err := os.Open(a.Path)
+		if err != nil {
+			continue
+		}
+		cols, vals, ok := savedResult(f)
+		f.Close()
+		if !ok {
+			r.warn(pr.ph.ID + ": " + filepath.Base(a.Path) + " is not a vllm bench --save-result file (one JSON object); it is listed, not read")
+			continue
+		}
+		if pr.savedRead == nil {
+			pr.savedRead = map[string]bool{}
+		}
+		pr.savedRead[a.Path] = true
+		cols = append([]string{"file"}, cols...)
+		vals = append([]any{filepath.Base(a.Path)}, vals...)
+		r.addRow(sr, Row{Phase: pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, true)
+	}
+}
