@@ -65,8 +65,8 @@ type Gap struct {
 
 // Options tune a summary.
 type Options struct {
-	Rules    *Rules                 // nil: DefaultRules
-	Top      int                    // kernels listed; 0: 10
+	Rules    *Rules               // nil: DefaultRules
+	Top      int                  // kernels listed; 0: 10
 	Progress func(read, of int64) // bytes of the file read so far, now and then
 }
 

@@ -163,8 +163,8 @@ func TestOldKinetoAndEscapes(t *testing.T) {
 func TestShortNames(t *testing.T) {
 	for in, want := range map[string]string{
 		"void at::native::vectorized_elementwise_kernel<8, at::native::bfloat16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >(int, at::native::bfloat16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul>)": "vectorized_elementwise_kernel<bfloat16_copy_kernel_cuda>",
-		"void at::native::(anonymous namespace)::indexSelectSmallIndex<c10::BFloat16, long, unsigned int, 2, 2, -2>(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, long)": "indexSelectSmallIndex",
-		"_ZN7cutlass13device_kernelIN2at4cuda6detail25enable_3x_kernel_for_sm9xINS_4gemm6kernel13GemmUniversalEEEEvNT_6ParamsE": "cutlass::device_kernel<GEMM>",
+		"void at::native::(anonymous namespace)::indexSelectSmallIndex<c10::BFloat16, long, unsigned int, 2, 2, -2>(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, long)":                                                                                                   "indexSelectSmallIndex",
+		"_ZN7cutlass13device_kernelIN2at4cuda6detail25enable_3x_kernel_for_sm9xINS_4gemm6kernel13GemmUniversalEEEEvNT_6ParamsE":                                                                                                                                                         "cutlass::device_kernel<GEMM>",
 		"nvjet_sm90_tst_8x64_64x16_4x1_v_bz_TNN": "nvjet_sm90_tst_8x64_64x16_4x1_v_bz_TNN",
 	} {
 		if got := Short(in); got != want {
