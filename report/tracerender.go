@@ -142,9 +142,8 @@ func tracesSection(sums []*trace.Summary, notes []string, rules *trace.Rules, li
 	}
 	// The top kernels of all ranks together.
 	type agg struct {
-		k      trace.Kernel
-		per    []float64
-		ranksN int
+		k   trace.Kernel
+		per []float64
 	}
 	byName := map[string]*agg{}
 	var total float64

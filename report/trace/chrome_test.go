@@ -1,8 +1,6 @@
 package trace
 
 import (
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"math"
 	"os"
@@ -184,13 +182,4 @@ func TestRulesOverride(t *testing.T) {
 	if _, err := NewRules([]Rule{{Name: "bad", Pattern: "("}}); err == nil || !strings.Contains(err.Error(), `"bad"`) {
 		t.Errorf("bad pattern: %v", err)
 	}
-}
-
-// gz is data gzipped.
-func gz(data []byte) []byte {
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	w.Write(data)
-	w.Close()
-	return b.Bytes()
 }

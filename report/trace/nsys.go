@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -154,13 +153,3 @@ func NsysFile(ctx context.Context, path string, o Options) (*Summary, error) {
 
 // ErrNoNsys means nsys is not on the PATH.
 var ErrNoNsys = errors.New("nsys is not on the PATH: .nsys-rep files are listed, not summarised")
-
-// sortKernels is the order tables list kernels in.
-func sortKernels(ks []Kernel) {
-	sort.Slice(ks, func(i, j int) bool {
-		if ks[i].TotalUS != ks[j].TotalUS {
-			return ks[i].TotalUS > ks[j].TotalUS
-		}
-		return ks[i].Name < ks[j].Name
-	})
-}
