@@ -14,6 +14,7 @@ import (
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/format"
 )
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
@@ -44,7 +45,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 			total = ph.Estimate
 		}
 		if total > 0 {
-			est = "about " + runner.FormatDuration(total)
+			est = "about " + format.Duration(total)
 		}
 		fmt.Fprintf(stdout, "%2d. %-14s %s: %s, %s, %s", i+1, ph.ID, ph.Label(), kind, gpus, est)
 		if len(ph.Needs) > 0 {
@@ -130,7 +131,7 @@ func cmdTrace(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	progress := func(path string, read, of int64) {
-		fmt.Fprintf(stderr, "greenlight trace: summarising %s, %s/%s\n", filepath.Base(path), runner.FormatBytes(uint64(read)), runner.FormatBytes(uint64(of)))
+		fmt.Fprintf(stderr, "greenlight trace: summarising %s, %s/%s\n", filepath.Base(path), format.Bytes(uint64(read)), format.Bytes(uint64(of)))
 	}
 	out, err := report.Traces(files, *top, *csvPath, progress)
 	fmt.Fprint(stdout, out)

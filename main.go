@@ -12,14 +12,12 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
-
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // version is stamped by the release build (-X main.version=...).
@@ -280,77 +278,23 @@ type gpuFlag []string
 func (g *gpuFlag) String() string     { return strings.Join(*g, " ") }
 func (g *gpuFlag) Set(v string) error { *g = append(*g, v); return nil }
 
-// openGPU opens the sources named (none named: auto) as one fleet. local
-// says whether one of them reads this machine's GPUs, so their count can
-// be checked; note says, once, why auto found none.
-func openGPU(specs []string, interval time.Duration) (src gpu.Source, local bool, note string, err error) {
-	if len(specs) == 0 {
-		specs = []string{"auto"}
+// openGPU parses sources in the campaign's grammar (none named: auto)
+// and opens them as one fleet (see gpu.Open).
+func openGPU(raws []string, interval time.Duration) (gpu.Source, bool, string, error) {
+	srcs, err := campaign.ParseGPUSources(raws)
+	if err != nil {
+		return nil, false, "", fmt.Errorf("--gpu: %v", err)
 	}
-	var parts gpu.Multi
-	var remote []string
-	var localSpec string
-	defer func() {
-		if err != nil {
-			parts.Close()
-		}
-	}()
-	for _, spec := range specs {
-		if urls, ok := strings.CutPrefix(spec, "dcgm:"); ok {
-			remote = append(remote, strings.Split(urls, ",")...)
-			continue
-		}
-		if localSpec != "" {
-			return nil, false, "", fmt.Errorf("--gpu %s and --gpu %s both read this machine's GPUs; keep one (add other nodes with dcgm:URL)", localSpec, spec)
-		}
-		localSpec = spec
-		s, isLocal, n, err := openLocal(spec)
-		if err != nil {
-			return nil, false, "", err
-		}
-		parts, local, note = append(parts, s), isLocal, n
-	}
-	if len(remote) > 0 {
-		d, err := gpu.OpenDCGM(remote, gpu.DCGMOptions{Wait: min(300*time.Millisecond, interval*3/10)})
-		if err != nil {
-			return nil, false, "", fmt.Errorf("--gpu dcgm: %v", err)
-		}
-		if localSpec == "auto" && !local {
-			parts, note = nil, "" // auto found no GPU here: the remote ones are the fleet
-		}
-		parts = append(parts, d)
-	}
-	if len(parts) == 1 {
-		return parts[0], local, note, nil
-	}
-	return parts, local, note, nil
+	return openSources(srcs, interval)
 }
 
-func openLocal(spec string) (src gpu.Source, local bool, note string, err error) {
-	switch {
-	case spec == "none":
-		return gpu.None{Why: "--gpu none"}, false, "", nil
-	case spec == "nvml" || spec == "auto":
-		n, err := gpu.OpenNVML(nvml.New())
-		if err == nil {
-			return n, true, "", nil
-		}
-		if spec == "nvml" {
-			return nil, false, "", fmt.Errorf("--gpu nvml: %v", err)
-		}
-		return gpu.None{Why: err.Error()}, false, "no GPU telemetry: " + err.Error(), nil
-	case spec == "fake" || strings.HasPrefix(spec, "fake:"):
-		n := 8
-		if s, ok := strings.CutPrefix(spec, "fake:"); ok {
-			v, err := strconv.Atoi(s)
-			if err != nil || v < 0 || v > 64 {
-				return nil, false, "", fmt.Errorf("--gpu %s: give a count from 0 to 64, e.g. fake:8", spec)
-			}
-			n = v
-		}
-		return gpu.NewFake(n, 1), true, "", nil
+// openSources opens parsed sources (a campaign's gpus.sources).
+func openSources(srcs []campaign.GPUSource, interval time.Duration) (gpu.Source, bool, string, error) {
+	specs := make([]gpu.Spec, len(srcs))
+	for i, s := range srcs {
+		specs[i] = gpu.Spec{Kind: s.Kind, N: s.N, URLs: s.URLs}
 	}
-	return nil, false, "", fmt.Errorf("--gpu %q: use auto, nvml, fake:N, none or dcgm:URL[,URL...]", spec)
+	return gpu.Open(specs, interval)
 }
 
 func loadPlan(path string, stderr io.Writer) (*runner.Plan, bool) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/format"
 	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
@@ -35,7 +36,7 @@ func plainLine(e runner.Event, lastETA *time.Duration) string {
 		if eta.Total > 0 {
 			prog = fmt.Sprintf("%s/%s, ", trimNum(eta.Done), trimNum(eta.Total))
 		}
-		return fmt.Sprintf("%s %s: %s%sETA %s (%s)", ts, e.Phase, stage, prog, runner.FormatDuration(eta.Remaining), eta.Source)
+		return fmt.Sprintf("%s %s: %s%sETA %s (%s)", ts, e.Phase, stage, prog, format.Duration(eta.Remaining), eta.Source)
 	}
 	if e.Message == "" {
 		return ""
@@ -43,7 +44,7 @@ func plainLine(e runner.Event, lastETA *time.Duration) string {
 	e.Message = safe.Line(e.Message, safe.CSV) // it may quote a step's output
 	if e.Kind == runner.CampaignStarted || e.Kind == runner.PhaseFinished {
 		if eta := e.State.ETA; eta.Known && !e.State.Finished {
-			return fmt.Sprintf("%s %s (campaign ETA %s)", ts, e.Message, runner.FormatDuration(eta.Remaining))
+			return fmt.Sprintf("%s %s (campaign ETA %s)", ts, e.Message, format.Duration(eta.Remaining))
 		}
 	}
 	return ts + " " + e.Message

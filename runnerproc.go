@@ -49,11 +49,14 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 	if f.report != "" {
 		plan.Report = f.report // made absolute by the client
 	}
-	specs := []string(f.gpu)
-	if len(specs) == 0 {
-		specs = plan.GPUSources
+	var src gpu.Source
+	var local bool
+	var note string
+	if len(f.gpu) > 0 || len(plan.GPUSources) == 0 { // --gpu overrides the campaign's sources
+		src, local, note, err = openGPU(f.gpu, f.interval)
+	} else {
+		src, local, note, err = openSources(plan.GPUSources, f.interval)
 	}
-	src, local, note, err := openGPU(specs, f.interval)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		return exitUsage

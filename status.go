@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/format"
 	"github.com/greenlight-run/greenlight/runner/link"
 )
 
@@ -206,7 +207,7 @@ func printStatus(w io.Writer, s statusJSON) {
 	if s.Started != nil {
 		fmt.Fprintf(w, "started %s", s.Started.Format("2006-01-02 15:04:05"))
 		if s.Ended != nil {
-			fmt.Fprintf(w, ", ended %s (%s)", s.Ended.Format("2006-01-02 15:04:05"), runner.FormatDuration(s.Ended.Sub(*s.Started)))
+			fmt.Fprintf(w, ", ended %s (%s)", s.Ended.Format("2006-01-02 15:04:05"), format.Duration(s.Ended.Sub(*s.Started)))
 		}
 		fmt.Fprintln(w)
 	}
@@ -224,7 +225,7 @@ func printStatus(w io.Writer, s statusJSON) {
 			line += " " + p.Waiting
 		}
 		if p.Results > 0 {
-			line += fmt.Sprintf(" · %s", runner.Count(p.Results, "result"))
+			line += fmt.Sprintf(" · %s", format.Count(p.Results, "result"))
 		}
 		for _, m := range p.NotProduced {
 			line += " · ✗ " + m + " not produced"

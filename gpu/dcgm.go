@@ -97,10 +97,10 @@ func OpenDCGM(urls []string, o DCGMOptions) (*DCGM, error) {
 	}}
 	seen := map[string]bool{}
 	for _, raw := range urls {
-		u, err := ExporterURL(raw)
-		if err != nil {
+		u, err := url.Parse(raw) // completed by the caller (campaign.ExporterURL)
+		if err != nil || u.Hostname() == "" {
 			cancel()
-			return nil, err
+			return nil, fmt.Errorf("dcgm: %q is not an exporter URL", raw)
 		}
 		if seen[u.String()] {
 			continue
@@ -118,32 +118,6 @@ func orDefault(v, def time.Duration) time.Duration {
 		return def
 	}
 	return v
-}
-
-// ExporterURL completes NODE, NODE:PORT or a URL into a dcgm-exporter
-// metrics URL, or says what is wrong with it.
-func ExporterURL(raw string) (*url.URL, error) {
-	s := strings.TrimSpace(raw)
-	if s == "" {
-		return nil, errors.New("dcgm: an empty exporter URL")
-	}
-	if !strings.Contains(s, "://") {
-		s = "http://" + s
-	}
-	u, err := url.Parse(s)
-	if err != nil || u.Hostname() == "" {
-		return nil, fmt.Errorf("dcgm: %q is not an exporter URL; write it like http://node2:9400/metrics", raw)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("dcgm: %q: use http or https", raw)
-	}
-	if u.Port() == "" && !strings.Contains(raw, "://") {
-		u.Host = net.JoinHostPort(u.Hostname(), "9400")
-	}
-	if u.Path == "" || u.Path == "/" {
-		u.Path = "/metrics"
-	}
-	return u, nil
 }
 
 // Inventory lists the devices of every host seen so far, host by host in

@@ -123,26 +123,6 @@ func TestDCGMSentinels(t *testing.T) {
 	}
 }
 
-func TestExporterURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"node2":                          "http://node2:9400/metrics",
-		"node2:9500":                     "http://node2:9500/metrics",
-		"http://node2:9400/metrics":      "http://node2:9400/metrics",
-		"https://gpu.example.com/dcgm/m": "https://gpu.example.com/dcgm/m",
-		"http://10.0.0.7:9400":           "http://10.0.0.7:9400/metrics",
-	} {
-		u, err := ExporterURL(in)
-		if err != nil || u.String() != want {
-			t.Errorf("ExporterURL(%q) = %v, %v; want %s", in, u, err, want)
-		}
-	}
-	for _, bad := range []string{"", "ftp://node2/metrics", "http://"} {
-		if _, err := ExporterURL(bad); err == nil {
-			t.Errorf("ExporterURL(%q) accepted", bad)
-		}
-	}
-}
-
 // deadURL is an address nothing listens on.
 func deadURL(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

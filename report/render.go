@@ -7,6 +7,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/format"
 	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
@@ -81,9 +82,9 @@ func header(plan *runner.Plan, st *runner.State, env Env, remade []string) strin
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Campaign:** %s · **Status:** %s · **Started:** %s", plan.Name, campaignStatus(st), st.Started.Format(timeFmt))
 	if st.Finished && !st.Ended.IsZero() {
-		fmt.Fprintf(&b, " · **Ended:** %s · **Elapsed:** %s", st.Ended.Format(timeFmt), runner.FormatDuration(st.Ended.Sub(st.Started)))
+		fmt.Fprintf(&b, " · **Ended:** %s · **Elapsed:** %s", st.Ended.Format(timeFmt), format.Duration(st.Ended.Sub(st.Started)))
 	} else {
-		fmt.Fprintf(&b, " · **Elapsed:** %s (as of %s)", runner.FormatDuration(st.Now.Sub(st.Started)), st.Now.Format("15:04:05"))
+		fmt.Fprintf(&b, " · **Elapsed:** %s (as of %s)", format.Duration(st.Now.Sub(st.Started)), st.Now.Format("15:04:05"))
 	}
 	if !st.Finished {
 		fmt.Fprintf(&b, " · **ETA:** %s", etaText(st.ETA))
@@ -159,9 +160,9 @@ func duration(p runner.PhaseState, now time.Time) string {
 	case p.Started.IsZero():
 		return ""
 	case p.Ended.IsZero():
-		return runner.FormatDuration(now.Sub(p.Started)) + " so far"
+		return format.Duration(now.Sub(p.Started)) + " so far"
 	}
-	return runner.FormatDuration(p.Ended.Sub(p.Started))
+	return format.Duration(p.Ended.Sub(p.Started))
 }
 
 // keyResult is what a person would quote from the phase: the latest value
@@ -292,16 +293,16 @@ func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu
 		var total int64
 		for _, a := range p.Artifacts {
 			total += a.Size
-			fmt.Fprintf(&b, "- `%s`: %s\n", a.Path, runner.FormatBytes(uint64(a.Size)))
+			fmt.Fprintf(&b, "- `%s`: %s\n", a.Path, format.Bytes(uint64(a.Size)))
 		}
 		if len(p.Artifacts) > 1 {
-			fmt.Fprintf(&b, "- total: %s in %d files\n", runner.FormatBytes(uint64(total)), len(p.Artifacts))
+			fmt.Fprintf(&b, "- total: %s in %d files\n", format.Bytes(uint64(total)), len(p.Artifacts))
 		}
 	}
 	var warns []string
 	for _, g := range gpus {
 		for _, f := range g.Foreign {
-			warns = append(warns, fmt.Sprintf("a process not of this campaign was on GPU %s: pid %d %s, %s", gpuLabel(g.Device), f.PID, orNA(f.Name), runner.FormatBytes(f.MemUsed)))
+			warns = append(warns, fmt.Sprintf("a process not of this campaign was on GPU %s: pid %d %s, %s", gpuLabel(g.Device), f.PID, orNA(f.Name), format.Bytes(f.MemUsed)))
 		}
 		if g.Lost {
 			warns = append(warns, fmt.Sprintf("GPU %s stopped answering during the phase", gpuLabel(g.Device)))

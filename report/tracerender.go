@@ -11,6 +11,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/format"
 	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
@@ -59,7 +60,7 @@ func tracesSection(sums []*trace.Summary, notes []string, rules *trace.Rules, li
 		ranks = append(ranks, s.Rank)
 	}
 	fmt.Fprintf(&b, "From %s (%s): GPU time as the profiler recorded it; busy is the union of all kernels and copies over the window from the first to the last.\n\n",
-		runner.Count(len(sums), "trace"), cell(strings.Join(ranks, ", ")))
+		format.Count(len(sums), "trace"), cell(strings.Join(ranks, ", ")))
 	b.WriteString("| Rank | GPU kernel time | Kernels | Memcpy/memset | GPU busy | Traced window | Idle on the busiest stream | Largest gaps there |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, s := range sums {

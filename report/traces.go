@@ -21,6 +21,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/format"
 )
 
 const tracesFile = "trace-summaries.json"
@@ -176,7 +177,7 @@ func (b *traceBook) run(j traceJob) {
 	}()
 	o := trace.Options{Rules: b.rules, Top: b.top, Progress: func(read, of int64) {
 		b.mu.Lock()
-		b.progress[j.path] = fmt.Sprintf("%s/%s", runner.FormatBytes(uint64(read)), runner.FormatBytes(uint64(of)))
+		b.progress[j.path] = fmt.Sprintf("%s/%s", format.Bytes(uint64(read)), format.Bytes(uint64(of)))
 		due := time.Since(b.lastKick) >= 2*time.Second && b.kick != nil
 		if due {
 			b.lastKick = time.Now()
@@ -247,7 +248,7 @@ func (b *traceBook) phase(p runner.PhaseState) ([]*trace.Summary, []string) {
 		case b.queued[key]:
 			notes = append(notes, fmt.Sprintf("%s trace queued to be summarised", name))
 		default:
-			notes = append(notes, fmt.Sprintf("%s trace: summarised once it stops growing (%s unchanged) or its phase ends", name, runner.FormatDuration(traceQuiet)))
+			notes = append(notes, fmt.Sprintf("%s trace: summarised once it stops growing (%s unchanged) or its phase ends", name, format.Duration(traceQuiet)))
 		}
 	}
 	sort.SliceStable(sums, func(i, j int) bool { return rankLess(sums[i].Rank, sums[j].Rank) })

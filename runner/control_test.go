@@ -39,7 +39,7 @@ func lines(t *testing.T, path string) []string {
 }
 
 func TestGPUSetsDisjointOverlapOthersQueue(t *testing.T) {
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: gpus
 phases:
   - id: a
@@ -74,7 +74,7 @@ func TestServiceHTTPReadyThenStoppedWhenUnneeded(t *testing.T) {
 	port := freePort(t)
 	dir := t.TempDir()
 	count := filepath.Join(dir, "starts")
-	p := campaign(t, fmt.Sprintf(`
+	p := loadCampaign(t, fmt.Sprintf(`
 name: svc
 phases:
   - id: serve
@@ -100,7 +100,7 @@ phases:
 }
 
 func TestServiceThatDiesFailsWithReason(t *testing.T) {
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: svc-dies
 phases:
   - id: serve
@@ -124,7 +124,7 @@ phases:
 func TestSkipRunningStopsItsGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "child.pid")
-	p := campaign(t, fmt.Sprintf(`
+	p := loadCampaign(t, fmt.Sprintf(`
 name: skip
 phases:
   - id: long
@@ -164,7 +164,7 @@ func must(b []byte, err error) []byte {
 func TestPauseHoldsQueueAndFreezeStops(t *testing.T) {
 	dir := t.TempDir()
 	tick := filepath.Join(dir, "ticks")
-	p := campaign(t, fmt.Sprintf(`
+	p := loadCampaign(t, fmt.Sprintf(`
 name: pause
 phases:
   - id: a
@@ -214,7 +214,7 @@ phases:
 }
 
 func TestManualGateWaitsForGreenlight(t *testing.T) {
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: gate
 phases:
   - id: g
@@ -237,7 +237,7 @@ phases:
 func TestRetryAfterFailureRunsAgain(t *testing.T) {
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "ok")
-	p := campaign(t, fmt.Sprintf(`
+	p := loadCampaign(t, fmt.Sprintf(`
 name: retry
 phases:
   - id: a
@@ -300,7 +300,7 @@ phases:
     needs: [long]
     steps: [{run: "true"}]
 `, count, count)
-	p := campaign(t, body)
+	p := loadCampaign(t, body)
 	stateDir := filepath.Join(dir, "state")
 	killRunnerMidStep(t, p.File, stateDir, `"kind":"step-pid","phase":"long"`)
 	opts := testOptions(t)
@@ -327,7 +327,7 @@ func TestLiveServiceReadoptedNotRestarted(t *testing.T) {
 	port := freePort(t)
 	dir := t.TempDir()
 	count := filepath.Join(dir, "starts")
-	p := campaign(t, fmt.Sprintf(`
+	p := loadCampaign(t, fmt.Sprintf(`
 name: readopt
 phases:
   - id: serve
@@ -359,7 +359,7 @@ phases:
 }
 
 func TestSecondMonitorIsRefused(t *testing.T) {
-	p := campaign(t, "name: lock\nphases:\n  - id: a\n    steps: [{run: 'sleep 1'}]\n")
+	p := loadCampaign(t, "name: lock\nphases:\n  - id: a\n    steps: [{run: 'sleep 1'}]\n")
 	opts := testOptions(t)
 	opts.StateDir = t.TempDir()
 	r1, err := New(p, opts)
@@ -404,7 +404,7 @@ func TestChangedPhaseRunsAgainUnchangedKept(t *testing.T) {
 // with the whole chain up, and the chain must come down after it, head
 // last.
 func TestServiceChainStaysUp(t *testing.T) {
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: chain
 phases:
   - id: head
@@ -447,7 +447,7 @@ phases:
 // TestFreezeStopsTheTimeoutClock: a step frozen for longer than its
 // timeout is not killed for it; thawed, it finishes.
 func TestFreezeStopsTheTimeoutClock(t *testing.T) {
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: freeze-timeout
 phases:
   - id: a
@@ -481,7 +481,7 @@ phases:
 // step's, from its supervisor's status file, not when the monitor looked.
 func TestPhaseEndsWhenItsStepEnded(t *testing.T) {
 	dir := t.TempDir()
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: away
 phases:
   - id: long
@@ -507,7 +507,7 @@ phases:
 func TestJournalOfAnEarlierGreenlightIsResumed(t *testing.T) {
 	dir := t.TempDir()
 	count := filepath.Join(dir, "count")
-	p := campaign(t, fmt.Sprintf("name: old\nphases:\n  - id: a\n    steps: [{run: 'echo ran >> %s'}]\n", count))
+	p := loadCampaign(t, fmt.Sprintf("name: old\nphases:\n  - id: a\n    steps: [{run: 'echo ran >> %s'}]\n", count))
 	opts := testOptions(t)
 	opts.StateDir = filepath.Join(dir, "state")
 	h := start(t, p, opts)

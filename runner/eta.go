@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // ETA is a time-to-finish and where it came from.
@@ -310,7 +312,7 @@ func campaignETA(phases []simPhase) ETA {
 				ready = ready && ok && t <= now
 			}
 			for _, r := range running {
-				if !SharesGPUs(r.gpus, p.gpus) || r.id == p.id {
+				if !campaign.SharesGPUs(r.gpus, p.gpus) || r.id == p.id {
 					continue
 				}
 				switch {

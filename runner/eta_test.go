@@ -169,13 +169,13 @@ func TestCampaignETASimulatesTheQueue(t *testing.T) {
 // TestHistorySurvivesRestart: the second run of a campaign knows how long
 // its step took the first time.
 func TestHistorySurvivesRestart(t *testing.T) {
-	p := campaign(t, "name: hist\nphases:\n  - id: a\n    steps: [{run: 'sleep 0.5'}]\n")
+	p := loadCampaign(t, "name: hist\nphases:\n  - id: a\n    steps: [{run: 'sleep 0.5'}]\n")
 	opts := testOptions(t)
 	opts.StateDir = t.TempDir()
 	h := start(t, p, opts)
 	h.finished(10 * time.Second)
 	h.r.Close()
-	p2 := campaign(t, "name: hist\nphases:\n  - id: a\n    steps: [{run: 'sleep 0.5'}]\n")
+	p2 := loadCampaign(t, "name: hist\nphases:\n  - id: a\n    steps: [{run: 'sleep 0.5'}]\n")
 	p2.Phases[0].Steps[0].Key = p.Phases[0].Steps[0].Key // same command, other temp folder
 	p2.Phases[0].Hash = "changed"                        // run it again
 	r, err := New(p2, opts)

@@ -65,7 +65,7 @@ func testRunner(args []string) int {
 }
 
 // campaign writes a campaign file into a fresh folder and loads it.
-func campaign(t *testing.T, body string) *Plan {
+func loadCampaign(t *testing.T, body string) *Plan {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.yaml")

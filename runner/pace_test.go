@@ -16,7 +16,7 @@ func kimiService(t *testing.T, estimate string) *Plan {
 	if estimate != "" {
 		est = "\n      estimate: " + estimate
 	}
-	return campaign(t, `
+	return loadCampaign(t, `
 name: eta-replay
 phases:
   - id: serve
@@ -229,7 +229,7 @@ func TestETAWithoutBasisSaysSo(t *testing.T) {
 	if got := (ETA{Known: true, Partial: true, Remaining: 5 * time.Minute}).Text(); got != "≥ 5m00s" {
 		t.Errorf("a lower bound reads %q; want ≥ 5m00s", got)
 	}
-	p := campaign(t, "name: none\nphases:\n  - id: a\n    steps: [{run: 'sleep 1'}]\n")
+	p := loadCampaign(t, "name: none\nphases:\n  - id: a\n    steps: [{run: 'sleep 1'}]\n")
 	h := start(t, p, testOptions(t))
 	e := h.kind(StepStarted, "a")
 	if got := e.State.ETA.Text(); got != "no estimate" {
@@ -242,7 +242,7 @@ func TestETAWithoutBasisSaysSo(t *testing.T) {
 // 10 minutes each took 20; the one running and the one after are expected
 // at about 20 each, and the source says the pace was learned.
 func TestLaterStepsTakeTheLearnedPace(t *testing.T) {
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: steps
 phases:
   - id: sweep
@@ -274,7 +274,7 @@ phases:
 
 // TestWaitReasons: a phase that has not started says why it waits.
 func TestWaitReasons(t *testing.T) {
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: waits
 phases:
   - id: serve
@@ -325,7 +325,7 @@ phases:
 // TestFreezeWithNothingRunningSaysSo: f with no step running is refused
 // with the reason, and nothing is left frozen for the next step.
 func TestFreezeWithNothingRunningSaysSo(t *testing.T) {
-	p := campaign(t, "name: idle\nphases:\n  - id: a\n    gate: manual\n    steps: [{run: 'true'}]\n")
+	p := loadCampaign(t, "name: idle\nphases:\n  - id: a\n    gate: manual\n    steps: [{run: 'true'}]\n")
 	h := start(t, p, testOptions(t))
 	h.kind(GateWaiting, "a")
 	if err := h.r.Freeze(); err == nil || !strings.Contains(err.Error(), "no step is running") {

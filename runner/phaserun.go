@@ -3,10 +3,11 @@ package runner
 import (
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/format"
 )
 
 // phaseRun is the loop's own record of a phase.
@@ -142,7 +143,7 @@ func (r *Runner) holder(pr *phaseRun) *phaseRun {
 			continue
 		}
 		if o.state.Status == Running || o.state.Status == Ready {
-			if SharesGPUs(o.ph.GPUs, pr.ph.GPUs) {
+			if campaign.SharesGPUs(o.ph.GPUs, pr.ph.GPUs) {
 				return o
 			}
 		}
@@ -166,10 +167,10 @@ func (r *Runner) waitReason(pr *phaseRun) string {
 	}
 	if o := r.holder(pr); o != nil {
 		gpus := "all GPUs"
-		if shared := sharedGPUs(o.ph.GPUs, pr.ph.GPUs); len(shared) > 0 {
-			gpus = "GPUs " + joinInts(shared)
+		if shared := campaign.SharedGPUs(o.ph.GPUs, pr.ph.GPUs); len(shared) > 0 {
+			gpus = "GPUs " + format.Ranges(shared)
 			if len(shared) == 1 {
-				gpus = "GPU " + joinInts(shared)
+				gpus = "GPU " + format.Ranges(shared)
 			}
 		}
 		return fmt.Sprintf("waits for %s held by %s", gpus, o.ph.ID)
@@ -184,46 +185,6 @@ func (r *Runner) waitReason(pr *phaseRun) string {
 		return "waits for your greenlight"
 	}
 	return ""
-}
-
-// sharedGPUs lists the GPUs two sets share; nil (all GPUs) shares every one
-// of the other's.
-func sharedGPUs(a, b []int) []int {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	}
-	var out []int
-	for _, x := range a {
-		if slices.Contains(b, x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// joinInts lists GPU indices with runs as ranges: "1-7", "0, 2-3".
-func joinInts(xs []int) string {
-	xs = slices.Sorted(slices.Values(xs))
-	var parts []string
-	for i := 0; i < len(xs); {
-		j := i
-		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
-			j++
-		}
-		switch {
-		case j == i:
-			parts = append(parts, strconv.Itoa(xs[i]))
-		case j == i+1:
-			parts = append(parts, strconv.Itoa(xs[i]), strconv.Itoa(xs[j]))
-		default:
-			parts = append(parts, strconv.Itoa(xs[i])+"-"+strconv.Itoa(xs[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ", ")
 }
 
 func (r *Runner) serviceNeeded(svc *phaseRun) bool {

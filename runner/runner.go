@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // Options tune a Runner; the zero value works.
@@ -91,7 +92,7 @@ type stateDirs struct {
 
 // DefaultStateDir is where a plan's state lives unless told otherwise.
 func DefaultStateDir(p *Plan) string {
-	return filepath.Join(filepath.Dir(p.Report), ".greenlight", safeName(p.Name))
+	return filepath.Join(filepath.Dir(p.Report), ".greenlight", campaign.SafeName(p.Name))
 }
 
 // ErrLocked means another greenlight is running this campaign.

@@ -9,7 +9,7 @@ import (
 )
 
 func TestOrderResultsAndRetry(t *testing.T) {
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: order
 phases:
   - id: second
@@ -56,7 +56,7 @@ phases:
 }
 
 func TestFailureBlocksDependents(t *testing.T) {
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: fail
 phases:
   - id: a
@@ -75,7 +75,7 @@ phases:
 }
 
 func TestTimeout(t *testing.T) {
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: timeout
 phases:
   - id: slow

@@ -11,12 +11,6 @@ import (
 	"time"
 )
 
-// FormatVLLMBench is `results: {format: vllm-bench}`: the "Serving
-// Benchmark Result" block `vllm bench serve` prints becomes one row, and
-// the JSON files its --save-result writes, listed as the phase's
-// artifacts, a row each.
-const FormatVLLMBench = "vllm-bench"
-
 // vllmBench reads the block, line by line:
 //
 //	============ Serving Benchmark Result ============

@@ -16,7 +16,7 @@ import (
 func TestVLLMBenchFormat(t *testing.T) {
 	txt, _ := filepath.Abs("testdata/vllm-bench-serve.txt")
 	js, _ := filepath.Abs("testdata/vllm-save-result.json")
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: vb
 phases:
   - id: bench

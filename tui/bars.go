@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/format"
 )
 
 // bar draws frac (0..1) in width cells; frac < 0 draws an empty track.
@@ -40,7 +41,7 @@ func (m *model) spark(vals []float32, width int) string {
 	return b.String()
 }
 
-func dur(d time.Duration) string { return runner.FormatDuration(d) }
+func dur(d time.Duration) string { return format.Duration(d) }
 
 // etaText is runner's ETA text, marked as an ETA where it is a time.
 func etaText(e runner.ETA) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/format"
 )
 
 func (m *model) phaseRows() int {
@@ -145,12 +146,12 @@ func (m *model) artifactsLine(ps *runner.PhaseState) string {
 	for _, a := range ps.Artifacts {
 		total += a.Size
 	}
-	s := fmt.Sprintf("artifacts %s", runner.FormatBytes(uint64(total)))
+	s := fmt.Sprintf("artifacts %s", format.Bytes(uint64(total)))
 	if ps.Status == runner.Running && m.artPhase == ps.ID && m.artRate > 0 {
-		s += fmt.Sprintf(" +%s/s", runner.FormatBytes(uint64(m.artRate)))
+		s += fmt.Sprintf(" +%s/s", format.Bytes(uint64(m.artRate)))
 	}
 	if m.state.DiskFree > 0 {
-		s += fmt.Sprintf(" · disk %s free", runner.FormatBytes(m.state.DiskFree))
+		s += fmt.Sprintf(" · disk %s free", format.Bytes(m.state.DiskFree))
 	}
 	return m.st.dim.Render(s)
 }

@@ -1,4 +1,4 @@
-package runner
+package campaign
 
 import (
 	"fmt"
@@ -56,46 +56,4 @@ func parseSize(s string) (uint64, error) {
 		return n, nil
 	}
 	return 0, fmt.Errorf("bad size %q: write it like 50GiB, 500MB or 1TiB", s)
-}
-
-// FormatBytes renders a byte count with a binary unit, e.g. "1.4 GiB".
-func FormatBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := uint64(unit), 0
-	for m := n / unit; m >= unit && exp < 4; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTP"[exp])
-}
-
-// FormatDuration renders a duration the way a person reads an ETA:
-// "45s", "4m05s", "14m", "2h03m": seconds only while they matter.
-func FormatDuration(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
-	d = d.Round(time.Second)
-	h, m, s := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
-	switch {
-	case h > 0:
-		return fmt.Sprintf("%dh%02dm", h, m)
-	case m >= 10:
-		return fmt.Sprintf("%dm", m)
-	case m > 0:
-		return fmt.Sprintf("%dm%02ds", m, s)
-	default:
-		return fmt.Sprintf("%ds", s)
-	}
-}
-
-// Count says n of a thing in English: "1 phase", "3 phases".
-func Count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -1,4 +1,4 @@
-package runner
+package campaign
 
 // The campaign file as written. These types mirror the YAML one to one;
 // Load checks them and resolves them into a Plan.

@@ -1,4 +1,4 @@
-package runner
+package campaign
 
 import (
 	"errors"
@@ -74,7 +74,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 
 func TestLoadResolves(t *testing.T) {
 	t.Setenv("GL_TEST_PORT", "8123")
-	p := campaign(t, `
+	p := loadCampaign(t, `
 name: ok campaign
 env: {A: "1", PORT: "${GL_TEST_PORT}"}
 phases:
@@ -163,4 +163,19 @@ func TestColonHintFixLoads(t *testing.T) {
 			t.Errorf("the fixed command lost its colon: %q", got)
 		}
 	}
+}
+
+// loadCampaign writes a campaign file into a fresh folder and loads it.
+func loadCampaign(t *testing.T, body string) *Plan {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(path, []byte(strings.TrimLeft(body, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return p
 }

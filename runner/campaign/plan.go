@@ -1,4 +1,4 @@
-package runner
+package campaign
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/format"
 )
 
 // Plan is a campaign file checked and resolved: durations parsed, regexes
@@ -20,7 +22,7 @@ type Plan struct {
 	GPUs   int // expected count of this machine's GPUs; 0 when not stated
 	// GPUSources are where GPU readings come from, as `--gpu` takes them
 	// (auto, nvml, fake:N, none, dcgm:URL[,URL...]); empty: auto.
-	GPUSources   []string
+	GPUSources   []GPUSource
 	FailOnExpect bool
 	Preflight    Preflight
 	Traces       Traces
@@ -215,14 +217,14 @@ func (p *Plan) Overlap(a, b *Phase) string {
 	case !SharesGPUs(a.GPUs, b.GPUs):
 		return "may run together"
 	}
-	shared := sharedGPUs(a.GPUs, b.GPUs)
+	shared := SharedGPUs(a.GPUs, b.GPUs)
 	gpus := "all GPUs"
 	switch len(shared) {
 	case 0:
 	case 1:
-		gpus = "GPU " + joinInts(shared)
+		gpus = "GPU " + format.Ranges(shared)
 	default:
-		gpus = "GPUs " + joinInts(shared)
+		gpus = "GPUs " + format.Ranges(shared)
 	}
 	return "queue for " + gpus + ": never at once"
 }
@@ -269,3 +271,27 @@ func (p *Plan) CheckPhaseID(id string) error {
 	}
 	return e
 }
+
+// SharedGPUs lists the GPUs two sets share; nil (all GPUs) shares every one
+// of the other's.
+func SharedGPUs(a, b []int) []int {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	var out []int
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// FormatVLLMBench is `results: {format: vllm-bench}`: the "Serving
+// Benchmark Result" block `vllm bench serve` prints becomes one row, and
+// the JSON files its --save-result writes, listed as the phase's
+// artifacts, a row each.
+const FormatVLLMBench = "vllm-bench"

@@ -1,0 +1,220 @@
+package campaign
+
+// Resolving a phase, its steps or service, and what makes its work the
+// same work (its hash) from the file as written.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+func merge(maps ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func hashOf(v ...any) string {
+	h := sha256.New()
+	for _, x := range v {
+		b, _ := json.Marshal(x)
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// workHash identifies what a phase does, so that a changed definition runs
+// it again: its commands, their folders and environments, what it needs
+// and which GPUs it uses. What only names, predicts or judges the work
+// (titles, names, estimates, gates, timeouts, retries, expectations,
+// result and progress patterns, artifacts) is left out: fixing a title or
+// a guess must not cost a re-run of a 36-minute load. Results are read
+// again with the current patterns and checked against the current
+// expectations when a finished phase is restored.
+func workHash(ps PhaseSpec, env map[string]string) string {
+	type cmd struct {
+		Run, Dir string
+		Env      map[string]string
+	}
+	work := struct {
+		Needs   []string
+		GPUs    []int
+		Env     map[string]string
+		Steps   []cmd
+		Service *cmd
+	}{Needs: ps.Needs, GPUs: ps.GPUs, Env: ps.Env}
+	for _, st := range ps.Steps {
+		work.Steps = append(work.Steps, cmd{st.Run, st.Dir, st.Env})
+	}
+	if ps.Service != nil {
+		work.Service = &cmd{ps.Service.Run, ps.Service.Dir, ps.Service.Env}
+	}
+	return hashOf(work, env)
+}
+
+func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int) *Phase {
+	ps := spec.Phases[i]
+	at := func(k string) string { return fmt.Sprintf("$.phases[%d]%s", i, k) }
+	ph := &Phase{ID: strings.TrimSpace(ps.ID), Title: ps.Title, Needs: ps.Needs, Retries: ps.Retries, GPUs: ps.GPUs}
+	switch {
+	case ph.ID == "":
+		l.add(at(""), fmt.Sprintf("phase %d has no id", i+1), "add `id: short-name`; other phases refer to it in needs")
+	case !idPattern.MatchString(ph.ID):
+		l.add(at(".id"), fmt.Sprintf("phase id %q may use only letters, digits, '.', '_' and '-'", ph.ID), "ids name files and markers; rename it, e.g. `id: gemm-sweep`")
+	}
+	switch ps.Gate {
+	case "", "auto":
+	case "manual":
+		ph.Manual = true
+	default:
+		l.add(at(".gate"), fmt.Sprintf("gate %q is not manual or auto", ps.Gate), "use `gate: manual` to wait for a person's greenlight")
+	}
+	seen := map[int]bool{}
+	for j, g := range ps.GPUs {
+		p := at(fmt.Sprintf(".gpus[%d]", j))
+		switch {
+		case g < 0:
+			l.add(p, fmt.Sprintf("GPU index %d is negative", g), "GPU indices start at 0, as nvidia-smi numbers them")
+		case spec.GPUs.Count > 0 && g >= spec.GPUs.Count:
+			l.add(p, fmt.Sprintf("GPU index %d is past the campaign's %d GPUs", g, spec.GPUs.Count), fmt.Sprintf("use indices 0 to %d", spec.GPUs.Count-1))
+		case seen[g]:
+			l.add(p, fmt.Sprintf("GPU %d is listed twice", g), "")
+		}
+		seen[g] = true
+	}
+	if ps.GPUs != nil && len(ps.GPUs) == 0 {
+		ph.GPUs = nil
+	}
+	ph.Estimate = l.dur(at(".estimate"), ps.Estimate)
+	ph.Timeout = l.dur(at(".timeout"), ps.Timeout)
+	if ps.Retries < 0 {
+		l.add(at(".retries"), "retries must be zero or more", "")
+	}
+	for j, g := range ps.Artifacts {
+		if _, err := filepath.Match(g, ""); err != nil || strings.TrimSpace(g) == "" {
+			l.add(at(fmt.Sprintf(".artifacts[%d]", j)), fmt.Sprintf("bad glob %q", g), "use shell globs such as traces/*.json.gz")
+		}
+		ph.Artifacts = append(ph.Artifacts, l.abs(plan.Dir, l.expand(at(fmt.Sprintf(".artifacts[%d]", j)), g, spec.Env)))
+	}
+	var err error
+	var col string
+	if ph.Expect, col, err = parseExpects(ps.Expect); err != nil {
+		l.add(at(".expect."+col), err.Error(), "")
+	}
+	ph.FailOnExpect = spec.FailOnExpect
+	if ps.FailOnExpect != nil {
+		ph.FailOnExpect = *ps.FailOnExpect
+	}
+	ph.Hash, ph.LegacyHash = workHash(ps, spec.Env), hashOf(ps, spec.Env)
+	env := merge(spec.Env, ps.Env)
+	switch {
+	case ps.Service != nil && len(ps.Steps) > 0:
+		l.add(at(".service"), fmt.Sprintf("phase %q has both steps and a service", ph.ID), "a phase is either steps or one service; split it in two phases")
+	case ps.Service == nil && len(ps.Steps) == 0:
+		l.add(at(""), fmt.Sprintf("phase %q has neither steps nor a service", ph.ID), "add `steps:` with at least one `- run: command`")
+	case ps.Service != nil:
+		ph.Service = l.service(plan, ps.Service, at(".service"), env, ph)
+	default:
+		for j := range ps.Steps {
+			ph.Steps = append(ph.Steps, l.step(plan, &ps.Steps[j], at(fmt.Sprintf(".steps[%d]", j)), j, env))
+		}
+	}
+	return ph
+}
+
+func (l *loader) step(plan *Plan, s *StepSpec, at string, idx int, env map[string]string) *Step {
+	st := &Step{Index: idx, Name: s.Name, Run: s.Run, AllowFailure: s.AllowFailure}
+	if strings.TrimSpace(s.Run) == "" {
+		l.add(at+".run", "the step has no command to run", "give `run:` a shell command, e.g. `run: python3 bench.py`")
+	}
+	st.Dir = l.abs(plan.Dir, l.expand(at+".dir", s.Dir, env))
+	st.Env = merge(env, s.Env)
+	st.Estimate = l.dur(at+".estimate", s.Estimate)
+	st.Timeout = l.dur(at+".timeout", s.Timeout)
+	st.WaitQuiet = l.dur(at+".wait_quiet", s.WaitQuiet)
+	st.Progress = l.re(at+".progress", s.Progress, false)
+	if st.Progress != nil && st.Progress.NumSubexp() == 0 {
+		l.add(at+".progress", "progress regex has no group", `capture a percent, (\d+)%, or n and total, (\d+)/(\d+)`)
+	}
+	if s.Results != nil {
+		switch f := s.Results.Format; {
+		case f != "" && f != FormatVLLMBench:
+			l.add(at+".results.format", fmt.Sprintf("unknown results format %q", f), "use format: vllm-bench, or a regex")
+		case f != "" && s.Results.Regex != "":
+			l.add(at+".results", "results has both a format and a regex", "keep one: format: vllm-bench reads `vllm bench serve`'s result block itself")
+		case f != "":
+			st.ResultsFormat = f
+		case s.Results.Regex == "":
+			l.add(at+".results", "results has no regex", `add regex: 'tok/s:\s+(?P<tok_s>[\d.]+)', or format: vllm-bench`)
+		default:
+			st.Results = l.re(at+".results.regex", s.Results.Regex, true)
+		}
+	}
+	var err error
+	var col string
+	if st.Expect, col, err = parseExpects(s.Expect); err != nil {
+		l.add(at+".expect."+col, err.Error(), "")
+	}
+	st.Key = hashOf(s.Run, st.Dir, st.Env)
+	return st
+}
+
+func (l *loader) service(plan *Plan, s *ServiceSpec, at string, env map[string]string, ph *Phase) *Service {
+	sv := &Service{}
+	sv.Step = *l.step(plan, &StepSpec{Name: "service", Run: s.Run, Dir: s.Dir, Env: s.Env, Estimate: s.Estimate, Progress: s.Progress}, at, 0, env)
+	if sv.Estimate == 0 {
+		sv.Estimate = ph.Estimate
+	}
+	sv.ReadyHTTP = l.expand(at+".ready.http", s.Ready.HTTP, env)
+	if s.Ready.HTTP != "" {
+		if err := checkURL(sv.ReadyHTTP); err != nil {
+			l.add(at+".ready.http", err.Error(), "write a full URL such as http://localhost:8000/health")
+		}
+	}
+	sv.ReadyLog = l.re(at+".ready.log", s.Ready.Log, false)
+	if s.Ready.HTTP == "" && s.Ready.Log == "" {
+		l.add(at+".ready", "the service has no readiness check", `add ready: {http: "http://localhost:8000/health"} or {log: "Application startup complete"}`)
+	}
+	sv.ReadyTimeout = l.dur(at+".ready.timeout", s.Ready.Timeout)
+	sv.StopTimeout = l.dur(at+".stop_timeout", s.StopTimeout)
+	for j, sg := range s.Stages {
+		p := fmt.Sprintf("%s.stages[%d]", at, j)
+		if sg.Name == "" {
+			l.add(p, "stage has no name", "")
+		}
+		if sg.Share < 0 || sg.Share > 1 {
+			l.add(p+".share", "share is a fraction of the start-up, from 0 to 1", "")
+		}
+		re := l.re(p+".log", sg.Log, false)
+		if sg.Log == "" {
+			l.add(p, "stage has no log regex", "a stage is recognised by the first log line it matches")
+		}
+		sv.Stages = append(sv.Stages, Stage{Name: sg.Name, Log: re, Share: sg.Share})
+	}
+	return sv
+}
+
+// SafeName is a name made safe for a file name: what is not a letter,
+// digit, -, _ or . becomes -.
+func SafeName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '-'
+	}, s)
+	if s == "" {
+		s = "campaign"
+	}
+	return s
+}
