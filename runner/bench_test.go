@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // BenchmarkTenMillionLines runs a step that prints 10 million lines alone
@@ -35,7 +37,7 @@ func BenchmarkTenMillionLines(b *testing.B) {
 		if err := exec.Command(exe0, SuperviseCommand, "--status", status, "--log", filepath.Join(dir, "sup.log"), "--", "sh", "-c", script).Run(); err != nil {
 			b.Fatal(err)
 		}
-		st0, err := readStatus(status)
+		st0, err := supervise.ReadStatus(status)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 func freePort(t *testing.T) int {
@@ -149,7 +151,7 @@ phases:
 	if s := st.Phase("after"); s.Status != Done {
 		t.Errorf("after = %s; want done", s.Status)
 	}
-	if state, _, ok := procStat(child); ok && state != 'Z' {
+	if state, _, ok := supervise.ProcStat(child); ok && state != 'Z' {
 		t.Errorf("the step's child %d is still alive (%c) after skip", child, state)
 	}
 }

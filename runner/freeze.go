@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"syscall"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // Freezing: SIGSTOP and SIGCONT to running steps' groups, and their timeout clocks.
@@ -30,7 +32,7 @@ func (r *Runner) setFrozen(f bool) error {
 	for _, pr := range r.phases {
 		if sr := pr.cur; sr != nil && sr.pgid == 0 {
 			// Started moments ago: its status file may already say where.
-			if st, err := readStatus(sr.files.status); err == nil {
+			if st, err := supervise.ReadStatus(sr.files.status); err == nil {
 				sr.pgid, sr.pausesClock = st.PGID, st.PausesClock
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/files"
 )
 
 // history keeps how long each step took on earlier runs, keyed by the
@@ -38,5 +40,5 @@ func (h *history) add(key string, d time.Duration) error {
 	if err != nil {
 		return err
 	}
-	return replaceFile(h.path, b, true)
+	return files.Replace(h.path, b, true)
 }

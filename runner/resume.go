@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // phaseHistory is what the journal says of one phase's latest attempt.
@@ -130,7 +132,7 @@ func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
 		r.readLog(sr, now, true)
 		r.drainResults(sr, now)
 		r.readSummary(sr)
-		if st, err := readStatus(sr.files.status); err == nil {
+		if st, err := supervise.ReadStatus(sr.files.status); err == nil {
 			ss.PGID, sr.pgid, sr.sup = st.PGID, st.PGID, st.Supervisor
 			if st.State == "exited" {
 				ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
@@ -169,8 +171,8 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		}
 		return
 	}
-	st, err := readStatus(sr.files.status)
-	alive := supervisorAlive(sr.sup, sr.files.status)
+	st, err := supervise.ReadStatus(sr.files.status)
+	alive := supervise.Alive(sr.sup, sr.files.status)
 	r.times.ranAny = true // a step of this run is taken over: not a finished campaign
 	switch {
 	case err == nil && st.State == "exited":

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // stepRun follows one try of one step: its files, its process group, and
@@ -108,7 +110,7 @@ func (r *Runner) launch(pr *phaseRun, step *Step, try int, dir string, now time.
 			return nil, err
 		}
 	}
-	if err := preallocateStatus(sr.files.status); err != nil {
+	if err := supervise.Preallocate(sr.files.status); err != nil {
 		return nil, err
 	}
 	logf, err := os.OpenFile(sr.files.log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -174,7 +176,7 @@ func (r *Runner) reap(ex stepExit) {
 
 func (r *Runner) stopStep(sr *stepRun) {
 	if sr.pgid <= 0 {
-		if st, err := readStatus(sr.files.status); err == nil {
+		if st, err := supervise.ReadStatus(sr.files.status); err == nil {
 			sr.pgid = st.PGID
 		}
 	}
@@ -239,9 +241,9 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 	}
 	if sr.reaped || now.Sub(sr.lastAlive) > 5*time.Second {
 		sr.lastAlive = now
-		if sr.reaped || !supervisorAlive(sr.sup, sr.files.status) {
+		if sr.reaped || !supervise.Alive(sr.sup, sr.files.status) {
 			// Re-check: it may have written its status just now.
-			if st, err := readStatus(sr.files.status); err == nil && st.State == "exited" {
+			if st, err := supervise.ReadStatus(sr.files.status); err == nil && st.State == "exited" {
 				r.onExit(sr, st, now)
 				return
 			}
@@ -434,7 +436,7 @@ func (sr *stepRun) readStatusIfChanged() (*StepStatus, error) {
 	if k == sr.statusSeen {
 		return nil, nil
 	}
-	st, err := readStatus(sr.files.status)
+	st, err := supervise.ReadStatus(sr.files.status)
 	if err == nil {
 		sr.statusSeen = k
 	}

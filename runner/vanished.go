@@ -8,6 +8,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/files"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // A state dir or journal removed while the campaign runs (a clean-up
@@ -70,7 +73,7 @@ func (r *Runner) rebuildState() error {
 				sr.resOff, sr.resRest, sr.sumOff = 0, nil, 0
 			}
 			if _, err := os.Stat(sr.files.status); err != nil {
-				preallocateStatus(sr.files.status)
+				supervise.Preallocate(sr.files.status)
 				sr.statusSeen = statKey{}
 			}
 			r.watchStep(sr) // the old watch went with the folder
@@ -81,7 +84,7 @@ func (r *Runner) rebuildState() error {
 		b, _ := json.Marshal(rec)
 		buf.Write(append(b, '\n'))
 	}
-	if err := replaceFile(r.dirs.journal, buf.Bytes(), true); err != nil {
+	if err := files.Replace(r.dirs.journal, buf.Bytes(), true); err != nil {
 		return err
 	}
 	jr, err := openJournal(r.dirs.journal)

@@ -1,4 +1,4 @@
-package runner
+package supervise
 
 import (
 	"errors"
@@ -7,18 +7,19 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/format"
 )
 
-// SuperviseCommand is the hidden subcommand that runs one step.
-const SuperviseCommand = "__supervise"
+// Command is the hidden subcommand that runs one step.
+const Command = "__supervise"
 
-// StepStatus is what the supervisor writes, atomically, to a step's status
+// Status is what the supervisor writes, atomically, to a step's status
 // file: once when the command starts and once when it has ended.
-type StepStatus struct {
+type Status struct {
 	State      string    `json:"state"` // "running" or "exited"
 	Supervisor int       `json:"supervisor_pid"`
 	PID        int       `json:"pid"`
@@ -36,12 +37,12 @@ type StepStatus struct {
 	PausesClock bool `json:"pauses_clock,omitempty"`
 }
 
-// SuperviseMain runs a step's command with its output going to the log
+// Main runs a step's command with its output going to the log
 // file, records its status, and enforces its timeout even when no monitor
 // is watching. It returns the process exit code. args follow the
 // subcommand name.
-func SuperviseMain(args []string) int {
-	fs := flag.NewFlagSet(SuperviseCommand, flag.ContinueOnError)
+func Main(args []string) int {
+	fs := flag.NewFlagSet(Command, flag.ContinueOnError)
 	statusPath := fs.String("status", "", "status file")
 	logPath := fs.String("log", "", "log file")
 	dir := fs.String("dir", "", "working folder")
@@ -56,7 +57,7 @@ func SuperviseMain(args []string) int {
 		// The runner started us with the same log open on stdout: use that
 		// (the state dir may have been removed under us; it is rebuilt).
 		if fi, serr := os.Stdout.Stat(); serr != nil || !fi.Mode().IsRegular() {
-			writeStatus(*statusPath, &StepStatus{State: "exited", ExitCode: 127, Error: err.Error(), Started: time.Now(), Ended: time.Now()})
+			WriteStatus(*statusPath, &Status{State: "exited", ExitCode: 127, Error: err.Error(), Started: time.Now(), Ended: time.Now()})
 			return 1
 		}
 		logf = os.Stdout
@@ -74,19 +75,19 @@ func SuperviseMain(args []string) int {
 	cmd.Dir = *dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	st := &StepStatus{State: "running", Supervisor: os.Getpid(), Started: time.Now(), PausesClock: true}
+	st := &Status{State: "running", Supervisor: os.Getpid(), Started: time.Now(), PausesClock: true}
 	st.SID = os.Getpid() // started with Setsid: the supervisor leads its session
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(logf, "greenlight: cannot start the step: %v\n", err)
 		st.State, st.ExitCode, st.Error, st.Ended = "exited", 127, err.Error(), time.Now()
-		writeStatus(*statusPath, st)
+		WriteStatus(*statusPath, st)
 		return 1
 	}
 	st.PID, st.PGID = cmd.Process.Pid, cmd.Process.Pid
 	// Not fsynced: an fsync here, while the step starts writing, can make
 	// the filesystem flush the step's own output and slow it. The runner
 	// already journaled the supervisor's pid; the final status is fsynced.
-	if err := writeStatusNoSync(*statusPath, st); err != nil {
+	if err := WriteStatusNoSync(*statusPath, st); err != nil {
 		fmt.Fprintf(logf, "greenlight: cannot write status: %v\n", err)
 	}
 	waited := make(chan error, 1)
@@ -114,15 +115,15 @@ func SuperviseMain(args []string) int {
 			case s == syscall.SIGUSR1 && timer != nil:
 				clock.Stop()
 				left, timer = max(0, left-time.Since(since)), nil
-				fmt.Fprintf(logf, "\ngreenlight: step frozen; its timeout clock is stopped with %s left\n", FormatDuration(left))
+				fmt.Fprintf(logf, "\ngreenlight: step frozen; its timeout clock is stopped with %s left\n", format.Duration(left))
 			case s == syscall.SIGUSR2 && timer == nil && !st.TimedOut:
 				clock.Reset(left)
 				since, timer = time.Now(), clock.C
-				fmt.Fprintf(logf, "\ngreenlight: step thawed; %s left before its timeout\n", FormatDuration(left))
+				fmt.Fprintf(logf, "\ngreenlight: step thawed; %s left before its timeout\n", format.Duration(left))
 			}
 		case <-timer:
 			st.TimedOut, timer = true, nil
-			fmt.Fprintf(logf, "\ngreenlight: step timed out after %s; stopping it\n", FormatDuration(*timeout))
+			fmt.Fprintf(logf, "\ngreenlight: step timed out after %s; stopping it\n", format.Duration(*timeout))
 			if !stopping {
 				stopping = true
 				go StopGroup(st.PGID, *grace)
@@ -148,11 +149,11 @@ func SuperviseMain(args []string) int {
 		st.ExitCode, st.Error = 1, werr.Error()
 	}
 	// What the command left behind in its group would hold GPUs and ports.
-	if groupAlive(st.PGID) {
+	if GroupAlive(st.PGID) {
 		fmt.Fprintf(logf, "greenlight: the step left processes in its group; stopping them\n")
 		StopGroup(st.PGID, *grace)
 	}
-	if err := writeStatus(*statusPath, st); err != nil {
+	if err := WriteStatus(*statusPath, st); err != nil {
 		fmt.Fprintf(logf, "greenlight: cannot write status: %v\n", err)
 	}
 	// The step's own exit status: the runner that started this supervisor
@@ -174,7 +175,7 @@ func StopGroup(pgid int, grace time.Duration) {
 		_ = syscall.Kill(-pgid, syscall.SIGCONT)
 		deadline := time.Now().Add(grace)
 		for time.Now().Before(deadline) {
-			if !groupAlive(pgid) {
+			if !GroupAlive(pgid) {
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -182,8 +183,8 @@ func StopGroup(pgid int, grace time.Duration) {
 	}
 }
 
-// groupAlive reports whether any live (not zombie) process is in the group.
-func groupAlive(pgid int) bool {
+// GroupAlive reports whether any live (not zombie) process is in the group.
+func GroupAlive(pgid int) bool {
 	if syscall.Kill(-pgid, 0) != nil {
 		return false
 	}
@@ -197,7 +198,7 @@ func groupAlive(pgid int) bool {
 		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
 			continue
 		}
-		state, pg, ok := procStat(pid)
+		state, pg, ok := ProcStat(pid)
 		if ok && pg == pgid && state != 'Z' && state != 'X' {
 			return true
 		}
@@ -205,8 +206,8 @@ func groupAlive(pgid int) bool {
 	return false
 }
 
-// procStat reads a process's state letter and process group from /proc.
-func procStat(pid int) (state byte, pgid int, ok bool) {
+// ProcStat reads a process's state letter and process group from /proc.
+func ProcStat(pid int) (state byte, pgid int, ok bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, 0, false
@@ -223,60 +224,18 @@ func procStat(pid int) (state byte, pgid int, ok bool) {
 	return state, pgid, true
 }
 
-// supervisorAlive reports whether pid is still a greenlight supervisor
+// Alive reports whether pid is still a greenlight supervisor
 // writing the given status file, not a recycled pid.
-func supervisorAlive(pid int, statusPath string) bool {
+func Alive(pid int, statusPath string) bool {
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
 		return false
 	}
-	if st, _, ok := procStat(pid); !ok || st == 'Z' {
+	if st, _, ok := ProcStat(pid); !ok || st == 'Z' {
 		return false
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
 		return false
 	}
-	return strings.Contains(string(b), SuperviseCommand) && strings.Contains(string(b), statusPath)
-}
-
-// WriteFileAtomic replaces path with data so that a crash or a full disk
-// leaves the old file or the new one, never a part: temp file, fsync,
-// rename, fsync of the folder.
-func WriteFileAtomic(path string, data []byte) error { return replaceFile(path, data, true) }
-
-// replaceFile writes through a temp file in the same folder and renames it
-// over path, so a reader sees the old file or the new one, never half of
-// one. With sync it fsyncs the file before the rename and the folder after.
-func replaceFile(path string, data []byte, sync bool) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(0o644) // CreateTemp's 0600 would hide it from a colleague
-	}
-	if err == nil && sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if !sync {
-		return nil
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return strings.Contains(string(b), Command) && strings.Contains(string(b), statusPath)
 }

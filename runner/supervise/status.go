@@ -1,4 +1,4 @@
-package runner
+package supervise
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/files"
 )
 
 // A step's status file must be writable when the step has filled the
@@ -16,20 +18,20 @@ import (
 // the padding.
 const statusSize = 4096
 
-// preallocateStatus makes the status file hold statusSize bytes of blanks.
-func preallocateStatus(path string) error {
+// Preallocate makes the status file hold statusSize bytes of blanks.
+func Preallocate(path string) error {
 	return os.WriteFile(path, bytes.Repeat([]byte{' '}, statusSize), 0o644)
 }
 
-func writeStatus(path string, st *StepStatus) error { return putStatus(path, st, true) }
+func WriteStatus(path string, st *Status) error { return putStatus(path, st, true) }
 
-// writeStatusNoSync replaces the status file without fsync.
-func writeStatusNoSync(path string, st *StepStatus) error { return putStatus(path, st, false) }
+// WriteStatusNoSync replaces the status file without fsync.
+func WriteStatusNoSync(path string, st *Status) error { return putStatus(path, st, false) }
 
 // putStatus writes st. The final status (sync) is retried for up to
-// statusRetry on failure: a full disk is often freed by the person
+// StatusRetry on failure: a full disk is often freed by the person
 // watching within seconds. The first one is not: the step has started.
-func putStatus(path string, st *StepStatus, sync bool) error {
+func putStatus(path string, st *Status, sync bool) error {
 	b, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -38,9 +40,9 @@ func putStatus(path string, st *StepStatus, sync bool) error {
 		b = append(b, bytes.Repeat([]byte{' '}, statusSize-1-len(b))...)
 	}
 	b = append(b, '\n')
-	deadline := time.Now().Add(statusRetry)
+	deadline := time.Now().Add(StatusRetry)
 	for {
-		err = replaceFile(path, b, sync)
+		err = files.Replace(path, b, sync)
 		if err == nil {
 			return nil
 		}
@@ -54,8 +56,8 @@ func putStatus(path string, st *StepStatus, sync bool) error {
 	}
 }
 
-// statusRetry is how long a status write is retried.
-const statusRetry = 30 * time.Second
+// StatusRetry is how long a status write is retried.
+const StatusRetry = 30 * time.Second
 
 // overwriteInPlace writes b over the start of the existing file at path,
 // which must already hold at least len(b) bytes (so no block is needed),
@@ -79,7 +81,7 @@ func overwriteInPlace(path string, b []byte) error {
 	return f.Sync()
 }
 
-func readStatus(path string) (*StepStatus, error) {
+func ReadStatus(path string) (*Status, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -87,7 +89,7 @@ func readStatus(path string) (*StepStatus, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, fmt.Errorf("status file %s: not written yet", path)
 	}
-	var st StepStatus
+	var st Status
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("status file %s: %w", path, err)
 	}

@@ -1,11 +1,17 @@
 package runner
 
+// Names the loop and its callers have always used, for what now lives in
+// runner/campaign (the campaign file) and runner/supervise (the step
+// supervisor): the loop runs a campaign.Plan under supervise.Main.
+//
 // The campaign file's types, from runner/campaign, under the names the
 // loop and its callers have always used: the loop runs a campaign.Plan.
 
 import (
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/files"
 	"github.com/greenlight-run/greenlight/runner/format"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 type (
@@ -38,4 +44,18 @@ var (
 	FormatDuration = format.Duration
 	// Count is format.Count.
 	Count = format.Count
+)
+
+// The step supervisor, from runner/supervise, under its old names.
+const SuperviseCommand = supervise.Command
+
+type StepStatus = supervise.Status
+
+var (
+	// SuperviseMain is supervise.Main: the hidden subcommand's body.
+	SuperviseMain = supervise.Main
+	// StopGroup is supervise.StopGroup.
+	StopGroup = supervise.StopGroup
+	// WriteFileAtomic is files.WriteAtomic.
+	WriteFileAtomic = files.WriteAtomic
 )
