@@ -12,7 +12,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,7 +27,7 @@ import (
 const runnerStart = 2 * time.Minute
 
 // runnerLog is the runner's own lines, in its state dir.
-func runnerLog(stateDir string) string { return filepath.Join(stateDir, "runner.log") }
+func runnerLog(stateDir string) string { return runner.Layout(stateDir).RunnerLog() }
 
 // attachRunner connects to the campaign's runner, starting one when none
 // runs (it resumes from the journal). started says whether it was started

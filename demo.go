@@ -106,7 +106,7 @@ func demoRunning(campaign string) bool {
 
 // liveSteps reports whether a step of a state dir still runs.
 func liveSteps(stateDir string) bool {
-	files, _ := filepath.Glob(filepath.Join(stateDir, "steps", "*", "*", "status.json"))
+	files, _ := filepath.Glob(runner.Layout(stateDir).StepStatusFiles())
 	for _, f := range files {
 		b, _ := os.ReadFile(f)
 		if strings.Contains(string(b), `"state":"running"`) {

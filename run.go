@@ -117,7 +117,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 			os.Exit(exitInterrupted)
 		}
 	}()
-	errPath := filepath.Join(stateDir, "window-stderr.log")
+	errPath := runner.Layout(stateDir).WindowStderr()
 	restoreStderr, cerr := captureStderr(errPath)
 	res, err := tui.Run(tui.Options{Runner: s, Events: s.Events(), Sampler: s, Plan: plan, ReportPath: plan.Report,
 		StateDir: stateDir, Note: gpuNote(s.Inventory()), Earlier: s.Earlier()})

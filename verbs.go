@@ -67,7 +67,7 @@ func verbArgs(name string, args []string, stderr io.Writer, follow *bool) (plan 
 
 // hasJournal reports whether the campaign has run here.
 func hasJournal(stateDir string) bool {
-	_, err := os.Stat(filepath.Join(stateDir, "journal.jsonl"))
+	_, err := os.Stat(runner.Layout(stateDir).Journal())
 	return err == nil
 }
 

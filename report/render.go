@@ -51,12 +51,7 @@ func statusWord(s runner.Status) string {
 }
 
 func campaignStatus(st *runner.State) string {
-	failed := 0
-	for _, p := range st.Phases {
-		if p.Status == runner.Failed || p.Status == runner.Blocked {
-			failed++
-		}
-	}
+	failed := st.FailedPhases()
 	switch {
 	case st.Finished && failed > 0:
 		return fmt.Sprintf("finished, %d phase(s) failed", failed)

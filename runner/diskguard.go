@@ -73,7 +73,7 @@ func (r *Runner) freeSpace() (free, total uint64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if f2, t2, err2 := diskFree(r.dirs.root); err2 == nil && f2 < free {
+	if f2, t2, err2 := diskFree(r.dirs.Root()); err2 == nil && f2 < free {
 		free, total = f2, t2
 	}
 	return free, total, nil

@@ -266,7 +266,7 @@ func (r *Runner) checkFinished() {
 	}
 	failed := 0
 	for _, pr := range r.phases {
-		if pr.state.Status == Failed || pr.state.Status == Blocked {
+		if pr.state.Status.IsFailure() {
 			failed++
 		}
 	}

@@ -64,7 +64,7 @@ func (r *Runner) resume(recs []record) {
 	r.quiet = true
 	defer func() { r.quiet = false }()
 	for _, ph := range r.plan.Phases {
-		pr := newPhaseRun(ph, r.dirs.artifacts+"")
+		pr := newPhaseRun(ph, r.dirs.Artifacts()+"")
 		r.phases = append(r.phases, pr)
 		h := hist[ph.ID]
 		if h == nil {
@@ -217,16 +217,15 @@ func Replay(plan *Plan, stateDir string) (*State, error) {
 		stateDir = DefaultStateDir(plan)
 	}
 	r := &Runner{plan: plan, opts: Options{Now: time.Now, Poll: 50 * time.Millisecond}, readOnly: true}
-	r.dirs = stateDirs{root: stateDir, steps: stateDir + "/steps", artifacts: stateDir + "/artifacts",
-		journal: stateDir + "/journal.jsonl", history: stateDir + "/history.json"}
-	recs, err := readJournal(r.dirs.journal)
+	r.dirs = Layout(stateDir)
+	recs, err := readJournal(r.dirs.Journal())
 	if err != nil {
 		return nil, err
 	}
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("no journal in %s: this campaign has not run here (or use --state-dir)", stateDir)
 	}
-	r.hist = loadHistory(r.dirs.history)
+	r.hist = loadHistory(r.dirs.History())
 	r.resume(recs)
 	if r.times.started.IsZero() {
 		r.times.started = recs[0].T

@@ -45,7 +45,7 @@ type Options struct {
 type Runner struct {
 	plan *Plan
 	opts Options
-	dirs stateDirs
+	dirs Layout
 	jr   *journal
 	hist *history
 	lock *os.File
@@ -86,10 +86,6 @@ type campaignTimes struct {
 	ranAny    bool      // this runner started a phase
 }
 
-type stateDirs struct {
-	root, steps, artifacts, journal, history, lock string
-}
-
 // DefaultStateDir is where a plan's state lives unless told otherwise.
 func DefaultStateDir(p *Plan) string {
 	return filepath.Join(filepath.Dir(p.Report), ".greenlight", campaign.SafeName(p.Name))
@@ -123,25 +119,24 @@ func New(plan *Plan, opts Options) (*Runner, error) {
 	root, _ := filepath.Abs(opts.StateDir)
 	r := &Runner{plan: plan, opts: opts, ctl: make(chan func()), quit: make(chan struct{}), done: make(chan struct{}),
 		exited: make(chan stepExit, 64), wake: make(chan string, 256)}
-	r.dirs = stateDirs{root: root, steps: filepath.Join(root, "steps"), artifacts: filepath.Join(root, "artifacts"),
-		journal: filepath.Join(root, "journal.jsonl"), history: filepath.Join(root, "history.json"), lock: filepath.Join(root, "lock")}
-	for _, d := range []string{r.dirs.steps, r.dirs.artifacts} {
+	r.dirs = Layout(root)
+	for _, d := range []string{r.dirs.Steps(), r.dirs.Artifacts()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("state dir: %w", err)
 		}
 	}
-	lf, err := takeLock(r.dirs.lock)
+	lf, err := takeLock(r.dirs.Lock())
 	if err != nil {
 		return nil, err
 	}
 	r.lock = lf
-	r.hist = loadHistory(r.dirs.history)
-	recs, err := readJournal(r.dirs.journal)
+	r.hist = loadHistory(r.dirs.History())
+	recs, err := readJournal(r.dirs.Journal())
 	if err != nil {
 		r.unlock()
 		return nil, err
 	}
-	r.jr, err = openJournal(r.dirs.journal)
+	r.jr, err = openJournal(r.dirs.Journal())
 	if err != nil {
 		r.unlock()
 		return nil, err
@@ -182,7 +177,7 @@ func takeLock(path string) (*os.File, error) {
 // LockHolder says whether a greenlight holds a state dir's lock now, and
 // the pid its lock file names.
 func LockHolder(stateDir string) (pid int, held bool) {
-	path := filepath.Join(stateDir, "lock")
+	path := Layout(stateDir).Lock()
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, false
@@ -209,7 +204,7 @@ func (r *Runner) unlock() {
 func (r *Runner) Plan() *Plan { return r.plan }
 
 // StateDir is the folder holding the journal, logs and artifacts.
-func (r *Runner) StateDir() string { return r.dirs.root }
+func (r *Runner) StateDir() string { return r.dirs.Root() }
 
 // Subscribe returns a channel of every event from now on. Call it before
 // Start. The channel is closed when the runner ends.

@@ -124,14 +124,23 @@ func (s *State) Phase(id string) *PhaseState {
 // Failed reports whether a phase failed or was blocked by one that did:
 // the one verdict of "the campaign failed", for the exit status, the
 // window and the results file.
-func (s *State) Failed() bool {
+func (s *State) Failed() bool { return s.FailedPhases() > 0 }
+
+// FailedPhases counts the phases that failed or were blocked by one that did:
+// the one definition of "the campaign failed", for the exit status, the
+// window, the results file and status.
+func (s *State) FailedPhases() int {
+	n := 0
 	for _, p := range s.Phases {
-		if p.Status == Failed || p.Status == Blocked {
-			return true
+		if p.Status.IsFailure() {
+			n++
 		}
 	}
-	return false
+	return n
 }
+
+// IsFailure says whether a phase in this status makes the campaign failed.
+func (s Status) IsFailure() bool { return s == Failed || s == Blocked }
 
 // Stopped reports whether the user stopped the campaign before its end.
 func (s *State) Stopped() bool {

@@ -82,7 +82,7 @@ func filesIn(dir string) stepFiles {
 // reused, even when the journal that counted attempts is gone: a status
 // file left by another try must never be read as this one's.
 func (r *Runner) newStepDir(pr *phaseRun, step *Step, try int) (string, error) {
-	parent := filepath.Join(r.dirs.steps, pr.ph.ID)
+	parent := filepath.Join(r.dirs.Steps(), pr.ph.ID)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", err
 	}

@@ -27,13 +27,13 @@ func (r *Runner) checkState(now time.Time) {
 		return
 	}
 	r.lastStateLook = now
-	if r.jr.stillAt(r.dirs.journal) {
+	if r.jr.stillAt(r.dirs.Journal()) {
 		return
 	}
-	_, rootErr := os.Stat(r.dirs.root)
-	what := "the journal " + r.dirs.journal + " was removed"
+	_, rootErr := os.Stat(r.dirs.Root())
+	what := "the journal " + r.dirs.Journal() + " was removed"
 	if rootErr != nil {
-		what = "the state dir " + r.dirs.root + " was removed"
+		what = "the state dir " + r.dirs.Root() + " was removed"
 	}
 	if err := r.rebuildState(); err != nil {
 		r.warn(fmt.Sprintf("%s while the campaign ran, and greenlight could not make it again (%v): running steps go on, but a restart of greenlight will not know them", what, err))
@@ -49,15 +49,15 @@ func (r *Runner) checkState(now time.Time) {
 // rebuildState makes the state dir's folders, its lock and its journal
 // again, and the folders of running steps.
 func (r *Runner) rebuildState() error {
-	for _, d := range []string{r.dirs.steps, r.dirs.artifacts} {
+	for _, d := range []string{r.dirs.Steps(), r.dirs.Artifacts()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
 	}
-	if _, err := os.Stat(r.dirs.lock); err != nil {
+	if _, err := os.Stat(r.dirs.Lock()); err != nil {
 		// Our lock was on the removed file: take the new one, so a second
 		// greenlight is still refused.
-		if lf, err := takeLock(r.dirs.lock); err == nil {
+		if lf, err := takeLock(r.dirs.Lock()); err == nil {
 			r.unlock()
 			r.lock = lf
 		}
@@ -84,10 +84,10 @@ func (r *Runner) rebuildState() error {
 		b, _ := json.Marshal(rec)
 		buf.Write(append(b, '\n'))
 	}
-	if err := files.Replace(r.dirs.journal, buf.Bytes(), true); err != nil {
+	if err := files.Replace(r.dirs.Journal(), buf.Bytes(), true); err != nil {
 		return err
 	}
-	jr, err := openJournal(r.dirs.journal)
+	jr, err := openJournal(r.dirs.Journal())
 	if err != nil {
 		return err
 	}

@@ -14,12 +14,9 @@ func (m *model) stateWord() string {
 	switch {
 	case s == nil:
 		return m.st.dim.Render("starting")
+	case s.Finished && s.Failed():
+		return m.st.bad.Render("failed")
 	case s.Finished:
-		for _, p := range s.Phases {
-			if p.Status == runner.Failed || p.Status == runner.Blocked {
-				return m.st.bad.Render("failed")
-			}
-		}
 		return m.st.ok.Render("finished")
 	case s.Paused && s.PauseWhy != "user":
 		return m.st.bad.Render("paused: disk")

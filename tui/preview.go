@@ -201,12 +201,12 @@ func (p *previewPane) scroll(n, rows int) {
 	p.top = max(0, min(p.top+n, len(p.lines)-rows))
 }
 
-func (p *previewPane) view(m *model, width, rows int) []string {
+func (p *previewPane) view(st *styles, width, rows int) []string {
 	if p.err != "" && len(p.lines) == 0 {
-		return []string{m.st.dim.Render(ansi.Truncate(p.err, width, "…"))}
+		return []string{st.dim.Render(ansi.Truncate(p.err, width, "…"))}
 	}
 	if len(p.lines) == 0 {
-		return []string{m.st.dim.Render("rendering the results file…")}
+		return []string{st.dim.Render("rendering the results file…")}
 	}
 	end := min(len(p.lines), p.top+rows)
 	out := make([]string, 0, rows)

@@ -81,7 +81,7 @@ func (m *model) render() string {
 		}
 		body = append(body, m.logs.view(&m.st, m.selected(), w, rows-len(body))...)
 	case detailReport:
-		body = m.preview.view(m, w, rows)
+		body = m.preview.view(&m.st, w, rows)
 	case detailProcs:
 		body = m.procsView(w, rows)
 	}

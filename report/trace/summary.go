@@ -1,0 +1,125 @@
+package trace
+
+// From the events read to a Summary: totals, categories, the top
+// kernels, the busy union and each stream's gaps.
+
+import "sort"
+
+func (a *agg) summary(rules *Rules, top int) *Summary {
+	s := &Summary{}
+	cats := map[string]*Cat{}
+	var all []Kernel
+	for name, k := range a.names {
+		cat := rules.Of(name)
+		if k.mem {
+			cat = CatMemory
+			s.MemoryUS += k.total
+			s.MemoryOps += k.count
+		} else {
+			s.KernelUS += k.total
+			s.Kernels += k.count
+			all = append(all, Kernel{Name: name, Short: Short(name), Cat: cat, Count: k.count, TotalUS: k.total})
+		}
+		c := cats[cat]
+		if c == nil {
+			c = &Cat{Name: cat}
+			cats[cat] = c
+		}
+		c.Count += k.count
+		c.TotalUS += k.total
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].TotalUS != all[j].TotalUS {
+			return all[i].TotalUS > all[j].TotalUS
+		}
+		return all[i].Name < all[j].Name
+	})
+	if len(all) > top {
+		for _, k := range all[top:] {
+			s.Other.Count += k.Count
+			s.Other.TotalUS += k.TotalUS
+		}
+		all = all[:top]
+	}
+	s.Top = all
+	for _, name := range rules.Names() {
+		if c := cats[name]; c != nil {
+			s.Cats = append(s.Cats, *c)
+		}
+	}
+	// The window, the union of all activity, and each stream's gaps.
+	var every []interval
+	for _, ivs := range a.streams {
+		every = append(every, ivs...)
+	}
+	if len(every) == 0 {
+		return s
+	}
+	lo, busy := union(every)
+	hi := lo
+	for _, iv := range every {
+		hi = max(hi, iv.end)
+	}
+	s.WindowUS, s.BusyUS = hi-lo, busy
+	ids := make([]string, 0, len(a.streams))
+	for id := range a.streams {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		s.Streams = append(s.Streams, streamOf(id, a.streams[id], lo))
+	}
+	sort.SliceStable(s.Streams, func(i, j int) bool { return s.Streams[i].BusyUS > s.Streams[j].BusyUS })
+	return s
+}
+
+// union sorts ivs and returns the earliest start and the length of their union.
+func union(ivs []interval) (float64, float64) {
+	sort.Slice(ivs, func(i, j int) bool { return ivs[i].start < ivs[j].start })
+	lo := ivs[0].start
+	var busy float64
+	cs, ce := ivs[0].start, ivs[0].end
+	for _, iv := range ivs[1:] {
+		if iv.start > ce {
+			busy += ce - cs
+			cs, ce = iv.start, iv.end
+			continue
+		}
+		ce = max(ce, iv.end)
+	}
+	return lo, busy + ce - cs
+}
+
+// gapsKept is how many of a stream's largest gaps are listed.
+const gapsKept = 3
+
+func streamOf(id string, ivs []interval, origin float64) Stream {
+	st := Stream{ID: id, Events: len(ivs)}
+	sort.Slice(ivs, func(i, j int) bool { return ivs[i].start < ivs[j].start })
+	cs, ce := ivs[0].start, ivs[0].end
+	for _, iv := range ivs[1:] {
+		if iv.start > ce {
+			st.BusyUS += ce - cs
+			g := Gap{AtUS: ce - origin, DurUS: iv.start - ce}
+			st.GapUS += g.DurUS
+			st.Gaps = keepLargest(st.Gaps, g)
+			cs, ce = iv.start, iv.end
+			continue
+		}
+		ce = max(ce, iv.end)
+	}
+	st.BusyUS += ce - cs
+	return st
+}
+
+func keepLargest(gs []Gap, g Gap) []Gap {
+	if len(gs) == gapsKept && g.DurUS <= gs[gapsKept-1].DurUS {
+		return gs
+	}
+	gs = append(gs, g)
+	sort.SliceStable(gs, func(i, j int) bool { return gs[i].DurUS > gs[j].DurUS })
+	if len(gs) > gapsKept {
+		gs = gs[:gapsKept]
+	}
+	return gs
+}
