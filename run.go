@@ -101,7 +101,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 			time.Now().Format("15:04:05"), verb, c.PID())
 		var lastETA time.Duration = -1
 		for _, e := range s.Earlier() {
-			if line := plainLine(e, &lastETA); line != "" {
+			if line := tui.PlainLine(e, &lastETA); line != "" {
 				fmt.Fprintln(stdout, line)
 			}
 		}
@@ -118,7 +118,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		}
 	}()
 	errPath := runner.Layout(stateDir).WindowStderr()
-	restoreStderr, cerr := captureStderr(errPath)
+	restoreStderr, cerr := tui.CaptureStderr(errPath)
 	res, err := tui.Run(tui.Options{Runner: s, Events: s.Events(), Sampler: s, Plan: plan, ReportPath: plan.Report,
 		StateDir: stateDir, Note: gpuNote(s.Inventory()), Earlier: s.Earlier()})
 	if cerr == nil {
@@ -182,7 +182,7 @@ func followPlain(s *session, out io.Writer) int {
 				}
 				return exitCode(final, interrupted, false)
 			}
-			if line := plainLine(e, &lastETA); line != "" {
+			if line := tui.PlainLine(e, &lastETA); line != "" {
 				fmt.Fprintln(out, line)
 			}
 			if e.Kind == runner.CampaignFinished || e.State != nil && e.State.Finished {

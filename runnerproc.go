@@ -26,6 +26,7 @@ import (
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/tui"
 )
 
 const runnerCommand = "__runner"
@@ -160,7 +161,7 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 			}
 		case e, ok := <-printEvents:
 			if ok {
-				if line := plainLine(e, &lastETA); line != "" {
+				if line := tui.PlainLine(e, &lastETA); line != "" {
 					fmt.Fprintln(stdout, line)
 				}
 			}

@@ -43,23 +43,23 @@ func (r *Runner) checkDisk(now time.Time, force bool) {
 	case free < g.limit && !g.low:
 		g.low = true
 		for _, pr := range r.phases {
-			if pr.cur != nil && !pr.cur.exitedSeen {
+			if pr.cur != nil && !pr.cur.proc.exitedSeen {
 				pr.cur.diskFilled = true
 			}
 		}
-		if !r.paused {
+		if !r.q.paused {
 			r.setPaused(true, fmt.Sprintf("disk nearly full: %s free, under the %s limit; the queue goes on by itself once %s are free",
 				FormatBytes(free), FormatBytes(g.limit), FormatBytes(g.limit+diskMargin(g.limit))))
 		}
 	case free < g.limit:
 		for _, pr := range r.phases {
-			if pr.cur != nil && !pr.cur.exitedSeen {
+			if pr.cur != nil && !pr.cur.proc.exitedSeen {
 				pr.cur.diskFilled = true
 			}
 		}
 	case g.low && free >= g.limit+diskMargin(g.limit):
 		g.low = false
-		if r.paused && r.pauseWhy != "user" {
+		if r.q.paused && r.q.pauseWhy != "user" {
 			r.setPaused(false, "")
 			r.warn(fmt.Sprintf("disk space is back (%s free): the queue goes on", FormatBytes(free)))
 		}

@@ -12,7 +12,7 @@ import (
 // Freezing: SIGSTOP and SIGCONT to running steps' groups, and their timeout clocks.
 
 func (r *Runner) setFrozen(f bool) error {
-	if r.frozen == f {
+	if r.q.frozen == f {
 		return nil
 	}
 	kind, word := Frozen, "frozen"
@@ -22,7 +22,7 @@ func (r *Runner) setFrozen(f bool) error {
 	if f {
 		running := false
 		for _, pr := range r.phases {
-			running = running || pr.cur != nil && pr.ph.Service == nil && !pr.cur.exitedSeen
+			running = running || pr.cur != nil && pr.ph.Service == nil && !pr.cur.proc.exitedSeen
 		}
 		if !running {
 			return errors.New("no step is running to freeze (a service is never frozen: its clients would time out)")
@@ -30,19 +30,19 @@ func (r *Runner) setFrozen(f bool) error {
 	}
 	n := 0
 	for _, pr := range r.phases {
-		if sr := pr.cur; sr != nil && sr.pgid == 0 {
+		if sr := pr.cur; sr != nil && sr.proc.pgid == 0 {
 			// Started moments ago: its status file may already say where.
 			if st, err := supervise.ReadStatus(sr.files.status); err == nil {
-				sr.pgid, sr.pausesClock = st.PGID, st.PausesClock
+				sr.proc.pgid, sr.proc.pausesClock = st.PGID, st.PausesClock
 			}
 		}
-		if sr := pr.cur; sr != nil && pr.ph.Service == nil && sr.pgid > 0 && !sr.exitedSeen {
+		if sr := pr.cur; sr != nil && pr.ph.Service == nil && sr.proc.pgid > 0 && !sr.proc.exitedSeen {
 			if r.freezeStep(pr, sr, f, r.opts.Now()) {
 				n++
 			}
 		}
 	}
-	r.frozen = f
+	r.q.frozen = f
 	r.emit(Event{Kind: kind, Message: fmt.Sprintf("%s %s", word, Count(n, "running step"))})
 	return nil
 }
@@ -55,11 +55,11 @@ func (r *Runner) freezeStep(pr *phaseRun, sr *stepRun, frozen bool, now time.Tim
 	if frozen {
 		group, clock = syscall.SIGSTOP, syscall.SIGUSR1
 	}
-	if syscall.Kill(-sr.pgid, group) != nil {
+	if syscall.Kill(-sr.proc.pgid, group) != nil {
 		return false
 	}
-	if sr.pausesClock && sr.sup > 0 {
-		syscall.Kill(sr.sup, clock)
+	if sr.proc.pausesClock && sr.proc.sup > 0 {
+		syscall.Kill(sr.proc.sup, clock)
 	}
 	pr.state.Frozen = frozen
 	switch {

@@ -12,9 +12,9 @@ import (
 )
 
 func (r *Runner) loop() {
-	defer close(r.done)
+	defer close(r.life.done)
 	defer r.unlock()
-	defer r.jr.close()
+	defer r.store.jr.close()
 	if r.times.started.IsZero() {
 		r.times.started = r.opts.Now()
 	}
@@ -32,18 +32,18 @@ func (r *Runner) loop() {
 	r.step()
 	for {
 		select {
-		case f := <-r.ctl:
+		case f := <-r.life.ctl:
 			f()
-		case ex := <-r.exited:
+		case ex := <-r.watch.exited:
 			r.reap(ex)
-		case dir := <-r.wake:
+		case dir := <-r.watch.wake:
 			r.woken(dir)
 		case <-tick.C:
 			tick.Reset(untilNext(time.Now(), r.opts.Poll))
-		case <-r.quit:
+		case <-r.life.quit:
 			for _, pr := range r.phases {
-				if pr.cur != nil && pr.cur.probe != nil {
-					pr.cur.probe.cancel()
+				if pr.cur != nil && pr.cur.health.probe != nil {
+					pr.cur.health.probe.cancel()
 				}
 			}
 			r.emit(Event{Kind: Detached, Message: "greenlight let go; running steps go on, `greenlight run` again re-attaches"})
@@ -60,12 +60,12 @@ func untilNext(now time.Time, every time.Duration) time.Duration {
 }
 
 func (r *Runner) closeSubs() {
-	r.subsMu.Lock()
-	defer r.subsMu.Unlock()
-	for _, s := range r.subs {
+	r.pub.mu.Lock()
+	defer r.pub.mu.Unlock()
+	for _, s := range r.pub.subs {
 		s.close()
 	}
-	r.subs = nil
+	r.pub.subs = nil
 }
 
 // step is one turn of the loop: follow what runs, then start what may.
@@ -86,18 +86,18 @@ func (r *Runner) step() {
 }
 
 func (r *Runner) emit(e Event) {
-	if r.quiet || r.readOnly {
+	if r.mode.quiet || r.mode.readOnly {
 		return
 	}
 	if e.Time.IsZero() {
 		e.Time = r.opts.Now()
 	}
 	e.State = r.snapshot()
-	r.subsMu.Lock()
-	for _, s := range r.subs {
+	r.pub.mu.Lock()
+	for _, s := range r.pub.subs {
 		s.push(e)
 	}
-	r.subsMu.Unlock()
+	r.pub.mu.Unlock()
 }
 
 // journal appends rec to the journal, fsynced.
@@ -108,13 +108,13 @@ func (r *Runner) journal(rec record) { r.writeJournal(rec, true) }
 func (r *Runner) journalNoSync(rec record) { r.writeJournal(rec, false) }
 
 func (r *Runner) writeJournal(rec record, sync bool) {
-	if r.readOnly {
+	if r.mode.readOnly {
 		return
 	}
 	if rec.T.IsZero() {
 		rec.T = r.opts.Now()
 	}
-	if err := r.jr.write(rec, sync); err != nil {
+	if err := r.store.jr.write(rec, sync); err != nil {
 		r.warn(fmt.Sprintf("cannot write the journal (%v): a restart may not resume this", err))
 	}
 }
@@ -128,10 +128,10 @@ func (r *Runner) warn(msg string) {
 }
 
 func (r *Runner) setPaused(p bool, why string) {
-	if r.paused == p && r.pauseWhy == why {
+	if r.q.paused == p && r.q.pauseWhy == why {
 		return
 	}
-	r.paused, r.pauseWhy = p, why
+	r.q.paused, r.q.pauseWhy = p, why
 	if p {
 		msg := "paused: running steps finish, nothing new starts"
 		if why != "user" {
@@ -161,10 +161,10 @@ func (r *Runner) skip(id string) error {
 	case st == Pending || st == Waiting || st == Blocked:
 		r.endPhase(pr, Skipped, "by you")
 	case st == Running || st == Ready:
-		if pr.cur != nil && !pr.cur.exitedSeen {
-			pr.cur.stopFor = Skipped
-			pr.cur.stopWhy = "by you"
-			r.stopStep(pr.cur)
+		if pr.cur != nil && !pr.cur.proc.exitedSeen {
+			pr.cur.proc.stopFor = Skipped
+			pr.cur.proc.stopWhy = "by you"
+			pr.cur.stop(r.opts.Grace)
 			r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("stopping %s to skip it", pr.ph.Label())})
 		} else {
 			r.endPhase(pr, Skipped, "by you")
@@ -192,7 +192,7 @@ func (r *Runner) retry(id string) error {
 			o.reset()
 		}
 	}
-	r.stopping, r.finished = false, false
+	r.q.stopping, r.q.finished = false, false
 	r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("%s will run again", pr.ph.Label())})
 	return nil
 }
@@ -218,19 +218,19 @@ func (r *Runner) greenlight(id string) error {
 }
 
 func (r *Runner) stopAll() {
-	r.stopping = true
+	r.q.stopping = true
 	for _, pr := range r.phases {
 		switch pr.state.Status {
 		case Pending, Waiting:
 			pr.state.Status, pr.state.Reason = Stopped, "campaign stopped"
 		case Running, Ready:
-			if pr.cur != nil && !pr.cur.exitedSeen {
+			if pr.cur != nil && !pr.cur.proc.exitedSeen {
 				if pr.ph.Service != nil && pr.state.Status == Ready {
-					pr.cur.stopFor, pr.cur.stopWhy = Done, ""
+					pr.cur.proc.stopFor, pr.cur.proc.stopWhy = Done, ""
 				} else {
-					pr.cur.stopFor, pr.cur.stopWhy = Stopped, "campaign stopped"
+					pr.cur.proc.stopFor, pr.cur.proc.stopWhy = Stopped, "campaign stopped"
 				}
-				r.stopStep(pr.cur)
+				pr.cur.stop(r.opts.Grace)
 			}
 		}
 	}
@@ -238,7 +238,7 @@ func (r *Runner) stopAll() {
 }
 
 func (r *Runner) checkFinished() {
-	if r.finished {
+	if r.q.finished {
 		return
 	}
 	for _, pr := range r.phases {
@@ -246,11 +246,11 @@ func (r *Runner) checkFinished() {
 		if !s.Finished() {
 			return // a ready service ends when schedule stops it
 		}
-		if pr.cur != nil && !pr.cur.exitedSeen {
+		if pr.cur != nil && !pr.cur.proc.exitedSeen {
 			return
 		}
 	}
-	r.finished = true
+	r.q.finished = true
 	r.times.ended = r.opts.Now()
 	if !r.times.ranAny {
 		// Nothing ran in this attach: it ended when the journal says.
@@ -283,7 +283,7 @@ func (r *Runner) checkFinished() {
 	if failed > 0 {
 		msg = fmt.Sprintf("campaign finished: %s failed or blocked", Count(failed, "phase"))
 	}
-	if r.stopping {
+	if r.q.stopping {
 		msg = "campaign stopped"
 	}
 	if !r.times.ranAny {
@@ -294,10 +294,10 @@ func (r *Runner) checkFinished() {
 }
 
 func (r *Runner) scanArtifacts(now time.Time) {
-	if now.Sub(r.lastArt) < 2*time.Second {
+	if now.Sub(r.looked.art) < 2*time.Second {
 		return
 	}
-	r.lastArt = now
+	r.looked.art = now
 	for _, pr := range r.phases {
 		if pr.state.Status == Running || pr.artScanPending {
 			pr.state.Artifacts = globArtifacts(pr.ph.Artifacts, pr.artDir)
@@ -343,7 +343,7 @@ func (r *Runner) startWatcher() {
 		r.warn(fmt.Sprintf("cannot watch step folders (%v): results are read every %s", err, r.opts.Poll))
 		return
 	}
-	r.watcher = w
+	r.watch.fs = w
 	go func() {
 		for {
 			select {
@@ -352,7 +352,7 @@ func (r *Runner) startWatcher() {
 					return
 				}
 				select {
-				case r.wake <- filepath.Dir(ev.Name):
+				case r.watch.wake <- filepath.Dir(ev.Name):
 				default: // full: the tick catches up
 				}
 			case _, ok := <-w.Errors:
@@ -363,27 +363,27 @@ func (r *Runner) startWatcher() {
 		}
 	}()
 	for _, pr := range r.phases {
-		if pr.cur != nil && !pr.cur.exitedSeen {
+		if pr.cur != nil && !pr.cur.proc.exitedSeen {
 			r.watchStep(pr.cur)
 		}
 	}
 }
 
 func (r *Runner) stopWatcher() {
-	if r.watcher != nil {
-		r.watcher.Close()
+	if r.watch.fs != nil {
+		r.watch.fs.Close()
 	}
 }
 
 func (r *Runner) watchStep(sr *stepRun) {
-	if r.watcher != nil && sr.dir != "" {
-		r.watcher.Add(sr.dir)
+	if r.watch.fs != nil && sr.dir != "" {
+		r.watch.fs.Add(sr.dir)
 	}
 }
 
 func (r *Runner) unwatchStep(sr *stepRun) {
-	if r.watcher != nil && sr.dir != "" {
-		r.watcher.Remove(sr.dir)
+	if r.watch.fs != nil && sr.dir != "" {
+		r.watch.fs.Remove(sr.dir)
 	}
 }
 
@@ -391,7 +391,7 @@ func (r *Runner) unwatchStep(sr *stepRun) {
 func (r *Runner) woken(dir string) {
 	now := r.opts.Now()
 	for _, pr := range r.phases {
-		if pr.cur != nil && pr.cur.dir == dir && !pr.cur.exitedSeen {
+		if pr.cur != nil && pr.cur.dir == dir && !pr.cur.proc.exitedSeen {
 			r.follow(pr, now)
 			return
 		}

@@ -26,7 +26,7 @@ const priorWeight = 0.05
 // where they come from ("" when there is no basis: no history, no
 // estimate; shares alone then say only how the stages compare).
 func (r *Runner) stageExpect(svc *Service, key string) ([]time.Duration, string) {
-	total, basis := r.hist.typical(key), SourceHistory
+	total, basis := r.store.hist.typical(key), SourceHistory
 	if total <= 0 {
 		total, basis = svc.Estimate, SourceEstimate
 	}
@@ -40,7 +40,7 @@ func (r *Runner) stageExpect(svc *Service, key string) ([]time.Duration, string)
 	exp := make([]time.Duration, len(svc.Stages))
 	learned := 0
 	for i, s := range svc.Stages {
-		if h := r.hist.typical(stageKey(key, s.Name)); h > 0 {
+		if h := r.store.hist.typical(stageKey(key, s.Name)); h > 0 {
 			exp[i] = h
 			learned++
 			continue
@@ -149,7 +149,7 @@ func (r *Runner) serviceETA(sr *stepRun, now time.Time) ETA {
 	cur := max(sr.stage, 0)
 	starts := sr.stageStarts
 	if len(starts) == 0 {
-		return stepETA(now, sr.started, &sr.prog, r.hist.typical(sr.step.Key), sr.step.Estimate, 0)
+		return stepETA(now, sr.started, &sr.prog, r.store.hist.typical(sr.step.Key), sr.step.Estimate, 0)
 	}
 	rem, _, evidence, barOK := stagePace(exp, starts, cur, now, &sr.prog, basis != "")
 	switch {
@@ -185,7 +185,7 @@ func (r *Runner) learnStages(sr *stepRun, ready time.Time) {
 			continue
 		}
 		if last >= 0 && i == last+1 {
-			r.hist.add(stageKey(sr.step.Key, svc.Stages[last].Name), at.Sub(sr.stageStarts[last]))
+			r.store.hist.add(stageKey(sr.step.Key, svc.Stages[last].Name), at.Sub(sr.stageStarts[last]))
 		}
 		last = i
 	}

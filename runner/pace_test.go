@@ -160,7 +160,7 @@ func TestServiceETALearnsThePace(t *testing.T) {
 		table = append(table, row)
 		// The load reached ready: learn it, then load again from history.
 		ready := sr.started.Add(tt.total)
-		r.hist.add(sr.step.Key, tt.total)
+		r.store.hist.add(sr.step.Key, tt.total)
 		r.learnStages(sr, ready)
 		r.Close()
 		r2 := newReplayRunner(t, plan, state)
@@ -316,7 +316,7 @@ phases:
 			t.Errorf("%s: %q; want %q", id, got, w)
 		}
 	}
-	r.paused, r.pauseWhy = true, "disk nearly full: 1 GiB free"
+	r.q.paused, r.q.pauseWhy = true, "disk nearly full: 1 GiB free"
 	if got := r.snapshot().Phase("nsys").WaitReason; got != "paused: disk nearly full: 1 GiB free" {
 		t.Errorf("paused: %q", got)
 	}

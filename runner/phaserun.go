@@ -48,14 +48,14 @@ func (pr *phaseRun) reset() {
 
 // schedule starts every phase that may start now.
 func (r *Runner) schedule(now time.Time) {
-	if r.stopping {
+	if r.q.stopping {
 		return
 	}
 	r.checkDisk(now, true) // nothing starts on a disk past its limit
 	for _, pr := range r.phases {
-		if pr.state.Status == Ready && pr.cur != nil && !pr.cur.exitedSeen && pr.cur.stopFor == "" && !r.serviceNeeded(pr) {
-			pr.cur.stopFor = Done
-			r.stopStep(pr.cur)
+		if pr.state.Status == Ready && pr.cur != nil && !pr.cur.proc.exitedSeen && pr.cur.proc.stopFor == "" && !r.serviceNeeded(pr) {
+			pr.cur.proc.stopFor = Done
+			pr.cur.stop(r.opts.Grace)
 			r.emit(Event{Kind: Warning, Phase: pr.ph.ID, Message: fmt.Sprintf("no phase needs %s any more: stopping it", pr.ph.Label())})
 		}
 	}
@@ -67,7 +67,7 @@ func (r *Runner) schedule(now time.Time) {
 			r.endPhase(pr, Blocked, why)
 			continue
 		}
-		if !r.needsMet(pr) || r.paused || r.conflicts(pr) {
+		if !r.needsMet(pr) || r.q.paused || r.conflicts(pr) {
 			continue
 		}
 		if pr.ph.Manual && !pr.gateOpen && !r.approved(pr.ph.ID) {
@@ -136,7 +136,7 @@ func (r *Runner) conflicts(pr *phaseRun) bool { return r.holder(pr) != nil }
 // holder is a running phase that holds GPUs this one needs, or nil.
 func (r *Runner) holder(pr *phaseRun) *phaseRun {
 	for _, o := range r.phases {
-		if o == pr || o.cur == nil || o.cur.exitedSeen {
+		if o == pr || o.cur == nil || o.cur.proc.exitedSeen {
 			continue
 		}
 		if o.state.Status == Ready && r.plan.Uses(pr.ph.ID, o.ph.ID) {
@@ -175,11 +175,11 @@ func (r *Runner) waitReason(pr *phaseRun) string {
 		}
 		return fmt.Sprintf("waits for %s held by %s", gpus, o.ph.ID)
 	}
-	if r.paused {
-		if r.pauseWhy == "user" {
+	if r.q.paused {
+		if r.q.pauseWhy == "user" {
 			return "paused by you"
 		}
-		return "paused: " + r.pauseWhy
+		return "paused: " + r.q.pauseWhy
 	}
 	if pr.ph.Manual && !pr.gateOpen && !r.approved(pr.ph.ID) {
 		return "waits for your greenlight"
@@ -241,7 +241,7 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 	r.watchStep(sr)
 	// The supervisor's pid, for re-adoption if we die before its status
 	// file exists; page cache is enough, a machine crash kills it too.
-	r.journalNoSync(record{Kind: recStepPID, Phase: pr.ph.ID, Step: idx, Attempt: try, PID: sr.sup})
+	r.journalNoSync(record{Kind: recStepPID, Phase: pr.ph.ID, Step: idx, Attempt: try, PID: sr.proc.sup})
 	r.emit(Event{Kind: StepStarted, Phase: pr.ph.ID, Step: idx, Message: fmt.Sprintf("%s: step %d/%d %s", pr.ph.Label(), idx+1, len(pr.ph.AllSteps()), step.Label())})
 }
 

@@ -61,8 +61,8 @@ func (r *Runner) resume(recs []record) {
 			h.gate = true
 		}
 	}
-	r.quiet = true
-	defer func() { r.quiet = false }()
+	r.mode.quiet = true
+	defer func() { r.mode.quiet = false }()
 	for _, ph := range r.plan.Phases {
 		pr := newPhaseRun(ph, r.dirs.Artifacts()+"")
 		r.phases = append(r.phases, pr)
@@ -76,9 +76,9 @@ func (r *Runner) resume(recs []record) {
 		switch {
 		case h.open && changed:
 			r.restoreSteps(pr, h, len(ph.AllSteps()))
-			if !r.readOnly {
-				if pr.cur != nil && !pr.cur.exitedSeen {
-					r.stopStep(pr.cur)
+			if !r.mode.readOnly {
+				if pr.cur != nil && !pr.cur.proc.exitedSeen {
+					pr.cur.stop(r.opts.Grace)
 				}
 				pr.reset()
 				pr.state.Changed = true
@@ -102,7 +102,7 @@ func (r *Runner) resume(recs []record) {
 				pr.state.Artifacts = globArtifacts(ph.Artifacts, pr.artDir)
 				pr.cur = nil
 			default:
-				if r.readOnly {
+				if r.mode.readOnly {
 					r.restoreSteps(pr, h, len(ph.AllSteps()))
 					pr.state.Status, pr.state.Reason = h.end.Status, h.end.Reason
 					pr.state.Started, pr.state.Ended = h.started, h.end.T
@@ -127,20 +127,20 @@ func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
 		sr := &stepRun{pr: pr, step: steps[idx], try: start.Attempt, dir: start.Dir, files: filesIn(start.Dir), stage: -1, adopted: true}
 		ss := &pr.state.Steps[idx]
 		*ss = StepState{Index: idx, Name: steps[idx].Label(), Status: Running, Attempt: start.Attempt, Started: start.T, Log: sr.files.log, Progress: -1}
-		sr.started, sr.sup = start.T, start.PID
+		sr.started, sr.proc.sup = start.T, start.PID
 		now := r.opts.Now()
 		r.readLog(sr, now, true)
 		r.drainResults(sr, now)
 		r.readSummary(sr)
 		if st, err := supervise.ReadStatus(sr.files.status); err == nil {
-			ss.PGID, sr.pgid, sr.sup = st.PGID, st.PGID, st.Supervisor
+			ss.PGID, sr.proc.pgid, sr.proc.sup = st.PGID, st.PGID, st.Supervisor
 			if st.State == "exited" {
 				ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
 			}
 		}
 		if end, ok := h.stepEnd[idx]; ok {
 			ss.Status, ss.Reason = end.Status, end.Reason
-			sr.exitedSeen = true
+			sr.proc.exitedSeen = true
 		}
 		pr.cur = sr
 		pr.state.Current = idx
@@ -156,23 +156,23 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		pr.state.Current = 0
 		return // started, but no step began: the loop starts step 1
 	}
-	if sr.exitedSeen {
+	if sr.proc.exitedSeen {
 		// Its last step ended and was journaled, the next did not start.
 		ss := pr.state.Steps[sr.step.Index]
 		pr.cur = nil
 		if ss.Status == Done {
 			if sr.step.Index+1 < len(pr.ph.AllSteps()) {
 				pr.state.Current = sr.step.Index + 1
-			} else if !r.readOnly {
+			} else if !r.mode.readOnly {
 				r.endPhase(pr, Done, "")
 			}
-		} else if !r.readOnly {
+		} else if !r.mode.readOnly {
 			r.endPhase(pr, ss.Status, ss.Reason)
 		}
 		return
 	}
 	st, err := supervise.ReadStatus(sr.files.status)
-	alive := supervise.Alive(sr.sup, sr.files.status)
+	alive := supervise.Alive(sr.proc.sup, sr.files.status)
 	r.times.ranAny = true // a step of this run is taken over: not a finished campaign
 	switch {
 	case err == nil && st.State == "exited":
@@ -181,14 +181,14 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		pr.state.Readopted = true
 	case alive:
 		sr.adopted = true
-		sr.logOff, sr.logRest = 0, nil // read again for readiness and stages
+		sr.out.logOff, sr.out.logRest = 0, nil // read again for readiness and stages
 		pr.state.Readopted = true
 		pr.state.Steps[sr.step.Index].Status = Running
 		if pr.ph.Service != nil {
 			sr.readyLog = false
-			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted the running service (pid %d): no reload", pr.ph.Label(), sr.sup))
+			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted the running service (pid %d): no reload", pr.ph.Label(), sr.proc.sup))
 		} else {
-			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted step %d still running (pid %d)", pr.ph.Label(), sr.step.Index+1, sr.sup))
+			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted step %d still running (pid %d)", pr.ph.Label(), sr.step.Index+1, sr.proc.sup))
 		}
 		r.readLog(sr, r.opts.Now(), true)
 		// Read back at once, the stages' lines all carry this instant: only
@@ -199,7 +199,7 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 			}
 		}
 	default:
-		if r.readOnly {
+		if r.mode.readOnly {
 			return
 		}
 		r.warnings = append(r.warnings, fmt.Sprintf("%s: step %d's supervisor is gone (a reboot?): running the step again", pr.ph.Label(), sr.step.Index+1))
@@ -216,7 +216,7 @@ func Replay(plan *Plan, stateDir string) (*State, error) {
 	if stateDir == "" {
 		stateDir = DefaultStateDir(plan)
 	}
-	r := &Runner{plan: plan, opts: Options{Now: time.Now, Poll: 50 * time.Millisecond}, readOnly: true}
+	r := &Runner{plan: plan, opts: Options{Now: time.Now, Poll: 50 * time.Millisecond}, mode: runMode{readOnly: true}}
 	r.dirs = Layout(stateDir)
 	recs, err := readJournal(r.dirs.Journal())
 	if err != nil {
@@ -225,7 +225,7 @@ func Replay(plan *Plan, stateDir string) (*State, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("no journal in %s: this campaign has not run here (or use --state-dir)", stateDir)
 	}
-	r.hist = loadHistory(r.dirs.History())
+	r.store.hist = loadHistory(r.dirs.History())
 	r.resume(recs)
 	if r.times.started.IsZero() {
 		r.times.started = recs[0].T

@@ -43,38 +43,72 @@ type Options struct {
 
 // Runner runs one campaign. Controls may be called from any goroutine.
 type Runner struct {
-	plan *Plan
-	opts Options
-	dirs Layout
+	plan   *Plan
+	opts   Options
+	dirs   Layout
+	store  stores    // the journal, the step history, the lock
+	life   lifecycle // started once, commanded, ended
+	pub    publisher // the event subscribers
+	phases []*phaseRun
+
+	// Owned by the loop goroutine.
+	q        queueState
+	times    campaignTimes
+	warnings []string
+	disk     diskGuard
+	looked   looks     // when the artifacts and the state dir were last looked at
+	watch    stepWatch // how the loop hears of steps' ends and writes
+	mode     runMode
+}
+
+// stores are what the runner keeps on disk besides the steps' folders.
+type stores struct {
 	jr   *journal
 	hist *history
 	lock *os.File
+}
 
+// lifecycle is the loop's start, its commands, and its end.
+type lifecycle struct {
 	startOnce sync.Once
 	ctl       chan func()
 	quit      chan struct{}
 	done      chan struct{}
-	subsMu    sync.Mutex
-	subs      []*subscriber
+}
 
-	// Owned by the loop goroutine.
-	phases   []*phaseRun
+// publisher hands every event to every subscriber.
+type publisher struct {
+	mu   sync.Mutex
+	subs []*subscriber
+}
+
+// queueState is whether the queue moves, and why not.
+type queueState struct {
 	paused   bool
 	pauseWhy string
 	frozen   bool
 	stopping bool
 	finished bool
-	times    campaignTimes
-	warnings []string
-	disk     diskGuard
-	lastArt  time.Time
-	// lastStateLook: when the journal was last checked to still be there.
-	lastStateLook time.Time
-	exited        chan stepExit
-	watcher       *fsnotify.Watcher // step folders of running steps
-	wake          chan string       // a folder something was written in
-	quiet         bool              // rebuilding state: publish nothing
-	readOnly      bool              // Replay: look, never touch a process or the journal
+}
+
+// looks are when slow checks were last made.
+type looks struct {
+	art   time.Time // artifacts globbed
+	state time.Time // the journal checked to still be there
+}
+
+// stepWatch is how the loop hears of running steps: their exits, and
+// writes in their folders.
+type stepWatch struct {
+	exited chan stepExit
+	fs     *fsnotify.Watcher // step folders of running steps
+	wake   chan string       // a folder something was written in
+}
+
+// runMode is how much the runner may do.
+type runMode struct {
+	quiet    bool // rebuilding state: publish nothing
+	readOnly bool // Replay: look, never touch a process or the journal
 }
 
 // campaignTimes are the campaign's start and end as the journal has them,
@@ -117,8 +151,9 @@ func New(plan *Plan, opts Options) (*Runner, error) {
 		opts.Self = []string{exe, SuperviseCommand}
 	}
 	root, _ := filepath.Abs(opts.StateDir)
-	r := &Runner{plan: plan, opts: opts, ctl: make(chan func()), quit: make(chan struct{}), done: make(chan struct{}),
-		exited: make(chan stepExit, 64), wake: make(chan string, 256)}
+	r := &Runner{plan: plan, opts: opts,
+		life:  lifecycle{ctl: make(chan func()), quit: make(chan struct{}), done: make(chan struct{})},
+		watch: stepWatch{exited: make(chan stepExit, 64), wake: make(chan string, 256)}}
 	r.dirs = Layout(root)
 	for _, d := range []string{r.dirs.Steps(), r.dirs.Artifacts()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -129,14 +164,14 @@ func New(plan *Plan, opts Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.lock = lf
-	r.hist = loadHistory(r.dirs.History())
+	r.store.lock = lf
+	r.store.hist = loadHistory(r.dirs.History())
 	recs, err := readJournal(r.dirs.Journal())
 	if err != nil {
 		r.unlock()
 		return nil, err
 	}
-	r.jr, err = openJournal(r.dirs.Journal())
+	r.store.jr, err = openJournal(r.dirs.Journal())
 	if err != nil {
 		r.unlock()
 		return nil, err
@@ -193,10 +228,10 @@ func LockHolder(stateDir string) (pid int, held bool) {
 }
 
 func (r *Runner) unlock() {
-	if r.lock != nil {
-		syscall.Flock(int(r.lock.Fd()), syscall.LOCK_UN)
-		r.lock.Close()
-		r.lock = nil
+	if r.store.lock != nil {
+		syscall.Flock(int(r.store.lock.Fd()), syscall.LOCK_UN)
+		r.store.lock.Close()
+		r.store.lock = nil
 	}
 }
 
@@ -210,28 +245,28 @@ func (r *Runner) StateDir() string { return r.dirs.Root() }
 // Start. The channel is closed when the runner ends.
 func (r *Runner) Subscribe() <-chan Event {
 	s := newSubscriber()
-	r.subsMu.Lock()
-	r.subs = append(r.subs, s)
-	r.subsMu.Unlock()
+	r.pub.mu.Lock()
+	r.pub.subs = append(r.pub.subs, s)
+	r.pub.mu.Unlock()
 	return s.out
 }
 
 // Start runs the campaign in the background.
 func (r *Runner) Start() {
-	r.startOnce.Do(func() { go r.loop() })
+	r.life.startOnce.Do(func() { go r.loop() })
 }
 
 // Done is closed when the runner's loop has ended (after Close).
-func (r *Runner) Done() <-chan struct{} { return r.done }
+func (r *Runner) Done() <-chan struct{} { return r.life.done }
 
 // do runs f on the loop goroutine and waits for it; after the loop ended
 // it returns ErrClosed.
 func (r *Runner) do(f func() error) error {
 	res := make(chan error, 1)
 	select {
-	case r.ctl <- func() { res <- f() }:
+	case r.life.ctl <- func() { res <- f() }:
 		return <-res
-	case <-r.done:
+	case <-r.life.done:
 		return ErrClosed
 	}
 }
@@ -267,23 +302,23 @@ func (r *Runner) Stop() error { return r.do(func() error { r.stopAll(); return n
 // Close lets go of the campaign: running steps and services go on, the
 // journal stays consistent, and a later Runner re-adopts them.
 func (r *Runner) Close() error {
-	r.startOnce.Do(func() {
+	r.life.startOnce.Do(func() {
 		// Never started: let go of the lock and the journal only.
-		r.jr.close()
+		r.store.jr.close()
 		r.unlock()
 		r.closeSubs()
-		close(r.done)
+		close(r.life.done)
 	})
 	select {
-	case <-r.done:
+	case <-r.life.done:
 		return nil
 	default:
 	}
 	select {
-	case r.quit <- struct{}{}:
-	case <-r.done:
+	case r.life.quit <- struct{}{}:
+	case <-r.life.done:
 	}
-	<-r.done
+	<-r.life.done
 	return nil
 }
 

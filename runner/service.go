@@ -59,10 +59,10 @@ func httpStatus(ctx context.Context, c *http.Client, url string) int {
 // watches a ready one: a /health that keeps failing means a dead engine.
 func (r *Runner) checkService(sr *stepRun, now time.Time) {
 	pr, svc := sr.pr, sr.pr.ph.Service
-	if svc.ReadyHTTP != "" && sr.probe == nil {
-		sr.probe = startProbe(svc.ReadyHTTP, 500*time.Millisecond)
+	if svc.ReadyHTTP != "" && sr.health.probe == nil {
+		sr.health.probe = startProbe(svc.ReadyHTTP, 500*time.Millisecond)
 	}
-	httpOK := svc.ReadyHTTP == "" || sr.probe.ok.Load()
+	httpOK := svc.ReadyHTTP == "" || sr.health.probe.ok.Load()
 	logOK := svc.ReadyLog == nil || sr.readyLog
 	switch pr.state.Status {
 	case Running:
@@ -72,7 +72,7 @@ func (r *Runner) checkService(sr *stepRun, now time.Time) {
 			ss.Stage, ss.Progress = "ready", 1
 			took := now.Sub(sr.started)
 			if !sr.adopted {
-				r.hist.add(sr.step.Key, took)
+				r.store.hist.add(sr.step.Key, took)
 				r.learnStages(sr, now)
 			}
 			r.journal(record{Kind: recReady, Phase: pr.ph.ID, Attempt: pr.state.Attempt})
@@ -83,26 +83,26 @@ func (r *Runner) checkService(sr *stepRun, now time.Time) {
 			r.emit(Event{Kind: ServiceReady, Phase: pr.ph.ID, Message: msg})
 			return
 		}
-		if svc.ReadyTimeout > 0 && now.Sub(sr.started) > svc.ReadyTimeout && sr.stopFor == "" {
-			sr.stopFor, sr.stopWhy = Failed, "not ready after "+FormatDuration(svc.ReadyTimeout)
-			r.stopStep(sr)
+		if svc.ReadyTimeout > 0 && now.Sub(sr.started) > svc.ReadyTimeout && sr.proc.stopFor == "" {
+			sr.proc.stopFor, sr.proc.stopWhy = Failed, "not ready after "+FormatDuration(svc.ReadyTimeout)
+			sr.stop(r.opts.Grace)
 		}
 	case Ready:
-		if sr.probe == nil || !sr.probe.seen.Load() || sr.stopFor != "" {
+		if sr.health.probe == nil || !sr.health.probe.seen.Load() || sr.proc.stopFor != "" {
 			return
 		}
-		if sr.probe.ok.Load() {
-			sr.healthFails, sr.healthWarned = 0, false
+		if sr.health.probe.ok.Load() {
+			sr.health.fails, sr.health.warned = 0, false
 			return
 		}
-		sr.healthFails++
+		sr.health.fails++
 		// Failed for 5 s (a probe's 3 s timeout, then 0.5 s retries): not a blip.
-		if sr.healthFails == 1 {
-			sr.healthFailSince = now
+		if sr.health.fails == 1 {
+			sr.health.failSince = now
 		}
-		if now.Sub(sr.healthFailSince) >= 5*time.Second && !sr.healthWarned {
-			sr.healthWarned = true
-			code := sr.probe.code.Load()
+		if now.Sub(sr.health.failSince) >= 5*time.Second && !sr.health.warned {
+			sr.health.warned = true
+			code := sr.health.probe.code.Load()
 			why := fmt.Sprintf("health check %s failing (HTTP %d): engine dead?", svc.ReadyHTTP, code)
 			if code == 0 {
 				why = fmt.Sprintf("health check %s not answering: engine dead?", svc.ReadyHTTP)

@@ -17,7 +17,7 @@ func (r *Runner) updateETA(sr *stepRun, now time.Time) {
 		// The steps before it in this phase say how the guesses hold up.
 		pace := r.stepsPace(pr)
 		scale := func(d time.Duration) time.Duration { return time.Duration(pace * float64(d)) }
-		ss.ETA = stepETA(now, sr.started, &sr.prog, scale(r.hist.typical(sr.step.Key)), scale(sr.step.Estimate), 0)
+		ss.ETA = stepETA(now, sr.started, &sr.prog, scale(r.store.hist.typical(sr.step.Key)), scale(sr.step.Estimate), 0)
 		if pace != 1 && (ss.ETA.Source == SourceHistory || ss.ETA.Source == SourceEstimate) {
 			ss.ETA.Source = SourceLearned
 		}
@@ -27,17 +27,17 @@ func (r *Runner) updateETA(sr *stepRun, now time.Time) {
 	// Publish a stage change at once, progress at most every 250 ms when it
 	// moved a percent, and once a second otherwise: every event redraws
 	// the screen, and the idle budget is half a percent of a core.
-	moved := math.Abs(ss.Progress-sr.lastFrac) >= 0.01
-	due := now.Sub(sr.lastEmit) >= time.Second || moved && now.Sub(sr.lastEmit) >= 250*time.Millisecond
-	if ss.Stage != sr.lastStage || due && ss.Progress != sr.lastFrac {
-		sr.lastEmit, sr.lastFrac, sr.lastStage = now, ss.Progress, ss.Stage
+	moved := math.Abs(ss.Progress-sr.shown.frac) >= 0.01
+	due := now.Sub(sr.shown.at) >= time.Second || moved && now.Sub(sr.shown.at) >= 250*time.Millisecond
+	if ss.Stage != sr.shown.stage || due && ss.Progress != sr.shown.frac {
+		sr.shown.at, sr.shown.frac, sr.shown.stage = now, ss.Progress, ss.Stage
 		r.emit(Event{Kind: Progress, Phase: pr.ph.ID, Step: sr.step.Index})
 	}
 }
 
 // stepGuess is how long a step that has not started is expected to take.
 func (r *Runner) stepGuess(s *Step) (time.Duration, string) {
-	if h := r.hist.typical(s.Key); h > 0 {
+	if h := r.store.hist.typical(s.Key); h > 0 {
 		return h, SourceHistory
 	}
 	if s.Estimate > 0 {
@@ -132,8 +132,8 @@ func (r *Runner) campaignETA(now time.Time) ETA {
 
 func (r *Runner) snapshot() *State {
 	now := r.opts.Now()
-	s := &State{Name: r.plan.Name, Started: r.times.started, Ended: r.times.ended, Now: now, Paused: r.paused, PauseWhy: r.pauseWhy,
-		Frozen: r.frozen, Finished: r.finished, DiskFree: r.disk.free}
+	s := &State{Name: r.plan.Name, Started: r.times.started, Ended: r.times.ended, Now: now, Paused: r.q.paused, PauseWhy: r.q.pauseWhy,
+		Frozen: r.q.frozen, Finished: r.q.finished, DiskFree: r.disk.free}
 	s.Warnings = slices.Clone(r.warnings)
 	s.Phases = make([]PhaseState, len(r.phases))
 	for i, pr := range r.phases {
@@ -148,8 +148,8 @@ func (r *Runner) snapshot() *State {
 			ps.WaitReason = r.waitReason(pr)
 		}
 		s.Phases[i] = ps
-		if pr.cur != nil && !pr.cur.exitedSeen && pr.cur.sup > 0 {
-			s.Sessions = append(s.Sessions, pr.cur.sup)
+		if pr.cur != nil && !pr.cur.proc.exitedSeen && pr.cur.proc.sup > 0 {
+			s.Sessions = append(s.Sessions, pr.cur.proc.sup)
 		}
 		// A step's group leader is the campaign's even once the step has
 		// ended: a GPU listing that lags names it after its exit, when

@@ -16,16 +16,16 @@ import (
 func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
 	// The log stays open while the step runs: reopening it four times a
 	// second is most of an idle monitor's CPU.
-	if sr.logFile == nil {
+	if sr.out.logFile == nil {
 		f, err := os.Open(sr.files.log)
 		if err != nil {
 			return
 		}
-		sr.logFile = f
+		sr.out.logFile = f
 	}
-	f := sr.logFile
+	f := sr.out.logFile
 	if final {
-		defer func() { sr.logFile.Close(); sr.logFile = nil }()
+		defer func() { sr.out.logFile.Close(); sr.out.logFile = nil }()
 	}
 	fi, err := f.Stat()
 	if err != nil {
@@ -36,26 +36,26 @@ func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
 	// (results regex, a service's readiness and stages), skip what a
 	// flooding step wrote since the last look: the monitor must not compete
 	// with the benchmark for CPU.
-	if sr.step.Results == nil && sr.step.ResultsFormat == "" && sr.pr.ph.Service == nil && size-sr.logOff > tailWindow {
-		sr.logOff, sr.logRest = size-tailWindow, nil
-		sr.skipPartial = true
+	if sr.step.Results == nil && sr.step.ResultsFormat == "" && sr.pr.ph.Service == nil && size-sr.out.logOff > tailWindow {
+		sr.out.logOff, sr.out.logRest = size-tailWindow, nil
+		sr.out.skipPartial = true
 	}
-	for size > sr.logOff {
-		want := min(size-sr.logOff, maxReadPerPoll)
-		if int64(cap(sr.buf)) < want {
-			sr.buf = make([]byte, want)
+	for size > sr.out.logOff {
+		want := min(size-sr.out.logOff, maxReadPerPoll)
+		if int64(cap(sr.out.buf)) < want {
+			sr.out.buf = make([]byte, want)
 		}
-		buf := sr.buf[:want]
-		n, _ := f.ReadAt(buf, sr.logOff)
+		buf := sr.out.buf[:want]
+		n, _ := f.ReadAt(buf, sr.out.logOff)
 		if n == 0 {
 			break
 		}
-		sr.logOff += int64(n)
-		data := append(sr.logRest, buf[:n]...)
-		sr.logRest = nil
-		if sr.skipPartial {
+		sr.out.logOff += int64(n)
+		data := append(sr.out.logRest, buf[:n]...)
+		sr.out.logRest = nil
+		if sr.out.skipPartial {
 			// We jumped into the middle of a line: start at the next one.
-			sr.skipPartial = false
+			sr.out.skipPartial = false
 			if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
 				data = data[i+1:]
 			} else {
@@ -65,7 +65,7 @@ func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
 		for len(data) > 0 {
 			i := bytes.IndexAny(data, "\r\n")
 			if i < 0 {
-				sr.logRest = append([]byte(nil), data...)
+				sr.out.logRest = append([]byte(nil), data...)
 				break
 			}
 			if i > 0 {
@@ -73,22 +73,22 @@ func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
 			}
 			data = data[i+1:]
 		}
-		if len(sr.logRest) > 64<<10 {
-			r.logLine(sr, sr.logRest, now)
-			sr.logRest = nil
+		if len(sr.out.logRest) > 64<<10 {
+			r.logLine(sr, sr.out.logRest, now)
+			sr.out.logRest = nil
 		}
 		if !final {
 			break
 		}
 	}
-	if len(sr.logRest) > 0 {
+	if len(sr.out.logRest) > 0 {
 		// An unfinished tqdm redraw still tells how far it is, and in
 		// which stage: the stage moves with the bar, not a line later.
-		r.stageLine(sr, sr.logRest, now)
-		r.progressLine(sr, sr.logRest, now)
+		r.stageLine(sr, sr.out.logRest, now)
+		r.progressLine(sr, sr.out.logRest, now)
 		if final {
-			r.logLine(sr, sr.logRest, now)
-			sr.logRest = nil
+			r.logLine(sr, sr.out.logRest, now)
+			sr.out.logRest = nil
 		}
 	}
 }

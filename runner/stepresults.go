@@ -17,9 +17,9 @@ import (
 // what it wrote is all there, however much of it there is.
 func (r *Runner) drainResults(sr *stepRun, now time.Time) {
 	for {
-		before := sr.resOff
+		before := sr.out.resOff
 		r.readResults(sr, now)
-		if sr.resOff == before {
+		if sr.out.resOff == before {
 			return
 		}
 	}
@@ -30,13 +30,13 @@ func (r *Runner) drainResults(sr *stepRun, now time.Time) {
 const maxResultLine = 32 << 20
 
 func (r *Runner) readResults(sr *stepRun, now time.Time) {
-	data, off := readFrom(sr.files.results, sr.resOff)
+	data, off := readFrom(sr.files.results, sr.out.resOff)
 	if len(data) == 0 {
 		return
 	}
-	sr.resOff = off
-	data = append(sr.resRest, data...)
-	sr.resRest = nil
+	sr.out.resOff = off
+	data = append(sr.out.resRest, data...)
+	sr.out.resRest = nil
 	// One event for what one read brought: a burst of 20,000 rows is a
 	// handful of events, not 20,000 snapshots of the whole campaign.
 	first := len(sr.pr.state.Steps[sr.step.Index].Results)
@@ -47,19 +47,19 @@ func (r *Runner) readResults(sr *stepRun, now time.Time) {
 			if len(data) > maxResultLine {
 				// No row is that long: a step writing binary or one endless
 				// line. Say so once per line and skip to its end.
-				if !sr.resSkipping {
+				if !sr.out.resSkipping {
 					r.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS of over %s: skipped", sr.pr.ph.ID, sr.step.Index+1, FormatBytes(maxResultLine)))
 				}
-				sr.resSkipping = true
+				sr.out.resSkipping = true
 				return
 			}
-			sr.resRest = append([]byte(nil), data...)
+			sr.out.resRest = append([]byte(nil), data...)
 			return
 		}
 		line := bytes.TrimSpace(data[:i])
 		data = data[i+1:]
-		if sr.resSkipping {
-			sr.resSkipping = false // the end of the line that was too long
+		if sr.out.resSkipping {
+			sr.out.resSkipping = false // the end of the line that was too long
 			continue
 		}
 		if len(line) == 0 {
@@ -131,11 +131,11 @@ func rowText(row Row) string {
 }
 
 func (r *Runner) readSummary(sr *stepRun) {
-	data, off := readFrom(sr.files.summary, sr.sumOff)
+	data, off := readFrom(sr.files.summary, sr.out.sumOff)
 	if len(data) == 0 {
 		return
 	}
-	sr.sumOff = off
+	sr.out.sumOff = off
 	ss := &sr.pr.state.Steps[sr.step.Index]
 	ss.Summary += string(data)
 	r.emit(Event{Kind: SummaryAppended, Phase: sr.pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: summary +%d bytes", sr.pr.ph.ID, len(data))})

@@ -15,50 +15,76 @@ import (
 // stepRun follows one try of one step: its files, its process group, and
 // how far its log and results have been read.
 type stepRun struct {
-	vllm    vllmBench // the result block being read, for format: vllm-bench
 	pr      *phaseRun
 	step    *Step
 	try     int
 	dir     string
 	files   stepFiles
 	started time.Time
-	pgid    int
-	sup     int // supervisor pid
-	// pausesClock: the supervisor stops its timeout clock on SIGUSR1 and
-	// starts it on SIGUSR2 (its status says so).
-	pausesClock bool
+	adopted bool // found running after a restart
 
+	proc       stepProc // the process: its group, its supervisor, how it ends
+	diskFilled bool     // free space fell under the guard's limit while it ran
+
+	// What it says: how far its files have been read, and what they told.
+	out         outputRead
+	vllm        vllmBench // the result block being read, for format: vllm-bench
+	prog        progressTrack
+	stage       int         // index into the service's stages, -1 before the first
+	stageStarts []time.Time // when each stage reached began; [0] is the start
+	readyLog    bool
+
+	health healthCheck // a service's readiness and health probe
+	shown  shownMark   // what the last Progress event showed
+	quiet  quietWatch  // wait_quiet: its artifacts' growth after its command exited
+}
+
+// stepProc is a step's process: its group, its supervisor, how it ends.
+type stepProc struct {
+	pgid        int
+	sup         int  // supervisor pid
+	pausesClock bool // the supervisor stops its timeout clock on SIGUSR1, starts it on SIGUSR2
+	reaped      bool // its supervisor exited: look now
+	waitCode    int  // its supervisor's exit code once reaped, -1 if killed
+	statusSeen  statKey
+	exitedSeen  bool
+	stopFor     Status // why we are stopping it: Skipped, Stopped, Done (a service no longer needed), Failed
+	stopWhy     string
+	lastAlive   time.Time
+}
+
+// outputRead is how far a step's log, results and summary were read.
+type outputRead struct {
 	logOff, resOff, sumOff int64
 	logRest, resRest       []byte
 	resSkipping            bool // in a results line too long to keep
-	prog                   progressTrack
-	stage                  int         // index into the service's stages, -1 before the first
-	stageStarts            []time.Time // when each stage reached began; [0] is the start
 	skipPartial            bool
 	buf                    []byte // read buffer, kept: the log is read often
-	lastLogRead            time.Time
+	lastRead               time.Time
 	logFile                *os.File
-	reaped                 bool // its supervisor exited: look now
-	waitCode               int  // its supervisor's exit code once reaped, -1 if killed
-	diskFilled             bool // free space fell under the guard's limit while it ran
-	statusSeen             statKey
-	readyLog               bool
-	probe                  *probe
-	healthFails            int
-	healthFailSince        time.Time
-	healthWarned           bool
+}
 
-	exitedSeen bool
-	stopFor    Status // why we are stopping it: Skipped, Stopped, Done (a service no longer needed), Failed
-	stopWhy    string
-	lastAlive  time.Time
-	quietSince time.Time
-	quietSize  int64
-	quietWait  bool
-	lastEmit   time.Time
-	lastFrac   float64
-	lastStage  string
-	adopted    bool
+// healthCheck is a service's probe and how it has been failing.
+type healthCheck struct {
+	probe     *probe
+	fails     int
+	failSince time.Time
+	warned    bool
+}
+
+// shownMark is what the last Progress event of a step showed, so the next
+// is published only when it moved enough.
+type shownMark struct {
+	at    time.Time
+	frac  float64
+	stage string
+}
+
+// quietWatch waits for a step's artifacts to stop growing.
+type quietWatch struct {
+	since   time.Time
+	size    int64
+	waiting bool
 }
 
 type stepFiles struct{ log, status, results, summary string }
@@ -149,8 +175,8 @@ func (r *Runner) launch(pr *phaseRun, step *Step, try int, dir string, now time.
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	sr.sup = cmd.Process.Pid
-	sr.lastAlive = now
+	sr.proc.sup = cmd.Process.Pid
+	sr.proc.lastAlive = now
 	go func() {
 		err := cmd.Wait()
 		ex := stepExit{sr: sr, code: -1}
@@ -159,8 +185,8 @@ func (r *Runner) launch(pr *phaseRun, step *Step, try int, dir string, now time.
 		}
 		_ = err // a non-zero exit is the step's; the code says which
 		select {
-		case r.exited <- ex:
-		case <-r.done:
+		case r.watch.exited <- ex:
+		case <-r.life.done:
 		}
 	}()
 	return sr, nil
@@ -168,27 +194,30 @@ func (r *Runner) launch(pr *phaseRun, step *Step, try int, dir string, now time.
 
 // reap handles a supervisor this runner started having exited.
 func (r *Runner) reap(ex stepExit) {
-	if ex.sr.pr.cur == ex.sr && !ex.sr.exitedSeen {
-		ex.sr.reaped, ex.sr.waitCode = true, ex.code
+	if ex.sr.pr.cur == ex.sr && !ex.sr.proc.exitedSeen {
+		ex.sr.proc.reaped, ex.sr.proc.waitCode = true, ex.code
 		r.follow(ex.sr.pr, r.opts.Now())
 	}
 }
 
-func (r *Runner) stopStep(sr *stepRun) {
-	if sr.pgid <= 0 {
+// stop stops the step's process group (SIGINT, SIGTERM, SIGKILL, grace
+// apart; a service's stop_timeout instead of grace), or its supervisor
+// before it started the command.
+func (sr *stepRun) stop(grace time.Duration) {
+	if sr.proc.pgid <= 0 {
 		if st, err := supervise.ReadStatus(sr.files.status); err == nil {
-			sr.pgid = st.PGID
+			sr.proc.pgid = st.PGID
 		}
 	}
-	pgid, grace := sr.pgid, r.opts.Grace
+	pgid := sr.proc.pgid
 	if sr.step != nil && sr.pr.ph.Service != nil && sr.pr.ph.Service.StopTimeout > 0 {
 		grace = sr.pr.ph.Service.StopTimeout
 	}
 	if pgid > 0 {
 		go StopGroup(pgid, grace)
-	} else if sr.sup > 0 {
+	} else if sr.proc.sup > 0 {
 		// Not started its command yet: the supervisor passes it on.
-		syscall.Kill(sr.sup, syscall.SIGTERM)
+		syscall.Kill(sr.proc.sup, syscall.SIGTERM)
 	}
 }
 
@@ -196,7 +225,7 @@ func (r *Runner) stopStep(sr *stepRun) {
 // its end.
 func (r *Runner) follow(pr *phaseRun, now time.Time) {
 	sr := pr.cur
-	if sr.exitedSeen {
+	if sr.proc.exitedSeen {
 		return
 	}
 	// Results go to disk within 100 ms, so they are read every poll; the
@@ -205,31 +234,31 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 	r.readResults(sr, now)
 	r.readSummary(sr)
 	// A freeze asked before the step's group was known waits for its status.
-	frozenPending := r.frozen && sr.pgid == 0 && pr.ph.Service == nil
-	if now.Sub(sr.lastLogRead) < logEvery && !sr.reaped && !frozenPending {
+	frozenPending := r.q.frozen && sr.proc.pgid == 0 && pr.ph.Service == nil
+	if now.Sub(sr.out.lastRead) < logEvery && !sr.proc.reaped && !frozenPending {
 		return
 	}
-	sr.lastLogRead = now
+	sr.out.lastRead = now
 	r.readLog(sr, now, false)
 	if pr.ph.Service != nil {
 		r.checkService(sr, now)
 	}
-	if sr.quietWait {
+	if sr.quiet.waiting {
 		r.checkQuiet(sr, now)
 		return
 	}
 	st, err := sr.readStatusIfChanged()
 	if err == nil && st != nil {
-		sr.pausesClock = st.PausesClock
-		if sr.pgid == 0 && st.PGID > 0 {
-			sr.pgid = st.PGID
-			if r.frozen && pr.ph.Service == nil {
+		sr.proc.pausesClock = st.PausesClock
+		if sr.proc.pgid == 0 && st.PGID > 0 {
+			sr.proc.pgid = st.PGID
+			if r.q.frozen && pr.ph.Service == nil {
 				r.freezeStep(pr, sr, true, now)
 			}
 		}
 		pr.state.Steps[sr.step.Index].PGID = st.PGID
 		if st.Supervisor > 0 {
-			sr.sup = st.Supervisor
+			sr.proc.sup = st.Supervisor
 		}
 		if st.State == "exited" {
 			r.readLog(sr, now, true)
@@ -239,29 +268,29 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 			return
 		}
 	}
-	if sr.reaped || now.Sub(sr.lastAlive) > 5*time.Second {
-		sr.lastAlive = now
-		if sr.reaped || !supervise.Alive(sr.sup, sr.files.status) {
+	if sr.proc.reaped || now.Sub(sr.proc.lastAlive) > 5*time.Second {
+		sr.proc.lastAlive = now
+		if sr.proc.reaped || !supervise.Alive(sr.proc.sup, sr.files.status) {
 			// Re-check: it may have written its status just now.
 			if st, err := supervise.ReadStatus(sr.files.status); err == nil && st.State == "exited" {
 				r.onExit(sr, st, now)
 				return
 			}
-			if sr.reaped && sr.waitCode >= 0 {
+			if sr.proc.reaped && sr.proc.waitCode >= 0 {
 				// Its status file could not be written (a full disk, the
 				// state dir removed): the supervisor's exit code is the step's.
 				r.warn(fmt.Sprintf("%s: step %d's status file could not be written (%s); its exit code %d is taken from its supervisor",
-					sr.pr.ph.Label(), sr.step.Index+1, spaceNote(sr.files.status), sr.waitCode))
-				r.onExit(sr, &StepStatus{State: "exited", ExitCode: sr.waitCode, Ended: now}, now)
+					sr.pr.ph.Label(), sr.step.Index+1, spaceNote(sr.files.status), sr.proc.waitCode))
+				r.onExit(sr, &StepStatus{State: "exited", ExitCode: sr.proc.waitCode, Ended: now}, now)
 				return
 			}
 			r.onExit(sr, &StepStatus{State: "exited", ExitCode: -1, Error: "its supervisor died (machine restarted or killed); the step's end was not seen", Ended: now}, now)
 			return
 		}
 	}
-	if pr.ph.Timeout > 0 && pr.ph.Service == nil && pr.ranFor(now) > pr.ph.Timeout && sr.stopFor == "" {
-		sr.stopFor, sr.stopWhy = Failed, "phase timed out after "+FormatDuration(pr.ph.Timeout)
-		r.stopStep(sr)
+	if pr.ph.Timeout > 0 && pr.ph.Service == nil && pr.ranFor(now) > pr.ph.Timeout && sr.proc.stopFor == "" {
+		sr.proc.stopFor, sr.proc.stopWhy = Failed, "phase timed out after "+FormatDuration(pr.ph.Timeout)
+		sr.stop(r.opts.Grace)
 	}
 	r.updateETA(sr, now)
 }
@@ -272,11 +301,11 @@ func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 	r.drainResults(sr, now)
 	r.readSavedResults(sr, now)
 	r.readSummary(sr)
-	sr.exitedSeen = true
-	if sr.probe != nil {
-		sr.probe.cancel()
+	sr.proc.exitedSeen = true
+	if sr.health.probe != nil {
+		sr.health.probe.cancel()
 	}
-	if pr.ph.Service == nil || sr.stopFor != "" || pr.state.Status != Ready {
+	if pr.ph.Service == nil || sr.proc.stopFor != "" || pr.state.Status != Ready {
 		r.unwatchStep(sr)
 	}
 	ss := &pr.state.Steps[sr.step.Index]
@@ -291,24 +320,24 @@ func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 	}
 	svc := pr.ph.Service != nil
 	switch {
-	case sr.stopFor != "":
-		ss.Status, ss.Reason = sr.stopFor, sr.stopWhy
-		if sr.stopFor == Done {
+	case sr.proc.stopFor != "":
+		ss.Status, ss.Reason = sr.proc.stopFor, sr.proc.stopWhy
+		if sr.proc.stopFor == Done {
 			ss.Status = Done
 		}
-		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: ss.Status, ExitCode: st.ExitCode, Reason: sr.stopWhy})
-		if svc && sr.stopFor == Done {
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: ss.Status, ExitCode: st.ExitCode, Reason: sr.proc.stopWhy})
+		if svc && sr.proc.stopFor == Done {
 			r.emit(Event{Kind: ServiceStopped, Phase: pr.ph.ID, Message: fmt.Sprintf("%s stopped", pr.ph.Label())})
 		}
-		r.endPhase(pr, sr.stopFor, sr.stopWhy)
+		r.endPhase(pr, sr.proc.stopFor, sr.proc.stopWhy)
 	case svc && pr.state.Status == Ready:
 		ss.Status, ss.Reason = Failed, reason
 		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
 		why := fmt.Sprintf("the service %s died (%s)", pr.ph.ID, reason)
 		for _, o := range r.phases {
-			if r.plan.Uses(o.ph.ID, pr.ph.ID) && o.state.Status == Running && o.cur != nil && !o.cur.exitedSeen {
-				o.cur.stopFor, o.cur.stopWhy = Failed, why
-				r.stopStep(o.cur)
+			if r.plan.Uses(o.ph.ID, pr.ph.ID) && o.state.Status == Running && o.cur != nil && !o.cur.proc.exitedSeen {
+				o.cur.proc.stopFor, o.cur.proc.stopWhy = Failed, why
+				o.cur.stop(r.opts.Grace)
 			}
 		}
 		r.endPhase(pr, Failed, why+" while phases needed it")
@@ -323,7 +352,7 @@ func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 		}
 		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Done, ExitCode: st.ExitCode})
 		if st.ExitCode == 0 && !sr.adopted {
-			r.hist.add(sr.step.Key, dur)
+			r.store.hist.add(sr.step.Key, dur)
 		}
 		if r.checkDisk(now, true); sr.diskFilled || r.disk.low {
 			r.warn(fmt.Sprintf("%s: the disk filled up while step %d %s ran (%s free now): it exited %d and is recorded done; check that its outputs are whole",
@@ -331,9 +360,9 @@ func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 		}
 		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s done in %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), FormatDuration(dur))})
 		if sr.step.WaitQuiet > 0 {
-			sr.exitedSeen = false
-			sr.quietWait = true
-			sr.quietSince = now
+			sr.proc.exitedSeen = false
+			sr.quiet.waiting = true
+			sr.quiet.since = now
 			ss.Status, ss.Stage = Running, "waiting for artifacts to stop growing"
 			return
 		}
@@ -353,10 +382,10 @@ func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 }
 
 func (r *Runner) nextStep(pr *phaseRun, sr *stepRun, now time.Time) {
-	sr.exitedSeen = true
+	sr.proc.exitedSeen = true
 	if sr.step.Index+1 < len(pr.ph.AllSteps()) {
 		r.checkDisk(now, true)
-		if r.paused || r.stopping {
+		if r.q.paused || r.q.stopping {
 			pr.state.Current = sr.step.Index + 1
 			pr.cur = nil
 			pr.state.Status = Running
@@ -375,12 +404,12 @@ func (r *Runner) checkQuiet(sr *stepRun, now time.Time) {
 	for _, a := range globArtifacts(sr.pr.ph.Artifacts, sr.pr.artDir) {
 		size += a.Size
 	}
-	if size != sr.quietSize {
-		sr.quietSize, sr.quietSince = size, now
+	if size != sr.quiet.size {
+		sr.quiet.size, sr.quiet.since = size, now
 		return
 	}
-	if now.Sub(sr.quietSince) >= sr.step.WaitQuiet {
-		sr.quietWait = false
+	if now.Sub(sr.quiet.since) >= sr.step.WaitQuiet {
+		sr.quiet.waiting = false
 		sr.pr.state.Steps[sr.step.Index].Status = Done
 		sr.pr.state.Steps[sr.step.Index].Stage = ""
 		r.nextStep(sr.pr, sr, now)
@@ -403,7 +432,7 @@ func exitReason(st *StepStatus) string {
 // resumeBetweenSteps starts the next step of a phase that a pause or a
 // restart left between two steps.
 func (r *Runner) resumeBetweenSteps(now time.Time) {
-	if r.paused || r.stopping {
+	if r.q.paused || r.q.stopping {
 		return
 	}
 	for _, pr := range r.phases {
@@ -433,12 +462,12 @@ func (sr *stepRun) readStatusIfChanged() (*StepStatus, error) {
 		return nil, err
 	}
 	k := statKey{fi.Size(), fi.ModTime()}
-	if k == sr.statusSeen {
+	if k == sr.proc.statusSeen {
 		return nil, nil
 	}
 	st, err := supervise.ReadStatus(sr.files.status)
 	if err == nil {
-		sr.statusSeen = k
+		sr.proc.statusSeen = k
 	}
 	return st, err
 }

@@ -23,11 +23,11 @@ import (
 // checkState looks, at most once a second, whether the journal is still
 // the file the runner appends to.
 func (r *Runner) checkState(now time.Time) {
-	if r.readOnly || r.jr == nil || now.Sub(r.lastStateLook) < time.Second {
+	if r.mode.readOnly || r.store.jr == nil || now.Sub(r.looked.state) < time.Second {
 		return
 	}
-	r.lastStateLook = now
-	if r.jr.stillAt(r.dirs.Journal()) {
+	r.looked.state = now
+	if r.store.jr.stillAt(r.dirs.Journal()) {
 		return
 	}
 	_, rootErr := os.Stat(r.dirs.Root())
@@ -59,22 +59,22 @@ func (r *Runner) rebuildState() error {
 		// greenlight is still refused.
 		if lf, err := takeLock(r.dirs.Lock()); err == nil {
 			r.unlock()
-			r.lock = lf
+			r.store.lock = lf
 		}
 	}
 	for _, pr := range r.phases {
 		os.MkdirAll(pr.artDir, 0o755)
-		if sr := pr.cur; sr != nil && !sr.exitedSeen {
+		if sr := pr.cur; sr != nil && !sr.proc.exitedSeen {
 			if err := os.MkdirAll(sr.dir, 0o755); err != nil {
 				return err
 			}
 			if _, err := os.Stat(sr.files.results); err != nil {
 				// The step's next `>> $GREENLIGHT_RESULTS` makes a new file.
-				sr.resOff, sr.resRest, sr.sumOff = 0, nil, 0
+				sr.out.resOff, sr.out.resRest, sr.out.sumOff = 0, nil, 0
 			}
 			if _, err := os.Stat(sr.files.status); err != nil {
 				supervise.Preallocate(sr.files.status)
-				sr.statusSeen = statKey{}
+				sr.proc.statusSeen = statKey{}
 			}
 			r.watchStep(sr) // the old watch went with the folder
 		}
@@ -91,8 +91,8 @@ func (r *Runner) rebuildState() error {
 	if err != nil {
 		return err
 	}
-	r.jr.close()
-	r.jr = jr
+	r.store.jr.close()
+	r.store.jr = jr
 	return nil
 }
 
@@ -115,8 +115,8 @@ func (r *Runner) memoryJournal() []record {
 			}
 			dir := strings.TrimSuffix(ss.Log, ".log")
 			recs = append(recs, record{T: ss.Started, Kind: recStepStart, Phase: ps.ID, Step: ss.Index, Attempt: ss.Attempt, Dir: dir})
-			if sr := pr.cur; sr != nil && sr.step.Index == ss.Index && sr.sup > 0 {
-				recs = append(recs, record{T: ss.Started, Kind: recStepPID, Phase: ps.ID, Step: ss.Index, Attempt: ss.Attempt, PID: sr.sup})
+			if sr := pr.cur; sr != nil && sr.step.Index == ss.Index && sr.proc.sup > 0 {
+				recs = append(recs, record{T: ss.Started, Kind: recStepPID, Phase: ps.ID, Step: ss.Index, Attempt: ss.Attempt, PID: sr.proc.sup})
 			}
 			if ss.Status.Finished() {
 				recs = append(recs, record{T: ss.Ended, Kind: recStepEnd, Phase: ps.ID, Step: ss.Index, Attempt: ss.Attempt,
@@ -130,7 +130,7 @@ func (r *Runner) memoryJournal() []record {
 			recs = append(recs, record{T: ps.Ended, Kind: recPhaseEnd, Phase: ps.ID, Attempt: ps.Attempt, Hash: pr.ph.Hash, Status: ps.Status, Reason: ps.Reason})
 		}
 	}
-	if r.finished {
+	if r.q.finished {
 		recs = append(recs, record{T: r.times.ended, Kind: recFinished})
 	}
 	return recs

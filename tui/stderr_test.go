@@ -1,4 +1,4 @@
-package main
+package tui
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ func TestStderrIsKeptOffTheScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "monitor-stderr.log")
-	restore, err := captureStderr(path)
+	restore, err := CaptureStderr(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestStderrIsKeptOffTheScreen(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != said {
 		t.Errorf("the file holds %q", b)
 	}
-	restore, err = captureStderr(path)
+	restore, err = CaptureStderr(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package tui
 
 import (
 	"io"
@@ -6,14 +6,14 @@ import (
 	"syscall"
 )
 
-// captureStderr points file descriptor 2 at path while the screen is up.
+// CaptureStderr points file descriptor 2 at path while the screen is up.
 // Whatever writes there meanwhile (a library's warning, the trace of a
 // panic that bubbletea caught) would otherwise land on the alternate
 // screen: it breaks the frame, and vanishes when the screen is left. The
 // returned func puts the terminal back on fd 2 and returns what was
 // written, to be shown once the screen is gone; the file keeps it too, and
 // is removed when nothing was written.
-func captureStderr(path string) (restore func() string, err error) {
+func CaptureStderr(path string) (restore func() string, err error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err

@@ -1,11 +1,11 @@
-package main
+package tui
 
-// The plain printer's lines: one per event, for CI, scripts and the
-// runner's own log (followPlain in run.go prints them as a client).
+// The plain printer: the other way to watch a campaign, one line per
+// event, for CI, scripts and the runner's own log (main's followPlain
+// prints them as a client of the runner).
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner"
@@ -13,7 +13,7 @@ import (
 	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
-func plainLine(e runner.Event, lastETA *time.Duration) string {
+func PlainLine(e runner.Event, lastETA *time.Duration) string {
 	ts := e.Time.Format("15:04:05")
 	if e.Kind == runner.Progress {
 		ps := e.State.Phase(e.Phase)
@@ -49,8 +49,6 @@ func plainLine(e runner.Event, lastETA *time.Duration) string {
 	}
 	return ts + " " + e.Message
 }
-
-func trimNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func absDur(d time.Duration) time.Duration {
 	if d < 0 {
