@@ -26,6 +26,9 @@ import (
 // on eight GPUs and a first dcgm scrape take seconds, not minutes).
 const runnerStart = 2 * time.Minute
 
+// runnerKilled is a runner's exit status when a signal ended it.
+const runnerKilled = -1
+
 // runnerLog is the runner's own lines, in its state dir.
 func runnerLog(stateDir string) string { return runner.Layout(stateDir).RunnerLog() }
 
@@ -52,6 +55,9 @@ func attachRunner(plan *runner.Plan, f *runFlags, stateDir string, stdout, stder
 			if c := waitSocket(stateDir, pid, 10*time.Second, nil); c != nil {
 				return c, false, exitOK
 			}
+			if syscall.Kill(pid, 0) != nil {
+				continue // it died meanwhile (killed as we looked): start a new one
+			}
 			fmt.Fprintf(stderr, "greenlight: pid %d holds this campaign (%s) but does not answer on its socket: an older greenlight's window? Quit it there, or wait for it\n",
 				pid, stateDir)
 			return nil, false, exitLocked
@@ -60,10 +66,11 @@ func attachRunner(plan *runner.Plan, f *runFlags, stateDir string, stdout, stder
 		if c != nil {
 			return c, true, exitOK
 		}
-		if code != exitLocked {
+		if code != exitLocked && code != runnerKilled {
 			return nil, false, code
 		}
-		// Another client started one at the same moment: attach to it.
+		// Another client started one at the same moment: attach to it; or
+		// the one we started was killed before we attached: start another.
 	}
 	fmt.Fprintf(stderr, "greenlight: could not attach to this campaign's runner (%s); see %s\n", stateDir, runnerLog(stateDir))
 	return nil, false, exitFailed
@@ -127,6 +134,9 @@ func startRunner(plan *runner.Plan, f *runFlags, stateDir string, stdout, stderr
 	default:
 		fmt.Fprintf(stderr, "greenlight: the campaign's runner (pid %d) did not open its socket within %v; its lines are in %s\n", cmd.Process.Pid, runnerStart, logPath)
 		return nil, exitFailed
+	}
+	if code == runnerKilled {
+		return nil, code // killed before we attached: the caller starts another
 	}
 	if code != exitLocked {
 		if b, err := os.ReadFile(logPath); err == nil && int64(len(b)) > from {

@@ -394,3 +394,75 @@ func TestDemoFinishesWithNoWindow(t *testing.T) {
 		t.Errorf("the demo finished with %d phases done; want all 5:\n%s", n, md)
 	}
 }
+
+// TestStoppedRunnerSaidSo: a runner that stops answering (kill -STOP) is
+// said so within the client's 2 s, by status and by a verb, never waited on.
+func TestStoppedRunnerSaidSo(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: stopped
+phases:
+  - id: a
+    steps:
+      - run: |
+          sleep 30
+`)
+	state := filepath.Join(dir, ".greenlight", "stopped")
+	t.Cleanup(func() { stopRunner(t, state) })
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run --detach: %d %s", code, out)
+	}
+	waitForFile(t, filepath.Join(state, "journal.jsonl"), `"kind":"step-pid"`)
+	pid, _ := runner.LockHolder(state)
+	syscall.Kill(pid, syscall.SIGSTOP)
+	defer syscall.Kill(pid, syscall.SIGCONT)
+	start := time.Now()
+	out, code := runBin(t, dir, "status", c)
+	if code != 0 || !strings.Contains(out, "does not answer") || time.Since(start) > 6*time.Second {
+		t.Errorf("status of a stopped runner: exit %d after %v:\n%s", code, time.Since(start).Round(time.Millisecond), out)
+	}
+	start = time.Now()
+	out, code = runBin(t, dir, "pause", c)
+	if code == 0 || !strings.Contains(out, "within 2s") || time.Since(start) > 6*time.Second {
+		t.Errorf("pause on a stopped runner: exit %d after %v:\n%s", code, time.Since(start).Round(time.Millisecond), out)
+	}
+}
+
+// TestFollowerOutlivesItsRunner: `run --plain` follows a campaign whose
+// runner is killed under it: it starts a new runner, which resumes, and
+// follows that one to the end (the step ran once).
+func TestFollowerOutlivesItsRunner(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: outlive
+phases:
+  - id: a
+    steps:
+      - run: |
+          echo a >> ran; sleep 3; echo '{"x": 1}' >> "$GREENLIGHT_RESULTS"
+`)
+	state := filepath.Join(dir, ".greenlight", "outlive")
+	t.Cleanup(func() { stopRunner(t, state) })
+	cmd, out := startPlain(t, dir, c)
+	waitForFile(t, filepath.Join(state, "journal.jsonl"), `"kind":"step-pid"`)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "a started"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the follower never attached:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pid, _ := runner.LockHolder(state)
+	syscall.Kill(pid, syscall.SIGKILL)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := exitOf(err); code != 0 || !strings.Contains(out.String(), "went away; a new one") || !strings.Contains(out.String(), "x=1") {
+			t.Errorf("exit %d:\n%s", code, out)
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the follower hung after its runner was killed:\n%s", out)
+	}
+	if got := readFile(t, filepath.Join(dir, "ran")); got != "a\n" {
+		t.Errorf("the step ran %q; want once", got)
+	}
+}

@@ -7,6 +7,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -57,8 +58,11 @@ func etaOf(e runner.ETA) *statusETA {
 }
 
 type statusMonitor struct {
-	PID  int    `json:"pid,omitempty"`
-	Kind string `json:"kind"` // "runner" (live: the figures are its own) or "none" (from the journal)
+	PID int `json:"pid,omitempty"`
+	// Problem says why the runner holding the campaign did not answer
+	// (stopped with kill -STOP, stuck); the figures are then the journal's.
+	Problem string `json:"problem,omitempty"`
+	Kind    string `json:"kind"` // "runner" (live: the figures are its own) or "none" (from the journal)
 }
 
 type statusPhase struct {
@@ -108,7 +112,8 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		dir = runner.DefaultStateDir(plan)
 	}
 	var out statusJSON
-	if st, pid, ok := liveState(dir); ok {
+	st, pid, problem := liveState(dir)
+	if st != nil {
 		out = statusOf(plan, dir, st)
 		out.Monitor = statusMonitor{PID: pid, Kind: "runner"}
 	} else {
@@ -122,6 +127,10 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		out = statusOf(plan, dir, st)
+		if problem != nil {
+			out.Monitor.Problem = problem.Error()
+			fmt.Fprintf(stderr, "greenlight status: %v; showing the journal\n", problem)
+		}
 		out.ETA = nil
 		for i := range out.Phases {
 			out.Phases[i].ETA, out.Phases[i].Progress = nil, nil
@@ -189,6 +198,8 @@ func printStatus(w io.Writer, s statusJSON) {
 		state = "finished, with failures"
 	case s.Finished:
 		state = "finished"
+	case s.Monitor.Kind == "runner" && s.Monitor.Problem != "":
+		state = fmt.Sprintf("held by its runner (pid %d), which does not answer: %s", s.Monitor.PID, s.Monitor.Problem)
 	case s.Monitor.Kind == "runner":
 		state = fmt.Sprintf("running (runner pid %d; `greenlight run %s` attaches a window)", s.Monitor.PID, s.File)
 		if s.Paused {
@@ -237,15 +248,19 @@ func printStatus(w io.Writer, s statusJSON) {
 
 // liveState is the runner's own state (results included), when a runner
 // answers for the campaign.
-func liveState(dir string) (*runner.State, int, bool) {
+// problem is set when a runner holds the campaign but did not answer.
+func liveState(dir string) (st *runner.State, pid int, problem error) {
 	c, err := link.Dial(dir)
 	if err != nil {
-		return nil, 0, false
+		if errors.Is(err, link.ErrNoRunner) {
+			return nil, 0, nil
+		}
+		return nil, 0, err
 	}
 	defer c.Close()
 	m, err := c.Request(link.OpState, "")
-	if err != nil || m.State == nil {
-		return nil, 0, false
+	if err != nil {
+		return nil, 0, err
 	}
-	return m.State, c.PID(), true
+	return m.State, c.PID(), nil
 }

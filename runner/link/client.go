@@ -116,8 +116,8 @@ func (c *Client) quiet(err error, what string) error {
 	if errors.As(err, &ne) && ne.Timeout() {
 		return fmt.Errorf("the campaign's runner did not send %s within %v: it may be stopped (kill -STOP) or stuck", what, Timeout)
 	}
-	if errors.Is(err, io.EOF) {
-		return ErrNoRunner
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+		return ErrNoRunner // a runner dying as we connected
 	}
 	return err
 }
