@@ -100,7 +100,7 @@ func replayLoad(t *testing.T, r *Runner, total time.Duration, fracs []float64) (
 		for ; next < len(log) && !start.Add(log[next].at).After(now); next++ {
 			for _, part := range strings.Split(log[next].line, "\r") {
 				if part != "" {
-					r.logLine(sr, []byte(part), start.Add(log[next].at))
+					sr.logLine(r, []byte(part), start.Add(log[next].at))
 				}
 			}
 		}

@@ -129,9 +129,9 @@ func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
 		*ss = StepState{Index: idx, Name: steps[idx].Label(), Status: Running, Attempt: start.Attempt, Started: start.T, Log: sr.files.log, Progress: -1}
 		sr.started, sr.proc.sup = start.T, start.PID
 		now := r.opts.Now()
-		r.readLog(sr, now, true)
-		r.drainResults(sr, now)
-		r.readSummary(sr)
+		sr.readLog(r, now, true)
+		sr.drainResults(r, now)
+		sr.readSummary(r)
 		if st, err := supervise.ReadStatus(sr.files.status); err == nil {
 			ss.PGID, sr.proc.pgid, sr.proc.sup = st.PGID, st.PGID, st.Supervisor
 			if st.State == "exited" {
@@ -190,7 +190,7 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		} else {
 			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted step %d still running (pid %d)", pr.ph.Label(), sr.step.Index+1, sr.proc.sup))
 		}
-		r.readLog(sr, r.opts.Now(), true)
+		sr.readLog(r, r.opts.Now(), true)
 		// Read back at once, the stages' lines all carry this instant: only
 		// the time from the start to the stage it is in now says anything.
 		for i := 1; i < len(sr.stageStarts); i++ {

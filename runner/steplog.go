@@ -13,7 +13,7 @@ import (
 
 // readLog splits new log bytes on \n and \r, so tqdm's redraws count as
 // lines, and looks in each for progress, results, readiness and stages.
-func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
+func (sr *stepRun) readLog(to outputSink, now time.Time, final bool) {
 	// The log stays open while the step runs: reopening it four times a
 	// second is most of an idle monitor's CPU.
 	if sr.out.logFile == nil {
@@ -69,12 +69,12 @@ func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
 				break
 			}
 			if i > 0 {
-				r.logLine(sr, data[:i], now)
+				sr.logLine(to, data[:i], now)
 			}
 			data = data[i+1:]
 		}
 		if len(sr.out.logRest) > 64<<10 {
-			r.logLine(sr, sr.out.logRest, now)
+			sr.logLine(to, sr.out.logRest, now)
 			sr.out.logRest = nil
 		}
 		if !final {
@@ -84,16 +84,16 @@ func (r *Runner) readLog(sr *stepRun, now time.Time, final bool) {
 	if len(sr.out.logRest) > 0 {
 		// An unfinished tqdm redraw still tells how far it is, and in
 		// which stage: the stage moves with the bar, not a line later.
-		r.stageLine(sr, sr.out.logRest, now)
-		r.progressLine(sr, sr.out.logRest, now)
+		sr.stageLine(sr.out.logRest, now)
+		sr.progressLine(sr.out.logRest, now)
 		if final {
-			r.logLine(sr, sr.out.logRest, now)
+			sr.logLine(to, sr.out.logRest, now)
 			sr.out.logRest = nil
 		}
 	}
 }
 
-func (r *Runner) progressLine(sr *stepRun, line []byte, now time.Time) {
+func (sr *stepRun) progressLine(line []byte, now time.Time) {
 	if sr.step.Progress == nil && !bytes.ContainsAny(line, "%/") {
 		return
 	}
@@ -102,18 +102,18 @@ func (r *Runner) progressLine(sr *stepRun, line []byte, now time.Time) {
 	}
 }
 
-func (r *Runner) logLine(sr *stepRun, line []byte, now time.Time) {
+func (sr *stepRun) logLine(to outputSink, line []byte, now time.Time) {
 	// A stage first: its line may also be the first of its progress bar.
 	if svc := sr.pr.ph.Service; svc != nil {
 		if svc.ReadyLog != nil && !sr.readyLog && svc.ReadyLog.Match(line) {
 			sr.readyLog = true
 		}
-		r.stageLine(sr, line, now)
+		sr.stageLine(line, now)
 	}
-	r.progressLine(sr, line, now)
+	sr.progressLine(line, now)
 	if sr.step.ResultsFormat == FormatVLLMBench {
 		if cols, vals, done := sr.vllm.line(line); done {
-			r.addRow(sr, Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, true)
+			to.addRow(sr, Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, true)
 		}
 	}
 	if re := sr.step.Results; re != nil {
@@ -126,21 +126,21 @@ func (r *Runner) logLine(sr *stepRun, line []byte, now time.Time) {
 					row.Values = append(row.Values, parseValue(m[i]))
 				}
 			}
-			r.addRow(sr, row, true)
+			to.addRow(sr, row, true)
 		}
 	}
 }
 
 // stageLine moves a starting service to the first later stage whose line
 // this is.
-func (r *Runner) stageLine(sr *stepRun, line []byte, now time.Time) {
+func (sr *stepRun) stageLine(line []byte, now time.Time) {
 	svc := sr.pr.ph.Service
 	if svc == nil {
 		return
 	}
 	for i := sr.stage + 1; i < len(svc.Stages); i++ {
 		if svc.Stages[i].Log != nil && svc.Stages[i].Log.Match(line) {
-			r.enterStage(sr, i, now)
+			sr.enterStage(i, now)
 			return
 		}
 	}
@@ -148,7 +148,7 @@ func (r *Runner) stageLine(sr *stepRun, line []byte, now time.Time) {
 
 // enterStage moves a starting service to stage i: its start is noted for
 // the ETA's pace, and the progress bar of the stage before is let go.
-func (r *Runner) enterStage(sr *stepRun, i int, now time.Time) {
+func (sr *stepRun) enterStage(i int, now time.Time) {
 	svc := sr.pr.ph.Service
 	if len(sr.stageStarts) != len(svc.Stages) {
 		sr.stageStarts = make([]time.Time, len(svc.Stages))

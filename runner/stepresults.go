@@ -15,10 +15,10 @@ import (
 
 // drainResults reads the results file to its end: once a step has ended,
 // what it wrote is all there, however much of it there is.
-func (r *Runner) drainResults(sr *stepRun, now time.Time) {
+func (sr *stepRun) drainResults(to outputSink, now time.Time) {
 	for {
 		before := sr.out.resOff
-		r.readResults(sr, now)
+		sr.readResults(to, now)
 		if sr.out.resOff == before {
 			return
 		}
@@ -29,7 +29,7 @@ func (r *Runner) drainResults(sr *stepRun, now time.Time) {
 // one with a 10 MB value (cut when shown), is far shorter.
 const maxResultLine = 32 << 20
 
-func (r *Runner) readResults(sr *stepRun, now time.Time) {
+func (sr *stepRun) readResults(to outputSink, now time.Time) {
 	data, off := readFrom(sr.files.results, sr.out.resOff)
 	if len(data) == 0 {
 		return
@@ -40,7 +40,7 @@ func (r *Runner) readResults(sr *stepRun, now time.Time) {
 	// One event for what one read brought: a burst of 20,000 rows is a
 	// handful of events, not 20,000 snapshots of the whole campaign.
 	first := len(sr.pr.state.Steps[sr.step.Index].Results)
-	defer func() { r.announceRows(sr, first) }()
+	defer func() { to.announceRows(sr, first) }()
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -48,7 +48,7 @@ func (r *Runner) readResults(sr *stepRun, now time.Time) {
 				// No row is that long: a step writing binary or one endless
 				// line. Say so once per line and skip to its end.
 				if !sr.out.resSkipping {
-					r.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS of over %s: skipped", sr.pr.ph.ID, sr.step.Index+1, FormatBytes(maxResultLine)))
+					to.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS of over %s: skipped", sr.pr.ph.ID, sr.step.Index+1, FormatBytes(maxResultLine)))
 				}
 				sr.out.resSkipping = true
 				return
@@ -67,11 +67,11 @@ func (r *Runner) readResults(sr *stepRun, now time.Time) {
 		}
 		cols, vals, err := decodeObject(line)
 		if err != nil {
-			r.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS that is not a JSON object (%s): %s",
+			to.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS that is not a JSON object (%s): %s",
 				sr.pr.ph.ID, sr.step.Index+1, safe.Line(err.Error(), safe.Value), safe.Line(string(line), safe.Value)))
 			continue
 		}
-		r.addRow(sr, Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, false)
+		to.addRow(sr, Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, false)
 	}
 }
 
@@ -130,7 +130,7 @@ func rowText(row Row) string {
 	return strings.Join(parts, " ")
 }
 
-func (r *Runner) readSummary(sr *stepRun) {
+func (sr *stepRun) readSummary(to outputSink) {
 	data, off := readFrom(sr.files.summary, sr.out.sumOff)
 	if len(data) == 0 {
 		return
@@ -138,7 +138,7 @@ func (r *Runner) readSummary(sr *stepRun) {
 	sr.out.sumOff = off
 	ss := &sr.pr.state.Steps[sr.step.Index]
 	ss.Summary += string(data)
-	r.emit(Event{Kind: SummaryAppended, Phase: sr.pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: summary +%d bytes", sr.pr.ph.ID, len(data))})
+	to.summaryAppended(sr, len(data))
 }
 
 func readFrom(path string, off int64) ([]byte, int64) {
@@ -155,4 +155,20 @@ func readFrom(path string, off int64) ([]byte, int64) {
 	}
 	data, _ := io.ReadAll(io.LimitReader(f, maxReadPerPoll))
 	return data, off + int64(len(data))
+}
+
+// outputSink is what a step's output tells the loop: rows (checked
+// against expectations, announced), a summary grown, a warning. The
+// step's reading (its log, results file, summary, saved results) hands
+// everything it finds to one; *Runner is the one.
+type outputSink interface {
+	addRow(sr *stepRun, row Row, announce bool)
+	announceRows(sr *stepRun, first int)
+	summaryAppended(sr *stepRun, n int)
+	warn(msg string)
+}
+
+// summaryAppended announces what a step added to its summary.
+func (r *Runner) summaryAppended(sr *stepRun, n int) {
+	r.emit(Event{Kind: SummaryAppended, Phase: sr.pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: summary +%d bytes", sr.pr.ph.ID, n)})
 }

@@ -183,15 +183,15 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 	// Results go to disk within 100 ms, so they are read every poll; the
 	// log (progress) and the status file every 250 ms are enough, and an
 	// exit of a supervisor we started wakes us through reap at once.
-	r.readResults(sr, now)
-	r.readSummary(sr)
+	sr.readResults(r, now)
+	sr.readSummary(r)
 	// A freeze asked before the step's group was known waits for its status.
 	frozenPending := r.q.frozen && sr.proc.pgid == 0 && pr.ph.Service == nil
 	if now.Sub(sr.out.lastRead) < logEvery && !sr.proc.reaped && !frozenPending {
 		return
 	}
 	sr.out.lastRead = now
-	r.readLog(sr, now, false)
+	sr.readLog(r, now, false)
 	if pr.ph.Service != nil {
 		r.checkService(sr, now)
 	}
@@ -213,9 +213,9 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 			sr.proc.sup = st.Supervisor
 		}
 		if st.State == "exited" {
-			r.readLog(sr, now, true)
-			r.drainResults(sr, now)
-			r.readSummary(sr)
+			sr.readLog(r, now, true)
+			sr.drainResults(r, now)
+			sr.readSummary(r)
 			r.onExit(sr, st, now)
 			return
 		}
@@ -250,9 +250,9 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 	pr := sr.pr
 	// Whatever way its end was seen, all it wrote is taken in first.
-	r.drainResults(sr, now)
-	r.readSavedResults(sr, now)
-	r.readSummary(sr)
+	sr.drainResults(r, now)
+	sr.readSavedResults(r, now)
+	sr.readSummary(r)
 	sr.proc.exitedSeen = true
 	if sr.health.probe != nil {
 		sr.health.probe.cancel()
