@@ -111,10 +111,13 @@ server: no GPU, Python or network needed.
 `,
 	"status": `Usage: greenlight status [--json] [--state-dir DIR] CAMPAIGN.yaml
 
-How the campaign stands, from its journal: each phase's status and why it
-waits, results counted, and who runs it (a window, the background monitor,
-or nobody). Runs and signals nothing. --json prints the greenlight.status/v1
-schema (see the README). Exit 0; 2 when the campaign has not run here.
+How the campaign stands: each phase's status, progress and ETA (with where
+the ETA comes from), results counted, why a phase waits (a gate: how to
+open it), and the runner's pid. From the runner itself when one runs the
+campaign; from the journal when none does (or it does not answer within
+2 s, which is said). Runs and signals nothing. --json prints the
+greenlight.status/v2 schema (see the README). Exit 0; 2 when the campaign
+has not run here.
 `,
 	"approve": `Usage: greenlight approve CAMPAIGN.yaml PHASE...
 

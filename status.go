@@ -1,9 +1,8 @@
 package main
 
-// greenlight status: how a campaign stands, from its journal and its lock,
-// for a person in another shell or a script. It runs nothing and signals
-// nothing, whether a window, the background monitor or nobody holds the
-// campaign.
+// greenlight status: how a campaign stands, for a person in another shell
+// or a script: its runner's own state when one runs it (live progress and
+// ETAs), else its journal. It runs nothing and signals nothing.
 
 import (
 	"encoding/json"
