@@ -260,24 +260,16 @@ func demoClient(args []string) int {
 		resp.Body.Close()
 		fmt.Printf("POST %s: HTTP %d\n", *url, resp.StatusCode)
 		if *trace != "" {
-			// The trace is flushed in pieces after the call returns.
-			os.MkdirAll(filepath.Dir(*trace), 0o755)
-			f, err := os.Create(*trace)
-			if err != nil {
+			// The traces are flushed in pieces after the call returns, one
+			// per rank, as vLLM's are.
+			done := make(chan error, 1)
+			go func() { done <- writeDemoTraces(*trace, 7) }()
+			time.Sleep(300 * time.Millisecond)
+			fmt.Println("trace flush started:", *trace)
+			if err := <-done; err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
 			}
-			go func() {
-				for i := 0; i < 6; i++ {
-					f.Write(make([]byte, 400_000))
-					time.Sleep(400 * time.Millisecond)
-				}
-				f.Close()
-			}()
-			time.Sleep(300 * time.Millisecond)
-			fmt.Println("trace flush started:", *trace)
-			// Detach: the flush goes on in our process group, as vLLM's would.
-			time.Sleep(2500 * time.Millisecond)
 		}
 		return 0
 	}

@@ -163,7 +163,7 @@ func TestDemoPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Status:** finished", "output_tok_s", "TFLOP/s", "retried", "decode.nsys-rep", "Loading"} {
+	for _, want := range []string{"Status:** finished", "output_token_throughput_tok_s", "Where the GPU time went", "| rank 3 |", "TFLOP/s", "retried", "decode.nsys-rep", "Loading"} {
 		if want == "Loading" {
 			continue // in the log, not the report
 		}

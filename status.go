@@ -208,7 +208,13 @@ func printStatus(w io.Writer, s statusJSON) {
 			state = "frozen, " + state
 		}
 		if s.ETA != nil {
-			state += fmt.Sprintf("; done in %s (%s)", s.ETA.Text, s.ETA.Source)
+			state += "; done in " + s.ETA.Text
+			if s.ETA.Source != "" {
+				state += " (" + s.ETA.Source + ")"
+			}
+			if s.ETA.WaitsGate {
+				state += ", and a gate on the way waits for a person"
+			}
 		}
 	default:
 		state += fmt.Sprintf(": no runner runs it; `greenlight run %s` resumes it", s.File)

@@ -183,3 +183,20 @@ func TestRulesOverride(t *testing.T) {
 		t.Errorf("bad pattern: %v", err)
 	}
 }
+
+// TestKernelsToldApart: two kernels of one template with the same short
+// name get the argument they differ in.
+func TestKernelsToldApart(t *testing.T) {
+	ks := []Kernel{
+		{Name: "void marlin_moe_wna16::Marlin<(vllm::ScalarTypeId)3, (vllm::ScalarTypeId)4, 256, 1, 8>(int4 const*)"},
+		{Name: "void marlin_moe_wna16::Marlin<(vllm::ScalarTypeId)3, (vllm::ScalarTypeId)4, 128, 1, 8>(int4 const*)"},
+		{Name: "nvjet_x"},
+	}
+	for i := range ks {
+		ks[i].Short = Short(ks[i].Name)
+	}
+	tellApart(ks)
+	if ks[0].Short != "marlin_moe_wna16::Marlin<…256…>" || ks[1].Short != "marlin_moe_wna16::Marlin<…128…>" || ks[2].Short != "nvjet_x" {
+		t.Errorf("%q %q %q", ks[0].Short, ks[1].Short, ks[2].Short)
+	}
+}

@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -117,4 +118,67 @@ func hint(s string) string {
 		}
 	}
 	return ""
+}
+
+// tellApart gives kernels whose short names are alike a short name each
+// of their own: the first template argument in which their full names
+// differ (Marlin<…, 256, …> and Marlin<…, 128, …>).
+func tellApart(ks []Kernel) {
+	groups := map[string][]int{}
+	for i, k := range ks {
+		groups[k.Short] = append(groups[k.Short], i)
+	}
+	for short, idx := range groups {
+		if len(idx) < 2 {
+			continue
+		}
+		args := make([][]string, len(idx))
+		for j, i := range idx {
+			args[j] = templateArgs(ks[i].Name)
+		}
+		at := -1
+		for p := 0; at < 0 && p < len(args[0]); p++ {
+			for j := 1; j < len(args); j++ {
+				if p >= len(args[j]) || args[j][p] != args[0][p] {
+					at = p
+					break
+				}
+			}
+		}
+		for j, i := range idx {
+			if at >= 0 && at < len(args[j]) {
+				ks[i].Short = fmt.Sprintf("%s<…%s…>", strings.SplitN(short, "<", 2)[0], strings.TrimSpace(args[j][at]))
+			} else {
+				ks[i].Short = fmt.Sprintf("%s #%d", short, j+1)
+			}
+		}
+	}
+}
+
+// templateArgs are the top-level arguments of a name's first template
+// argument list.
+func templateArgs(name string) []string {
+	i := strings.IndexByte(name, '<')
+	if i < 0 {
+		return nil
+	}
+	var out []string
+	depth, start := 0, i+1
+	for j := i; j < len(name); j++ {
+		switch name[j] {
+		case '<', '(':
+			depth++
+		case '>', ')':
+			depth--
+			if depth == 0 {
+				return append(out, name[start:j])
+			}
+		case ',':
+			if depth == 1 {
+				out = append(out, name[start:j])
+				start = j + 1
+			}
+		}
+	}
+	return out
 }

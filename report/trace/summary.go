@@ -41,6 +41,7 @@ func (a *agg) summary(rules *Rules, top int) *Summary {
 		}
 		all = all[:top]
 	}
+	tellApart(all)
 	s.Top = all
 	for _, name := range rules.Names() {
 		if c := cats[name]; c != nil {
