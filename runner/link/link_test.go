@@ -247,3 +247,26 @@ func TestLongStateDir(t *testing.T) {
 	}
 	c.Close()
 }
+
+// TestSocketComesBack: a socket removed under a running runner (its state
+// dir removed and rebuilt) is put back, so clients can attach again.
+func TestSocketComesBack(t *testing.T) {
+	dir := t.TempDir()
+	listen(t, dir)
+	os.Remove(filepath.Join(dir, SocketName))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := Dial(dir)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the socket never came back: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, SocketName)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the new socket: %v %v", fi, err)
+	}
+}

@@ -54,6 +54,20 @@ const (
 // version is the greenlight version said in hello.
 func Listen(dir, version string, h Handler) (*Server, error) {
 	path := filepath.Join(dir, SocketName)
+	ln, err := bind(dir, path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{ln: ln, path: path, version: version, uid: os.Getuid(), h: h,
+		clients: map[*peer]struct{}{}, attached: make(chan struct{}), done: make(chan struct{})}
+	go s.accept(ln)
+	go s.tick()
+	go s.keep()
+	return s, nil
+}
+
+// bind creates the socket at path, 0600 from its first moment.
+func bind(dir, path string) (*net.UnixListener, error) {
 	// Bound in a private folder, made 0600 there, then moved into place: no
 	// moment exists in which another user could connect, whatever the umask.
 	tmp, err := os.MkdirTemp(dir, ".sock-")
@@ -80,11 +94,45 @@ func Listen(dir, version string, h Handler) (*Server, error) {
 		ln.Close()
 		return nil, err
 	}
-	s := &Server{ln: ln, path: path, version: version, uid: os.Getuid(), h: h,
-		clients: map[*peer]struct{}{}, attached: make(chan struct{}), done: make(chan struct{})}
-	go s.accept()
-	go s.tick()
-	return s, nil
+	return ln, nil
+}
+
+// keep puts the socket back when it vanished (the state dir removed while
+// the campaign ran, and rebuilt by the runner): without it no client could
+// ever attach again.
+func (s *Server) keep() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-t.C:
+		}
+		if _, err := os.Stat(s.path); !os.IsNotExist(err) {
+			continue
+		}
+		dir := filepath.Dir(s.path)
+		if _, err := os.Stat(dir); err != nil {
+			continue // the runner rebuilds its state dir first
+		}
+		ln, err := bind(dir, s.path)
+		if err != nil {
+			continue
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			ln.Close()
+			os.Remove(s.path)
+			return
+		}
+		old := s.ln
+		s.ln = ln
+		s.mu.Unlock()
+		old.Close()
+		go s.accept(ln)
+	}
 }
 
 // Path is the socket's path.
@@ -190,9 +238,9 @@ func (s *Server) tick() {
 	}
 }
 
-func (s *Server) accept() {
+func (s *Server) accept(ln *net.UnixListener) {
 	for {
-		c, err := s.ln.AcceptUnix()
+		c, err := ln.AcceptUnix()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
