@@ -79,6 +79,10 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		return code
 	}
 	s := newSession(plan, f, stateDir, c, stdout)
+	edited := ""
+	if !started && c.Hello.Plan != "" && c.Hello.Plan != plan.Hash {
+		edited = fmt.Sprintf("%s changed since its runner (pid %d) started: the runner goes on with the file as it was; `greenlight stop` then `greenlight run` takes the edits (finished phases whose work did not change are kept)", plan.File, c.PID())
+	}
 	if !started {
 		ids, _ := approveList(plan, f.approve)
 		if err := approveAttached(s, ids); err != nil {
@@ -99,6 +103,9 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		}
 		fmt.Fprintf(stdout, "%s greenlight: %s the campaign's runner (pid %d); Ctrl-C stops the campaign, Ctrl-C again leaves it running\n",
 			time.Now().Format("15:04:05"), verb, c.PID())
+		if edited != "" {
+			fmt.Fprintf(stdout, "%s greenlight: %s\n", time.Now().Format("15:04:05"), edited)
+		}
 		var lastETA time.Duration = -1
 		for _, e := range s.Earlier() {
 			if line := tui.PlainLine(e, &lastETA); line != "" {
@@ -120,7 +127,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	errPath := runner.Layout(stateDir).WindowStderr()
 	restoreStderr, cerr := tui.CaptureStderr(errPath)
 	res, err := tui.Run(tui.Options{Runner: s, Events: s.Events(), Sampler: s, Plan: plan, ReportPath: plan.Report,
-		StateDir: stateDir, Note: gpuNote(s.Inventory()), Earlier: s.Earlier()})
+		StateDir: stateDir, Note: joinNotes(gpuNote(s.Inventory()), edited), Earlier: s.Earlier()})
 	if cerr == nil {
 		if said := restoreStderr(); said != "" {
 			fmt.Fprintf(stderr, "greenlight: written to stderr while the screen was up (kept in %s):\n%s\n", errPath, strings.TrimRight(said, "\n"))
@@ -138,6 +145,17 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		return exitCode(res.Final, false, true)
 	}
 	return exitCode(res.Final, res.Interrupted, false)
+}
+
+// joinNotes is the notes that are not empty, one line.
+func joinNotes(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // gpuNote is said once in the window when the runner sees no GPU.

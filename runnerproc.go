@@ -118,7 +118,7 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 			}
 		})
 	}()
-	srv.link, err = link.Listen(r.StateDir(), version, srv)
+	srv.link, err = link.Listen(r.StateDir(), version, plan.Hash, srv)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		r.Close()

@@ -466,3 +466,20 @@ phases:
 		t.Errorf("the step ran %q; want once", got)
 	}
 }
+
+// TestEditedFileSaidOnAttach: a client whose campaign file changed since
+// its runner started says the runner goes on with the file as it was.
+func TestEditedFileSaidOnAttach(t *testing.T) {
+	dir := t.TempDir()
+	body := "name: edited\nphases:\n  - id: a\n    steps:\n      - run: |\n          sleep 2\n"
+	c := writeCampaign(t, dir, body)
+	t.Cleanup(func() { stopRunner(t, filepath.Join(dir, ".greenlight", "edited")) })
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run --detach: %d %s", code, out)
+	}
+	writeCampaign(t, dir, body+"# an edit\n")
+	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c)
+	if code != 0 || !strings.Contains(out, "changed since its runner") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}

@@ -41,7 +41,7 @@ func (h *fakeHandler) Do(op, phase string) error {
 func listen(t *testing.T, dir string) (*Server, *fakeHandler) {
 	t.Helper()
 	h := &fakeHandler{st: &runner.State{Name: "c", Phases: []runner.PhaseState{{ID: "a", Steps: []runner.StepState{{Results: []runner.Row{{Cols: []string{"x"}, Values: []any{1.0}}}}}}}}}
-	s, err := Listen(dir, "test", h)
+	s, err := Listen(dir, "test", "planhash", h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestSnapshotEventsAndRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c2.Close()
-	if c1.PID() != os.Getpid() || c1.Hello.Version != "test" {
+	if c1.PID() != os.Getpid() || c1.Hello.Version != "test" || c1.Hello.Plan != "planhash" {
 		t.Errorf("hello %+v", c1.Hello)
 	}
 	if st := c1.First.State; st == nil || len(st.Phases[0].Steps[0].Results) != 1 {

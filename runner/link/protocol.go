@@ -65,6 +65,9 @@ type Msg struct {
 	Proto   int    `json:"proto,omitempty"`
 	Version string `json:"version,omitempty"`
 	PID     int    `json:"pid,omitempty"`
+	// Plan is the sha256 of the campaign file the runner runs, so a client
+	// with an edited file can say its edits wait for a new runner.
+	Plan string `json:"plan,omitempty"`
 
 	// snapshot, event, reply to OpState
 	Event *Event        `json:"event,omitempty"`

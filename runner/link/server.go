@@ -30,7 +30,8 @@ type Server struct {
 	ln      *net.UnixListener
 	path    string
 	version string
-	uid     int // peers of another uid are refused
+	plan    string // the campaign file's hash, said in hello
+	uid     int    // peers of another uid are refused
 	h       Handler
 
 	mu       sync.Mutex
@@ -51,14 +52,15 @@ const (
 )
 
 // Listen creates the socket in dir, mode 0600, and starts accepting.
-// version is the greenlight version said in hello.
-func Listen(dir, version string, h Handler) (*Server, error) {
+// version is the greenlight version and plan the campaign file's hash,
+// said in hello.
+func Listen(dir, version, plan string, h Handler) (*Server, error) {
 	path := filepath.Join(dir, SocketName)
 	ln, err := bind(dir, path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{ln: ln, path: path, version: version, uid: os.Getuid(), h: h,
+	s := &Server{ln: ln, path: path, version: version, plan: plan, uid: os.Getuid(), h: h,
 		clients: map[*peer]struct{}{}, attached: make(chan struct{}), done: make(chan struct{})}
 	go s.accept(ln)
 	go s.tick()
@@ -284,7 +286,7 @@ func (s *Server) serve(c *net.UnixConn) {
 		s.refuse(c, fmt.Sprintf("this campaign's runner (pid %d) belongs to uid %d and talks to no other user (you are uid %d)", os.Getpid(), s.uid, uid))
 		return
 	}
-	hello, _ := encode(&Msg{Kind: KindHello, Proto: Protocol, Version: s.version, PID: os.Getpid()})
+	hello, _ := encode(&Msg{Kind: KindHello, Proto: Protocol, Version: s.version, PID: os.Getpid(), Plan: s.plan})
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := c.Write(hello); err != nil {
 		c.Close()
