@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
 )
 
 // Client is one connection to a campaign's runner.
@@ -23,8 +25,9 @@ type Client struct {
 	nextID  int
 	pending map[int]chan *Msg
 	msgs    chan *Msg
-	last    time.Time // when the runner last said anything
-	err     error     // why the stream ended
+	last    time.Time     // when the runner last said anything
+	state   *runner.State // the campaign as the runner last said it
+	err     error         // why the stream ended
 	done    chan struct{}
 }
 
@@ -105,6 +108,7 @@ func dial(dir string, proto int, version string) (*Client, error) {
 		return fail(fmt.Errorf("the campaign's runner said %q where its state belongs: %w", m.Kind, ErrGarbage))
 	}
 	c.First = *m
+	c.state = Lite(m.State) // the base events are merged onto; First keeps the results
 	conn.SetDeadline(time.Time{})
 	c.last = time.Now()
 	go c.read(rd)
@@ -181,6 +185,10 @@ func (c *Client) read(rd *reader) {
 		if m.Kind == KindTick {
 			continue
 		}
+		if m.Kind == KindEvent && m.State != nil {
+			m.State = c.merge(m)
+			m.Changed, m.NPhases = nil, 0
+		}
 		c.msgs <- m
 		if m.Kind == KindBye {
 			return
@@ -231,3 +239,25 @@ func (c *Client) forget(id int) {
 
 // Close detaches this client; the campaign goes on.
 func (c *Client) Close() error { return c.conn.Close() }
+
+// merge is the whole state an event stands for: its phases over those the
+// client last had. A client that cannot place them (a phase count it did
+// not expect) keeps what came, which is whole or close to it.
+func (c *Client) merge(m *Msg) *runner.State {
+	if m.NPhases == 0 { // a whole state
+		c.state = m.State
+		return m.State
+	}
+	if c.state == nil || len(c.state.Phases) != m.NPhases || len(m.Changed) != len(m.State.Phases) {
+		return m.State
+	}
+	st := *m.State
+	st.Phases = append([]runner.PhaseState(nil), c.state.Phases...)
+	for j, i := range m.Changed {
+		if i >= 0 && i < len(st.Phases) {
+			st.Phases[i] = m.State.Phases[j]
+		}
+	}
+	c.state = &st
+	return &st
+}

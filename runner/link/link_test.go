@@ -270,3 +270,48 @@ func TestSocketComesBack(t *testing.T) {
 		t.Errorf("the new socket: %v %v", fi, err)
 	}
 }
+
+// TestEventsCarryChangedPhasesOnly: an event after the first carries the
+// phases that changed, and the client hands on the whole state.
+func TestEventsCarryChangedPhasesOnly(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := listen(t, dir)
+	st := func(a, b string) *runner.State {
+		return &runner.State{Name: "c", Phases: []runner.PhaseState{{ID: "a", Reason: a}, {ID: "b", Reason: b}, {ID: "c"}}}
+	}
+	c, err := Dial(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	raw, err := rawDial(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	rd := newReader(raw)
+	rd.next()
+	line, _ := encode(&Msg{Kind: KindHello, Proto: Protocol})
+	raw.Write(line)
+	rd.next() // snapshot
+	s.Event(runner.Event{Kind: runner.Progress, Time: time.Now(), State: st("1", "1")})
+	s.Event(runner.Event{Kind: runner.Progress, Time: time.Now(), State: st("1", "2")})
+	s.Event(runner.Event{Kind: runner.Progress, Time: time.Now(), State: st("1", "2")})
+	// On the wire: whole, then phase 1 alone, then none.
+	for i, want := range [][]int{nil, {1}, {}} {
+		m, err := rd.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 && (m.NPhases != 0 || len(m.State.Phases) != 3) || i > 0 && (m.NPhases != 3 || len(m.Changed) != len(want) || len(m.State.Phases) != len(want)) {
+			t.Errorf("event %d on the wire: nphases %d changed %v, %d phases", i, m.NPhases, m.Changed, len(m.State.Phases))
+		}
+	}
+	// Through the client: whole states.
+	for i := 0; i < 3; i++ {
+		m := <-c.Messages()
+		if len(m.State.Phases) != 3 || m.State.Phases[0].Reason != "1" || i > 0 && m.State.Phases[1].Reason != "2" {
+			t.Errorf("event %d through the client: %+v", i, m.State.Phases)
+		}
+	}
+}

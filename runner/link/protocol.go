@@ -75,6 +75,12 @@ type Msg struct {
 	// GPU is the sampler's side, opaque here: the runner process and the
 	// client agree on it (see main's wiring); the link only carries it.
 	GPU json.RawMessage `json:"gpu,omitempty"`
+	// NPhases, on an event, says its State carries only the phases listed
+	// in Changed, by index; the others (of NPhases in all) are as the last
+	// event left them. Zero: the State is whole. Client merges them, so its
+	// Messages carry whole states.
+	Changed []int `json:"changed,omitempty"`
+	NPhases int   `json:"nphases,omitempty"`
 	// Recent are the events a snapshot's client missed: the last ones the
 	// runner said (progress left out), oldest first.
 	Recent []*Event `json:"recent,omitempty"`

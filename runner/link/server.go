@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"syscall"
 	"time"
@@ -35,7 +36,8 @@ type Server struct {
 	h       Handler
 
 	mu       sync.Mutex
-	recent   []*Event // the last events said, for a client that attaches
+	recent   []*Event            // the last events said, for a client that attaches
+	last     []runner.PhaseState // the phases as the last event said them
 	clients  map[*peer]struct{}
 	closed   bool
 	attached chan struct{} // closed when the first client has said hello
@@ -156,12 +158,31 @@ const keepRecent = 200
 // Event says e to every client.
 func (s *Server) Event(e runner.Event) {
 	w := WireEvent(e)
-	line, err := encode(&Msg{Kind: KindEvent, Event: w, State: Lite(e.State)})
+	lite := Lite(e.State)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := &Msg{Kind: KindEvent, Event: w, State: lite}
+	// Only the phases that changed since the last event travel: a running
+	// step's progress is one phase, not the campaign.
+	if lite != nil && len(s.last) == len(lite.Phases) && len(lite.Phases) > 0 {
+		part := *lite
+		part.Phases = nil
+		m.Changed, m.NPhases = []int{}, len(lite.Phases)
+		for i := range lite.Phases {
+			if !reflect.DeepEqual(s.last[i], lite.Phases[i]) {
+				m.Changed = append(m.Changed, i)
+				part.Phases = append(part.Phases, lite.Phases[i])
+			}
+		}
+		m.State = &part
+	}
+	if lite != nil {
+		s.last = lite.Phases
+	}
+	line, err := encode(m)
 	if err != nil {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if e.Kind != runner.Progress && e.Message != "" {
 		if len(s.recent) == keepRecent {
 			s.recent = append(s.recent[:0:0], s.recent[keepRecent/2:]...)
