@@ -189,6 +189,7 @@ type session struct {
 	state  *runner.State
 	mirror *gpu.Mirror
 	gpus   *gpu.Sampler
+	prev   []gpu.Sample // the last round, for process lists sent only when they change
 
 	events chan runner.Event
 	bye    string // the runner's last word, when it ended the stream
@@ -212,7 +213,8 @@ func newSession(plan *runner.Plan, f *runFlags, stateDir string, c *link.Client,
 			s.gpus.Seed(s.inv.Devices[i], hp)
 		}
 	}
-	s.mirror.Set(s.inv, w.Hosts, decodeSamples(s.inv, w.Samples))
+	s.prev = decodeSamples(s.inv, w.Samples, nil)
+	s.mirror.Set(s.inv, w.Hosts, s.prev)
 	s.gpus.Round()
 	s.state = c.First.State
 	return s
@@ -324,7 +326,8 @@ func (s *session) gpuRound(raw json.RawMessage) {
 	if w.Inv != nil {
 		s.inv = *w.Inv
 	}
-	s.mirror.Set(s.inv, w.Hosts, decodeSamples(s.inv, w.Samples))
+	s.prev = decodeSamples(s.inv, w.Samples, s.prev)
+	s.mirror.Set(s.inv, w.Hosts, s.prev)
 	s.gpus.Round()
 }
 

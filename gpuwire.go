@@ -37,6 +37,7 @@ type wireSample struct {
 	Throttle []string          `json:"th,omitempty"`
 	Procs    []gpu.Process     `json:"p,omitempty"`
 	ProcsWhy string            `json:"pw,omitempty"`
+	Same     bool              `json:"sp,omitempty"` // the processes are as in the last round
 }
 
 // wireNum is a metric: null when not available; integers, and large
@@ -107,8 +108,9 @@ func (p *wirePoint) UnmarshalJSON(b []byte) error {
 // gpuEncoder turns the runner's rounds into wire rounds; it remembers the
 // inventory it last sent, so an unchanged one is not sent again.
 type gpuEncoder struct {
-	lastInv gpu.Inventory
-	sent    bool
+	lastInv   gpu.Inventory
+	sent      bool
+	lastProcs map[int]string // device -> its processes as last sent
 }
 
 func encodeSamples(inv gpu.Inventory, samples []gpu.Sample) []wireSample {
@@ -145,6 +147,20 @@ func (e *gpuEncoder) round(inv gpu.Inventory, hosts []gpu.HostState, samples []g
 	if !e.sent || !reflect.DeepEqual(inv, e.lastInv) {
 		w.Inv = &inv
 		e.lastInv, e.sent = inv, true
+		e.lastProcs = map[int]string{} // a new inventory: every list again
+	}
+	// A device's process list rarely changes: it travels when it does.
+	for i := range w.Samples {
+		ws := &w.Samples[i]
+		b, _ := json.Marshal(struct {
+			P  []gpu.Process
+			PW string
+		}{ws.Procs, ws.ProcsWhy})
+		if prev, ok := e.lastProcs[ws.Dev]; ok && prev == string(b) {
+			ws.Procs, ws.ProcsWhy, ws.Same = nil, "", true
+			continue
+		}
+		e.lastProcs[ws.Dev] = string(b)
 	}
 	b, _ := json.Marshal(w)
 	return b
@@ -170,8 +186,9 @@ func gpuSnapshot(s *gpu.Sampler) json.RawMessage {
 	return b
 }
 
-// decodeSamples is the other way; inv is the inventory the round refers to.
-func decodeSamples(inv gpu.Inventory, ws []wireSample) []gpu.Sample {
+// decodeSamples is the other way; inv is the inventory the round refers
+// to, prev the last round decoded (for process lists that did not change).
+func decodeSamples(inv gpu.Inventory, ws []wireSample, prev []gpu.Sample) []gpu.Sample {
 	out := make([]gpu.Sample, 0, len(ws))
 	for _, w := range ws {
 		if w.Dev < 0 || w.Dev >= len(inv.Devices) {
@@ -179,6 +196,13 @@ func decodeSamples(inv gpu.Inventory, ws []wireSample) []gpu.Sample {
 		}
 		s := gpu.Sample{Time: time.UnixMilli(w.T), Device: inv.Devices[w.Dev], Lost: w.Lost, LostWhy: w.LostWhy, MIG: w.MIG,
 			Throttle: w.Throttle, Procs: w.Procs, ProcsWhy: w.ProcsWhy}
+		if w.Same {
+			for _, p := range prev {
+				if p.Device.ID() == s.Device.ID() {
+					s.Procs, s.ProcsWhy = p.Procs, p.ProcsWhy
+				}
+			}
+		}
 		for j, m := range metrics(&s) {
 			if j < len(w.V) && w.V[j].OK {
 				*m = gpu.Metric{V: w.V[j].V, OK: true}

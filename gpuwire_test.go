@@ -34,7 +34,7 @@ func TestGPUWireRoundTrip(t *testing.T) {
 	if w.Inv == nil {
 		t.Fatal("the first round lacks the inventory")
 	}
-	got := decodeSamples(*w.Inv, w.Samples)
+	got := decodeSamples(*w.Inv, w.Samples, nil)
 	for i := range samples {
 		want := samples[i]
 		want.Time = time.UnixMilli(want.Time.UnixMilli())
@@ -51,8 +51,18 @@ func TestGPUWireRoundTrip(t *testing.T) {
 			t.Errorf("sample %d:\n got %+v\nwant %+v", i, got[i], want)
 		}
 	}
-	if again := enc.round(inv, nil, samples); len(again) >= len(raw) {
+	again := enc.round(inv, nil, samples)
+	if len(again) >= len(raw) {
 		t.Errorf("an unchanged inventory was sent again (%d >= %d bytes)", len(again), len(raw))
+	}
+	// Unchanged process lists are left out, and put back from the last round.
+	var w2 gpuWire
+	json.Unmarshal(again, &w2)
+	if w2.Samples[2].Procs != nil || !w2.Samples[2].Same {
+		t.Errorf("an unchanged process list travelled again: %+v", w2.Samples[2])
+	}
+	if back := decodeSamples(inv, w2.Samples, got); !reflect.DeepEqual(back[2].Procs, samples[2].Procs) {
+		t.Errorf("the process list was not put back: %+v", back[2].Procs)
 	}
 	// Eight GPUs at 1 Hz: a few hundred bytes a round, not kilobytes.
 	f8 := gpu.NewSampler(gpu.NewFake(8, 1), time.Second, time.Hour)

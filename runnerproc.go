@@ -230,7 +230,8 @@ func (s *runnerServer) forwardGPU() {
 	var enc gpuEncoder
 	for samples := range s.sampler.Samples() {
 		if s.link.Clients() == 0 {
-			continue // nobody to tell: no encoding either
+			enc = gpuEncoder{} // nobody to tell; the next client's first round is whole
+			continue
 		}
 		s.link.GPU(enc.round(s.sampler.Inventory(), s.sampler.Hosts(), samples))
 	}

@@ -12,16 +12,16 @@ import (
 
 // ETA is a time-to-finish and where it came from.
 type ETA struct {
-	Source    string        // SourceProgress, SourceHistory, SourceEstimate, or "" when nothing is known
-	Remaining time.Duration // meaningful when Known
-	Known     bool
-	Over      time.Duration // running past its history or estimate by this much
-	Partial   bool          // a lower bound: some remaining work has no estimate
-	Waiting   bool          // a gate waits for a person on the remaining path
-	Rate      string        // "11.4 s/it", when progress gives one
-	Done      float64       // n of n/total, when known
-	Total     float64
-	Fraction  float64 // 0..1; -1 when unknown
+	Source    string        `json:",omitzero"` // SourceProgress, SourceHistory, SourceEstimate, or "" when nothing is known
+	Remaining time.Duration `json:",omitzero"` // meaningful when Known
+	Known     bool          `json:",omitzero"`
+	Over      time.Duration `json:",omitzero"` // running past its history or estimate by this much
+	Partial   bool          `json:",omitzero"` // a lower bound: some remaining work has no estimate
+	Waiting   bool          `json:",omitzero"` // a gate waits for a person on the remaining path
+	Rate      string        `json:",omitzero"` // "11.4 s/it", when progress gives one
+	Done      float64       `json:",omitzero"` // n of n/total, when known
+	Total     float64       `json:",omitzero"`
+	Fraction  float64       `json:",omitzero"` // 0..1; -1 when unknown
 }
 
 // Text is the remaining time as a person reads it: "14m", "≥ 14m" when

@@ -29,63 +29,63 @@ func (s Status) Finished() bool {
 // State is a snapshot of the whole campaign. The runner never changes a
 // State after publishing it: consumers may keep and read it freely.
 type State struct {
-	Name     string
-	Started  time.Time // the campaign's first start, from the journal
-	Ended    time.Time // when it finished, from the journal; zero while it runs
-	Now      time.Time
-	Paused   bool
-	PauseWhy string // "user", or why the runner paused itself (disk)
-	Frozen   bool
-	Finished bool
-	Phases   []PhaseState
-	ETA      ETA // whole campaign
-	Warnings []string
-	DiskFree uint64 // bytes free where the report lives; 0 if unknown
-	Sessions []int  // session ids of live steps and services, and their steps' group ids, for GPU process labels
+	Name     string       `json:",omitzero"`
+	Started  time.Time    `json:",omitzero"` // the campaign's first start, from the journal
+	Ended    time.Time    `json:",omitzero"` // when it finished, from the journal; zero while it runs
+	Now      time.Time    `json:",omitzero"`
+	Paused   bool         `json:",omitzero"`
+	PauseWhy string       `json:",omitzero"` // "user", or why the runner paused itself (disk)
+	Frozen   bool         `json:",omitzero"`
+	Finished bool         `json:",omitzero"`
+	Phases   []PhaseState `json:",omitzero"`
+	ETA      ETA          `json:",omitzero"` // whole campaign
+	Warnings []string     `json:",omitzero"`
+	DiskFree uint64       `json:",omitzero"` // bytes free where the report lives; 0 if unknown
+	Sessions []int        `json:",omitzero"` // session ids of live steps and services, and their steps' group ids, for GPU process labels
 }
 
 // PhaseState is the state of one phase.
 type PhaseState struct {
-	ID           string
-	Title        string
-	Status       Status
-	Reason       string // why it failed, was skipped or blocked
-	WaitReason   string // why a phase not yet started waits ("waits for GPU 0 held by serve")
-	Manual       bool
-	Attempt      int // 1 on the first run
-	Started      time.Time
-	Ended        time.Time
-	Steps        []StepState
-	Current      int // index of the running or last step
-	GPUs         []int
-	ETA          ETA
-	Readopted    bool // a step or service was re-adopted after a restart
-	Frozen       bool
-	WasFrozen    bool     // frozen at some point in this attempt
-	Retried      int      // steps retried in this attempt
-	Changed      bool     // definition changed since a previous run
-	ExpectFailed int      // checks that failed, and expectations never produced
-	Missing      []Expect // expected results the phase never produced
-	Artifacts    []Artifact
+	ID           string      `json:",omitzero"`
+	Title        string      `json:",omitzero"`
+	Status       Status      `json:",omitzero"`
+	Reason       string      `json:",omitzero"` // why it failed, was skipped or blocked
+	WaitReason   string      `json:",omitzero"` // why a phase not yet started waits ("waits for GPU 0 held by serve")
+	Manual       bool        `json:",omitzero"`
+	Attempt      int         `json:",omitzero"` // 1 on the first run
+	Started      time.Time   `json:",omitzero"`
+	Ended        time.Time   `json:",omitzero"`
+	Steps        []StepState `json:",omitzero"`
+	Current      int         `json:",omitzero"` // index of the running or last step
+	GPUs         []int       `json:",omitzero"`
+	ETA          ETA         `json:",omitzero"`
+	Readopted    bool        `json:",omitzero"` // a step or service was re-adopted after a restart
+	Frozen       bool        `json:",omitzero"`
+	WasFrozen    bool        `json:",omitzero"` // frozen at some point in this attempt
+	Retried      int         `json:",omitzero"` // steps retried in this attempt
+	Changed      bool        `json:",omitzero"` // definition changed since a previous run
+	ExpectFailed int         `json:",omitzero"` // checks that failed, and expectations never produced
+	Missing      []Expect    `json:",omitzero"` // expected results the phase never produced
+	Artifacts    []Artifact  `json:",omitzero"`
 }
 
 // StepState is the state of one step.
 type StepState struct {
-	Index    int
-	Name     string
-	Status   Status
-	Attempt  int
-	Started  time.Time
-	Ended    time.Time
-	ExitCode int
-	Reason   string
-	Log      string // path of the log file
-	Results  []Row
-	Summary  string  // what the step appended to $GREENLIGHT_SUMMARY
-	Stage    string  // service start-up stage
-	Progress float64 // 0..1, or -1 when unknown
-	ETA      ETA
-	PGID     int
+	Index    int       `json:",omitzero"`
+	Name     string    `json:",omitzero"`
+	Status   Status    `json:",omitzero"`
+	Attempt  int       `json:",omitzero"`
+	Started  time.Time `json:",omitzero"`
+	Ended    time.Time `json:",omitzero"`
+	ExitCode int       `json:",omitzero"`
+	Reason   string    `json:",omitzero"`
+	Log      string    `json:",omitzero"` // path of the log file
+	Results  []Row     `json:",omitzero"`
+	Summary  string    `json:",omitzero"` // what the step appended to $GREENLIGHT_SUMMARY
+	Stage    string    `json:",omitzero"` // service start-up stage
+	Progress float64   `json:",omitzero"` // 0..1, or -1 when unknown
+	ETA      ETA       `json:",omitzero"`
+	PGID     int       `json:",omitzero"`
 }
 
 // Row is one result: columns in first-seen order.
