@@ -250,6 +250,7 @@ func (s *session) client() *link.Client {
 // run feeds Events until the end; call it once, in a goroutine.
 func (s *session) run() {
 	defer close(s.events)
+	defer s.readingsStopped()
 	s.events <- runner.Event{Kind: runner.Progress, Time: time.Now(), State: s.State()}
 	for {
 		c := s.client()
@@ -316,6 +317,19 @@ func (s *session) run() {
 		s.mu.Unlock()
 		s.events <- runner.Event{Kind: runner.Warning, Time: time.Now(), State: nc.First.State, Message: msg}
 	}
+}
+
+// readingsStopped marks the GPUs' last readings as no longer current once
+// the runner, which took them, is gone: a finished campaign's window must
+// not show a GPU busy at 95% forever.
+func (s *session) readingsStopped() {
+	why := "no readings since " + time.Now().Format("15:04:05") + ": the campaign's runner ended"
+	last := make([]gpu.Sample, len(s.prev))
+	for i, p := range s.prev {
+		last[i] = gpu.Sample{Time: time.Now(), Device: p.Device, Lost: true, LostWhy: why}
+	}
+	s.mirror.Set(s.inv, nil, last)
+	s.gpus.Round()
 }
 
 func (s *session) gpuRound(raw json.RawMessage) {

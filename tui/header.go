@@ -54,6 +54,9 @@ func (m *model) headerView() string {
 	}
 	// Most important first; each part is shown only if it fits.
 	parts := []string{dur(now.Sub(s.Started)) + " elapsed"}
+	if s.Finished && !s.Ended.IsZero() && !s.Started.IsZero() {
+		parts[0] = "took " + dur(s.Ended.Sub(s.Started)) // the campaign's, not the window's
+	}
 	if !s.Finished {
 		eta := etaText(s.ETA)
 		if s.ETA.Waiting {
