@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -30,12 +29,6 @@ const tracesFile = "trace-summaries.json"
 // while its phase still runs (a profiler flushing for minutes keeps
 // growing it).
 const traceQuiet = 10 * time.Second
-
-// isTrace says which artifacts are summarised.
-func isTrace(path string) bool {
-	return strings.HasSuffix(path, ".pt.trace.json") || strings.HasSuffix(path, ".pt.trace.json.gz") ||
-		strings.HasSuffix(path, ".nsys-rep")
-}
 
 type traceBook struct {
 	dir   string // state dir, for the cache; "" keeps nothing
@@ -53,7 +46,6 @@ type traceBook struct {
 	progress map[string]string // path -> "1.2/4.1 GB"
 	working  bool
 	lastKick time.Time
-	noNsys   bool
 }
 
 type traceJob struct{ path, key string }
@@ -92,7 +84,7 @@ func (b *traceBook) consider(st *runner.State, now time.Time) {
 	defer b.mu.Unlock()
 	for _, p := range st.Phases {
 		for _, a := range p.Artifacts {
-			if !isTrace(a.Path) {
+			if !trace.IsTrace(a.Path) {
 				continue
 			}
 			key := traceKey(b.abs(a.Path), a.Size)
@@ -187,29 +179,17 @@ func (b *traceBook) run(j traceJob) {
 			b.kick()
 		}
 	}}
-	var s *trace.Summary
-	var err error
-	if strings.HasSuffix(j.path, ".nsys-rep") {
-		s, err = trace.NsysFile(context.Background(), j.path, o)
-	} else {
-		s, err = trace.File(j.path, o)
-	}
+	s, err := trace.Any(context.Background(), j.path, o)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.progress, j.path)
 	delete(b.queued, j.key)
-	switch {
-	case errors.Is(err, trace.ErrNoNsys):
-		b.noNsys = true
-		b.failed[j.key] = err.Error()
-	case err != nil:
-		b.failed[j.key] = err.Error()
-	case s.Err != "" && s.Kernels == 0 && s.MemoryOps == 0:
-		b.failed[j.key] = s.Err // nothing could be read of it
-	default:
-		b.done[j.key] = s
-		b.save()
+	if err != nil {
+		b.failed[j.key] = err.Error() // said in the block: damaged, no nsys, ...
+		return
 	}
+	b.done[j.key] = s
+	b.save()
 }
 
 func (b *traceBook) save() {
@@ -230,7 +210,7 @@ func (b *traceBook) phase(p runner.PhaseState) ([]*trace.Summary, []string) {
 	var sums []*trace.Summary
 	var notes []string
 	for _, a := range p.Artifacts {
-		if !isTrace(a.Path) {
+		if !trace.IsTrace(a.Path) {
 			continue
 		}
 		path := b.abs(a.Path)
@@ -278,16 +258,7 @@ func Traces(paths []string, top int, csvPath string, progress func(path string, 
 		if progress != nil {
 			o.Progress = func(read, of int64) { progress(p, read, of) }
 		}
-		var s *trace.Summary
-		var err error
-		if strings.HasSuffix(p, ".nsys-rep") {
-			s, err = trace.NsysFile(context.Background(), p, o)
-		} else {
-			s, err = trace.File(p, o)
-		}
-		if err == nil && s.Err != "" && s.Kernels == 0 && s.MemoryOps == 0 {
-			err = errors.New(s.Err)
-		}
+		s, err := trace.Any(context.Background(), p, o)
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("`%s`: %v", p, err))
 			continue

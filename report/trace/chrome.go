@@ -6,6 +6,7 @@ package trace
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -140,17 +141,9 @@ type kstat struct {
 // Chrome summarises a Chrome trace read from r. On a damaged stream it
 // returns what it had with the error.
 func Chrome(r io.Reader, o Options) (*Summary, error) {
-	rules := o.Rules
-	if rules == nil {
-		rules = DefaultRules()
-	}
-	top := o.Top
-	if top <= 0 {
-		top = 10
-	}
-	a := &agg{names: map[string]*kstat{}, streams: map[string][]interval{}}
+	a := newAgg()
 	err := a.read(newScanner(r))
-	s := a.summary(rules, top)
+	s := a.summary(o.rules(), o.top())
 	if err == nil && a.events == 0 {
 		err = errors.New("no traceEvents in it: not a torch.profiler trace?")
 	}
@@ -161,6 +154,22 @@ type agg struct {
 	names   map[string]*kstat
 	streams map[string][]interval
 	events  int
+}
+
+func newAgg() *agg { return &agg{names: map[string]*kstat{}, streams: map[string][]interval{}} }
+
+func (o Options) rules() *Rules {
+	if o.Rules == nil {
+		return DefaultRules()
+	}
+	return o.Rules
+}
+
+func (o Options) top() int {
+	if o.Top <= 0 {
+		return 10
+	}
+	return o.Top
 }
 
 func (a *agg) read(s *scanner) error {
@@ -343,4 +352,28 @@ func (a *agg) events_(s *scanner) error {
 		k.total += dur
 		a.streams[tid] = append(a.streams[tid], interval{ts, ts + dur})
 	}
+}
+
+// IsTrace says which files Any summarises: torch.profiler traces as
+// tensorboard_trace_handler names them, and nsys reports.
+func IsTrace(path string) bool {
+	return strings.HasSuffix(path, ".pt.trace.json") || strings.HasSuffix(path, ".pt.trace.json.gz") ||
+		strings.HasSuffix(path, ".nsys-rep")
+}
+
+// Any summarises a trace or an nsys report by its name. A file of which
+// nothing could be read is an error; one read in part is a summary with
+// Err set.
+func Any(ctx context.Context, path string, o Options) (*Summary, error) {
+	var s *Summary
+	var err error
+	if strings.HasSuffix(path, ".nsys-rep") {
+		s, err = NsysFile(ctx, path, o)
+	} else {
+		s, err = File(path, o)
+	}
+	if err == nil && s.Err != "" && s.Kernels == 0 && s.MemoryOps == 0 {
+		return nil, errors.New(s.Err)
+	}
+	return s, err
 }

@@ -21,15 +21,7 @@ import (
 // launch shape: rows of one name are added up). nsys prints notes around
 // the table; they are skipped.
 func NsysCSV(kern, mem io.Reader, o Options) (*Summary, error) {
-	rules := o.Rules
-	if rules == nil {
-		rules = DefaultRules()
-	}
-	top := o.Top
-	if top <= 0 {
-		top = 10
-	}
-	a := &agg{names: map[string]*kstat{}, streams: map[string][]interval{}}
+	a := newAgg()
 	if err := readNsys(kern, a, false); err != nil {
 		return nil, fmt.Errorf("cuda_gpu_kern_sum: %w", err)
 	}
@@ -38,7 +30,7 @@ func NsysCSV(kern, mem io.Reader, o Options) (*Summary, error) {
 			return nil, fmt.Errorf("cuda_gpu_mem_time_sum: %w", err)
 		}
 	}
-	return a.summary(rules, top), nil
+	return a.summary(o.rules(), o.top()), nil
 }
 
 func readNsys(r io.Reader, a *agg, mem bool) error {
