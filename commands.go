@@ -114,17 +114,10 @@ func cmdTrace(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	top := fs.Int("top", 10, "")
 	csvPath := fs.String("csv", "", "")
-	var files []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			fmt.Fprintf(stderr, "greenlight trace: %v\n\n%s", err, commandHelp["trace"])
-			return exitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
+	files, err := parseAnywhere(fs, args)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight trace: %v\n\n%s", err, commandHelp["trace"])
+		return exitUsage
 	}
 	if len(files) == 0 || *top < 1 || *top > 100 {
 		fmt.Fprint(stderr, commandHelp["trace"])

@@ -256,11 +256,23 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []s
 	if name == runnerCommand {
 		fs.BoolVar(&f.demo, "demo", false, "")
 	}
-	// Flags may come after the campaign file too.
+	rest, err := parseAnywhere(fs, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.interval < 100*time.Millisecond {
+		return nil, nil, fmt.Errorf("--interval %s is below 100ms", f.interval)
+	}
+	return f, rest, nil
+}
+
+// parseAnywhere parses args with fs, flags before, between or after the
+// positional arguments (`greenlight run c.yaml --plain`), and returns those.
+func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
 	var rest []string
 	for len(args) > 0 {
 		if err := fs.Parse(args); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if fs.NArg() == 0 {
 			break
@@ -268,10 +280,7 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []s
 		rest = append(rest, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if f.interval < 100*time.Millisecond {
-		return nil, nil, fmt.Errorf("--interval %s is below 100ms", f.interval)
-	}
-	return f, rest, nil
+	return rest, nil
 }
 
 // gpuFlag collects --gpu, which may be given more than once: a source for

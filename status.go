@@ -86,17 +86,10 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "")
 	stateDir := fs.String("state-dir", "", "")
-	var rest []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			fmt.Fprintf(stderr, "greenlight status: %v\n\n%s", err, commandHelp["status"])
-			return exitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		rest = append(rest, fs.Arg(0))
-		args = fs.Args()[1:]
+	rest, err := parseAnywhere(fs, args)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight status: %v\n\n%s", err, commandHelp["status"])
+		return exitUsage
 	}
 	if len(rest) != 1 {
 		fmt.Fprint(stderr, commandHelp["status"])

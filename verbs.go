@@ -29,17 +29,10 @@ func verbArgs(name string, args []string, stderr io.Writer, follow *bool) (plan 
 		fs.BoolVar(follow, "f", false, "")
 		fs.BoolVar(follow, "follow", false, "")
 	}
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			fmt.Fprintf(stderr, "greenlight %s: %v\n\n%s", name, err, commandHelp[name])
-			return nil, "", nil, exitUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, err := parseAnywhere(fs, args)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight %s: %v\n\n%s", name, err, commandHelp[name])
+		return nil, "", nil, exitUsage
 	}
 	if len(pos) == 0 {
 		fmt.Fprint(stderr, commandHelp[name])
