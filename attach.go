@@ -12,7 +12,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -370,20 +370,15 @@ func (s *session) Hosts() []gpu.HostState                     { return s.gpus.Ho
 func (s *session) Inventory() gpu.Inventory                   { return s.gpus.Inventory() }
 
 // approveAttached opens the gates --approve names on a runner that was
-// already running (a new runner takes them as a flag).
+// already running (a new runner takes them as a flag). As there, a phase
+// with no gate, or past its gate, is left as it is.
 func approveAttached(s *session, ids []string) error {
-	for _, id := range ids {
-		if id == "all" {
-			for _, p := range s.State().Phases {
-				if p.Manual && p.Status == runner.Waiting {
-					if err := s.Greenlight(p.ID); err != nil {
-						return err
-					}
-				}
-			}
+	all := slices.Contains(ids, "all")
+	for _, p := range s.State().Phases {
+		if !p.Manual || p.Status != runner.Waiting && p.Status != runner.Pending || !all && !slices.Contains(ids, p.ID) {
 			continue
 		}
-		if err := s.Greenlight(id); err != nil && !strings.Contains(err.Error(), "no gate") {
+		if err := s.Greenlight(p.ID); err != nil {
 			return err
 		}
 	}

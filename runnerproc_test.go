@@ -483,3 +483,19 @@ func TestEditedFileSaidOnAttach(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, out)
 	}
 }
+
+// TestApproveWhenAttaching: --approve given to a run that attaches to a
+// running runner opens the named gate there; naming a phase with no gate
+// is no error, as it is not when the runner starts.
+func TestApproveWhenAttaching(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, gateCampaign)
+	t.Cleanup(func() { stopRunner(t, filepath.Join(dir, ".greenlight", "gated")) })
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run --detach: %d %s", code, out)
+	}
+	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", "--approve", "warm,bench", c)
+	if code != 0 || !strings.Contains(out, "tok_s=60") || strings.Contains(out, "--approve:") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
