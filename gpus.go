@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/slurm"
 )
 
 // cmdGPUs prints what the GPU source reads now: a quick check of the
@@ -123,4 +126,47 @@ func hostName(d gpu.Device) string {
 		return "local"
 	}
 	return d.Host
+}
+
+// followSlurmNodes keeps the scraped exporters (dcgm:slurm-nodes:PORT) on
+// the nodes of the campaign's running Slurm jobs: as a job starts its
+// nodes are added, as it ends they stop being scraped. Node lists are
+// expanded by Slurm itself (scontrol show hostnames), once per change.
+func followSlurmNodes(src gpu.Source, events <-chan runner.Event) {
+	if !gpu.FollowsSlurm(src) {
+		for range events {
+		}
+		return
+	}
+	last := "\x00"
+	for e := range events {
+		if e.State == nil {
+			continue
+		}
+		var lists []string
+		for _, p := range e.State.Phases {
+			if j := p.Slurm; j != nil && j.Nodes != "" && (j.State == "RUNNING" || j.State == "SUSPENDED" || j.State == "COMPLETING") {
+				lists = append(lists, j.Nodes)
+			}
+		}
+		key := strings.Join(lists, " ")
+		if key == last {
+			continue
+		}
+		var nodes []string
+		ok := true
+		for _, l := range lists {
+			ns, err := slurm.ExpandNodes(context.Background(), l)
+			if err != nil {
+				ok = false
+				break
+			}
+			nodes = append(nodes, ns...)
+		}
+		if !ok {
+			continue // asked again at the next event
+		}
+		last = key
+		gpu.FollowNodes(src, nodes)
+	}
 }

@@ -130,6 +130,7 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 		go feedFake(fake, len(inv.Devices), r.Subscribe(), plan)
 	}
 	go feedSessions(sampler, r.Subscribe())
+	go followSlurmNodes(src, r.Subscribe())
 	go srv.forwardGPU()
 	if f.demo {
 		go demoGates(r, srv.link)

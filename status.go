@@ -65,20 +65,49 @@ type statusMonitor struct {
 }
 
 type statusPhase struct {
-	ID           string     `json:"id"`
-	Title        string     `json:"title"`
-	Status       string     `json:"status"`
-	Reason       string     `json:"reason,omitempty"`
-	Waiting      string     `json:"waiting,omitempty"` // why a phase not started waits
-	Gate         bool       `json:"gate"`              // has a manual gate
-	Attempt      int        `json:"attempt"`
-	Started      *time.Time `json:"started,omitempty"`
-	Ended        *time.Time `json:"ended,omitempty"`
-	Progress     *float64   `json:"progress,omitempty"` // 0..1 of the running step; live only
-	ETA          *statusETA `json:"eta,omitempty"`      // live only
-	Results      int        `json:"results"`
-	ExpectFailed int        `json:"expect_failed"`
-	NotProduced  []string   `json:"not_produced,omitempty"`
+	ID           string       `json:"id"`
+	Title        string       `json:"title"`
+	Status       string       `json:"status"`
+	Reason       string       `json:"reason,omitempty"`
+	Waiting      string       `json:"waiting,omitempty"` // why a phase not started waits
+	Gate         bool         `json:"gate"`              // has a manual gate
+	Attempt      int          `json:"attempt"`
+	Started      *time.Time   `json:"started,omitempty"`
+	Ended        *time.Time   `json:"ended,omitempty"`
+	Progress     *float64     `json:"progress,omitempty"` // 0..1 of the running step; live only
+	ETA          *statusETA   `json:"eta,omitempty"`      // live only
+	Results      int          `json:"results"`
+	ExpectFailed int          `json:"expect_failed"`
+	NotProduced  []string     `json:"not_produced,omitempty"`
+	Slurm        *statusSlurm `json:"slurm,omitempty"` // the phase's current or last Slurm job
+}
+
+// statusSlurm is a phase's Slurm job as Slurm last said it.
+type statusSlurm struct {
+	Job           string     `json:"job"`
+	State         string     `json:"state,omitempty"`  // PENDING, RUNNING, COMPLETED, TIMEOUT, ...
+	Reason        string     `json:"reason,omitempty"` // why it pends, or how Slurm ended it
+	Nodes         string     `json:"nodes,omitempty"`  // Slurm's node list
+	Node          string     `json:"node,omitempty"`   // the batch node's address (${GREENLIGHT_NODE})
+	Partition     string     `json:"partition,omitempty"`
+	Submitted     *time.Time `json:"submitted,omitempty"`
+	Started       *time.Time `json:"started,omitempty"`
+	ExpectedStart *time.Time `json:"expected_start,omitempty"` // Slurm's, while it pends
+	QueueWaitS    float64    `json:"queue_wait_s"`             // submission to start, or so far
+	Text          string     `json:"text"`
+}
+
+func slurmOf(j *runner.SlurmJob, now time.Time) *statusSlurm {
+	if j == nil {
+		return nil
+	}
+	wait := j.QueueWait
+	if j.Queued() && !j.Submitted.IsZero() {
+		wait = now.Sub(j.Submitted)
+	}
+	return &statusSlurm{Job: j.ID, State: j.State, Reason: j.Reason, Nodes: j.Nodes, Node: j.Node, Partition: j.Partition,
+		Submitted: timePtr(j.Submitted), Started: timePtr(j.Started), ExpectedStart: timePtr(j.StartsAt),
+		QueueWaitS: wait.Seconds(), Text: j.Words(now)}
 }
 
 func cmdStatus(args []string, stdout, stderr io.Writer) int {
@@ -162,6 +191,7 @@ func statusOf(plan *runner.Plan, dir string, st *runner.State) statusJSON {
 		for _, m := range p.Missing {
 			sp.NotProduced = append(sp.NotProduced, m.Column)
 		}
+		sp.Slurm = slurmOf(p.Slurm, time.Now())
 		out.Phases = append(out.Phases, sp)
 	}
 	return out
@@ -238,6 +268,9 @@ func printStatus(w io.Writer, s statusJSON) {
 		}
 		for _, m := range p.NotProduced {
 			line += " · ✗ " + m + " not produced"
+		}
+		if p.Slurm != nil {
+			line += " · " + p.Slurm.Text
 		}
 		fmt.Fprintln(w, line)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -26,12 +27,16 @@ import (
 // answering keeps its GPUs on screen as lost, with the error and when it
 // was last seen.
 type DCGM struct {
-	hosts   []*dcgmHost
-	client  *http.Client
-	wait    time.Duration // how long Sample waits for this round's scrapes
-	ctx     context.Context
-	cancel  context.CancelFunc
-	running sync.WaitGroup
+	listMu sync.Mutex
+	hosts  []*dcgmHost
+	// templates are exporter URLs on the host SlurmNodes: one host is
+	// scraped for each node a campaign's Slurm jobs run on (FollowNodes).
+	templates []string
+	client    *http.Client
+	wait      time.Duration // how long Sample waits for this round's scrapes
+	ctx       context.Context
+	cancel    context.CancelFunc
+	running   sync.WaitGroup
 }
 
 // HostState is what greenlight knows of one remote host.
@@ -61,7 +66,13 @@ type dcgmHost struct {
 	samples  []Sample
 	inflight time.Time // when the open request started; zero if none
 	done     chan struct{}
+	retired  bool // a Slurm node whose job ended: kept, not scraped
+	slurm    bool // added by FollowNodes
 }
+
+// SlurmNodes, as an exporter's host (dcgm:slurm-nodes:9400), stands for
+// the nodes of the campaign's running Slurm jobs.
+const SlurmNodes = "slurm-nodes"
 
 // DCGMOptions tunes the scraper; zero values take the defaults.
 type DCGMOptions struct {
@@ -100,6 +111,10 @@ func OpenDCGM(urls []string, o DCGMOptions) (*DCGM, error) {
 			continue
 		}
 		seen[u.String()] = true
+		if u.Hostname() == SlurmNodes {
+			d.templates = append(d.templates, u.String())
+			continue
+		}
 		h := &dcgmHost{url: u.String(), host: u.Hostname()}
 		h.state = HostState{URL: h.url, Name: h.host, Err: "not scraped yet"}
 		d.hosts = append(d.hosts, h)
@@ -119,7 +134,7 @@ func orDefault(v, def time.Duration) time.Duration {
 func (d *DCGM) Inventory() Inventory {
 	inv := Inventory{Source: "dcgm"}
 	drivers := map[string]bool{}
-	for _, h := range d.hosts {
+	for _, h := range d.list() {
 		h.mu.Lock()
 		inv.Devices = append(inv.Devices, h.devices...)
 		if h.state.Driver != "" && !drivers[h.state.Driver] {
@@ -128,17 +143,20 @@ func (d *DCGM) Inventory() Inventory {
 		}
 		h.mu.Unlock()
 	}
-	if len(inv.Devices) == 0 {
-		inv.Why = fmt.Sprintf("no exporter has answered yet (%d host(s))", len(d.hosts))
+	if n := len(d.list()); len(inv.Devices) == 0 && n == 0 && len(d.templates) > 0 {
+		inv.Why = "no Slurm job runs yet: its nodes' exporters are scraped while it runs"
+	} else if len(inv.Devices) == 0 {
+		inv.Why = fmt.Sprintf("no exporter has answered yet (%d host(s))", n)
 	}
 	return inv
 }
 
 // Hosts reports every host, in the order given.
 func (d *DCGM) Hosts() []HostState {
-	out := make([]HostState, 0, len(d.hosts))
+	hosts := d.list()
+	out := make([]HostState, 0, len(hosts))
 	now := time.Now()
-	for _, h := range d.hosts {
+	for _, h := range hosts {
 		h.mu.Lock()
 		st := h.state
 		if !h.inflight.IsZero() {
@@ -154,9 +172,10 @@ func (d *DCGM) Hosts() []HostState {
 // until the deadline, and returns each host's latest devices.
 func (d *DCGM) Sample(now time.Time) []Sample {
 	var started []chan struct{}
-	for _, h := range d.hosts {
+	hosts := d.list()
+	for _, h := range hosts {
 		h.mu.Lock()
-		if h.inflight.IsZero() && d.ctx.Err() == nil {
+		if h.inflight.IsZero() && d.ctx.Err() == nil && !h.retired {
 			h.inflight = time.Now()
 			h.done = make(chan struct{})
 			started = append(started, h.done)
@@ -176,7 +195,7 @@ wait:
 		}
 	}
 	var out []Sample
-	for _, h := range d.hosts {
+	for _, h := range hosts {
 		h.mu.Lock()
 		for _, s := range h.samples {
 			if !h.state.Up {
@@ -193,6 +212,89 @@ wait:
 		h.mu.Unlock()
 	}
 	return out
+}
+
+func (d *DCGM) list() []*dcgmHost {
+	d.listMu.Lock()
+	defer d.listMu.Unlock()
+	return slices.Clone(d.hosts)
+}
+
+// FollowNodes scrapes, for each exporter given on the host SlurmNodes,
+// the same exporter on each of these nodes (those of the campaign's
+// running Slurm jobs), and stops scraping nodes no longer listed: their
+// GPUs stay in the fleet (a phase's summary covers them) but read as
+// "not scraped: its Slurm job ended" rather than as current.
+func (d *DCGM) FollowNodes(nodes []string) {
+	if len(d.templates) == 0 {
+		return
+	}
+	want := map[string]bool{}
+	for _, t := range d.templates {
+		for _, n := range nodes {
+			u, err := url.Parse(t)
+			if err != nil || n == "" {
+				continue
+			}
+			if p := u.Port(); p != "" {
+				u.Host = net.JoinHostPort(n, p)
+			} else {
+				u.Host = n
+			}
+			want[u.String()] = true
+		}
+	}
+	d.listMu.Lock()
+	defer d.listMu.Unlock()
+	have := map[string]bool{}
+	for _, h := range d.hosts {
+		have[h.url] = true
+		if !h.slurm {
+			continue
+		}
+		h.mu.Lock()
+		h.retired = !want[h.url]
+		if h.retired && h.state.Err == "" || h.retired && h.state.Up {
+			h.state.Up, h.state.Err = false, "not scraped: its Slurm job ended"
+		}
+		h.mu.Unlock()
+	}
+	for _, u := range slices.Sorted(maps.Keys(want)) {
+		if have[u] {
+			continue
+		}
+		pu, _ := url.Parse(u)
+		h := &dcgmHost{url: u, host: pu.Hostname(), slurm: true}
+		h.state = HostState{URL: u, Name: h.host, Err: "not scraped yet"}
+		d.hosts = append(d.hosts, h)
+	}
+}
+
+// FollowNodes hands the nodes to every DCGM source within src.
+func FollowNodes(src Source, nodes []string) {
+	switch s := src.(type) {
+	case *DCGM:
+		s.FollowNodes(nodes)
+	case Multi:
+		for _, p := range s {
+			FollowNodes(p, nodes)
+		}
+	}
+}
+
+// FollowsSlurm says whether src scrapes the nodes of Slurm jobs.
+func FollowsSlurm(src Source) bool {
+	switch s := src.(type) {
+	case *DCGM:
+		return len(s.templates) > 0
+	case Multi:
+		for _, p := range s {
+			if FollowsSlurm(p) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Close ends open requests and waits for their goroutines.
@@ -223,6 +325,9 @@ func (d *DCGM) scrape(h *dcgmHost, done chan struct{}) {
 		return
 	}
 	h.state.Up, h.state.Err, h.state.LastSeen = true, "", time.Now()
+	if h.retired {
+		h.state.Up, h.state.Err = false, "not scraped: its Slurm job ended"
+	}
 	if name := samples[0].Device.Host; name != "" {
 		h.state.Name = name
 	}

@@ -335,3 +335,46 @@ func BenchmarkParseDCGM(b *testing.B) {
 		}
 	}
 }
+
+// TestDCGMFollowsSlurmNodes: dcgm:slurm-nodes:PORT scrapes the exporter
+// of each node a Slurm job runs on, for as long as it runs; the GPUs stay
+// in the fleet (for the phase's summary) once the job ends, read as not
+// current.
+func TestDCGMFollowsSlurmNodes(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	body := fixture(t)
+	exp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
+	defer exp.Close()
+	port := exp.Listener.Addr().(*net.TCPAddr).Port
+	d, err := OpenDCGM([]string{fmt.Sprintf("http://%s:%d/metrics", SlurmNodes, port)}, DCGMOptions{Wait: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if !FollowsSlurm(Multi{None{}, d}) {
+		t.Fatal("FollowsSlurm is false for a slurm-nodes exporter")
+	}
+	if s := d.Sample(time.Now()); len(s) != 0 || len(d.Hosts()) != 0 {
+		t.Fatalf("before any job: %d samples, %d hosts; want none (slurm-nodes itself is never scraped)", len(s), len(d.Hosts()))
+	}
+	if why := d.Inventory().Why; !strings.Contains(why, "Slurm job") {
+		t.Errorf("inventory says %q before any job", why)
+	}
+	FollowNodes(Multi{None{}, d}, []string{"127.0.0.1"})
+	samples := d.Sample(time.Now())
+	if len(samples) != 8 || samples[0].Lost {
+		t.Fatalf("with the job's node: %d samples (lost %v); want its 8 GPUs", len(samples), len(samples) > 0 && samples[0].Lost)
+	}
+	FollowNodes(d, nil)
+	samples = d.Sample(time.Now())
+	if len(samples) != 8 || !samples[0].Lost || !strings.Contains(samples[0].LostWhy, "Slurm job ended") {
+		t.Fatalf("after the job: %d samples, %+v; want its 8 GPUs, not current", len(samples), samples[0])
+	}
+	if n := len(d.Inventory().Devices); n != 8 {
+		t.Errorf("the ended job's GPUs left the inventory (%d devices): the phase's summary needs them", n)
+	}
+	FollowNodes(d, []string{"127.0.0.1"})
+	if s := d.Sample(time.Now()); len(s) != 8 || s[0].Lost {
+		t.Error("a node given again is not scraped again")
+	}
+}

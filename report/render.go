@@ -243,6 +243,13 @@ func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu
 		}
 		b.WriteString("\n")
 	}
+	if sl := ph.Slurm; sl != nil {
+		fmt.Fprintf(&b, "\nOn Slurm: %s.", cell(slurmAsked(sl)))
+		if p.Slurm != nil && p.Slurm.ID != "" {
+			fmt.Fprintf(&b, " %s.", cell(p.Slurm.Words(now)))
+		}
+		b.WriteString("\n")
+	}
 	steps := ph.AllSteps()
 	for i, s := range p.Steps {
 		if len(s.Results) == 0 {
@@ -403,4 +410,26 @@ func expectations(b *strings.Builder, ph *runner.Phase, p runner.PhaseState) {
 			fmt.Fprintf(b, "- ✓ `%s` %s: %d of %d result(s) met\n", e.Column, e.String(), v.pass, v.pass+v.fail)
 		}
 	}
+}
+
+// slurmAsked says what a phase's jobs ask Slurm for.
+func slurmAsked(sl *runner.Slurm) string {
+	var parts []string
+	if sl.Partition != "" {
+		parts = append(parts, "partition "+sl.Partition)
+	}
+	parts = append(parts, format.Count(sl.Nodes, "node"))
+	if sl.GPUsPerNode > 0 {
+		parts = append(parts, fmt.Sprintf("%d GPUs per node", sl.GPUsPerNode))
+	}
+	if sl.Time > 0 {
+		parts = append(parts, "time limit "+format.Duration(sl.Time))
+	}
+	if sl.Account != "" {
+		parts = append(parts, "account "+sl.Account)
+	}
+	if len(sl.Args) > 0 {
+		parts = append(parts, strings.Join(sl.Args, " "))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -22,12 +22,25 @@ type ETA struct {
 	Done      float64       `json:",omitzero"` // n of n/total, when known
 	Total     float64       `json:",omitzero"`
 	Fraction  float64       `json:",omitzero"` // 0..1; -1 when unknown
+	// Queued: the step waits in Slurm's queue; StartsAt is when Slurm
+	// expects it to start (zero when Slurm has no expectation yet), and
+	// Remaining counts the wait until then.
+	Queued   bool      `json:",omitzero"`
+	StartsAt time.Time `json:",omitzero"`
 }
 
 // Text is the remaining time as a person reads it: "14m", "≥ 14m" when
 // some remaining work has no estimate, "over by 4m", or "no estimate";
 // never a negative time and never "0s" for unknown.
 func (e ETA) Text() string {
+	if e.Queued {
+		if e.StartsAt.IsZero() {
+			return "queued in Slurm, no start time yet"
+		}
+		rest := e
+		rest.Queued = false
+		return "starts ~" + e.StartsAt.Format("15:04") + " (Slurm), then " + rest.Text()
+	}
 	switch {
 	case e.Over > 0:
 		return "over by " + FormatDuration(e.Over)
@@ -259,6 +272,7 @@ type simPhase struct {
 	finished  bool
 	waiting   bool // a manual gate not yet given
 	service   bool
+	slurm     bool // on Slurm: holds no GPU of this machine
 }
 
 // campaignETA simulates the scheduler over what remains: phases start when
@@ -268,10 +282,11 @@ func campaignETA(phases []simPhase) ETA {
 	e := ETA{Fraction: -1}
 	end := map[string]time.Duration{}
 	type run struct {
-		id   string
-		gpus []int
-		end  time.Duration
-		svc  bool
+		id    string
+		gpus  []int
+		end   time.Duration
+		svc   bool
+		slurm bool
 	}
 	var running []run
 	// A service holds its GPUs against the phases that do not use it for
@@ -293,7 +308,7 @@ func campaignETA(phases []simPhase) ETA {
 			e.Waiting = true
 		}
 		if p.running {
-			running = append(running, run{p.id, p.gpus, p.remaining, p.service})
+			running = append(running, run{p.id, p.gpus, p.remaining, p.service, p.slurm})
 		}
 	}
 	for _, r := range running {
@@ -312,7 +327,7 @@ func campaignETA(phases []simPhase) ETA {
 				ready = ready && ok && t <= now
 			}
 			for _, r := range running {
-				if !campaign.SharesGPUs(r.gpus, p.gpus) || r.id == p.id {
+				if r.slurm || p.slurm || !campaign.SharesGPUs(r.gpus, p.gpus) || r.id == p.id {
 					continue
 				}
 				switch {
@@ -331,7 +346,7 @@ func campaignETA(phases []simPhase) ETA {
 			}
 			if ready {
 				end[p.id] = now + p.remaining
-				running = append(running, run{p.id, p.gpus, now + p.remaining, p.service})
+				running = append(running, run{p.id, p.gpus, now + p.remaining, p.service, p.slurm})
 				started = true
 			}
 		}

@@ -30,6 +30,12 @@ func (r *Runner) setFrozen(f bool) error {
 	}
 	n := 0
 	for _, pr := range r.phases {
+		if sr := pr.cur; sr != nil && sr.job != nil {
+			if pr.ph.Service == nil && !sr.proc.exitedSeen && r.freezeSlurm(pr, sr, f, r.opts.Now()) {
+				n++
+			}
+			continue
+		}
 		if sr := pr.cur; sr != nil && sr.proc.pgid == 0 {
 			// Started moments ago: its status file may already say where.
 			if st, err := supervise.ReadStatus(sr.files.status); err == nil {
@@ -61,6 +67,12 @@ func (r *Runner) freezeStep(pr *phaseRun, sr *stepRun, frozen bool, now time.Tim
 	if sr.proc.pausesClock && sr.proc.sup > 0 {
 		syscall.Kill(sr.proc.sup, clock)
 	}
+	r.freezeMark(pr, frozen, now)
+	return true
+}
+
+// freezeMark records a phase frozen or thawed, and its frozen time.
+func (r *Runner) freezeMark(pr *phaseRun, frozen bool, now time.Time) {
 	pr.state.Frozen = frozen
 	switch {
 	case frozen:
@@ -69,5 +81,4 @@ func (r *Runner) freezeStep(pr *phaseRun, sr *stepRun, frozen bool, now time.Tim
 		pr.frozenFor += now.Sub(pr.frozenAt)
 		pr.frozenAt = time.Time{}
 	}
-	return true
 }

@@ -25,6 +25,7 @@ type record struct {
 	Dir      string    `json:"dir,omitempty"`
 	ExitCode int       `json:"exit,omitempty"`
 	PID      int       `json:"pid,omitempty"` // the step's supervisor
+	Job      string    `json:"job,omitempty"` // the step's Slurm job id
 }
 
 // Journal record kinds.
@@ -34,6 +35,7 @@ const (
 	recPhaseEnd   = "phase-end"
 	recStepStart  = "step-start"
 	recStepPID    = "step-pid"
+	recStepJob    = "step-job"
 	recStepEnd    = "step-end"
 	recReady      = "service-ready"
 	recGate       = "greenlight"

@@ -38,6 +38,8 @@ func (r *Runner) loop() {
 			r.reap(ex)
 		case dir := <-r.watch.wake:
 			r.woken(dir)
+		case n := <-r.watch.slurm:
+			r.slurmHeard(n)
 		case <-tick.C:
 			tick.Reset(untilNext(time.Now(), r.opts.Poll))
 		case <-r.life.quit:

@@ -28,6 +28,7 @@ type (
 	CampaignSpec  = campaign.CampaignSpec
 	Traces        = campaign.Traces
 	TraceCategory = campaign.TraceCategory
+	Slurm         = campaign.Slurm
 )
 
 // FormatVLLMBench is campaign.FormatVLLMBench.

@@ -143,7 +143,7 @@ func (r *Runner) holder(pr *phaseRun) *phaseRun {
 			continue
 		}
 		if o.state.Status == Running || o.state.Status == Ready {
-			if campaign.SharesGPUs(o.ph.GPUs, pr.ph.GPUs) {
+			if campaign.Contend(o.ph, pr.ph) {
 				return o
 			}
 		}

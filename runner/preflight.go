@@ -3,12 +3,16 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/slurm"
 )
 
 // PreflightProblem is one thing that must be fixed before the campaign runs.
@@ -55,6 +59,7 @@ func CheckPreflight(p *Plan, gpuCount int) []PreflightProblem {
 			out = append(out, PreflightProblem{What: fmt.Sprintf("%s: %s within 5 s (preflight.http)", u, got)})
 		}
 	}
+	out = append(out, slurmPreflight(p)...)
 	if p.GPUs > 0 {
 		switch {
 		case gpuCount < 0:
@@ -80,4 +85,36 @@ func PreflightError(ps []PreflightProblem) error {
 		return nil
 	}
 	return fmt.Errorf("preflight failed; nothing was started:\n%s", strings.Join(lines, "\n"))
+}
+
+// slurmPreflight checks what phases on Slurm need: sbatch on the PATH and
+// their partitions in sinfo's list.
+func slurmPreflight(p *Plan) []PreflightProblem {
+	parts := map[string][]string{}
+	any := false
+	for _, ph := range p.Phases {
+		if ph.Slurm != nil {
+			any = true
+			if ph.Slurm.Partition != "" {
+				parts[ph.Slurm.Partition] = append(parts[ph.Slurm.Partition], ph.ID)
+			}
+		}
+	}
+	if !any {
+		return nil
+	}
+	if err := slurm.Available(); err != nil {
+		return []PreflightProblem{{What: fmt.Sprintf("phases run as Slurm jobs (slurm:) but %v; run greenlight on a node of the cluster (a login node), or load Slurm's module", err)}}
+	}
+	have, err := slurm.Partitions(context.Background())
+	if err != nil {
+		return []PreflightProblem{{What: fmt.Sprintf("phases run as Slurm jobs but sinfo failed: %v; is slurmctld up (`sinfo`), and SLURM_CONF right?", err)}}
+	}
+	var out []PreflightProblem
+	for _, name := range slices.Sorted(maps.Keys(parts)) {
+		if !slices.Contains(have, name) {
+			out = append(out, PreflightProblem{What: fmt.Sprintf("Slurm has no partition %q (phases %s); sinfo lists: %s", name, strings.Join(parts[name], ", "), strings.Join(have, ", "))})
+		}
+	}
+	return out
 }

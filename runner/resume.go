@@ -53,6 +53,11 @@ func (r *Runner) resume(recs []record) {
 				st.PID = rec.PID
 				h.stepStart[rec.Step] = st
 			}
+		case recStepJob:
+			if st, ok := h.stepStart[rec.Step]; ok && st.Attempt == rec.Attempt {
+				st.Job = rec.Job
+				h.stepStart[rec.Step] = st
+			}
 		case recStepEnd:
 			h.stepEnd[rec.Step] = rec
 		case recReady:
@@ -128,11 +133,20 @@ func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
 		ss := &pr.state.Steps[idx]
 		*ss = StepState{Index: idx, Name: steps[idx].Label(), Status: Running, Attempt: start.Attempt, Started: start.T, Log: sr.files.log, Progress: -1}
 		sr.started, sr.proc.sup = start.T, start.PID
+		ss.Job = start.Job
 		now := r.opts.Now()
 		sr.readLog(r, now, true)
 		sr.drainResults(r, now)
 		sr.readSummary(r)
-		if st, err := supervise.ReadStatus(sr.files.status); err == nil {
+		if pr.ph.Slurm != nil {
+			r.readoptSlurm(sr, start.Job)
+		}
+		if st, err := supervise.ReadStatus(sr.files.status); err == nil && sr.job != nil {
+			ss.PGID = st.PGID
+			if st.State == "exited" {
+				ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
+			}
+		} else if err == nil {
 			ss.PGID, sr.proc.pgid, sr.proc.sup = st.PGID, st.PGID, st.Supervisor
 			if st.State == "exited" {
 				ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
@@ -172,7 +186,16 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		return
 	}
 	st, err := supervise.ReadStatus(sr.files.status)
-	alive := supervise.Alive(sr.proc.sup, sr.files.status)
+	var alive bool
+	var slurmWord string
+	if sr.job != nil {
+		if !r.mode.readOnly {
+			r.findUnjournaled(sr)
+			alive, slurmWord = slurmAlive(sr.job.id)
+		}
+	} else {
+		alive = supervise.Alive(sr.proc.sup, sr.files.status)
+	}
 	r.times.ranAny = true // a step of this run is taken over: not a finished campaign
 	switch {
 	case err == nil && st.State == "exited":
@@ -184,10 +207,16 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		sr.out.logOff, sr.out.logRest = 0, nil // read again for readiness and stages
 		pr.state.Readopted = true
 		pr.state.Steps[sr.step.Index].Status = Running
-		if pr.ph.Service != nil {
+		switch {
+		case sr.job != nil && pr.ph.Service != nil:
+			sr.readyLog = false
+			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted the service's Slurm job %s (%s): no reload", pr.ph.Label(), sr.job.id, slurmWord))
+		case sr.job != nil:
+			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted step %d's Slurm job %s (%s): not submitted again", pr.ph.Label(), sr.step.Index+1, sr.job.id, slurmWord))
+		case pr.ph.Service != nil:
 			sr.readyLog = false
 			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted the running service (pid %d): no reload", pr.ph.Label(), sr.proc.sup))
-		} else {
+		default:
 			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted step %d still running (pid %d)", pr.ph.Label(), sr.step.Index+1, sr.proc.sup))
 		}
 		sr.readLog(r, r.opts.Now(), true)
@@ -202,7 +231,19 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		if r.mode.readOnly {
 			return
 		}
-		r.warnings = append(r.warnings, fmt.Sprintf("%s: step %d's supervisor is gone (a reboot?): running the step again", pr.ph.Label(), sr.step.Index+1))
+		if sr.job != nil {
+			if sr.job.id != "" {
+				// Slurm ended it while no runner watched: the loop settles it
+				// from its status file, or from Slurm's final word.
+				sr.adopted = true
+				pr.state.Readopted = true
+				r.warnings = append(r.warnings, fmt.Sprintf("%s: step %d's Slurm job %s ended while no runner watched (%s)", pr.ph.Label(), sr.step.Index+1, sr.job.id, slurmWord))
+				return
+			}
+			r.warnings = append(r.warnings, fmt.Sprintf("%s: step %d was never submitted to Slurm (%s): submitting it now", pr.ph.Label(), sr.step.Index+1, slurmWord))
+		} else {
+			r.warnings = append(r.warnings, fmt.Sprintf("%s: step %d's supervisor is gone (a reboot?): running the step again", pr.ph.Label(), sr.step.Index+1))
+		}
 		pr.state.Steps[sr.step.Index].Status = Pending
 		pr.state.Steps[sr.step.Index].Results = nil
 		pr.cur = nil

@@ -103,6 +103,7 @@ type stepWatch struct {
 	exited chan stepExit
 	fs     *fsnotify.Watcher // step folders of running steps
 	wake   chan string       // a folder something was written in
+	slurm  chan slurmNews    // Slurm commands' answers
 }
 
 // runMode is how much the runner may do.
@@ -153,7 +154,7 @@ func New(plan *Plan, opts Options) (*Runner, error) {
 	root, _ := filepath.Abs(opts.StateDir)
 	r := &Runner{plan: plan, opts: opts,
 		life:  lifecycle{ctl: make(chan func()), quit: make(chan struct{}), done: make(chan struct{})},
-		watch: stepWatch{exited: make(chan stepExit, 64), wake: make(chan string, 256)}}
+		watch: stepWatch{exited: make(chan stepExit, 64), wake: make(chan string, 256), slurm: make(chan slurmNews, 64)}}
 	r.dirs = Layout(root)
 	for _, d := range []string{r.dirs.Steps(), r.dirs.Artifacts()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {

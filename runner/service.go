@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // probe polls a URL in the background so the loop never waits on a
@@ -59,10 +62,11 @@ func httpStatus(ctx context.Context, c *http.Client, url string) int {
 // watches a ready one: a /health that keeps failing means a dead engine.
 func (r *Runner) checkService(sr *stepRun, now time.Time) {
 	pr, svc := sr.pr, sr.pr.ph.Service
-	if svc.ReadyHTTP != "" && sr.health.probe == nil {
-		sr.health.probe = startProbe(svc.ReadyHTTP, 500*time.Millisecond)
+	url := sr.readyURL()
+	if url != "" && sr.health.probe == nil {
+		sr.health.probe = startProbe(url, 500*time.Millisecond)
 	}
-	httpOK := svc.ReadyHTTP == "" || sr.health.probe.ok.Load()
+	httpOK := svc.ReadyHTTP == "" || sr.health.probe != nil && sr.health.probe.ok.Load()
 	logOK := svc.ReadyLog == nil || sr.readyLog
 	switch pr.state.Status {
 	case Running:
@@ -83,7 +87,7 @@ func (r *Runner) checkService(sr *stepRun, now time.Time) {
 			r.emit(Event{Kind: ServiceReady, Phase: pr.ph.ID, Message: msg})
 			return
 		}
-		if svc.ReadyTimeout > 0 && now.Sub(sr.started) > svc.ReadyTimeout && sr.proc.stopFor == "" {
+		if svc.ReadyTimeout > 0 && now.Sub(sr.started) > svc.ReadyTimeout && sr.proc.stopFor == "" && !pr.state.Slurm.Queued() {
 			sr.proc.stopFor, sr.proc.stopWhy = Failed, "not ready after "+FormatDuration(svc.ReadyTimeout)
 			sr.stop(r.opts.Grace)
 		}
@@ -103,11 +107,64 @@ func (r *Runner) checkService(sr *stepRun, now time.Time) {
 		if now.Sub(sr.health.failSince) >= 5*time.Second && !sr.health.warned {
 			sr.health.warned = true
 			code := sr.health.probe.code.Load()
-			why := fmt.Sprintf("health check %s failing (HTTP %d): engine dead?", svc.ReadyHTTP, code)
+			why := fmt.Sprintf("health check %s failing (HTTP %d): engine dead?", url, code)
 			if code == 0 {
-				why = fmt.Sprintf("health check %s not answering: engine dead?", svc.ReadyHTTP)
+				why = fmt.Sprintf("health check %s not answering: engine dead?", url)
 			}
 			r.warn(fmt.Sprintf("%s: %s", pr.ph.Label(), why))
 		}
 	}
+}
+
+// readyURL is the service's ready.http with ${GREENLIGHT_NODE} put in:
+// the node its Slurm job landed on, "" until Slurm has said which.
+func (sr *stepRun) readyURL() string {
+	u := sr.pr.ph.Service.ReadyHTTP
+	if !strings.Contains(u, campaign.NodeVar) {
+		return u
+	}
+	if sr.job == nil {
+		return strings.ReplaceAll(u, campaign.NodeVar, "localhost")
+	}
+	if sr.job.nodeAddr == "" {
+		return ""
+	}
+	return strings.ReplaceAll(u, campaign.NodeVar, sr.job.nodeAddr)
+}
+
+// serviceNodes are GREENLIGHT_NODE and GREENLIGHT_NODE_<SERVICE> for a
+// phase that uses services: where each runs (localhost, or its Slurm
+// job's node), the first it needs as GREENLIGHT_NODE.
+func (r *Runner) serviceNodes(pr *phaseRun) []string {
+	var env []string
+	first := true
+	for _, o := range r.phases {
+		if o == pr || o.ph.Service == nil || !r.plan.Uses(pr.ph.ID, o.ph.ID) {
+			continue
+		}
+		node := "localhost"
+		if o.cur != nil && o.cur.job != nil {
+			node = o.cur.job.nodeAddr
+		}
+		if node == "" {
+			continue
+		}
+		if first {
+			env, first = append(env, "GREENLIGHT_NODE="+node), false
+		}
+		env = append(env, "GREENLIGHT_NODE_"+envName(o.ph.ID)+"="+node)
+	}
+	return env
+}
+
+func envName(id string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			return r
+		}
+		return '_'
+	}, id)
 }

@@ -22,6 +22,12 @@ func (r *Runner) updateETA(sr *stepRun, now time.Time) {
 			ss.ETA.Source = SourceLearned
 		}
 	}
+	if sj := pr.state.Slurm; sr.job != nil && sj.Queued() {
+		ss.ETA.Queued, ss.ETA.StartsAt = true, sj.StartsAt
+		if !sj.StartsAt.IsZero() && sj.StartsAt.After(now) {
+			ss.ETA.Remaining += sj.StartsAt.Sub(now)
+		}
+	}
 	ss.Progress = ss.ETA.Fraction
 	pr.state.ETA = r.phaseRemaining(pr, now)
 	// Publish a stage change at once, progress at most every 250 ms when it
@@ -113,7 +119,7 @@ func (r *Runner) phaseTotal(pr *phaseRun) time.Duration {
 func (r *Runner) campaignETA(now time.Time) ETA {
 	sims := make([]simPhase, 0, len(r.phases))
 	for _, pr := range r.phases {
-		s := simPhase{id: pr.ph.ID, needs: r.plan.UsedPhases(pr.ph.ID), gpus: pr.ph.GPUs, service: pr.ph.Service != nil}
+		s := simPhase{id: pr.ph.ID, needs: r.plan.UsedPhases(pr.ph.ID), gpus: pr.ph.GPUs, service: pr.ph.Service != nil, slurm: pr.ph.Slurm != nil}
 		switch st := pr.state.Status; {
 		case st.Finished() || st == Ready:
 			s.finished = true

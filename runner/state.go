@@ -67,6 +67,7 @@ type PhaseState struct {
 	ExpectFailed int         `json:",omitzero"` // checks that failed, and expectations never produced
 	Missing      []Expect    `json:",omitzero"` // expected results the phase never produced
 	Artifacts    []Artifact  `json:",omitzero"`
+	Slurm        *SlurmJob   `json:",omitzero"` // the current or last step's Slurm job, for a phase on Slurm
 }
 
 // StepState is the state of one step.
@@ -86,6 +87,7 @@ type StepState struct {
 	Progress float64   `json:",omitzero"` // 0..1, or -1 when unknown
 	ETA      ETA       `json:",omitzero"`
 	PGID     int       `json:",omitzero"`
+	Job      string    `json:",omitzero"` // its Slurm job id, on Slurm
 }
 
 // Row is one result: columns in first-seen order.

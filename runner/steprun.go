@@ -37,6 +37,8 @@ type stepRun struct {
 	health healthCheck // a service's readiness and health probe
 	shown  shownMark   // what the last Progress event showed
 	quiet  quietWatch  // wait_quiet: its artifacts' growth after its command exited
+
+	job *slurmJob // its Slurm job, for a phase with slurm:; nil runs here
 }
 
 type stepFiles struct{ log, status, results, summary string }
@@ -109,6 +111,7 @@ func (r *Runner) launch(pr *phaseRun, step *Step, try int, dir string, now time.
 		"GREENLIGHT_CAMPAIGN="+r.plan.Name,
 		"PYTHONUNBUFFERED=1",
 	)
+	env = append(env, r.serviceNodes(pr)...)
 	timeout := step.Timeout
 	if pr.ph.Timeout > 0 && (timeout == 0 || pr.ph.Timeout < timeout) {
 		timeout = pr.ph.Timeout
@@ -119,6 +122,12 @@ func (r *Runner) launch(pr *phaseRun, step *Step, try int, dir string, now time.
 	args := append(append([]string(nil), r.opts.Self[1:]...),
 		"--status", sr.files.status, "--log", sr.files.log, "--dir", step.Dir,
 		"--timeout", timeout.String(), "--grace", r.opts.Grace.String(), "--", "sh", "-c", step.Run)
+	if pr.ph.Slurm != nil {
+		if err := r.launchSlurm(sr, env, args); err != nil {
+			return nil, err
+		}
+		return sr, nil
+	}
 	cmd := exec.Command(r.opts.Self[0], args...)
 	cmd.Env = env
 	cmd.Dir = step.Dir
@@ -156,6 +165,10 @@ func (r *Runner) reap(ex stepExit) {
 // apart; a service's stop_timeout instead of grace), or its supervisor
 // before it started the command.
 func (sr *stepRun) stop(grace time.Duration) {
+	if sr.job != nil {
+		sr.stopSlurm(grace)
+		return
+	}
 	if sr.proc.pgid <= 0 {
 		if st, err := supervise.ReadStatus(sr.files.status); err == nil {
 			sr.proc.pgid = st.PGID
@@ -186,7 +199,10 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 	sr.readResults(r, now)
 	sr.readSummary(r)
 	// A freeze asked before the step's group was known waits for its status.
-	frozenPending := r.q.frozen && sr.proc.pgid == 0 && pr.ph.Service == nil
+	frozenPending := r.q.frozen && sr.proc.pgid == 0 && pr.ph.Service == nil && sr.job == nil
+	if sr.job != nil {
+		r.pollSlurm(sr, now)
+	}
 	if now.Sub(sr.out.lastRead) < logEvery && !sr.proc.reaped && !frozenPending {
 		return
 	}
@@ -202,17 +218,28 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 	st, err := sr.readStatusIfChanged()
 	if err == nil && st != nil {
 		sr.proc.pausesClock = st.PausesClock
-		if sr.proc.pgid == 0 && st.PGID > 0 {
+		if sr.job != nil {
+			// Its processes are on another node: nothing of them is signalled
+			// from here, and Slurm says whether it lives.
+			pr.state.Steps[sr.step.Index].PGID = st.PGID
+			if end := r.slurmEnd(sr, st, now); end != nil {
+				sr.readLog(r, now, true)
+				sr.drainResults(r, now)
+				sr.readSummary(r)
+				r.onExit(sr, end, now)
+				return
+			}
+		} else if sr.proc.pgid == 0 && st.PGID > 0 {
 			sr.proc.pgid = st.PGID
 			if r.q.frozen && pr.ph.Service == nil {
 				r.freezeStep(pr, sr, true, now)
 			}
 		}
 		pr.state.Steps[sr.step.Index].PGID = st.PGID
-		if st.Supervisor > 0 {
+		if st.Supervisor > 0 && sr.job == nil {
 			sr.proc.sup = st.Supervisor
 		}
-		if st.State == "exited" {
+		if st.State == "exited" && sr.job == nil {
 			sr.readLog(r, now, true)
 			sr.drainResults(r, now)
 			sr.readSummary(r)
@@ -220,7 +247,22 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 			return
 		}
 	}
-	if sr.proc.reaped || now.Sub(sr.proc.lastAlive) > 5*time.Second {
+	if sr.job != nil {
+		// No status file yet, or one unchanged: Slurm's word may end it.
+		if err != nil || st == nil {
+			var cur *StepStatus
+			if s, rerr := supervise.ReadStatus(sr.files.status); rerr == nil {
+				cur = s
+			}
+			if end := r.slurmEnd(sr, cur, now); end != nil {
+				sr.readLog(r, now, true)
+				sr.drainResults(r, now)
+				sr.readSummary(r)
+				r.onExit(sr, end, now)
+				return
+			}
+		}
+	} else if sr.proc.reaped || now.Sub(sr.proc.lastAlive) > 5*time.Second {
 		sr.proc.lastAlive = now
 		if sr.proc.reaped || !supervise.Alive(sr.proc.sup, sr.files.status) {
 			// Re-check: it may have written its status just now.
@@ -240,7 +282,15 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 			return
 		}
 	}
-	if pr.ph.Timeout > 0 && pr.ph.Service == nil && pr.ranFor(now) > pr.ph.Timeout && sr.proc.stopFor == "" {
+	ran := pr.ranFor(now)
+	if sj := pr.state.Slurm; sr.job != nil && sj != nil {
+		// A phase's timeout counts its run, not its time in Slurm's queue.
+		ran -= sj.QueueWait
+		if sj.Queued() {
+			ran = 0
+		}
+	}
+	if pr.ph.Timeout > 0 && pr.ph.Service == nil && ran > pr.ph.Timeout && sr.proc.stopFor == "" {
 		sr.proc.stopFor, sr.proc.stopWhy = Failed, "phase timed out after "+FormatDuration(pr.ph.Timeout)
 		sr.stop(r.opts.Grace)
 	}

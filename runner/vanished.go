@@ -118,6 +118,9 @@ func (r *Runner) memoryJournal() []record {
 			if sr := pr.cur; sr != nil && sr.step.Index == ss.Index && sr.proc.sup > 0 {
 				recs = append(recs, record{T: ss.Started, Kind: recStepPID, Phase: ps.ID, Step: ss.Index, Attempt: ss.Attempt, PID: sr.proc.sup})
 			}
+			if ss.Job != "" {
+				recs = append(recs, record{T: ss.Started, Kind: recStepJob, Phase: ps.ID, Step: ss.Index, Attempt: ss.Attempt, Job: ss.Job})
+			}
 			if ss.Status.Finished() {
 				recs = append(recs, record{T: ss.Ended, Kind: recStepEnd, Phase: ps.ID, Step: ss.Index, Attempt: ss.Attempt,
 					Status: ss.Status, ExitCode: ss.ExitCode, Reason: ss.Reason})

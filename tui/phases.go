@@ -64,6 +64,9 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 		if p.Frozen {
 			parts = append(parts, m.st.warn.Render("frozen"))
 		}
+		if sj := p.Slurm; sj != nil && !sj.Queued() && sj.ID != "" {
+			parts = append(parts, "job "+sj.ID+" on "+sj.Nodes)
+		}
 		if cur.Stage != "" {
 			parts = append(parts, cur.Stage)
 		} else if len(p.Steps) > 1 {
@@ -81,6 +84,9 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 	case runner.Ready:
 		frac = 1
 		info = m.st.ok.Render("serving") + " · up " + dur(now.Sub(p.Started))
+		if sj := p.Slurm; sj != nil && sj.ID != "" {
+			info += " · job " + sj.ID + " on " + sj.Nodes
+		}
 	case runner.Done:
 		frac = 1
 		info = "done in " + dur(p.Ended.Sub(p.Started))

@@ -275,6 +275,9 @@ func (m *model) etaLine(ps *runner.PhaseState) string {
 	}
 	var parts []string
 	e := step.ETA
+	if ps.Slurm != nil && !ps.Slurm.Queued() {
+		parts = append(parts, ps.Slurm.Words(m.now()))
+	}
 	if step.Stage != "" {
 		parts = append(parts, step.Stage)
 	}

@@ -48,6 +48,17 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"bad exporter", "name: x\ngpus:\n  sources: ['dcgm:http://node2:9400/metrics,ftp://node3']\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:3:13: exporter "ftp://node3" is not an http(s) URL`, "dcgm:NODE"},
 		{"empty dcgm", "name: x\ngpus: {sources: ['dcgm:']}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `dcgm: names no exporter`, ""},
 		{"empty file", "", `the file is empty`, ""},
+		{"slurm unknown key", "name: x\nslurm:\n  partiton: h200\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:3:3: unknown key "partiton"`, `did you mean "partition"?`},
+		{"slurm bad nodes", "name: x\nphases:\n  - id: a\n    slurm: {nodes: -2}\n    steps: [{run: x}]\n", `:4:20: nodes must be 1 or more`, ""},
+		{"slurm nodes not a number", "name: x\nphases:\n  - id: a\n    slurm: {nodes: two}\n    steps: [{run: x}]\n", `:4:20: wrong type`, ""},
+		{"slurm bad time", "name: x\nslurm: {time: soon}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:2:15: bad time limit "soon"`, "D-HH:MM:SS"},
+		{"slurm zero time", "name: x\nslurm: {time: 0m}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `time limit "0m" is not above zero`, ""},
+		{"slurm owned arg", "name: x\nphases:\n  - id: a\n    slurm:\n      args: [--exclusive, --output=x.log]\n    steps: [{run: x}]\n", `:5:27: --output is set by greenlight`, "leave it out"},
+		{"slurm arg with a key", "name: x\nphases:\n  - id: a\n    slurm: {args: ['-p', h200]}\n    steps: [{run: x}]\n", `-p is set by the key partition:`, "under slurm:"},
+		{"slurm arg not an option", "name: x\nphases:\n  - id: a\n    slurm: {args: [exclusive]}\n    steps: [{run: x}]\n", `"exclusive" is not an sbatch option`, "one item"},
+		{"slurm true", "name: x\nphases:\n  - id: a\n    slurm: true\n    steps: [{run: x}]\n", `slurm: true says nothing`, ""},
+		{"slurm bad partition", "name: x\nslurm: {partition: 'h200 fast'}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `partition "h200 fast" is not a Slurm partition name`, "sinfo"},
+		{"slurm off on the campaign", "name: x\nslurm: off\nphases:\n  - id: a\n    steps: [{run: x}]\n", `slurm: off on the campaign says nothing`, "leave it out"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,4 +189,51 @@ func loadCampaign(t *testing.T, body string) *Plan {
 		t.Fatalf("Load: %v", err)
 	}
 	return p
+}
+
+func TestSlurmKeyResolves(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	os.WriteFile(path, []byte(`name: x
+slurm: {partition: h200, gpus_per_node: 8, time: "1-02:00:00", args: [--exclusive]}
+phases:
+  - id: here
+    slurm: off
+    steps: [{run: x}]
+  - id: two
+    slurm: {nodes: 2, time: 90m}
+    steps: [{run: x}]
+  - id: serve
+    service:
+      run: vllm serve
+      ready: {http: "http://${GREENLIGHT_NODE}:8000/health"}
+  - id: local-serve
+    slurm: off
+    service:
+      run: vllm serve
+      ready: {http: "http://${GREENLIGHT_NODE}:8000/health"}
+`), 0o644)
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Phase("here").Slurm != nil {
+		t.Error("slurm: off still runs on Slurm")
+	}
+	two := p.Phase("two").Slurm
+	if two == nil || two.Partition != "h200" || two.Nodes != 2 || two.GPUsPerNode != 8 || two.Time != 90*time.Minute || len(two.Args) != 1 {
+		t.Errorf("two = %+v; want the campaign's default with nodes and time its own", two)
+	}
+	if s := p.Phase("serve").Slurm; s == nil || s.Time != 26*time.Hour || s.Nodes != 1 {
+		t.Errorf("serve = %+v", s)
+	}
+	if u := p.Phase("serve").Service.ReadyHTTP; u != "http://${GREENLIGHT_NODE}:8000/health" {
+		t.Errorf("a Slurm service's ready.http = %q; want ${GREENLIGHT_NODE} kept for the job's node", u)
+	}
+	if u := p.Phase("local-serve").Service.ReadyHTTP; u != "http://localhost:8000/health" {
+		t.Errorf("a local service's ready.http = %q; want localhost", u)
+	}
+	if p.Phase("two").Hash == p.Phase("here").Hash {
+		t.Error("where a phase runs is not part of its work's hash")
+	}
 }

@@ -40,7 +40,11 @@ func hashOf(v ...any) string {
 // a guess must not cost a re-run of a 36-minute load. Results are read
 // again with the current patterns and checked against the current
 // expectations when a finished phase is restored.
-func workHash(ps PhaseSpec, env map[string]string) string {
+//
+// Where it runs is part of the work when it runs as Slurm jobs: another
+// partition, node count or GPU count is another measurement (the time
+// limit and account are not).
+func workHash(ps PhaseSpec, env map[string]string, sl *Slurm) string {
 	type cmd struct {
 		Run, Dir string
 		Env      map[string]string
@@ -57,6 +61,14 @@ func workHash(ps PhaseSpec, env map[string]string) string {
 	}
 	if ps.Service != nil {
 		work.Service = &cmd{ps.Service.Run, ps.Service.Dir, ps.Service.Env}
+	}
+	if sl != nil {
+		where := struct {
+			Partition   string
+			Nodes, GPUs int
+			Args        []string
+		}{sl.Partition, sl.Nodes, sl.GPUsPerNode, sl.Args}
+		return hashOf(work, env, where)
 	}
 	return hashOf(work, env)
 }
@@ -114,7 +126,8 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int) *Phase {
 	if ps.FailOnExpect != nil {
 		ph.FailOnExpect = *ps.FailOnExpect
 	}
-	ph.Hash, ph.LegacyHash = workHash(ps, spec.Env), hashOf(ps, spec.Env)
+	ph.Slurm = l.slurm(spec, &ps, at(""))
+	ph.Hash, ph.LegacyHash = workHash(ps, spec.Env, ph.Slurm), hashOf(ps, spec.Env)
 	env := merge(spec.Env, ps.Env)
 	switch {
 	case ps.Service != nil && len(ps.Steps) > 0:
@@ -174,9 +187,15 @@ func (l *loader) service(plan *Plan, s *ServiceSpec, at string, env map[string]s
 	if sv.Estimate == 0 {
 		sv.Estimate = ph.Estimate
 	}
-	sv.ReadyHTTP = l.expand(at+".ready.http", s.Ready.HTTP, env)
+	// ${GREENLIGHT_NODE} is where the service runs: kept as written for a
+	// Slurm job, expanded once the job has a node; localhost otherwise.
+	node := "localhost"
+	if ph.Slurm != nil {
+		node = NodeVar
+	}
+	sv.ReadyHTTP = l.expand(at+".ready.http", s.Ready.HTTP, merge(env, map[string]string{"GREENLIGHT_NODE": node}))
 	if s.Ready.HTTP != "" {
-		if err := checkURL(sv.ReadyHTTP); err != nil {
+		if err := checkURL(strings.ReplaceAll(sv.ReadyHTTP, NodeVar, "node")); err != nil {
 			l.add(at+".ready.http", err.Error(), "write a full URL such as http://localhost:8000/health")
 		}
 	}

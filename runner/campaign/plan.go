@@ -51,6 +51,9 @@ type Phase struct {
 	FailOnExpect bool
 	Steps        []*Step
 	Service      *Service
+	// Slurm, when set, runs the phase's steps (or its service) as Slurm
+	// jobs; nil runs them on this machine.
+	Slurm *Slurm
 	// Hash identifies the phase's work: a changed file re-runs a finished
 	// phase only when its hash changed.
 	Hash string
@@ -214,6 +217,8 @@ func (p *Plan) Overlap(a, b *Phase) string {
 		return ""
 	case p.Uses(a.ID, b.ID) || p.Uses(b.ID, a.ID):
 		return "" // a service and a phase that uses it share its GPUs by design
+	case a.Slurm != nil || b.Slurm != nil:
+		return "may run together (Slurm gives a job its own nodes)"
 	case !SharesGPUs(a.GPUs, b.GPUs):
 		return "may run together"
 	}
@@ -227,6 +232,12 @@ func (p *Plan) Overlap(a, b *Phase) string {
 		gpus = "GPUs " + format.Ranges(shared)
 	}
 	return "queue for " + gpus + ": never at once"
+}
+
+// Contend says whether two phases hold GPUs of this machine the other
+// needs: a phase on Slurm holds none here (Slurm allocates its nodes).
+func Contend(a, b *Phase) bool {
+	return a.Slurm == nil && b.Slurm == nil && SharesGPUs(a.GPUs, b.GPUs)
 }
 
 func SharesGPUs(a, b []int) bool {

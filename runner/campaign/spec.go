@@ -12,6 +12,7 @@ type CampaignSpec struct {
 	FailOnExpect bool              `yaml:"fail_on_expect" json:"fail_on_expect,omitempty"`
 	Preflight    *PreflightSpec    `yaml:"preflight" json:"preflight,omitempty"`
 	Traces       *TracesSpec       `yaml:"traces" json:"traces,omitempty"`
+	Slurm        *SlurmSpec        `yaml:"slurm" json:"slurm,omitempty"`
 	Phases       []PhaseSpec       `yaml:"phases" json:"phases"`
 }
 
@@ -68,6 +69,7 @@ type PhaseSpec struct {
 	FailOnExpect *bool             `yaml:"fail_on_expect" json:"fail_on_expect,omitempty"`
 	Steps        []StepSpec        `yaml:"steps" json:"steps,omitempty"`
 	Service      *ServiceSpec      `yaml:"service" json:"service,omitempty"`
+	Slurm        *SlurmSpec        `yaml:"slurm" json:"slurm,omitempty"`
 }
 
 // StepSpec is one command of a phase.

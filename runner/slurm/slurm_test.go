@@ -1,0 +1,101 @@
+package slurm_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner/slurm"
+	"github.com/greenlight-run/greenlight/runner/slurm/slurmtest"
+)
+
+// A line as scontrol 22.05 writes it, with a folder holding spaces.
+const pendingLine = `JobId=4 JobName=gl.x.y UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901756 Nice=0 Account=(null) QOS=(null) JobState=PENDING Reason=Resources Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:00:00 TimeLimit=00:01:00 TimeMin=N/A SubmitTime=2026-12-03T12:37:41 EligibleTime=2026-12-03T12:37:41 AccrueTime=2026-12-03T12:37:41 StartTime=2026-12-03T14:05:00 EndTime=Unknown Deadline=N/A Partition=debug NodeList= NumNodes=1 WorkDir=/tmp/my runs/a StdOut=/dev/null Power= `
+
+func TestParseJob(t *testing.T) {
+	j := slurm.ParseJob(pendingLine)
+	if j.ID != "4" || j.Name != "gl.x.y" || j.State != "PENDING" || j.Reason != "Resources" || j.TimeLimit != "00:01:00" {
+		t.Fatalf("parsed %+v", j)
+	}
+	want := time.Date(2026, 12, 3, 14, 5, 0, 0, time.Local)
+	if !j.Started.Equal(want) || !j.Ended.IsZero() || j.Nodes != "" {
+		t.Fatalf("times/nodes: %+v", j)
+	}
+	if !j.State.Pending() || j.State.Terminal() {
+		t.Fatal("PENDING is pending, not terminal")
+	}
+	j = slurm.ParseJob(strings.Replace(strings.Replace(pendingLine, "PENDING", "TIMEOUT", 1), "ExitCode=0:0", "ExitCode=0:15", 1))
+	if c, s := j.Code(); c != 0 || s != 15 || !j.State.Abnormal() || !strings.Contains(j.Why(), "TIMEOUT") || !strings.Contains(j.Why(), "00:01:00") {
+		t.Fatalf("TIMEOUT: %+v %q", j, j.Why())
+	}
+}
+
+func TestTimeLimit(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		30 * time.Second: "0-00:01:00", 90 * time.Minute: "0-01:30:00", 50 * time.Hour: "2-02:00:00", 61 * time.Second: "0-00:02:00",
+	} {
+		if got := slurm.TimeLimit(d); got != want {
+			t.Errorf("TimeLimit(%s) = %s, want %s", d, got, want)
+		}
+	}
+}
+
+// Against a real cluster: submit, see it run, find it by name, cancel.
+func TestAgainstSlurm(t *testing.T) {
+	c := slurmtest.Start(t)
+	t.Setenv("SLURM_CONF", c.Conf)
+	ctx := context.Background()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "job.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\necho on $SLURMD_NODENAME; sleep 30\n"), 0o755)
+	parts, err := slurm.Partitions(ctx)
+	if err != nil || len(parts) != 1 || parts[0] != c.Partition {
+		t.Fatalf("partitions %v %v", parts, err)
+	}
+	id, err := slurm.Sbatch(ctx, slurm.Submit{Request: slurm.Request{Partition: c.Partition, Nodes: 1, GPUsPerNode: 1, Time: time.Minute},
+		Name: "gl.test.one", Script: script, Output: filepath.Join(dir, "out.log"), Dir: dir, Env: os.Environ()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j *slurm.Job
+	for range 100 {
+		if j, err = slurm.Show(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		if j.State == "RUNNING" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if j.State != "RUNNING" || j.BatchHost != c.Node || j.TimeLimit != "00:01:00" {
+		t.Fatalf("job %+v", j)
+	}
+	if ids, err := slurm.FindByName(ctx, "gl.test.one"); err != nil || len(ids) != 1 || ids[0] != id {
+		t.Fatalf("FindByName: %v %v", ids, err)
+	}
+	if a, err := slurm.NodeAddr(ctx, j.BatchHost); err != nil || a != "127.0.0.1" {
+		t.Fatalf("NodeAddr %q %v", a, err)
+	}
+	if err := slurm.Cancel(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		j, _ = slurm.Show(ctx, id)
+		if j != nil && j.State.Terminal() {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if j == nil || j.State != "CANCELLED" {
+		t.Fatalf("after scancel: %+v", j)
+	}
+	if _, err := slurm.Show(ctx, "999999"); err != slurm.ErrUnknown {
+		t.Fatalf("unknown job: %v", err)
+	}
+	if _, err := slurm.Accounting(ctx, id); err == nil || !strings.Contains(err.Error(), "accounting") {
+		t.Fatalf("sacct with accounting off: %v", err)
+	}
+}

@@ -1,0 +1,252 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner/slurm/slurmtest"
+)
+
+// TestSlurm runs phases as jobs of a real single-node Slurm cluster (see
+// slurmtest), one cluster for all the cases, which run side by side.
+func TestSlurm(t *testing.T) {
+	c := slurmtest.Start(t)
+	old, had := os.LookupEnv("SLURM_CONF")
+	os.Setenv("SLURM_CONF", c.Conf)
+	t.Cleanup(func() {
+		if had {
+			os.Setenv("SLURM_CONF", old)
+		} else {
+			os.Unsetenv("SLURM_CONF")
+		}
+	})
+	t.Run("cases", func(t *testing.T) {
+		t.Run("TwoPhasesSecondOnSlurm", func(t *testing.T) { t.Parallel(); slurmTwoPhases(t, c) })
+		t.Run("PendingShowsReasonAndSkipCancels", func(t *testing.T) { t.Parallel(); slurmPendingThenSkip(t, c) })
+		t.Run("RunnerKilledReadoptsTheJob", func(t *testing.T) { t.Parallel(); slurmReadopt(t, c, false) })
+		t.Run("JobIDNotJournaledFoundByName", func(t *testing.T) { t.Parallel(); slurmReadopt(t, c, true) })
+		t.Run("TimeLimitIsTIMEOUT", func(t *testing.T) { t.Parallel(); slurmTimeout(t, c) })
+		t.Run("ServiceProbedOnItsNode", func(t *testing.T) { t.Parallel(); slurmService(t, c) })
+	})
+}
+
+func slurmTwoPhases(t *testing.T, c *slurmtest.Cluster) {
+	p := loadCampaign(t, fmt.Sprintf(`
+name: two
+slurm:
+  partition: %s
+  time: 5m
+phases:
+  - id: prep
+    slurm: off
+    steps:
+      - run: echo prepared here
+  - id: bench
+    needs: [prep]
+    steps:
+      - run: |
+          echo "on $SLURMD_NODENAME job $SLURM_JOB_ID node=$GREENLIGHT_NODE"
+          echo '{"tok_s": 1234.5, "node": "'$SLURMD_NODENAME'"}' >> "$GREENLIGHT_RESULTS"
+    expect: {tok_s: ">= 1000"}
+`, c.Partition))
+	h := start(t, p, testOptions(t))
+	st := h.finished(60 * time.Second)
+	prep, bench := st.Phase("prep"), st.Phase("bench")
+	if prep.Status != Done || prep.Slurm != nil {
+		t.Errorf("prep = %s %q, slurm %+v; want done, run here", prep.Status, prep.Reason, prep.Slurm)
+	}
+	if bench.Status != Done {
+		t.Fatalf("bench = %s %q", bench.Status, bench.Reason)
+	}
+	sj := bench.Slurm
+	if sj == nil || sj.ID == "" || sj.State != "COMPLETED" || sj.Nodes != c.Node || sj.Started.IsZero() || sj.Partition != c.Partition {
+		t.Fatalf("bench's job = %+v; want COMPLETED on %s", sj, c.Node)
+	}
+	rows := bench.Steps[0].Results
+	if len(rows) != 1 || rows[0].Values[0] != 1234.5 || rows[0].Values[1] != c.Node || bench.ExpectFailed != 0 {
+		t.Errorf("results from the job = %+v (expect failed %d)", rows, bench.ExpectFailed)
+	}
+	if bench.Steps[0].Job != sj.ID {
+		t.Errorf("step's job %q, phase's %q", bench.Steps[0].Job, sj.ID)
+	}
+	log := string(must(os.ReadFile(bench.Steps[0].Log)))
+	if !strings.Contains(log, "on "+c.Node+" job "+sj.ID) {
+		t.Errorf("the job's output did not reach the step's log:\n%s", log)
+	}
+	j := string(must(os.ReadFile(filepath.Join(h.r.StateDir(), "journal.jsonl"))))
+	if !strings.Contains(j, `"kind":"step-job","phase":"bench"`) || !strings.Contains(j, `"job":"`+sj.ID+`"`) {
+		t.Errorf("the job id is not journaled:\n%s", j)
+	}
+}
+
+func waitState(t *testing.T, h *harness, what string, ok func(*State) bool) *State {
+	t.Helper()
+	var got *State
+	h.until(60*time.Second, what, func(e Event) bool {
+		got = h.r.Snapshot()
+		return ok(got)
+	})
+	return got
+}
+
+func slurmPendingThenSkip(t *testing.T, c *slurmtest.Cluster) {
+	// Another user's job holds both GPUs; ours asks for one.
+	blocker := strings.TrimSpace(c.Run(t, "sbatch", "--parsable", "--gpus-per-node=2", "--time=2", "--job-name=blocker", "--output=/dev/null", "--wrap", "sleep 100"))
+	t.Cleanup(func() { c.Run(t, "scancel", blocker) })
+	p := loadCampaign(t, fmt.Sprintf(`
+name: pends
+phases:
+  - id: gemm
+    estimate: 2m
+    slurm: {partition: %s, gpus_per_node: 1, time: 3m}
+    steps:
+      - run: sleep 60
+  - id: after
+    steps:
+      - run: "true"
+`, c.Partition))
+	h := start(t, p, testOptions(t))
+	st := waitState(t, h, "gemm pending for Resources", func(s *State) bool {
+		sj := s.Phase("gemm").Slurm
+		return sj != nil && sj.ID != "" && sj.State == "PENDING" && sj.Reason == "Resources"
+	})
+	ph := st.Phase("gemm")
+	if !ph.ETA.Queued || !strings.Contains(ph.Steps[0].Stage, "queued in Slurm: Resources") {
+		t.Errorf("pending job: ETA %+v, stage %q", ph.ETA, ph.Steps[0].Stage)
+	}
+	// Slurm's expected start comes from its backfill pass (every second here).
+	st = waitState(t, h, "an expected start", func(s *State) bool { return !s.Phase("gemm").Slurm.StartsAt.IsZero() })
+	if txt := st.Phase("gemm").ETA.Text(); !strings.HasPrefix(txt, "starts ~") || !strings.Contains(txt, "(Slurm)") {
+		t.Errorf("ETA text %q; want it to start with Slurm's expected start", txt)
+	}
+	id := st.Phase("gemm").Slurm.ID
+	if err := h.r.Skip("gemm"); err != nil {
+		t.Fatal(err)
+	}
+	st = h.finished(60 * time.Second)
+	if s := st.Phase("gemm"); s.Status != Skipped {
+		t.Errorf("gemm = %s %q; want skipped", s.Status, s.Reason)
+	}
+	if s := st.Phase("after"); s.Status != Done {
+		t.Errorf("after = %s %q", s.Status, s.Reason)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out := strings.TrimSpace(c.Run(t, "squeue", "-h", "-j", id, "-o", "%i %T"))
+		if out == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("squeue still lists the skipped job: %s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// slurmReadopt kills the runner mid-job; with lostID, the job id's
+// journal line goes too, as when the runner dies between sbatch's answer
+// and its journal: the job is found by its name, never submitted twice.
+func slurmReadopt(t *testing.T, c *slurmtest.Cluster, lostID bool) {
+	dir := t.TempDir()
+	count := filepath.Join(dir, "count")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: readopt
+slurm: {partition: %s}
+phases:
+  - id: long
+    steps:
+      - run: |
+          echo "$SLURM_JOB_ID" >> %s
+          sleep 4
+          echo '{"v": 7}' >> "$GREENLIGHT_RESULTS"
+`, c.Partition, count))
+	stateDir := filepath.Join(dir, "state")
+	killRunnerMidStep(t, p.File, stateDir, `"kind":"step-job","phase":"long"`)
+	if lostID {
+		jp := filepath.Join(stateDir, "journal.jsonl")
+		var kept []string
+		for _, l := range lines(t, jp) {
+			if !strings.Contains(l, `"kind":"step-job"`) {
+				kept = append(kept, l)
+			}
+		}
+		os.WriteFile(jp, []byte(strings.Join(kept, "\n")+"\n"), 0o644)
+	}
+	opts := testOptions(t)
+	opts.StateDir = stateDir
+	h := start(t, p, opts)
+	st := h.finished(60 * time.Second)
+	s := st.Phase("long")
+	if s.Status != Done || !s.Readopted {
+		t.Fatalf("long = %s %q readopted=%v", s.Status, s.Reason, s.Readopted)
+	}
+	ran := lines(t, count)
+	if len(ran) != 1 || ran[0] != s.Slurm.ID {
+		t.Errorf("jobs that ran %v; want one, the journaled %s", ran, s.Slurm.ID)
+	}
+	if j := string(must(os.ReadFile(filepath.Join(stateDir, "journal.jsonl")))); strings.Count(j, `"kind":"step-job"`) != 1 {
+		t.Errorf("submitted more than once:\n%s", j)
+	}
+	if lostID && !slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.Contains(w, "by its name") }) {
+		t.Errorf("no word of the job found by its name: %q", st.Warnings)
+	}
+	if rows := s.Steps[0].Results; len(rows) != 1 || rows[0].Values[0] != 7.0 {
+		t.Errorf("results after re-adoption = %+v", rows)
+	}
+}
+
+func slurmTimeout(t *testing.T, c *slurmtest.Cluster) {
+	if testing.Short() {
+		t.Skip("a Slurm time limit is at least a minute")
+	}
+	p := loadCampaign(t, fmt.Sprintf(`
+name: timeout
+phases:
+  - id: slow
+    slurm: {partition: %s, time: 1m}
+    steps:
+      - run: sleep 300
+`, c.Partition))
+	st := start(t, p, testOptions(t)).finished(150 * time.Second)
+	s := st.Phase("slow")
+	if s.Status != Failed || !strings.Contains(s.Reason, "TIMEOUT") || s.Slurm.State != "TIMEOUT" {
+		t.Errorf("slow = %s %q, job %+v; want failed with Slurm's TIMEOUT", s.Status, s.Reason, s.Slurm)
+	}
+}
+
+func slurmService(t *testing.T, c *slurmtest.Cluster) {
+	port := freePort(t)
+	dir := t.TempDir()
+	starts, seen := filepath.Join(dir, "starts"), filepath.Join(dir, "seen")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: svc
+phases:
+  - id: serve
+    slurm: {partition: %s}
+    service:
+      run: exec %s __test-http %d %s 1s
+      ready: {http: "http://${GREENLIGHT_NODE}:%d/health", timeout: 60s}
+  - id: use
+    needs: [serve]
+    steps:
+      - run: |
+          echo "node=$GREENLIGHT_NODE serve=$GREENLIGHT_NODE_SERVE" > %s
+`, c.Partition, testBin(t), port, starts, port, seen))
+	h := start(t, p, testOptions(t))
+	h.kind(ServiceReady, "serve")
+	st := h.finished(60 * time.Second)
+	if s := st.Phase("serve"); s.Status != Done || s.Slurm == nil || s.Slurm.Node != "127.0.0.1" {
+		t.Errorf("serve = %s %q, job %+v; want done, on the node's address", s.Status, s.Reason, s.Slurm)
+	}
+	if got := strings.TrimSpace(string(must(os.ReadFile(seen)))); got != "node=127.0.0.1 serve=127.0.0.1" {
+		t.Errorf("the phase using the service saw %q", got)
+	}
+	if n := len(lines(t, starts)); n != 1 {
+		t.Errorf("the service started %d times", n)
+	}
+}
