@@ -36,6 +36,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		if ph.GPUs != nil {
 			gpus = "GPUs " + strings.Trim(fmt.Sprint(ph.GPUs), "[]")
 		}
+		if ph.Slurm != nil {
+			gpus = "on Slurm (" + ph.Slurm.String() + ")"
+		}
 		est := "no estimate"
 		var total time.Duration
 		for _, s := range ph.AllSteps() {

@@ -41,19 +41,21 @@ type statusJSON struct {
 
 // statusETA is an ETA as the window shows it, for a script.
 type statusETA struct {
-	RemainingS float64 `json:"remaining_s"`
-	Source     string  `json:"source"`           // progress, history, estimate, learned, stages...
-	LowerBound bool    `json:"lower_bound"`      // some remaining work has no estimate
-	WaitsGate  bool    `json:"waits_for_gate"`   // a gate waits for a person on the way
-	OverS      float64 `json:"over_s,omitempty"` // running past its estimate by this much
-	Text       string  `json:"text"`             // as the window says it
+	StartsAt   *time.Time `json:"starts_at,omitempty"` // Slurm's expected start of a queued job, counted in remaining_s
+	RemainingS float64    `json:"remaining_s"`
+	Source     string     `json:"source"`           // progress, history, estimate, learned, stages...
+	LowerBound bool       `json:"lower_bound"`      // some remaining work has no estimate
+	WaitsGate  bool       `json:"waits_for_gate"`   // a gate waits for a person on the way
+	OverS      float64    `json:"over_s,omitempty"` // running past its estimate by this much
+	Text       string     `json:"text"`             // as the window says it
 }
 
 func etaOf(e runner.ETA) *statusETA {
-	if !e.Known && e.Over == 0 {
+	if !e.Known && e.Over == 0 && !e.Queued {
 		return nil
 	}
-	return &statusETA{RemainingS: e.Remaining.Seconds(), Source: e.Source, LowerBound: e.Partial, WaitsGate: e.Waiting, OverS: e.Over.Seconds(), Text: e.Text()}
+	return &statusETA{RemainingS: e.Remaining.Seconds(), Source: e.Source, LowerBound: e.Partial || e.Queued && !e.Known,
+		WaitsGate: e.Waiting, OverS: e.Over.Seconds(), Text: e.Text(), StartsAt: timePtr(e.StartsAt)}
 }
 
 type statusMonitor struct {
@@ -256,7 +258,10 @@ func printStatus(w io.Writer, s statusJSON) {
 			line += fmt.Sprintf(" %3.0f%%", *p.Progress*100)
 		}
 		if p.ETA != nil {
-			line += fmt.Sprintf(" ETA %s (%s)", p.ETA.Text, p.ETA.Source)
+			line += " ETA " + p.ETA.Text
+			if p.ETA.Source != "" {
+				line += " (" + p.ETA.Source + ")"
+			}
 		}
 		if p.Reason != "" {
 			line += " " + p.Reason

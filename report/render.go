@@ -244,7 +244,7 @@ func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu
 		b.WriteString("\n")
 	}
 	if sl := ph.Slurm; sl != nil {
-		fmt.Fprintf(&b, "\nOn Slurm: %s.", cell(slurmAsked(sl)))
+		fmt.Fprintf(&b, "\nOn Slurm: %s.", cell(sl.String()))
 		if p.Slurm != nil && p.Slurm.ID != "" {
 			fmt.Fprintf(&b, " %s.", cell(p.Slurm.Words(now)))
 		}
@@ -275,7 +275,9 @@ func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu
 			sampled++
 		}
 	}
-	if len(gpus) > 0 && sampled == 0 {
+	if ph.Slurm != nil && len(gpus) == 0 {
+		b.WriteString("\n### GPUs during the phase\n\nIts jobs ran on the cluster's nodes, whose GPUs greenlight does not read: add `dcgm:slurm-nodes:9400` to `gpus.sources` to scrape the dcgm-exporter of each node a job runs on.\n")
+	} else if len(gpus) > 0 && sampled == 0 {
 		b.WriteString("\n### GPUs during the phase\n\nNo GPU reading fell within the phase (it was shorter than the sampling interval).\n")
 	}
 	if sampled > 0 {
@@ -410,26 +412,4 @@ func expectations(b *strings.Builder, ph *runner.Phase, p runner.PhaseState) {
 			fmt.Fprintf(b, "- ✓ `%s` %s: %d of %d result(s) met\n", e.Column, e.String(), v.pass, v.pass+v.fail)
 		}
 	}
-}
-
-// slurmAsked says what a phase's jobs ask Slurm for.
-func slurmAsked(sl *runner.Slurm) string {
-	var parts []string
-	if sl.Partition != "" {
-		parts = append(parts, "partition "+sl.Partition)
-	}
-	parts = append(parts, format.Count(sl.Nodes, "node"))
-	if sl.GPUsPerNode > 0 {
-		parts = append(parts, fmt.Sprintf("%d GPUs per node", sl.GPUsPerNode))
-	}
-	if sl.Time > 0 {
-		parts = append(parts, "time limit "+format.Duration(sl.Time))
-	}
-	if sl.Account != "" {
-		parts = append(parts, "account "+sl.Account)
-	}
-	if len(sl.Args) > 0 {
-		parts = append(parts, strings.Join(sl.Args, " "))
-	}
-	return strings.Join(parts, ", ")
 }

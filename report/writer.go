@@ -265,7 +265,18 @@ func (w *Writer) gpuSummary(ph *runner.Phase, p runner.PhaseState, now time.Time
 	if end.IsZero() {
 		end = now
 	}
-	return w.gpus.Summarize(p.Started, end, ph.GPUs)
+	return w.gpus.Summarize(p.Started, end, phaseGPUs(ph))
+}
+
+// phaseGPUs are the GPUs of this machine a phase's summary covers: its
+// gpus: (nil, all), or none for a phase on Slurm, whose jobs ran on the
+// cluster's nodes (whose GPUs, read through dcgm:slurm-nodes, are
+// remote and always covered).
+func phaseGPUs(ph *runner.Phase) []int {
+	if ph.Slurm != nil {
+		return []int{}
+	}
+	return ph.GPUs
 }
 
 // keepSummaries fixes the GPU summary of each phase as it finishes, in the
@@ -282,7 +293,7 @@ func (w *Writer) keepSummaries(st *runner.State) {
 			if ph == nil {
 				continue
 			}
-			w.summary[p.ID] = w.gpus.Summarize(p.Started, p.Ended, ph.GPUs)
+			w.summary[p.ID] = w.gpus.Summarize(p.Started, p.Ended, phaseGPUs(ph))
 			changed = true
 		}
 		if !p.Status.Finished() && have {

@@ -35,11 +35,15 @@ type ETA struct {
 func (e ETA) Text() string {
 	if e.Queued {
 		if e.StartsAt.IsZero() {
-			return "queued in Slurm, no start time yet"
+			return "no start time from Slurm yet"
 		}
+		s := "starts ~" + e.StartsAt.Format("15:04") + " (Slurm)"
 		rest := e
 		rest.Queued = false
-		return "starts ~" + e.StartsAt.Format("15:04") + " (Slurm), then " + rest.Text()
+		if rest.Known || rest.Over > 0 {
+			s += ", then " + rest.Text()
+		}
+		return s
 	}
 	switch {
 	case e.Over > 0:
@@ -157,6 +161,16 @@ func (p *progressTrack) observe(t time.Time, done, total float64) {
 	if per := p.perUnit(); per > 0 {
 		p.unitsPerSec = 1 / per
 	}
+}
+
+// rebase forgets when the progress seen so far happened: a log read back
+// whole after a restart carries no times, and must not be taken as made
+// in the moment before the next line.
+func (p *progressTrack) rebase(now time.Time) {
+	if !p.seen {
+		return
+	}
+	p.done, p.last, p.steps, p.unitsPerSec = p.f*p.total, now, nil, 0
 }
 
 // perUnit is the robust seconds per unit, or 0 before any progress.

@@ -220,6 +220,7 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted step %d still running (pid %d)", pr.ph.Label(), sr.step.Index+1, sr.proc.sup))
 		}
 		sr.readLog(r, r.opts.Now(), true)
+		sr.prog.rebase(r.opts.Now())
 		// Read back at once, the stages' lines all carry this instant: only
 		// the time from the start to the stage it is in now says anything.
 		for i := 1; i < len(sr.stageStarts); i++ {

@@ -32,6 +32,7 @@ func TestSlurm(t *testing.T) {
 		t.Run("JobIDNotJournaledFoundByName", func(t *testing.T) { t.Parallel(); slurmReadopt(t, c, true) })
 		t.Run("TimeLimitIsTIMEOUT", func(t *testing.T) { t.Parallel(); slurmTimeout(t, c) })
 		t.Run("ServiceProbedOnItsNode", func(t *testing.T) { t.Parallel(); slurmService(t, c) })
+		t.Run("PreflightNamesAMissingPartition", func(t *testing.T) { t.Parallel(); slurmPreflightPartition(t, c) })
 	})
 }
 
@@ -248,5 +249,39 @@ phases:
 	}
 	if n := len(lines(t, starts)); n != 1 {
 		t.Errorf("the service started %d times", n)
+	}
+}
+
+func slurmPreflightPartition(t *testing.T, c *slurmtest.Cluster) {
+	p := loadCampaign(t, fmt.Sprintf(`
+name: pf
+phases:
+  - id: ok
+    slurm: {partition: %s}
+    steps: [{run: "true"}]
+  - id: typo
+    slurm: {partition: h200x}
+    steps: [{run: "true"}]
+`, c.Partition))
+	err := PreflightError(CheckPreflight(p, -1))
+	if err == nil || !strings.Contains(err.Error(), `Slurm has no partition "h200x" (phases typo); sinfo lists: `+c.Partition) {
+		t.Errorf("preflight with a partition Slurm lacks: %v", err)
+	}
+}
+
+// TestSlurmPreflightWithoutSbatch: a campaign on Slurm, run where Slurm's
+// commands are not, stops before anything starts and says what to do.
+func TestSlurmPreflightWithoutSbatch(t *testing.T) {
+	p := loadCampaign(t, `
+name: pf
+slurm: {partition: h200}
+phases:
+  - id: a
+    steps: [{run: "true"}]
+`)
+	t.Setenv("PATH", t.TempDir())
+	err := PreflightError(CheckPreflight(p, -1))
+	if err == nil || !strings.Contains(err.Error(), "sbatch is not on the PATH") || !strings.Contains(err.Error(), "login node") {
+		t.Errorf("preflight without sbatch: %v", err)
 	}
 }

@@ -41,7 +41,7 @@ type SlurmJob struct {
 
 // Queued says the job waits in Slurm's queue.
 func (j *SlurmJob) Queued() bool {
-	return j != nil && (j.State == "" || slurm.State(j.State).Pending())
+	return j != nil && (j.State == "SUBMITTING" || slurm.State(j.State).Pending())
 }
 
 // slurmJob is the loop's record of a step's job.
@@ -205,6 +205,9 @@ func partitionWords(p string) string {
 // slurmSaw takes what scontrol said of a step's job.
 func (r *Runner) slurmSaw(sr *stepRun, job *slurm.Job, now time.Time) {
 	pr, j := sr.pr, sr.job
+	if sj := pr.state.Slurm; sj != nil && !sj.Started.IsZero() && job.State.Pending() && job.State != "REQUEUED" {
+		return // an answer older than the status file that says it runs
+	}
 	prev := j.last
 	j.last = job
 	sj := pr.state.Slurm
@@ -221,31 +224,15 @@ func (r *Runner) slurmSaw(sr *stepRun, job *slurm.Job, now time.Time) {
 	case job.State.Pending():
 		sj.StartsAt = job.Started // Slurm's expectation, zero when it has none
 		sj.QueueWait = now.Sub(sj.Submitted)
-		ss.Stage = "queued in Slurm: " + pendWords(job.Reason)
-		if !sj.StartsAt.IsZero() {
-			ss.Stage += ", starts ~" + sj.StartsAt.Format("15:04") + " (Slurm)"
+		ss.Stage = "queued in Slurm"
+		if job.Reason != "" {
+			ss.Stage += ": " + pendWords(job.Reason)
 		}
 		sr.started = now // the step's own clock starts when the job does
 	default:
 		sj.StartsAt = time.Time{}
 		if sj.Started.IsZero() && !job.Started.IsZero() {
-			sj.Started = job.Started
-			sj.QueueWait = max(0, job.Started.Sub(sj.Submitted))
-			// The step's time is its run, not its wait: its history and ETA
-			// must not learn the queue.
-			started := job.Started
-			if started.After(now) || started.Before(ss.Started) {
-				started = now
-			}
-			ss.Started, sr.started = started, started
-			r.emit(Event{Kind: StepStarted, Phase: pr.ph.ID, Step: sr.step.Index,
-				Message: fmt.Sprintf("%s: Slurm job %s runs on %s after %s in the queue", pr.ph.Label(), job.ID, job.Nodes, FormatDuration(sj.QueueWait))})
-			if r.q.frozen && pr.ph.Service == nil {
-				r.freezeSlurm(pr, sr, true, now)
-			}
-		}
-		if strings.HasPrefix(ss.Stage, "queued in Slurm") {
-			ss.Stage = ""
+			r.slurmStarted(sr, job.Started, now)
 		}
 		if job.State == "SUSPENDED" && !j.froze {
 			ss.Stage = "suspended in Slurm"
@@ -267,11 +254,42 @@ func (r *Runner) slurmSaw(sr *stepRun, job *slurm.Job, now time.Time) {
 	}
 }
 
+// slurmStarted records a step's job running: from Slurm's word, or from
+// its status file when that comes first (the supervisor runs on the node).
+func (r *Runner) slurmStarted(sr *stepRun, started, now time.Time) {
+	pr := sr.pr
+	sj, ss := pr.state.Slurm, &pr.state.Steps[sr.step.Index]
+	if sj == nil || !sj.Started.IsZero() {
+		return
+	}
+	if sj.Queued() {
+		sj.State, sj.Reason, sj.StartsAt = "RUNNING", "", time.Time{}
+	}
+	sj.Started = started
+	sj.QueueWait = max(0, started.Sub(sj.Submitted))
+	// The step's time is its run, not its wait: its history and ETA must
+	// not learn the queue.
+	if started.After(now) || started.Before(ss.Started) {
+		started = now
+	}
+	ss.Started, sr.started = started, started
+	if strings.HasPrefix(ss.Stage, "queued in Slurm") {
+		ss.Stage = ""
+	}
+	where := ""
+	if sj.Nodes != "" {
+		where = " on " + sj.Nodes
+	}
+	r.emit(Event{Kind: StepStarted, Phase: pr.ph.ID, Step: sr.step.Index,
+		Message: fmt.Sprintf("%s: Slurm job %s runs%s after %s in the queue", pr.ph.Label(), sj.ID, where, FormatDuration(sj.QueueWait))})
+	if r.q.frozen && pr.ph.Service == nil {
+		r.freezeSlurm(pr, sr, true, now)
+	}
+}
+
 // pendWords says Slurm's pending reason with what it means.
 func pendWords(reason string) string {
 	switch reason {
-	case "":
-		return "PENDING"
 	case "Resources":
 		return "Resources (waiting for nodes to free up)"
 	case "Priority":

@@ -35,7 +35,9 @@ func (r *Runner) updateETA(sr *stepRun, now time.Time) {
 	// the screen, and the idle budget is half a percent of a core.
 	moved := math.Abs(ss.Progress-sr.shown.frac) >= 0.01
 	due := now.Sub(sr.shown.at) >= time.Second || moved && now.Sub(sr.shown.at) >= 250*time.Millisecond
-	if ss.Stage != sr.shown.stage || due && ss.Progress != sr.shown.frac {
+	// A job in Slurm's queue moves no bar, but its wait shortens.
+	queued := ss.ETA.Queued && now.Sub(sr.shown.at) >= 5*time.Second
+	if ss.Stage != sr.shown.stage || due && ss.Progress != sr.shown.frac || queued {
 		sr.shown.at, sr.shown.frac, sr.shown.stage = now, ss.Progress, ss.Stage
 		r.emit(Event{Kind: Progress, Phase: pr.ph.ID, Step: sr.step.Index})
 	}

@@ -222,6 +222,9 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 			// Its processes are on another node: nothing of them is signalled
 			// from here, and Slurm says whether it lives.
 			pr.state.Steps[sr.step.Index].PGID = st.PGID
+			if st.State == "running" && pr.state.Slurm.Queued() {
+				r.slurmStarted(sr, st.Started, now)
+			}
 			if end := r.slurmEnd(sr, st, now); end != nil {
 				sr.readLog(r, now, true)
 				sr.drainResults(r, now)

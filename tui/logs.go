@@ -177,7 +177,11 @@ func (l *logPane) view(st *styles, ps *runner.PhaseState, width, rows int) []str
 		out = append(out, ansi.Truncate(line, width, "…"))
 	}
 	if len(out) == 0 {
-		out = append(out, st.dim.Render("no log yet"))
+		why := "no log yet"
+		if ps != nil && ps.Slurm.Queued() {
+			why = "no log yet: " + ps.Slurm.Words(time.Now()) + "; its output appears here once it runs"
+		}
+		out = append(out, st.dim.Render(why))
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -64,8 +65,12 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 		if p.Frozen {
 			parts = append(parts, m.st.warn.Render("frozen"))
 		}
-		if sj := p.Slurm; sj != nil && !sj.Queued() && sj.ID != "" {
-			parts = append(parts, "job "+sj.ID+" on "+sj.Nodes)
+		if sj := p.Slurm; sj != nil && sj.ID != "" {
+			if sj.Queued() || sj.Nodes == "" {
+				parts = append(parts, "job "+sj.ID)
+			} else {
+				parts = append(parts, "job "+sj.ID+" on "+sj.Nodes)
+			}
 		}
 		if cur.Stage != "" {
 			parts = append(parts, cur.Stage)
@@ -84,12 +89,15 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 	case runner.Ready:
 		frac = 1
 		info = m.st.ok.Render("serving") + " · up " + dur(now.Sub(p.Started))
-		if sj := p.Slurm; sj != nil && sj.ID != "" {
+		if sj := p.Slurm; sj != nil && sj.ID != "" && sj.Nodes != "" {
 			info += " · job " + sj.ID + " on " + sj.Nodes
 		}
 	case runner.Done:
 		frac = 1
 		info = "done in " + dur(p.Ended.Sub(p.Started))
+		if sj := p.Slurm; sj != nil && sj.QueueWait >= time.Second {
+			info += " (" + dur(sj.QueueWait) + " of it queued in Slurm)"
+		}
 	case runner.Waiting:
 		info = m.st.warn.Render("waiting for your greenlight: press g")
 	case runner.Failed, runner.Blocked, runner.Skipped, runner.Stopped:

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/format"
 )
 
 // SlurmSpec is `slurm:` as written, on the campaign (every phase's
@@ -220,4 +222,27 @@ func slurmTime(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("time limit %q is not above zero", s)
 	}
 	return d, nil
+}
+
+// String says what each of the phase's jobs asks Slurm for:
+// "partition h200, 2 nodes, 8 GPUs per node, time limit 2h00m".
+func (sl *Slurm) String() string {
+	var parts []string
+	if sl.Partition != "" {
+		parts = append(parts, "partition "+sl.Partition)
+	}
+	parts = append(parts, format.Count(sl.Nodes, "node"))
+	if sl.GPUsPerNode > 0 {
+		parts = append(parts, format.Count(sl.GPUsPerNode, "GPU")+" per node")
+	}
+	if sl.Time > 0 {
+		parts = append(parts, "time limit "+format.Duration(sl.Time))
+	}
+	if sl.Account != "" {
+		parts = append(parts, "account "+sl.Account)
+	}
+	if len(sl.Args) > 0 {
+		parts = append(parts, strings.Join(sl.Args, " "))
+	}
+	return strings.Join(parts, ", ")
 }
