@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,6 +26,23 @@ func TestSlurm(t *testing.T) {
 			os.Unsetenv("SLURM_CONF")
 		}
 	})
+	// scontrol, through a shim that refuses to suspend the jobs listed in
+	// refuse-suspend, as Slurm refuses a user who is not an operator.
+	shim := t.TempDir()
+	real, err := exec.LookPath("scontrol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(shim, "scontrol"), []byte(fmt.Sprintf(`#!/bin/sh
+if [ "$1" = suspend ] && grep -qx "$2" %s/refuse-suspend 2>/dev/null; then
+  echo "scontrol_suspend error: Access/permission denied" >&2
+  exit 1
+fi
+exec %s "$@"
+`, shim, real)), 0o755)
+	oldPath := os.Getenv("PATH")
+	os.Setenv("PATH", shim+":"+oldPath)
+	t.Cleanup(func() { os.Setenv("PATH", oldPath) })
 	t.Run("cases", func(t *testing.T) {
 		t.Run("TwoPhasesSecondOnSlurm", func(t *testing.T) { t.Parallel(); slurmTwoPhases(t, c) })
 		t.Run("PendingShowsReasonAndSkipCancels", func(t *testing.T) { t.Parallel(); slurmPendingThenSkip(t, c) })
@@ -33,6 +51,8 @@ func TestSlurm(t *testing.T) {
 		t.Run("TimeLimitIsTIMEOUT", func(t *testing.T) { t.Parallel(); slurmTimeout(t, c) })
 		t.Run("ServiceProbedOnItsNode", func(t *testing.T) { t.Parallel(); slurmService(t, c) })
 		t.Run("PreflightNamesAMissingPartition", func(t *testing.T) { t.Parallel(); slurmPreflightPartition(t, c) })
+		t.Run("FreezeSuspendsTheJob", func(t *testing.T) { t.Parallel(); slurmFreeze(t, c, shim, false) })
+		t.Run("FreezeRefusedIsSaid", func(t *testing.T) { t.Parallel(); slurmFreeze(t, c, shim, true) })
 	})
 }
 
@@ -283,5 +303,65 @@ phases:
 	err := PreflightError(CheckPreflight(p, -1))
 	if err == nil || !strings.Contains(err.Error(), "sbatch is not on the PATH") || !strings.Contains(err.Error(), "login node") {
 		t.Errorf("preflight without sbatch: %v", err)
+	}
+}
+
+// slurmFreeze: f suspends the job (scontrol suspend) and thaws it; where
+// Slurm refuses, the window says so and the job goes on.
+func slurmFreeze(t *testing.T, c *slurmtest.Cluster, shim string, refused bool) {
+	p := loadCampaign(t, fmt.Sprintf(`
+name: freeze%v
+phases:
+  - id: long
+    slurm: {partition: %s}
+    steps:
+      - run: |
+          for i in $(seq 1 100); do echo tick $i; sleep 0.1; done
+`, refused, c.Partition))
+	h := start(t, p, testOptions(t))
+	st := waitState(t, h, "the job running", func(s *State) bool { sj := s.Phase("long").Slurm; return sj != nil && sj.State == "RUNNING" })
+	id := st.Phase("long").Slurm.ID
+	if refused {
+		f, _ := os.OpenFile(filepath.Join(shim, "refuse-suspend"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		fmt.Fprintln(f, id)
+		f.Close()
+	}
+	if err := h.r.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	if refused {
+		e := h.until(30*time.Second, "the refusal said", func(e Event) bool {
+			return e.Kind == Warning && strings.Contains(e.Message, "would not suspend job "+id) && strings.Contains(e.Message, "permission denied")
+		})
+		if ph := e.State.Phase("long"); ph.Frozen {
+			t.Error("the phase still reads frozen after Slurm refused")
+		}
+		h.finished(60 * time.Second)
+		return
+	}
+	want := func(state string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			got := strings.TrimSpace(c.Run(t, "squeue", "-h", "-j", id, "-o", "%T"))
+			if got == state {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s is %s; want %s", id, got, state)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	want("SUSPENDED")
+	if !h.r.Snapshot().Phase("long").Frozen {
+		t.Error("the phase does not read frozen")
+	}
+	if err := h.r.Thaw(); err != nil {
+		t.Fatal(err)
+	}
+	want("RUNNING")
+	if s := h.finished(60 * time.Second).Phase("long"); s.Status != Done || !s.WasFrozen {
+		t.Errorf("long = %s %q, was frozen %v", s.Status, s.Reason, s.WasFrozen)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -170,11 +171,13 @@ func (r *Runner) slurmHeard(n slurmNews) {
 			if n.kind == "thaw" {
 				word = "resume"
 			}
-			r.warn(fmt.Sprintf("%s: Slurm would not %s job %s (%v): it goes on as it was; scontrol suspend is for Slurm operators and administrators", pr.ph.Label(), word, j.id, n.err))
 			if n.kind == "freeze" {
 				j.froze = false
 				r.freezeMark(pr, false, now)
+				// Nothing else frozen: the campaign is not frozen either.
+				r.q.frozen = slices.ContainsFunc(r.phases, func(o *phaseRun) bool { return o.state.Frozen })
 			}
+			r.warn(fmt.Sprintf("%s: Slurm would not %s job %s (%v): it goes on as it was; scontrol suspend is for Slurm operators and administrators", pr.ph.Label(), word, j.id, n.err))
 		}
 	}
 }
@@ -424,7 +427,7 @@ func (sr *stepRun) stopSlurm(grace time.Duration) {
 // said plainly.
 func (r *Runner) freezeSlurm(pr *phaseRun, sr *stepRun, frozen bool, now time.Time) bool {
 	j := sr.job
-	if j.id == "" || j.last == nil || j.last.State.Pending() || j.froze == frozen {
+	if j.id == "" || pr.state.Slurm == nil || pr.state.Slurm.Queued() || pr.state.Slurm.Started.IsZero() || j.froze == frozen {
 		return false
 	}
 	j.froze = frozen

@@ -148,6 +148,10 @@ func (r *Runner) snapshot() *State {
 		ps := pr.state
 		ps.Steps = slices.Clone(pr.state.Steps)
 		ps.Artifacts = slices.Clone(pr.state.Artifacts)
+		if ps.Slurm != nil {
+			sj := *ps.Slurm // the loop goes on changing its own
+			ps.Slurm = &sj
+		}
 		ps.WasFrozen = pr.frozenEver
 		if ps.Status != Running {
 			ps.ETA = r.phaseRemaining(pr, now)

@@ -315,7 +315,12 @@ func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
 	}
 	ss := &pr.state.Steps[sr.step.Index]
 	ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
-	if ss.Ended.IsZero() {
+	if sr.job != nil && !st.Started.IsZero() && !st.Ended.IsZero() && !ss.Started.IsZero() {
+		// Its times are the node's clock, which may be off this machine's:
+		// its duration is the node's, placed from its start as seen here.
+		ss.Ended = ss.Started.Add(st.Ended.Sub(st.Started))
+	}
+	if ss.Ended.IsZero() || ss.Ended.After(now) {
 		ss.Ended = now
 	}
 	dur := ss.Ended.Sub(ss.Started)
