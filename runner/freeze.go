@@ -31,7 +31,7 @@ func (r *Runner) setFrozen(f bool) error {
 	n := 0
 	for _, pr := range r.phases {
 		if sr := pr.cur; sr != nil && sr.job != nil {
-			if pr.ph.Service == nil && !sr.proc.exitedSeen && r.freezeSlurm(pr, sr, f, r.opts.Now()) {
+			if pr.ph.Service == nil && !sr.proc.exitedSeen && sr.freezeSlurm(f, r.opts.Now()) {
 				n++
 			}
 			continue
@@ -43,7 +43,7 @@ func (r *Runner) setFrozen(f bool) error {
 			}
 		}
 		if sr := pr.cur; sr != nil && pr.ph.Service == nil && sr.proc.pgid > 0 && !sr.proc.exitedSeen {
-			if r.freezeStep(pr, sr, f, r.opts.Now()) {
+			if sr.freeze(f, r.opts.Now()) {
 				n++
 			}
 		}
@@ -56,7 +56,8 @@ func (r *Runner) setFrozen(f bool) error {
 // freezeStep stops (SIGSTOP) or continues a step's process group, stops
 // or starts its timeout clock in the supervisor (when the supervisor takes
 // the signals) and in the phase, and reports whether the group got it.
-func (r *Runner) freezeStep(pr *phaseRun, sr *stepRun, frozen bool, now time.Time) bool {
+func (sr *stepRun) freeze(frozen bool, now time.Time) bool {
+	r, pr := sr.r, sr.pr
 	group, clock := syscall.SIGCONT, syscall.SIGUSR2
 	if frozen {
 		group, clock = syscall.SIGSTOP, syscall.SIGUSR1

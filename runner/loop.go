@@ -35,11 +35,11 @@ func (r *Runner) loop() {
 		case f := <-r.life.ctl:
 			f()
 		case ex := <-r.watch.exited:
-			r.reap(ex)
+			ex.sr.reaped(ex.code)
 		case dir := <-r.watch.wake:
 			r.woken(dir)
 		case n := <-r.watch.slurm:
-			r.slurmHeard(n)
+			n.sr.slurmHeard(n)
 		case <-tick.C:
 			tick.Reset(untilNext(time.Now(), r.opts.Poll))
 		case <-r.life.quit:
@@ -75,7 +75,7 @@ func (r *Runner) step() {
 	now := r.opts.Now()
 	for _, pr := range r.phases {
 		if pr.cur != nil {
-			r.follow(pr, now)
+			pr.cur.follow(now)
 		}
 	}
 	r.checkDisk(now, false)
@@ -88,7 +88,7 @@ func (r *Runner) step() {
 }
 
 func (r *Runner) emit(e Event) {
-	if r.mode.quiet || r.mode.readOnly {
+	if r.mode.quiet {
 		return
 	}
 	if e.Time.IsZero() {
@@ -110,8 +110,8 @@ func (r *Runner) journal(rec record) { r.writeJournal(rec, true) }
 func (r *Runner) journalNoSync(rec record) { r.writeJournal(rec, false) }
 
 func (r *Runner) writeJournal(rec record, sync bool) {
-	if r.mode.readOnly {
-		return
+	if r.store.jr == nil {
+		return // Replay's view: nothing is written
 	}
 	if rec.T.IsZero() {
 		rec.T = r.opts.Now()
@@ -366,7 +366,7 @@ func (r *Runner) startWatcher() {
 	}()
 	for _, pr := range r.phases {
 		if pr.cur != nil && !pr.cur.proc.exitedSeen {
-			r.watchStep(pr.cur)
+			pr.cur.watchFolder()
 		}
 	}
 }
@@ -377,13 +377,15 @@ func (r *Runner) stopWatcher() {
 	}
 }
 
-func (r *Runner) watchStep(sr *stepRun) {
+func (sr *stepRun) watchFolder() {
+	r := sr.r
 	if r.watch.fs != nil && sr.dir != "" {
 		r.watch.fs.Add(sr.dir)
 	}
 }
 
-func (r *Runner) unwatchStep(sr *stepRun) {
+func (sr *stepRun) unwatchFolder() {
+	r := sr.r
 	if r.watch.fs != nil && sr.dir != "" {
 		r.watch.fs.Remove(sr.dir)
 	}
@@ -394,7 +396,7 @@ func (r *Runner) woken(dir string) {
 	now := r.opts.Now()
 	for _, pr := range r.phases {
 		if pr.cur != nil && pr.cur.dir == dir && !pr.cur.proc.exitedSeen {
-			r.follow(pr, now)
+			pr.cur.follow(now)
 			return
 		}
 	}

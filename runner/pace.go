@@ -139,7 +139,8 @@ func stagePace(exp []time.Duration, starts []time.Time, cur int, now time.Time, 
 const barTrust = 0.15
 
 // serviceETA is a starting service's ETA by the stage model.
-func (r *Runner) serviceETA(sr *stepRun, now time.Time) ETA {
+func (sr *stepRun) serviceETA(now time.Time) ETA {
+	r := sr.r
 	svc := sr.pr.ph.Service
 	e := ETA{Fraction: -1}
 	if sr.prog.seen {
@@ -171,7 +172,8 @@ func (r *Runner) serviceETA(sr *stepRun, now time.Time) ETA {
 
 // learnStages records how long each stage of a load took, for the next
 // load to predict each stage from, not from shares of a guess.
-func (r *Runner) learnStages(sr *stepRun, ready time.Time) {
+func (sr *stepRun) learnStages(ready time.Time) {
+	r := sr.r
 	svc := sr.pr.ph.Service
 	last := -1
 	for i := 0; i <= len(svc.Stages); i++ {

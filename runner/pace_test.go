@@ -91,7 +91,7 @@ func replayLoad(t *testing.T, r *Runner, total time.Duration, fracs []float64) (
 	pr := r.phases[0]
 	pr.state.Status = Running
 	start := time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
-	sr := &stepRun{pr: pr, step: pr.ph.AllSteps()[0], started: start, stage: -1}
+	sr := &stepRun{r: r, pr: pr, step: pr.ph.AllSteps()[0], started: start, stage: -1}
 	log := vllmReplay(total)
 	var out []ETA
 	next := 0
@@ -100,11 +100,11 @@ func replayLoad(t *testing.T, r *Runner, total time.Duration, fracs []float64) (
 		for ; next < len(log) && !start.Add(log[next].at).After(now); next++ {
 			for _, part := range strings.Split(log[next].line, "\r") {
 				if part != "" {
-					sr.logLine(r, []byte(part), start.Add(log[next].at))
+					sr.logLine([]byte(part), start.Add(log[next].at))
 				}
 			}
 		}
-		out = append(out, r.serviceETA(sr, now))
+		out = append(out, sr.serviceETA(now))
 	}
 	return out, sr
 }
@@ -161,7 +161,7 @@ func TestServiceETALearnsThePace(t *testing.T) {
 		// The load reached ready: learn it, then load again from history.
 		ready := sr.started.Add(tt.total)
 		r.store.hist.add(sr.step.Key, tt.total)
-		r.learnStages(sr, ready)
+		sr.learnStages(ready)
 		r.Close()
 		r2 := newReplayRunner(t, plan, state)
 		etas, _ = replayLoad(t, r2, tt.total, fracs)
@@ -263,8 +263,8 @@ phases:
 	pr.state.Status, pr.state.Started, pr.state.Current = Running, t0, 1
 	pr.state.Steps[0] = StepState{Status: Done, Started: t0, Ended: t0.Add(20 * time.Minute)}
 	pr.state.Steps[1] = StepState{Index: 1, Status: Running, Started: t0.Add(20 * time.Minute)}
-	sr := &stepRun{pr: pr, step: p.Phases[0].Steps[1], started: t0.Add(20 * time.Minute), stage: -1}
-	r.updateETA(sr, t0.Add(25*time.Minute))
+	sr := &stepRun{r: r, pr: pr, step: p.Phases[0].Steps[1], started: t0.Add(20 * time.Minute), stage: -1}
+	sr.updateETA(t0.Add(25 * time.Minute))
 	// Step b has 15 of its ~20 minutes left, c takes ~20: 35m, less the
 	// little the guess still counts.
 	if e := pr.state.ETA; e.Source != SourceLearned || e.Remaining < 31*time.Minute || e.Remaining > 36*time.Minute {
@@ -303,7 +303,7 @@ phases:
 	defer r.Close()
 	serve := r.phases[0]
 	serve.state.Status = Running
-	serve.cur = &stepRun{pr: serve, step: serve.ph.AllSteps()[0]}
+	serve.cur = &stepRun{r: r, pr: serve, step: serve.ph.AllSteps()[0]}
 	want := map[string]string{
 		"macro": "waits for serve to be ready",
 		"gemm":  "waits for GPU 0 held by serve",

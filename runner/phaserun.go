@@ -220,11 +220,11 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 	pr.state.Current = idx
 	// Journaled (fsynced) before the step starts: an fsync while a step
 	// begins writing can make the filesystem flush its output and slow it.
-	dir, err := r.newStepDir(pr, step, try)
+	dir, err := newStepDir(r.dirs, pr, step, try)
 	var sr *stepRun
 	if err == nil {
 		r.journal(record{Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: dir})
-		sr, err = r.launch(pr, step, try, dir, now)
+		sr, err = launchStep(r, pr, step, try, dir, now)
 	}
 	ss := &pr.state.Steps[idx]
 	*ss = StepState{Index: idx, Name: step.Label(), Status: Running, Attempt: try, Started: now, Progress: -1}
@@ -235,10 +235,10 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 	}
 	ss.Log = sr.files.log
 	if pr.cur != nil {
-		r.unwatchStep(pr.cur)
+		pr.cur.unwatchFolder()
 	}
 	pr.cur = sr
-	r.watchStep(sr)
+	sr.watchFolder()
 	// The supervisor's pid, for re-adoption if we die before its status
 	// file exists; page cache is enough, a machine crash kills it too.
 	r.journalNoSync(record{Kind: recStepPID, Phase: pr.ph.ID, Step: idx, Attempt: try, PID: sr.proc.sup})

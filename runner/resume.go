@@ -24,7 +24,10 @@ type phaseHistory struct {
 // finished phases are kept unless their definition changed, live steps and
 // services are re-adopted, and a step whose supervisor vanished (a reboot)
 // runs again.
-func (r *Runner) resume(recs []record) {
+// journalHistory reads the journal's records into what each phase's
+// latest attempt did, and the campaign's first start and last end.
+func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
+	var times campaignTimes
 	hist := map[string]*phaseHistory{}
 	for _, rec := range recs {
 		h := hist[rec.Phase]
@@ -34,11 +37,11 @@ func (r *Runner) resume(recs []record) {
 		}
 		switch rec.Kind {
 		case recCampaign:
-			if r.times.started.IsZero() {
-				r.times.started = rec.T
+			if times.started.IsZero() {
+				times.started = rec.T
 			}
 		case recFinished:
-			r.times.prevEnded = rec.T
+			times.prevEnded = rec.T
 		case recPhaseStart:
 			*h = phaseHistory{attempt: rec.Attempt, hash: rec.Hash, started: rec.T, open: true, gate: h.gate,
 				stepStart: map[int]record{}, stepEnd: map[int]record{}}
@@ -66,6 +69,15 @@ func (r *Runner) resume(recs []record) {
 			h.gate = true
 		}
 	}
+	return hist, times
+}
+
+func (r *Runner) resume(recs []record) {
+	hist, times := journalHistory(recs)
+	if r.times.started.IsZero() {
+		r.times.started = times.started
+	}
+	r.times.prevEnded = times.prevEnded
 	r.mode.quiet = true
 	defer func() { r.mode.quiet = false }()
 	for _, ph := range r.plan.Phases {
@@ -81,14 +93,12 @@ func (r *Runner) resume(recs []record) {
 		switch {
 		case h.open && changed:
 			r.restoreSteps(pr, h, len(ph.AllSteps()))
-			if !r.mode.readOnly {
-				if pr.cur != nil && !pr.cur.proc.exitedSeen {
-					pr.cur.stop(r.opts.Grace)
-				}
-				pr.reset()
-				pr.state.Changed = true
-				r.warnings = append(r.warnings, fmt.Sprintf("%s changed in the campaign file while it ran: stopped the old run, it will run again", ph.Label()))
+			if pr.cur != nil && !pr.cur.proc.exitedSeen {
+				pr.cur.stop(r.opts.Grace)
 			}
+			pr.reset()
+			pr.state.Changed = true
+			r.warnings = append(r.warnings, fmt.Sprintf("%s changed in the campaign file while it ran: stopped the old run, it will run again", ph.Label()))
 		case h.open:
 			r.adopt(pr, h)
 		case h.end != nil && changed:
@@ -97,24 +107,9 @@ func (r *Runner) resume(recs []record) {
 		case h.end != nil:
 			switch h.end.Status {
 			case Done, Skipped:
-				r.restoreSteps(pr, h, len(ph.AllSteps()))
-				pr.state.Status, pr.state.Reason = h.end.Status, h.end.Reason
-				pr.state.Started, pr.state.Ended = h.started, h.end.T
-				if h.end.Status == Done {
-					pr.state.Missing = missingExpects(ph, pr.state.Steps)
-					pr.state.ExpectFailed += len(pr.state.Missing)
-				}
-				pr.state.Artifacts = globArtifacts(ph.Artifacts, pr.artDir)
-				pr.cur = nil
+				r.restoreEnded(pr, h)
 			default:
-				if r.mode.readOnly {
-					r.restoreSteps(pr, h, len(ph.AllSteps()))
-					pr.state.Status, pr.state.Reason = h.end.Status, h.end.Reason
-					pr.state.Started, pr.state.Ended = h.started, h.end.T
-					pr.cur = nil
-				} else {
-					r.warnings = append(r.warnings, fmt.Sprintf("%s %s last time (%s): it runs again", ph.Label(), h.end.Status, h.end.Reason))
-				}
+				r.warnings = append(r.warnings, fmt.Sprintf("%s %s last time (%s): it runs again", ph.Label(), h.end.Status, h.end.Reason))
 			}
 		}
 	}
@@ -129,17 +124,17 @@ func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
 		if !ok {
 			break
 		}
-		sr := &stepRun{pr: pr, step: steps[idx], try: start.Attempt, dir: start.Dir, files: filesIn(start.Dir), stage: -1, adopted: true}
+		sr := &stepRun{r: r, pr: pr, step: steps[idx], try: start.Attempt, dir: start.Dir, files: filesIn(start.Dir), stage: -1, adopted: true}
 		ss := &pr.state.Steps[idx]
 		*ss = StepState{Index: idx, Name: steps[idx].Label(), Status: Running, Attempt: start.Attempt, Started: start.T, Log: sr.files.log, Progress: -1}
 		sr.started, sr.proc.sup = start.T, start.PID
 		ss.Job = start.Job
 		now := r.opts.Now()
-		sr.readLog(r, now, true)
-		sr.drainResults(r, now)
-		sr.readSummary(r)
+		sr.readLog(now, true)
+		sr.drainResults(now)
+		sr.readSummary()
 		if pr.ph.Slurm != nil {
-			r.readoptSlurm(sr, start.Job)
+			sr.readoptSlurm(start.Job)
 		}
 		if st, err := supervise.ReadStatus(sr.files.status); err == nil && sr.job != nil {
 			ss.PGID = st.PGID
@@ -177,10 +172,10 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		if ss.Status == Done {
 			if sr.step.Index+1 < len(pr.ph.AllSteps()) {
 				pr.state.Current = sr.step.Index + 1
-			} else if !r.mode.readOnly {
+			} else {
 				r.endPhase(pr, Done, "")
 			}
-		} else if !r.mode.readOnly {
+		} else {
 			r.endPhase(pr, ss.Status, ss.Reason)
 		}
 		return
@@ -189,10 +184,8 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 	var alive bool
 	var slurmWord string
 	if sr.job != nil {
-		if !r.mode.readOnly {
-			r.findUnjournaled(sr)
-			alive, slurmWord = slurmAlive(sr.job.id)
-		}
+		sr.findUnjournaled()
+		alive, slurmWord = slurmAlive(sr.job.id)
 	} else {
 		alive = supervise.Alive(sr.proc.sup, sr.files.status)
 	}
@@ -219,7 +212,7 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		default:
 			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted step %d still running (pid %d)", pr.ph.Label(), sr.step.Index+1, sr.proc.sup))
 		}
-		sr.readLog(r, r.opts.Now(), true)
+		sr.readLog(r.opts.Now(), true)
 		sr.prog.rebase(r.opts.Now())
 		// Read back at once, the stages' lines all carry this instant: only
 		// the time from the start to the stage it is in now says anything.
@@ -229,9 +222,6 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 			}
 		}
 	default:
-		if r.mode.readOnly {
-			return
-		}
 		if sr.job != nil {
 			if sr.job.id != "" {
 				// Slurm ended it while no runner watched: the loop settles it
@@ -252,37 +242,15 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 	}
 }
 
-// Replay rebuilds a campaign's state from its state dir without running or
-// signalling anything, for `greenlight report`.
-func Replay(plan *Plan, stateDir string) (*State, error) {
-	if stateDir == "" {
-		stateDir = DefaultStateDir(plan)
+// restoreEnded restores a phase whose attempt ended as the journal says.
+func (r *Runner) restoreEnded(pr *phaseRun, h *phaseHistory) {
+	r.restoreSteps(pr, h, len(pr.ph.AllSteps()))
+	pr.state.Status, pr.state.Reason = h.end.Status, h.end.Reason
+	pr.state.Started, pr.state.Ended = h.started, h.end.T
+	if h.end.Status == Done {
+		pr.state.Missing = missingExpects(pr.ph, pr.state.Steps)
+		pr.state.ExpectFailed += len(pr.state.Missing)
 	}
-	r := &Runner{plan: plan, opts: Options{Now: time.Now, Poll: 50 * time.Millisecond}, mode: runMode{readOnly: true}}
-	r.dirs = Layout(stateDir)
-	recs, err := readJournal(r.dirs.Journal())
-	if err != nil {
-		return nil, err
-	}
-	if len(recs) == 0 {
-		return nil, fmt.Errorf("no journal in %s: this campaign has not run here (or use --state-dir)", stateDir)
-	}
-	r.store.hist = loadHistory(r.dirs.History())
-	r.resume(recs)
-	if r.times.started.IsZero() {
-		r.times.started = recs[0].T
-	}
-	s := r.snapshot()
-	// Finished, if the journal's last word is the campaign's end and every
-	// phase it knows of ended.
-	done := !r.times.prevEnded.IsZero()
-	for _, p := range s.Phases {
-		if !p.Status.Finished() || p.Ended.After(r.times.prevEnded) {
-			done = false
-		}
-	}
-	if done {
-		s.Finished, s.Ended, s.Now = true, r.times.prevEnded, r.times.prevEnded
-	}
-	return s, nil
+	pr.state.Artifacts = globArtifacts(pr.ph.Artifacts, pr.artDir)
+	pr.cur = nil
 }

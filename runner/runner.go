@@ -108,8 +108,7 @@ type stepWatch struct {
 
 // runMode is how much the runner may do.
 type runMode struct {
-	quiet    bool // rebuilding state: publish nothing
-	readOnly bool // Replay: look, never touch a process or the journal
+	quiet bool // rebuilding state: publish nothing
 }
 
 // campaignTimes are the campaign's start and end as the journal has them,

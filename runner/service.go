@@ -60,7 +60,8 @@ func httpStatus(ctx context.Context, c *http.Client, url string) int {
 
 // checkService marks a starting service ready once its probes pass, and
 // watches a ready one: a /health that keeps failing means a dead engine.
-func (r *Runner) checkService(sr *stepRun, now time.Time) {
+func (sr *stepRun) checkService(now time.Time) {
+	r := sr.r
 	pr, svc := sr.pr, sr.pr.ph.Service
 	url := sr.readyURL()
 	if url != "" && sr.health.probe == nil {
@@ -77,7 +78,7 @@ func (r *Runner) checkService(sr *stepRun, now time.Time) {
 			took := now.Sub(sr.started)
 			if !sr.adopted {
 				r.store.hist.add(sr.step.Key, took)
-				r.learnStages(sr, now)
+				sr.learnStages(now)
 			}
 			r.journal(record{Kind: recReady, Phase: pr.ph.ID, Attempt: pr.state.Attempt})
 			msg := fmt.Sprintf("%s ready after %s", pr.ph.Label(), FormatDuration(took))

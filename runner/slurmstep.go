@@ -23,28 +23,6 @@ import (
 // in a goroutine of its own; its answer comes back to the loop as
 // slurmNews, so a slow slurmctld never holds the loop.
 
-// SlurmJob is what the window, `status --json` and the results file show
-// of a phase's current (or last) Slurm job.
-type SlurmJob struct {
-	ID        string    `json:",omitzero"`
-	State     string    `json:",omitzero"` // Slurm's: PENDING, RUNNING, COMPLETED, TIMEOUT, ...
-	Reason    string    `json:",omitzero"` // why it pends (Resources, Priority, ...) or how it ended
-	Nodes     string    `json:",omitzero"` // Slurm's node list: gpu[01-02]
-	Node      string    `json:",omitzero"` // the address of the node the batch script runs on: ${GREENLIGHT_NODE}
-	Partition string    `json:",omitzero"`
-	Submitted time.Time `json:",omitzero"`
-	Started   time.Time `json:",omitzero"` // when it started running
-	StartsAt  time.Time `json:",omitzero"` // Slurm's expected start, while it pends
-	// QueueWait is the time from submission to start, or so far while it
-	// pends.
-	QueueWait time.Duration `json:",omitzero"`
-}
-
-// Queued says the job waits in Slurm's queue.
-func (j *SlurmJob) Queued() bool {
-	return j != nil && (j.State == "SUBMITTING" || slurm.State(j.State).Pending())
-}
-
 // slurmJob is the loop's record of a step's job.
 type slurmJob struct {
 	id, name   string
@@ -80,13 +58,14 @@ const (
 
 // jobName names a step's job: a runner that died between sbatch and its
 // journal finds the job again by it, so a step is never submitted twice.
-func (r *Runner) jobName(pr *phaseRun, dir string) string {
-	return "gl." + campaign.SafeName(r.plan.Name) + "." + pr.ph.ID + "." + filepath.Base(dir)
+func (sr *stepRun) jobName() string {
+	return "gl." + campaign.SafeName(sr.r.plan.Name) + "." + sr.pr.ph.ID + "." + filepath.Base(sr.dir)
 }
 
 // launchSlurm writes the step's batch script and submits it in the
 // background; the loop hears the job id as slurmNews.
-func (r *Runner) launchSlurm(sr *stepRun, env []string, supArgs []string) error {
+func (sr *stepRun) launchSlurm(env []string, supArgs []string) error {
+	r := sr.r
 	pr := sr.pr
 	script := filepath.Join(sr.dir, "job.sh")
 	var b strings.Builder
@@ -105,7 +84,7 @@ func (r *Runner) launchSlurm(sr *stepRun, env []string, supArgs []string) error 
 	sl := pr.ph.Slurm
 	sub := slurm.Submit{Request: slurm.Request{Partition: sl.Partition, Nodes: sl.Nodes, GPUsPerNode: sl.GPUsPerNode,
 		Time: sl.Time, Account: sl.Account, Args: sl.Args},
-		Name: r.jobName(pr, sr.dir), Script: script, Output: sr.files.log, Dir: sr.step.Dir, Env: env}
+		Name: sr.jobName(), Script: script, Output: sr.files.log, Dir: sr.step.Dir, Env: env}
 	sr.job = &slurmJob{name: sub.Name, submitting: true}
 	pr.state.Slurm = &SlurmJob{Partition: sl.Partition, Submitted: sr.started, State: "SUBMITTING"}
 	go func() {
@@ -123,19 +102,20 @@ func (r *Runner) slurmSend(n slurmNews) {
 }
 
 // slurmHeard takes a Slurm command's answer in the loop.
-func (r *Runner) slurmHeard(n slurmNews) {
-	sr, now := n.sr, r.opts.Now()
+func (sr *stepRun) slurmHeard(n slurmNews) {
+	r := sr.r
+	now := r.opts.Now()
 	pr := sr.pr
 	j := sr.job
 	switch n.kind {
 	case "submitted":
 		j.submitting = false
 		if n.err != nil {
-			r.onExit(sr, &StepStatus{State: "exited", ExitCode: 1, Error: "sbatch refused the job: " + n.err.Error(), Ended: now}, now)
+			sr.onExit(&StepStatus{State: "exited", ExitCode: 1, Error: "sbatch refused the job: " + n.err.Error(), Ended: now}, now)
 			return
 		}
 		j.id, j.urgent = n.id, true
-		r.slurmAdopted(sr, n.id)
+		sr.slurmAdopted(n.id)
 		r.emit(Event{Kind: Progress, Phase: pr.ph.ID, Step: sr.step.Index,
 			Message: fmt.Sprintf("%s: step %d submitted to Slurm as job %s%s", pr.ph.Label(), sr.step.Index+1, n.id, partitionWords(pr.ph.Slurm.Partition))})
 		if j.cancel || sr.proc.exitedSeen {
@@ -155,7 +135,7 @@ func (r *Runner) slurmHeard(n slurmNews) {
 			}
 		default:
 			j.unknown = false
-			r.slurmSaw(sr, n.job, now)
+			sr.slurmSaw(n.job, now)
 		}
 	case "addr":
 		if n.err != nil {
@@ -185,7 +165,8 @@ func (r *Runner) slurmHeard(n slurmNews) {
 // slurmAdopted records a step's job id: in the journal (fsynced: a job
 // outlives a crash of the runner's machine, and must be found again), in
 // the state the window shows.
-func (r *Runner) slurmAdopted(sr *stepRun, id string) {
+func (sr *stepRun) slurmAdopted(id string) {
+	r := sr.r
 	pr := sr.pr
 	r.journal(record{Kind: recStepJob, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Job: id})
 	pr.state.Steps[sr.step.Index].Job = id
@@ -206,7 +187,8 @@ func partitionWords(p string) string {
 }
 
 // slurmSaw takes what scontrol said of a step's job.
-func (r *Runner) slurmSaw(sr *stepRun, job *slurm.Job, now time.Time) {
+func (sr *stepRun) slurmSaw(job *slurm.Job, now time.Time) {
+	r := sr.r
 	pr, j := sr.pr, sr.job
 	if sj := pr.state.Slurm; sj != nil && !sj.Started.IsZero() && job.State.Pending() && job.State != "REQUEUED" {
 		return // an answer older than the status file that says it runs
@@ -235,7 +217,7 @@ func (r *Runner) slurmSaw(sr *stepRun, job *slurm.Job, now time.Time) {
 	default:
 		sj.StartsAt = time.Time{}
 		if sj.Started.IsZero() && !job.Started.IsZero() {
-			r.slurmStarted(sr, job.Started, now)
+			sr.slurmStarted(job.Started, now)
 		}
 		if job.State == "SUSPENDED" && !j.froze {
 			ss.Stage = "suspended in Slurm"
@@ -259,7 +241,8 @@ func (r *Runner) slurmSaw(sr *stepRun, job *slurm.Job, now time.Time) {
 
 // slurmStarted records a step's job running: from Slurm's word, or from
 // its status file when that comes first (the supervisor runs on the node).
-func (r *Runner) slurmStarted(sr *stepRun, started, now time.Time) {
+func (sr *stepRun) slurmStarted(started, now time.Time) {
+	r := sr.r
 	pr := sr.pr
 	sj, ss := pr.state.Slurm, &pr.state.Steps[sr.step.Index]
 	if sj == nil || !sj.Started.IsZero() {
@@ -286,35 +269,15 @@ func (r *Runner) slurmStarted(sr *stepRun, started, now time.Time) {
 	r.emit(Event{Kind: StepStarted, Phase: pr.ph.ID, Step: sr.step.Index,
 		Message: fmt.Sprintf("%s: Slurm job %s runs%s after %s in the queue", pr.ph.Label(), sj.ID, where, FormatDuration(sj.QueueWait))})
 	if r.q.frozen && pr.ph.Service == nil {
-		r.freezeSlurm(pr, sr, true, now)
+		sr.freezeSlurm(true, now)
 	}
-}
-
-// pendWords says Slurm's pending reason with what it means.
-func pendWords(reason string) string {
-	switch reason {
-	case "Resources":
-		return "Resources (waiting for nodes to free up)"
-	case "Priority":
-		return "Priority (jobs of higher priority go first)"
-	case "BeginTime":
-		return "BeginTime (not before its start time)"
-	case "Dependency":
-		return "Dependency (waits for another job)"
-	case "QOSMaxJobsPerUserLimit", "AssocMaxJobsLimit", "QOSMaxGRESPerUser":
-		return reason + " (a limit of your account or QOS)"
-	case "PartitionNodeLimit", "PartitionTimeLimit":
-		return reason + " (the request exceeds what the partition allows: it will never start)"
-	case "ReqNodeNotAvail":
-		return reason + " (a node it needs is down, drained or reserved)"
-	}
-	return reason
 }
 
 // pollSlurm asks Slurm of the step's job when due. Called from follow.
-func (r *Runner) pollSlurm(sr *stepRun, now time.Time) {
+func (sr *stepRun) pollSlurm(now time.Time) {
+	r := sr.r
 	j := sr.job
-	if j.submitting || j.querying || j.id == "" || r.mode.readOnly {
+	if j.submitting || j.querying || j.id == "" {
 		return
 	}
 	if !j.urgent && now.Sub(j.asked) < slurmEvery {
@@ -335,198 +298,6 @@ func (r *Runner) pollSlurm(sr *stepRun, now time.Time) {
 	}()
 }
 
-// slurmEnd decides, for a step on Slurm, whether and how it ended: st is
-// its status file's word (nil when it has none). It returns the status
-// to record, or nil to wait for the other side: the status file may lag
-// Slurm's word on a shared filesystem, and Slurm's final state (TIMEOUT,
-// NODE_FAIL) says more than the exit code of a step it killed.
-func (r *Runner) slurmEnd(sr *stepRun, st *StepStatus, now time.Time) *StepStatus {
-	j := sr.job
-	if j.submitting {
-		return nil
-	}
-	final := j.last != nil && j.last.State.Terminal()
-	if st != nil && st.State == "exited" {
-		if j.exited == nil {
-			j.exited, j.exitedAt, j.urgent = st, now, true
-		}
-		if !final && !j.unknown && now.Sub(j.exitedAt) < slurmSettle {
-			return nil // Slurm has not said yet: ask again
-		}
-		out := *st
-		if final && j.last.State.Abnormal() && sr.proc.stopFor == "" {
-			out.Error = j.last.Why()
-			if out.ExitCode == 0 {
-				out.ExitCode = 1
-			}
-		}
-		return &out
-	}
-	switch {
-	case final:
-		if now.Sub(j.terminalAt) < slurmSettle {
-			return nil // its status file may not have reached us yet
-		}
-		code, sig := j.last.Code()
-		out := &StepStatus{State: "exited", ExitCode: code, Ended: j.last.Ended}
-		if sig > 0 {
-			out.ExitCode = 128 + sig
-		}
-		switch {
-		case j.last.State.Abnormal():
-			out.Error = j.last.Why()
-		default:
-			out.Error = fmt.Sprintf("Slurm says job %s ended %s (exit %s), but its status file %s was never written: is the state dir on a filesystem the nodes share?",
-				j.id, j.last.State, j.last.ExitCode, sr.files.status)
-		}
-		if out.Error != "" && out.ExitCode == 0 {
-			out.ExitCode = 1
-		}
-		if out.Ended.IsZero() || out.Ended.After(now) {
-			out.Ended = now
-		}
-		return out
-	case j.unknown:
-		return &StepStatus{State: "exited", ExitCode: -1, Ended: now,
-			Error: fmt.Sprintf("lost: Slurm no longer knows job %s (accounting off or purged) and its status file does not say it ended", j.id)}
-	}
-	return nil
-}
-
-// stopSlurm ends a step's job: a queued job is cancelled; a running one
-// gets SIGTERM in its batch script (greenlight's supervisor, which stops
-// the step's group with the grace it was given and records the end), and
-// is cancelled outright if it is still there after that.
-func (sr *stepRun) stopSlurm(grace time.Duration) {
-	j := sr.job
-	if j.id == "" {
-		j.cancel = true // sbatch has not answered: cancelled when it does
-		return
-	}
-	id, queued := j.id, j.last == nil || j.last.State.Pending()
-	wait := 3*grace + 10*time.Second
-	go func() {
-		ctx := context.Background()
-		if queued || slurm.Signal(ctx, id, "TERM") != nil {
-			slurm.Cancel(ctx, id)
-			return
-		}
-		deadline := time.Now().Add(wait)
-		for time.Now().Before(deadline) {
-			time.Sleep(time.Second)
-			if job, err := slurm.Show(ctx, id); err != nil || job.State.Terminal() {
-				return
-			}
-		}
-		slurm.Cancel(ctx, id)
-	}()
-}
-
-// freezeSlurm suspends or resumes a running job (scontrol suspend, which
-// Slurm allows its operators); a refusal comes back as slurmNews and is
-// said plainly.
-func (r *Runner) freezeSlurm(pr *phaseRun, sr *stepRun, frozen bool, now time.Time) bool {
-	j := sr.job
-	if j.id == "" || pr.state.Slurm == nil || pr.state.Slurm.Queued() || pr.state.Slurm.Started.IsZero() || j.froze == frozen {
-		return false
-	}
-	j.froze = frozen
-	id, kind := j.id, "thaw"
-	if frozen {
-		kind = "freeze"
-	}
-	go func() {
-		var err error
-		if frozen {
-			err = slurm.Suspend(context.Background(), id)
-		} else {
-			err = slurm.Resume(context.Background(), id)
-		}
-		r.slurmSend(slurmNews{sr: sr, kind: kind, id: id, err: err})
-	}()
-	r.freezeMark(pr, frozen, now)
-	return true
-}
-
-// readoptSlurm takes a journaled job back after a restart: by its id, or,
-// when the runner died between sbatch and its journal, by its name.
-func (r *Runner) readoptSlurm(sr *stepRun, id string) {
-	sr.job = &slurmJob{id: id, name: r.jobName(sr.pr, sr.dir), urgent: true}
-	if sr.pr.state.Slurm == nil {
-		sr.pr.state.Slurm = &SlurmJob{ID: sr.job.id, Partition: sr.pr.ph.Slurm.Partition, Submitted: sr.started}
-	}
-}
-
-// findUnjournaled looks for the job of a step whose runner died between
-// sbatch's answer and the journal, by the job's name.
-func (r *Runner) findUnjournaled(sr *stepRun) {
-	if sr.job.id != "" || r.mode.readOnly {
-		return
-	}
-	ids, err := slurm.FindByName(context.Background(), sr.job.name)
-	if err == nil && len(ids) > 0 {
-		sr.job.id = ids[len(ids)-1]
-		r.slurmAdopted(sr, sr.job.id)
-		r.warnings = append(r.warnings, fmt.Sprintf("%s: found Slurm job %s of step %d by its name (its id was not journaled)", sr.pr.ph.Label(), sr.job.id, sr.step.Index+1))
-	}
-}
-
-// slurmAlive says, at a restart, whether Slurm still has the job queued
-// or running (so it is re-adopted, never submitted again).
-func slurmAlive(id string) (bool, string) {
-	if id == "" {
-		return false, "no job id was journaled"
-	}
-	job, err := slurm.Show(context.Background(), id)
-	switch {
-	case errors.Is(err, slurm.ErrUnknown):
-		return false, "Slurm no longer knows job " + id
-	case err != nil:
-		// Slurm unreachable: assume it lives; the loop asks again.
-		return true, err.Error()
-	}
-	return !job.State.Terminal(), string(job.State)
-}
-
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// Words says the job in a line, for the window, `status` and the results
-// file: "Slurm job 1234 PENDING (Resources) · queued 2m · starts ~14:05",
-// "Slurm job 1234 RUNNING on gpu[01-02] · queued 3s".
-func (j *SlurmJob) Words(now time.Time) string {
-	if j == nil {
-		return ""
-	}
-	id := j.ID
-	if id == "" {
-		id = "(not yet submitted)"
-	}
-	s := "Slurm job " + id
-	if j.State != "" {
-		s += " " + j.State
-	}
-	if j.Queued() {
-		if j.Reason != "" {
-			s += " (" + j.Reason + ")"
-		}
-		if !j.Submitted.IsZero() {
-			s += " · queued " + FormatDuration(now.Sub(j.Submitted))
-		}
-		if !j.StartsAt.IsZero() {
-			s += " · starts ~" + j.StartsAt.Format("15:04") + " (Slurm)"
-		}
-		return s
-	}
-	if j.Nodes != "" {
-		s += " on " + j.Nodes
-	}
-	if j.Reason != "" && slurm.State(j.State).Terminal() {
-		s += " (" + j.Reason + ")"
-	}
-	if !j.Started.IsZero() {
-		s += " · queued " + FormatDuration(j.QueueWait)
-	}
-	return s
-}

@@ -8,11 +8,12 @@ import (
 
 // updateETA refreshes a running step's progress and ETA and publishes a
 // Progress event when either moved enough to show.
-func (r *Runner) updateETA(sr *stepRun, now time.Time) {
+func (sr *stepRun) updateETA(now time.Time) {
+	r := sr.r
 	pr := sr.pr
 	ss := &pr.state.Steps[sr.step.Index]
 	if pr.ph.Service != nil && len(pr.ph.Service.Stages) > 0 && pr.state.Status == Running {
-		ss.ETA = r.serviceETA(sr, now)
+		ss.ETA = sr.serviceETA(now)
 	} else {
 		// The steps before it in this phase say how the guesses hold up.
 		pace := r.stepsPace(pr)

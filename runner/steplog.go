@@ -13,7 +13,7 @@ import (
 
 // readLog splits new log bytes on \n and \r, so tqdm's redraws count as
 // lines, and looks in each for progress, results, readiness and stages.
-func (sr *stepRun) readLog(to outputSink, now time.Time, final bool) {
+func (sr *stepRun) readLog(now time.Time, final bool) {
 	// The log stays open while the step runs: reopening it four times a
 	// second is most of an idle monitor's CPU.
 	if sr.out.logFile == nil {
@@ -69,12 +69,12 @@ func (sr *stepRun) readLog(to outputSink, now time.Time, final bool) {
 				break
 			}
 			if i > 0 {
-				sr.logLine(to, data[:i], now)
+				sr.logLine(data[:i], now)
 			}
 			data = data[i+1:]
 		}
 		if len(sr.out.logRest) > 64<<10 {
-			sr.logLine(to, sr.out.logRest, now)
+			sr.logLine(sr.out.logRest, now)
 			sr.out.logRest = nil
 		}
 		if !final {
@@ -87,7 +87,7 @@ func (sr *stepRun) readLog(to outputSink, now time.Time, final bool) {
 		sr.stageLine(sr.out.logRest, now)
 		sr.progressLine(sr.out.logRest, now)
 		if final {
-			sr.logLine(to, sr.out.logRest, now)
+			sr.logLine(sr.out.logRest, now)
 			sr.out.logRest = nil
 		}
 	}
@@ -102,7 +102,7 @@ func (sr *stepRun) progressLine(line []byte, now time.Time) {
 	}
 }
 
-func (sr *stepRun) logLine(to outputSink, line []byte, now time.Time) {
+func (sr *stepRun) logLine(line []byte, now time.Time) {
 	// A stage first: its line may also be the first of its progress bar.
 	if svc := sr.pr.ph.Service; svc != nil {
 		if svc.ReadyLog != nil && !sr.readyLog && svc.ReadyLog.Match(line) {
@@ -113,7 +113,7 @@ func (sr *stepRun) logLine(to outputSink, line []byte, now time.Time) {
 	sr.progressLine(line, now)
 	if sr.step.ResultsFormat == FormatVLLMBench {
 		if cols, vals, done := sr.vllm.line(line); done {
-			to.addRow(sr, Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, true)
+			sr.addRow(Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, true)
 		}
 	}
 	if re := sr.step.Results; re != nil {
@@ -126,7 +126,7 @@ func (sr *stepRun) logLine(to outputSink, line []byte, now time.Time) {
 					row.Values = append(row.Values, parseValue(m[i]))
 				}
 			}
-			to.addRow(sr, row, true)
+			sr.addRow(row, true)
 		}
 	}
 }

@@ -15,10 +15,10 @@ import (
 
 // drainResults reads the results file to its end: once a step has ended,
 // what it wrote is all there, however much of it there is.
-func (sr *stepRun) drainResults(to outputSink, now time.Time) {
+func (sr *stepRun) drainResults(now time.Time) {
 	for {
 		before := sr.out.resOff
-		sr.readResults(to, now)
+		sr.readResults(now)
 		if sr.out.resOff == before {
 			return
 		}
@@ -29,7 +29,7 @@ func (sr *stepRun) drainResults(to outputSink, now time.Time) {
 // one with a 10 MB value (cut when shown), is far shorter.
 const maxResultLine = 32 << 20
 
-func (sr *stepRun) readResults(to outputSink, now time.Time) {
+func (sr *stepRun) readResults(now time.Time) {
 	data, off := readFrom(sr.files.results, sr.out.resOff)
 	if len(data) == 0 {
 		return
@@ -40,7 +40,7 @@ func (sr *stepRun) readResults(to outputSink, now time.Time) {
 	// One event for what one read brought: a burst of 20,000 rows is a
 	// handful of events, not 20,000 snapshots of the whole campaign.
 	first := len(sr.pr.state.Steps[sr.step.Index].Results)
-	defer func() { to.announceRows(sr, first) }()
+	defer func() { sr.announceRows(first) }()
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -48,7 +48,7 @@ func (sr *stepRun) readResults(to outputSink, now time.Time) {
 				// No row is that long: a step writing binary or one endless
 				// line. Say so once per line and skip to its end.
 				if !sr.out.resSkipping {
-					to.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS of over %s: skipped", sr.pr.ph.ID, sr.step.Index+1, FormatBytes(maxResultLine)))
+					sr.r.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS of over %s: skipped", sr.pr.ph.ID, sr.step.Index+1, FormatBytes(maxResultLine)))
 				}
 				sr.out.resSkipping = true
 				return
@@ -67,24 +67,25 @@ func (sr *stepRun) readResults(to outputSink, now time.Time) {
 		}
 		cols, vals, err := decodeObject(line)
 		if err != nil {
-			to.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS that is not a JSON object (%s): %s",
+			sr.r.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS that is not a JSON object (%s): %s",
 				sr.pr.ph.ID, sr.step.Index+1, safe.Line(err.Error(), safe.Value), safe.Line(string(line), safe.Value)))
 			continue
 		}
-		to.addRow(sr, Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, false)
+		sr.addRow(Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, false)
 	}
 }
 
 // announceRows publishes the rows added since first: each of a few, or
 // one event for many.
-func (r *Runner) announceRows(sr *stepRun, first int) {
+func (sr *stepRun) announceRows(first int) {
+	r := sr.r
 	rows := sr.pr.state.Steps[sr.step.Index].Results
 	if len(rows)-first <= 0 {
 		return
 	}
 	if len(rows)-first <= 5 {
 		for i := first; i < len(rows); i++ {
-			r.emitRow(sr, rows[i])
+			sr.emitRow(rows[i])
 		}
 		return
 	}
@@ -93,11 +94,12 @@ func (r *Runner) announceRows(sr *stepRun, first int) {
 		Message: fmt.Sprintf("%s: %d results (%d in all), the last %s", sr.pr.ph.ID, len(rows)-first, len(rows), rowText(last))})
 }
 
-func (r *Runner) emitRow(sr *stepRun, row Row) {
+func (sr *stepRun) emitRow(row Row) {
+	r := sr.r
 	r.emit(Event{Kind: ResultRecorded, Phase: sr.pr.ph.ID, Step: sr.step.Index, Result: &row, Message: fmt.Sprintf("%s: result %s", sr.pr.ph.ID, rowText(row))})
 }
 
-func (r *Runner) addRow(sr *stepRun, row Row, announce bool) {
+func (sr *stepRun) addRow(row Row, announce bool) {
 	pr := sr.pr
 	for _, list := range [][]Expect{pr.ph.Expect, sr.step.Expect} {
 		for _, e := range list {
@@ -118,7 +120,7 @@ func (r *Runner) addRow(sr *stepRun, row Row, announce bool) {
 	ss := &pr.state.Steps[sr.step.Index]
 	ss.Results = append(ss.Results, row)
 	if announce {
-		r.emitRow(sr, row)
+		sr.emitRow(row)
 	}
 }
 
@@ -130,7 +132,7 @@ func rowText(row Row) string {
 	return strings.Join(parts, " ")
 }
 
-func (sr *stepRun) readSummary(to outputSink) {
+func (sr *stepRun) readSummary() {
 	data, off := readFrom(sr.files.summary, sr.out.sumOff)
 	if len(data) == 0 {
 		return
@@ -138,7 +140,7 @@ func (sr *stepRun) readSummary(to outputSink) {
 	sr.out.sumOff = off
 	ss := &sr.pr.state.Steps[sr.step.Index]
 	ss.Summary += string(data)
-	to.summaryAppended(sr, len(data))
+	sr.summaryAppended(len(data))
 }
 
 func readFrom(path string, off int64) ([]byte, int64) {
@@ -157,18 +159,8 @@ func readFrom(path string, off int64) ([]byte, int64) {
 	return data, off + int64(len(data))
 }
 
-// outputSink is what a step's output tells the loop: rows (checked
-// against expectations, announced), a summary grown, a warning. The
-// step's reading (its log, results file, summary, saved results) hands
-// everything it finds to one; *Runner is the one.
-type outputSink interface {
-	addRow(sr *stepRun, row Row, announce bool)
-	announceRows(sr *stepRun, first int)
-	summaryAppended(sr *stepRun, n int)
-	warn(msg string)
-}
-
 // summaryAppended announces what a step added to its summary.
-func (r *Runner) summaryAppended(sr *stepRun, n int) {
+func (sr *stepRun) summaryAppended(n int) {
+	r := sr.r
 	r.emit(Event{Kind: SummaryAppended, Phase: sr.pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: summary +%d bytes", sr.pr.ph.ID, n)})
 }

@@ -15,6 +15,7 @@ import (
 // stepRun follows one try of one step: its files, its process group, and
 // how far its log and results have been read.
 type stepRun struct {
+	r       *Runner // the loop it reports to: events, journal, the other phases
 	pr      *phaseRun
 	step    *Step
 	try     int
@@ -61,8 +62,8 @@ func filesIn(dir string) stepFiles {
 // newStepDir makes the folder of one try of a step. Its name is never
 // reused, even when the journal that counted attempts is gone: a status
 // file left by another try must never be read as this one's.
-func (r *Runner) newStepDir(pr *phaseRun, step *Step, try int) (string, error) {
-	parent := filepath.Join(r.dirs.Steps(), pr.ph.ID)
+func newStepDir(dirs Layout, pr *phaseRun, step *Step, try int) (string, error) {
+	parent := filepath.Join(dirs.Steps(), pr.ph.ID)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", err
 	}
@@ -80,11 +81,13 @@ func (r *Runner) newStepDir(pr *phaseRun, step *Step, try int) (string, error) {
 	}
 }
 
-func (r *Runner) launch(pr *phaseRun, step *Step, try int, dir string, now time.Time) (*stepRun, error) {
+// launchStep starts one try of a step in dir: its supervisor here, detached in
+// a session of its own, or its Slurm job.
+func launchStep(r *Runner, pr *phaseRun, step *Step, try int, dir string, now time.Time) (*stepRun, error) {
 	if err := os.MkdirAll(pr.artDir, 0o755); err != nil {
 		return nil, err
 	}
-	sr := &stepRun{pr: pr, step: step, try: try, dir: dir, files: filesIn(dir), started: now, stage: -1}
+	sr := &stepRun{r: r, pr: pr, step: step, try: try, dir: dir, files: filesIn(dir), started: now, stage: -1}
 	for _, f := range []string{sr.files.results, sr.files.summary} {
 		if err := os.WriteFile(f, nil, 0o644); err != nil {
 			return nil, err
@@ -123,7 +126,7 @@ func (r *Runner) launch(pr *phaseRun, step *Step, try int, dir string, now time.
 		"--status", sr.files.status, "--log", sr.files.log, "--dir", step.Dir,
 		"--timeout", timeout.String(), "--grace", r.opts.Grace.String(), "--", "sh", "-c", step.Run)
 	if pr.ph.Slurm != nil {
-		if err := r.launchSlurm(sr, env, args); err != nil {
+		if err := sr.launchSlurm(env, args); err != nil {
 			return nil, err
 		}
 		return sr, nil
@@ -153,11 +156,12 @@ func (r *Runner) launch(pr *phaseRun, step *Step, try int, dir string, now time.
 	return sr, nil
 }
 
-// reap handles a supervisor this runner started having exited.
-func (r *Runner) reap(ex stepExit) {
-	if ex.sr.pr.cur == ex.sr && !ex.sr.proc.exitedSeen {
-		ex.sr.proc.reaped, ex.sr.proc.waitCode = true, ex.code
-		r.follow(ex.sr.pr, r.opts.Now())
+// reaped handles its supervisor, started by this runner, having exited
+// with code.
+func (sr *stepRun) reaped(code int) {
+	if sr.pr.cur == sr && !sr.proc.exitedSeen {
+		sr.proc.reaped, sr.proc.waitCode = true, code
+		sr.follow(sr.r.opts.Now())
 	}
 }
 
@@ -188,31 +192,31 @@ func (sr *stepRun) stop(grace time.Duration) {
 
 // follow reads what a running step wrote since the last look, and handles
 // its end.
-func (r *Runner) follow(pr *phaseRun, now time.Time) {
-	sr := pr.cur
+func (sr *stepRun) follow(now time.Time) {
+	r, pr := sr.r, sr.pr
 	if sr.proc.exitedSeen {
 		return
 	}
 	// Results go to disk within 100 ms, so they are read every poll; the
 	// log (progress) and the status file every 250 ms are enough, and an
 	// exit of a supervisor we started wakes us through reap at once.
-	sr.readResults(r, now)
-	sr.readSummary(r)
+	sr.readResults(now)
+	sr.readSummary()
 	// A freeze asked before the step's group was known waits for its status.
 	frozenPending := r.q.frozen && sr.proc.pgid == 0 && pr.ph.Service == nil && sr.job == nil
 	if sr.job != nil {
-		r.pollSlurm(sr, now)
+		sr.pollSlurm(now)
 	}
 	if now.Sub(sr.out.lastRead) < logEvery && !sr.proc.reaped && !frozenPending {
 		return
 	}
 	sr.out.lastRead = now
-	sr.readLog(r, now, false)
+	sr.readLog(now, false)
 	if pr.ph.Service != nil {
-		r.checkService(sr, now)
+		sr.checkService(now)
 	}
 	if sr.quiet.waiting {
-		r.checkQuiet(sr, now)
+		sr.checkQuiet(now)
 		return
 	}
 	st, err := sr.readStatusIfChanged()
@@ -223,19 +227,19 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 			// from here, and Slurm says whether it lives.
 			pr.state.Steps[sr.step.Index].PGID = st.PGID
 			if st.State == "running" && pr.state.Slurm.Queued() {
-				r.slurmStarted(sr, st.Started, now)
+				sr.slurmStarted(st.Started, now)
 			}
-			if end := r.slurmEnd(sr, st, now); end != nil {
-				sr.readLog(r, now, true)
-				sr.drainResults(r, now)
-				sr.readSummary(r)
-				r.onExit(sr, end, now)
+			if end := sr.slurmEnd(st, now); end != nil {
+				sr.readLog(now, true)
+				sr.drainResults(now)
+				sr.readSummary()
+				sr.onExit(end, now)
 				return
 			}
 		} else if sr.proc.pgid == 0 && st.PGID > 0 {
 			sr.proc.pgid = st.PGID
 			if r.q.frozen && pr.ph.Service == nil {
-				r.freezeStep(pr, sr, true, now)
+				sr.freeze(true, now)
 			}
 		}
 		pr.state.Steps[sr.step.Index].PGID = st.PGID
@@ -243,10 +247,10 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 			sr.proc.sup = st.Supervisor
 		}
 		if st.State == "exited" && sr.job == nil {
-			sr.readLog(r, now, true)
-			sr.drainResults(r, now)
-			sr.readSummary(r)
-			r.onExit(sr, st, now)
+			sr.readLog(now, true)
+			sr.drainResults(now)
+			sr.readSummary()
+			sr.onExit(st, now)
 			return
 		}
 	}
@@ -257,11 +261,11 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 			if s, rerr := supervise.ReadStatus(sr.files.status); rerr == nil {
 				cur = s
 			}
-			if end := r.slurmEnd(sr, cur, now); end != nil {
-				sr.readLog(r, now, true)
-				sr.drainResults(r, now)
-				sr.readSummary(r)
-				r.onExit(sr, end, now)
+			if end := sr.slurmEnd(cur, now); end != nil {
+				sr.readLog(now, true)
+				sr.drainResults(now)
+				sr.readSummary()
+				sr.onExit(end, now)
 				return
 			}
 		}
@@ -270,7 +274,7 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 		if sr.proc.reaped || !supervise.Alive(sr.proc.sup, sr.files.status) {
 			// Re-check: it may have written its status just now.
 			if st, err := supervise.ReadStatus(sr.files.status); err == nil && st.State == "exited" {
-				r.onExit(sr, st, now)
+				sr.onExit(st, now)
 				return
 			}
 			if sr.proc.reaped && sr.proc.waitCode >= 0 {
@@ -278,10 +282,10 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 				// state dir removed): the supervisor's exit code is the step's.
 				r.warn(fmt.Sprintf("%s: step %d's status file could not be written (%s); its exit code %d is taken from its supervisor",
 					sr.pr.ph.Label(), sr.step.Index+1, spaceNote(sr.files.status), sr.proc.waitCode))
-				r.onExit(sr, &StepStatus{State: "exited", ExitCode: sr.proc.waitCode, Ended: now}, now)
+				sr.onExit(&StepStatus{State: "exited", ExitCode: sr.proc.waitCode, Ended: now}, now)
 				return
 			}
-			r.onExit(sr, &StepStatus{State: "exited", ExitCode: -1, Error: "its supervisor died (machine restarted or killed); the step's end was not seen", Ended: now}, now)
+			sr.onExit(&StepStatus{State: "exited", ExitCode: -1, Error: "its supervisor died (machine restarted or killed); the step's end was not seen", Ended: now}, now)
 			return
 		}
 	}
@@ -297,146 +301,7 @@ func (r *Runner) follow(pr *phaseRun, now time.Time) {
 		sr.proc.stopFor, sr.proc.stopWhy = Failed, "phase timed out after "+FormatDuration(pr.ph.Timeout)
 		sr.stop(r.opts.Grace)
 	}
-	r.updateETA(sr, now)
-}
-
-func (r *Runner) onExit(sr *stepRun, st *StepStatus, now time.Time) {
-	pr := sr.pr
-	// Whatever way its end was seen, all it wrote is taken in first.
-	sr.drainResults(r, now)
-	sr.readSavedResults(r, now)
-	sr.readSummary(r)
-	sr.proc.exitedSeen = true
-	if sr.health.probe != nil {
-		sr.health.probe.cancel()
-	}
-	if pr.ph.Service == nil || sr.proc.stopFor != "" || pr.state.Status != Ready {
-		r.unwatchStep(sr)
-	}
-	ss := &pr.state.Steps[sr.step.Index]
-	ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
-	if sr.job != nil && !st.Started.IsZero() && !st.Ended.IsZero() && !ss.Started.IsZero() {
-		// Its times are the node's clock, which may be off this machine's:
-		// its duration is the node's, placed from its start as seen here.
-		ss.Ended = ss.Started.Add(st.Ended.Sub(st.Started))
-	}
-	if ss.Ended.IsZero() || ss.Ended.After(now) {
-		ss.Ended = now
-	}
-	dur := ss.Ended.Sub(ss.Started)
-	reason := exitReason(st)
-	if pr.state.Frozen {
-		pr.state.Frozen = false
-	}
-	svc := pr.ph.Service != nil
-	switch {
-	case sr.proc.stopFor != "":
-		ss.Status, ss.Reason = sr.proc.stopFor, sr.proc.stopWhy
-		if sr.proc.stopFor == Done {
-			ss.Status = Done
-		}
-		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: ss.Status, ExitCode: st.ExitCode, Reason: sr.proc.stopWhy})
-		if svc && sr.proc.stopFor == Done {
-			r.emit(Event{Kind: ServiceStopped, Phase: pr.ph.ID, Message: fmt.Sprintf("%s stopped", pr.ph.Label())})
-		}
-		r.endPhase(pr, sr.proc.stopFor, sr.proc.stopWhy)
-	case svc && pr.state.Status == Ready:
-		ss.Status, ss.Reason = Failed, reason
-		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
-		why := fmt.Sprintf("the service %s died (%s)", pr.ph.ID, reason)
-		for _, o := range r.phases {
-			if r.plan.Uses(o.ph.ID, pr.ph.ID) && o.state.Status == Running && o.cur != nil && !o.cur.proc.exitedSeen {
-				o.cur.proc.stopFor, o.cur.proc.stopWhy = Failed, why
-				o.cur.stop(r.opts.Grace)
-			}
-		}
-		r.endPhase(pr, Failed, why+" while phases needed it")
-	case svc:
-		ss.Status, ss.Reason = Failed, reason
-		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
-		r.endPhase(pr, Failed, "the service "+reason+" before it was ready; see its log")
-	case st.ExitCode == 0 || sr.step.AllowFailure:
-		ss.Status = Done
-		if st.ExitCode != 0 {
-			ss.Reason = reason + " (allowed to fail)"
-		}
-		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Done, ExitCode: st.ExitCode})
-		if st.ExitCode == 0 && !sr.adopted {
-			r.store.hist.add(sr.step.Key, dur)
-		}
-		if r.checkDisk(now, true); sr.diskFilled || r.disk.low {
-			r.warn(fmt.Sprintf("%s: the disk filled up while step %d %s ran (%s free now): it exited %d and is recorded done; check that its outputs are whole",
-				pr.ph.Label(), sr.step.Index+1, sr.step.Label(), FormatBytes(r.disk.free), st.ExitCode))
-		}
-		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s done in %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), FormatDuration(dur))})
-		if sr.step.WaitQuiet > 0 {
-			sr.proc.exitedSeen = false
-			sr.quiet.waiting = true
-			sr.quiet.since = now
-			ss.Status, ss.Stage = Running, "waiting for artifacts to stop growing"
-			return
-		}
-		r.nextStep(pr, sr, now)
-	default:
-		ss.Status, ss.Reason = Failed, reason
-		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
-		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s failed: %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), reason)})
-		if sr.try <= pr.ph.Retries {
-			pr.state.Retried++
-			r.warn(fmt.Sprintf("%s: step %d %s failed (%s); retry %d of %d", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), reason, sr.try, pr.ph.Retries))
-			r.startStep(pr, sr.step.Index, sr.try+1, now)
-			return
-		}
-		r.endPhase(pr, Failed, fmt.Sprintf("step %d (%s) %s", sr.step.Index+1, sr.step.Label(), reason))
-	}
-}
-
-func (r *Runner) nextStep(pr *phaseRun, sr *stepRun, now time.Time) {
-	sr.proc.exitedSeen = true
-	if sr.step.Index+1 < len(pr.ph.AllSteps()) {
-		r.checkDisk(now, true)
-		if r.q.paused || r.q.stopping {
-			pr.state.Current = sr.step.Index + 1
-			pr.cur = nil
-			pr.state.Status = Running
-			return
-		}
-		r.startStep(pr, sr.step.Index+1, 1, now)
-		return
-	}
-	r.endPhase(pr, Done, "")
-}
-
-// checkQuiet waits, after a step's command ended, until the phase's
-// artifacts stop growing (a trace still being flushed).
-func (r *Runner) checkQuiet(sr *stepRun, now time.Time) {
-	var size int64
-	for _, a := range globArtifacts(sr.pr.ph.Artifacts, sr.pr.artDir) {
-		size += a.Size
-	}
-	if size != sr.quiet.size {
-		sr.quiet.size, sr.quiet.since = size, now
-		return
-	}
-	if now.Sub(sr.quiet.since) >= sr.step.WaitQuiet {
-		sr.quiet.waiting = false
-		sr.pr.state.Steps[sr.step.Index].Status = Done
-		sr.pr.state.Steps[sr.step.Index].Stage = ""
-		r.nextStep(sr.pr, sr, now)
-	}
-}
-
-func exitReason(st *StepStatus) string {
-	switch {
-	case st.Error != "":
-		return st.Error
-	case st.TimedOut:
-		return "timed out"
-	case st.Signal != "":
-		return "killed by " + st.Signal
-	default:
-		return fmt.Sprintf("exited with code %d", st.ExitCode)
-	}
+	sr.updateETA(now)
 }
 
 // resumeBetweenSteps starts the next step of a phase that a pause or a

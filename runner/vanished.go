@@ -23,7 +23,7 @@ import (
 // checkState looks, at most once a second, whether the journal is still
 // the file the runner appends to.
 func (r *Runner) checkState(now time.Time) {
-	if r.mode.readOnly || r.store.jr == nil || now.Sub(r.looked.state) < time.Second {
+	if r.store.jr == nil || now.Sub(r.looked.state) < time.Second {
 		return
 	}
 	r.looked.state = now
@@ -76,7 +76,7 @@ func (r *Runner) rebuildState() error {
 				supervise.Preallocate(sr.files.status)
 				sr.proc.statusSeen = statKey{}
 			}
-			r.watchStep(sr) // the old watch went with the folder
+			sr.watchFolder() // the old watch went with the folder
 		}
 	}
 	var buf bytes.Buffer

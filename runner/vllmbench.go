@@ -120,7 +120,7 @@ func isSavedResult(path string) bool {
 
 // readSavedResults adds a row for each --save-result JSON among the
 // phase's artifacts written while the step ran, once each.
-func (sr *stepRun) readSavedResults(to outputSink, now time.Time) {
+func (sr *stepRun) readSavedResults(now time.Time) {
 	if sr.step.ResultsFormat != FormatVLLMBench {
 		return
 	}
@@ -140,7 +140,7 @@ func (sr *stepRun) readSavedResults(to outputSink, now time.Time) {
 		cols, vals, ok := savedResult(f)
 		f.Close()
 		if !ok {
-			to.warn(pr.ph.ID + ": " + filepath.Base(a.Path) + " is not a vllm bench --save-result file (one JSON object); it is listed, not read")
+			sr.r.warn(pr.ph.ID + ": " + filepath.Base(a.Path) + " is not a vllm bench --save-result file (one JSON object); it is listed, not read")
 			continue
 		}
 		if pr.savedRead == nil {
@@ -149,6 +149,6 @@ func (sr *stepRun) readSavedResults(to outputSink, now time.Time) {
 		pr.savedRead[a.Path] = true
 		cols = append([]string{"file"}, cols...)
 		vals = append([]any{filepath.Base(a.Path)}, vals...)
-		to.addRow(sr, Row{Phase: pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, true)
+		sr.addRow(Row{Phase: pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, true)
 	}
 }

@@ -1,0 +1,92 @@
+package runner
+
+import (
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner/slurm"
+)
+
+// What the window, `status` and the results file show of a phase's Slurm
+// job, and the words they say it in.
+
+// SlurmJob is what the window, `status --json` and the results file show
+// of a phase's current (or last) Slurm job.
+type SlurmJob struct {
+	ID        string    `json:",omitzero"`
+	State     string    `json:",omitzero"` // Slurm's: PENDING, RUNNING, COMPLETED, TIMEOUT, ...
+	Reason    string    `json:",omitzero"` // why it pends (Resources, Priority, ...) or how it ended
+	Nodes     string    `json:",omitzero"` // Slurm's node list: gpu[01-02]
+	Node      string    `json:",omitzero"` // the address of the node the batch script runs on: ${GREENLIGHT_NODE}
+	Partition string    `json:",omitzero"`
+	Submitted time.Time `json:",omitzero"`
+	Started   time.Time `json:",omitzero"` // when it started running
+	StartsAt  time.Time `json:",omitzero"` // Slurm's expected start, while it pends
+	// QueueWait is the time from submission to start, or so far while it
+	// pends.
+	QueueWait time.Duration `json:",omitzero"`
+}
+
+// Queued says the job waits in Slurm's queue.
+func (j *SlurmJob) Queued() bool {
+	return j != nil && (j.State == "SUBMITTING" || slurm.State(j.State).Pending())
+}
+
+// pendWords says Slurm's pending reason with what it means.
+func pendWords(reason string) string {
+	switch reason {
+	case "Resources":
+		return "Resources (waiting for nodes to free up)"
+	case "Priority":
+		return "Priority (jobs of higher priority go first)"
+	case "BeginTime":
+		return "BeginTime (not before its start time)"
+	case "Dependency":
+		return "Dependency (waits for another job)"
+	case "QOSMaxJobsPerUserLimit", "AssocMaxJobsLimit", "QOSMaxGRESPerUser":
+		return reason + " (a limit of your account or QOS)"
+	case "PartitionNodeLimit", "PartitionTimeLimit":
+		return reason + " (the request exceeds what the partition allows: it will never start)"
+	case "ReqNodeNotAvail":
+		return reason + " (a node it needs is down, drained or reserved)"
+	}
+	return reason
+}
+
+// Words says the job in a line, for the window, `status` and the results
+// file: "Slurm job 1234 PENDING (Resources) · queued 2m · starts ~14:05",
+// "Slurm job 1234 RUNNING on gpu[01-02] · queued 3s".
+func (j *SlurmJob) Words(now time.Time) string {
+	if j == nil {
+		return ""
+	}
+	id := j.ID
+	if id == "" {
+		id = "(not yet submitted)"
+	}
+	s := "Slurm job " + id
+	if j.State != "" {
+		s += " " + j.State
+	}
+	if j.Queued() {
+		if j.Reason != "" {
+			s += " (" + j.Reason + ")"
+		}
+		if !j.Submitted.IsZero() {
+			s += " · queued " + FormatDuration(now.Sub(j.Submitted))
+		}
+		if !j.StartsAt.IsZero() {
+			s += " · starts ~" + j.StartsAt.Format("15:04") + " (Slurm)"
+		}
+		return s
+	}
+	if j.Nodes != "" {
+		s += " on " + j.Nodes
+	}
+	if j.Reason != "" && slurm.State(j.State).Terminal() {
+		s += " (" + j.Reason + ")"
+	}
+	if !j.Started.IsZero() {
+		s += " · queued " + FormatDuration(j.QueueWait)
+	}
+	return s
+}

@@ -1,0 +1,152 @@
+package runner
+
+import (
+	"fmt"
+	"time"
+)
+
+// A step's end: recorded with its reason, then the phase's next step, a
+// retry, or the phase's end; and wait_quiet's watch of growing artifacts.
+
+// onExit records the step's end, however it was seen (its status file,
+// its supervisor's exit, Slurm's word), and moves the phase on.
+func (sr *stepRun) onExit(st *StepStatus, now time.Time) {
+	r := sr.r
+	pr := sr.pr
+	// Whatever way its end was seen, all it wrote is taken in first.
+	sr.drainResults(now)
+	sr.readSavedResults(now)
+	sr.readSummary()
+	sr.proc.exitedSeen = true
+	if sr.health.probe != nil {
+		sr.health.probe.cancel()
+	}
+	if pr.ph.Service == nil || sr.proc.stopFor != "" || pr.state.Status != Ready {
+		sr.unwatchFolder()
+	}
+	ss := &pr.state.Steps[sr.step.Index]
+	ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
+	if sr.job != nil && !st.Started.IsZero() && !st.Ended.IsZero() && !ss.Started.IsZero() {
+		// Its times are the node's clock, which may be off this machine's:
+		// its duration is the node's, placed from its start as seen here.
+		ss.Ended = ss.Started.Add(st.Ended.Sub(st.Started))
+	}
+	if ss.Ended.IsZero() || ss.Ended.After(now) {
+		ss.Ended = now
+	}
+	dur := ss.Ended.Sub(ss.Started)
+	reason := exitReason(st)
+	if pr.state.Frozen {
+		pr.state.Frozen = false
+	}
+	svc := pr.ph.Service != nil
+	switch {
+	case sr.proc.stopFor != "":
+		ss.Status, ss.Reason = sr.proc.stopFor, sr.proc.stopWhy
+		if sr.proc.stopFor == Done {
+			ss.Status = Done
+		}
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: ss.Status, ExitCode: st.ExitCode, Reason: sr.proc.stopWhy})
+		if svc && sr.proc.stopFor == Done {
+			r.emit(Event{Kind: ServiceStopped, Phase: pr.ph.ID, Message: fmt.Sprintf("%s stopped", pr.ph.Label())})
+		}
+		r.endPhase(pr, sr.proc.stopFor, sr.proc.stopWhy)
+	case svc && pr.state.Status == Ready:
+		ss.Status, ss.Reason = Failed, reason
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
+		why := fmt.Sprintf("the service %s died (%s)", pr.ph.ID, reason)
+		for _, o := range r.phases {
+			if r.plan.Uses(o.ph.ID, pr.ph.ID) && o.state.Status == Running && o.cur != nil && !o.cur.proc.exitedSeen {
+				o.cur.proc.stopFor, o.cur.proc.stopWhy = Failed, why
+				o.cur.stop(r.opts.Grace)
+			}
+		}
+		r.endPhase(pr, Failed, why+" while phases needed it")
+	case svc:
+		ss.Status, ss.Reason = Failed, reason
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
+		r.endPhase(pr, Failed, "the service "+reason+" before it was ready; see its log")
+	case st.ExitCode == 0 || sr.step.AllowFailure:
+		ss.Status = Done
+		if st.ExitCode != 0 {
+			ss.Reason = reason + " (allowed to fail)"
+		}
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Done, ExitCode: st.ExitCode})
+		if st.ExitCode == 0 && !sr.adopted {
+			r.store.hist.add(sr.step.Key, dur)
+		}
+		if r.checkDisk(now, true); sr.diskFilled || r.disk.low {
+			r.warn(fmt.Sprintf("%s: the disk filled up while step %d %s ran (%s free now): it exited %d and is recorded done; check that its outputs are whole",
+				pr.ph.Label(), sr.step.Index+1, sr.step.Label(), FormatBytes(r.disk.free), st.ExitCode))
+		}
+		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s done in %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), FormatDuration(dur))})
+		if sr.step.WaitQuiet > 0 {
+			sr.proc.exitedSeen = false
+			sr.quiet.waiting = true
+			sr.quiet.since = now
+			ss.Status, ss.Stage = Running, "waiting for artifacts to stop growing"
+			return
+		}
+		sr.next(now)
+	default:
+		ss.Status, ss.Reason = Failed, reason
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
+		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s failed: %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), reason)})
+		if sr.try <= pr.ph.Retries {
+			pr.state.Retried++
+			r.warn(fmt.Sprintf("%s: step %d %s failed (%s); retry %d of %d", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), reason, sr.try, pr.ph.Retries))
+			r.startStep(pr, sr.step.Index, sr.try+1, now)
+			return
+		}
+		r.endPhase(pr, Failed, fmt.Sprintf("step %d (%s) %s", sr.step.Index+1, sr.step.Label(), reason))
+	}
+}
+
+func (sr *stepRun) next(now time.Time) {
+	r, pr := sr.r, sr.pr
+	sr.proc.exitedSeen = true
+	if sr.step.Index+1 < len(pr.ph.AllSteps()) {
+		r.checkDisk(now, true)
+		if r.q.paused || r.q.stopping {
+			pr.state.Current = sr.step.Index + 1
+			pr.cur = nil
+			pr.state.Status = Running
+			return
+		}
+		r.startStep(pr, sr.step.Index+1, 1, now)
+		return
+	}
+	r.endPhase(pr, Done, "")
+}
+
+// checkQuiet waits, after a step's command ended, until the phase's
+// artifacts stop growing (a trace still being flushed).
+func (sr *stepRun) checkQuiet(now time.Time) {
+	var size int64
+	for _, a := range globArtifacts(sr.pr.ph.Artifacts, sr.pr.artDir) {
+		size += a.Size
+	}
+	if size != sr.quiet.size {
+		sr.quiet.size, sr.quiet.since = size, now
+		return
+	}
+	if now.Sub(sr.quiet.since) >= sr.step.WaitQuiet {
+		sr.quiet.waiting = false
+		sr.pr.state.Steps[sr.step.Index].Status = Done
+		sr.pr.state.Steps[sr.step.Index].Stage = ""
+		sr.next(now)
+	}
+}
+
+func exitReason(st *StepStatus) string {
+	switch {
+	case st.Error != "":
+		return st.Error
+	case st.TimedOut:
+		return "timed out"
+	case st.Signal != "":
+		return "killed by " + st.Signal
+	default:
+		return fmt.Sprintf("exited with code %d", st.ExitCode)
+	}
+}
