@@ -234,7 +234,10 @@ func (sr *stepRun) slurmSaw(job *slurm.Job, now time.Time) {
 	if job.State.Terminal() && j.terminalAt.IsZero() {
 		j.terminalAt = now
 	}
-	if prev == nil || prev.State != job.State || prev.Reason != job.Reason || prev.Nodes != job.Nodes {
+	switch {
+	case prev == nil || prev.State != job.State || prev.Reason != job.Reason:
+		r.emit(Event{Kind: Progress, Phase: pr.ph.ID, Step: sr.step.Index, Message: pr.ph.ID + ": " + sj.Words(now)})
+	case prev.Nodes != job.Nodes:
 		r.emit(Event{Kind: Progress, Phase: pr.ph.ID, Step: sr.step.Index})
 	}
 }

@@ -311,7 +311,7 @@ func (m *model) onEvent(e runner.Event) tea.Cmd {
 	if e.Kind == runner.CampaignFinished && m.stopThenQuit {
 		cmds = append(cmds, m.quit(true, "greenlight: stopped the running steps"))
 	}
-	if e.Kind != runner.Progress && e.Message != "" {
+	if e.Message != "" { // a Progress event says something only for news (a Slurm job's)
 		m.logs.event(e)
 	}
 	return tea.Batch(cmds...)

@@ -15,6 +15,9 @@ import (
 
 func PlainLine(e runner.Event, lastETA *time.Duration) string {
 	ts := e.Time.Format("15:04:05")
+	if e.Kind == runner.Progress && e.Message != "" {
+		return ts + " " + safe.Line(e.Message, safe.CSV) // a Slurm job's news
+	}
 	if e.Kind == runner.Progress {
 		ps := e.State.Phase(e.Phase)
 		if ps == nil || e.Step >= len(ps.Steps) {
