@@ -65,12 +65,26 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 		if p.Frozen {
 			parts = append(parts, m.st.warn.Render("frozen"))
 		}
+		queued := p.Slurm.Queued()
 		if sj := p.Slurm; sj != nil && sj.ID != "" {
-			if sj.Queued() || sj.Nodes == "" {
+			if queued {
+				parts = append(parts, "job "+sj.ID+" queued")
+			} else if sj.Nodes == "" {
 				parts = append(parts, "job "+sj.ID)
 			} else {
 				parts = append(parts, "job "+sj.ID+" on "+sj.Nodes)
 			}
+		}
+		if queued {
+			// In Slurm's queue: when it starts first, then why it waits
+			// (the longer words, cut first on a narrow row).
+			parts = append(parts, p.ETA.Text())
+			if why := strings.TrimPrefix(strings.TrimPrefix(cur.Stage, "queued in Slurm"), ": "); why != "" {
+				parts = append(parts, why)
+			}
+			parts = append(parts, dur(now.Sub(p.Started)))
+			info = strings.Join(parts, " · ")
+			break
 		}
 		if cur.Stage != "" {
 			parts = append(parts, cur.Stage)

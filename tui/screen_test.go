@@ -459,3 +459,31 @@ func TestHelpFitsAt80x24(t *testing.T) {
 		t.Errorf("the help is taller than 24 lines:\n%s", got)
 	}
 }
+
+// TestSlurmJobOnScreen: a phase whose job waits in Slurm's queue says
+// which job, why it waits and when Slurm expects it to start; once it
+// runs, where.
+func TestSlurmJobOnScreen(t *testing.T) {
+	s := newScreenTest(t, 120, 30, 2)
+	s.screen(t, "29/64")
+	st := loadingState("")
+	gemm := &st.Phases[2]
+	starts := t0.Add(25 * time.Minute)
+	gemm.Status, gemm.Ended, gemm.Started = runner.Running, time.Time{}, t0.Add(19*time.Minute)
+	gemm.Slurm = &runner.SlurmJob{ID: "4242", State: "PENDING", Reason: "Resources", Partition: "h200", Submitted: t0.Add(19 * time.Minute), StartsAt: starts}
+	gemm.Steps[0] = runner.StepState{Name: "c", Status: runner.Running, Stage: "queued in Slurm: Resources (waiting for nodes to free up)", Progress: -1,
+		ETA: runner.ETA{Queued: true, StartsAt: starts, Known: true, Remaining: 15 * time.Minute, Source: runner.SourceEstimate}}
+	gemm.ETA = gemm.Steps[0].ETA
+	s.events <- runner.Event{Kind: runner.Progress, Phase: "gemm", State: st, Time: t0.Add(20 * time.Minute)}
+	got := s.screen(t, "job 4242 queued")
+	for _, want := range []string{"job 4242 queued · starts ~" + starts.Local().Format("15:04") + " (Slurm), then 15m · Resources"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the queued job's row lacks %q:\n%s", want, got)
+		}
+	}
+	gemm.Slurm = &runner.SlurmJob{ID: "4242", State: "RUNNING", Nodes: "gpu[01-02]", Partition: "h200", Submitted: t0.Add(19 * time.Minute), Started: t0.Add(20 * time.Minute), QueueWait: time.Minute}
+	gemm.Steps[0].Stage, gemm.Steps[0].ETA.Queued = "", false
+	gemm.ETA = gemm.Steps[0].ETA
+	s.events <- runner.Event{Kind: runner.Progress, Phase: "gemm", State: st, Time: t0.Add(20 * time.Minute)}
+	s.screen(t, "job 4242 on gpu[01-02]")
+}

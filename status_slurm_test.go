@@ -1,0 +1,42 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+// TestStatusJSONSaysTheSlurmJob: status --json carries, per phase on
+// Slurm, its job id, state, reason, nodes, expected start and queue wait.
+func TestStatusJSONSaysTheSlurmJob(t *testing.T) {
+	plan, err := runner.Parse("c.yaml", "/c/c.yaml", []byte("name: s\nslurm: {partition: h200}\nphases:\n  - id: gemm\n    steps: [{run: x}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := time.Now().Add(-90 * time.Second)
+	starts := time.Now().Add(10 * time.Minute)
+	st := &runner.State{Name: "s", Started: sub, Phases: []runner.PhaseState{{ID: "gemm", Status: runner.Running, Started: sub,
+		Steps: []runner.StepState{{Status: runner.Running, Progress: -1, ETA: runner.ETA{Queued: true, StartsAt: starts}}},
+		ETA:   runner.ETA{Queued: true, StartsAt: starts},
+		Slurm: &runner.SlurmJob{ID: "77", State: "PENDING", Reason: "Priority", Partition: "h200", Submitted: sub, StartsAt: starts}}}}
+	b, _ := json.Marshal(statusOf(plan, t.TempDir(), st))
+	var got struct {
+		Phases []struct {
+			ETA   *statusETA   `json:"eta"`
+			Slurm *statusSlurm `json:"slurm"`
+		} `json:"phases"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	sj := got.Phases[0].Slurm
+	if sj == nil || sj.Job != "77" || sj.State != "PENDING" || sj.Reason != "Priority" || sj.Partition != "h200" || sj.ExpectedStart == nil || sj.QueueWaitS < 89 {
+		t.Fatalf("slurm = %+v\n%s", sj, b)
+	}
+	if e := got.Phases[0].ETA; e == nil || e.StartsAt == nil || !strings.HasPrefix(e.Text, "starts ~") {
+		t.Errorf("eta = %+v; want Slurm's expected start", e)
+	}
+}
