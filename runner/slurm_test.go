@@ -34,11 +34,15 @@ func TestSlurm(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(shim, "scontrol"), []byte(fmt.Sprintf(`#!/bin/sh
-if [ "$1" = suspend ] && grep -qx "$2" %s/refuse-suspend 2>/dev/null; then
+if [ "$1" = suspend ] && grep -qx "$2" %[1]s/refuse-suspend 2>/dev/null; then
   echo "scontrol_suspend error: Access/permission denied" >&2
   exit 1
 fi
-exec %s "$@"
+if [ "$2" = show ] && [ "$3" = job ] && grep -qx "$4" %[1]s/unreachable 2>/dev/null; then
+  echo "slurm_load_jobs error: Unable to contact slurm controller (connect failure)" >&2
+  exit 1
+fi
+exec %[2]s "$@"
 `, shim, real)), 0o755)
 	oldPath := os.Getenv("PATH")
 	os.Setenv("PATH", shim+":"+oldPath)
@@ -53,6 +57,8 @@ exec %s "$@"
 		t.Run("PreflightNamesAMissingPartition", func(t *testing.T) { t.Parallel(); slurmPreflightPartition(t, c) })
 		t.Run("FreezeSuspendsTheJob", func(t *testing.T) { t.Parallel(); slurmFreeze(t, c, shim, false) })
 		t.Run("FreezeRefusedIsSaid", func(t *testing.T) { t.Parallel(); slurmFreeze(t, c, shim, true) })
+		t.Run("ControllerSilentJobFollowedByItsFiles", func(t *testing.T) { t.Parallel(); slurmUnreachable(t, c, shim) })
+		t.Run("SbatchRefusalFailsThePhase", func(t *testing.T) { t.Parallel(); slurmRefused(t, c) })
 	})
 }
 
@@ -363,5 +369,60 @@ phases:
 	want("RUNNING")
 	if s := h.finished(60 * time.Second).Phase("long"); s.Status != Done || !s.WasFrozen {
 		t.Errorf("long = %s %q, was frozen %v", s.Status, s.Reason, s.WasFrozen)
+	}
+}
+
+// slurmUnreachable: while Slurm's controller does not answer for a job,
+// that is said once (not every poll), and the step's end is taken from its
+// status file.
+func slurmUnreachable(t *testing.T, c *slurmtest.Cluster, shim string) {
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "go")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: silent
+phases:
+  - id: long
+    slurm: {partition: %s}
+    steps:
+      - run: |
+          while [ ! -e %s ]; do sleep 0.1; done
+          echo '{"v": 3}' >> "$GREENLIGHT_RESULTS"
+`, c.Partition, gate))
+	h := start(t, p, testOptions(t))
+	st := waitState(t, h, "the job running", func(s *State) bool { sj := s.Phase("long").Slurm; return sj != nil && sj.State == "RUNNING" })
+	id := st.Phase("long").Slurm.ID
+	f, _ := os.OpenFile(filepath.Join(shim, "unreachable"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	fmt.Fprintln(f, id)
+	f.Close()
+	time.Sleep(5 * time.Second) // two polls or more
+	os.WriteFile(gate, nil, 0o644)
+	st = h.finished(60 * time.Second)
+	if s := st.Phase("long"); s.Status != Done || len(s.Steps[0].Results) != 1 {
+		t.Errorf("long = %s %q, %d results; want done from its status file", s.Status, s.Reason, len(s.Steps[0].Results))
+	}
+	n := 0
+	for _, w := range st.Warnings {
+		if strings.Contains(w, "Slurm does not answer for job "+id) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("said %d times that Slurm does not answer; want once: %q", n, st.Warnings)
+	}
+}
+
+// slurmRefused: a job sbatch refuses (more GPUs than any node has) fails
+// its phase with sbatch's own words.
+func slurmRefused(t *testing.T, c *slurmtest.Cluster) {
+	p := loadCampaign(t, fmt.Sprintf(`
+name: refused
+phases:
+  - id: big
+    slurm: {partition: %s, gpus_per_node: 9}
+    steps: [{run: "true"}]
+`, c.Partition))
+	s := start(t, p, testOptions(t)).finished(60 * time.Second).Phase("big")
+	if s.Status != Failed || !strings.Contains(s.Reason, "sbatch refused the job") || !strings.Contains(s.Reason, "node configuration is not available") {
+		t.Errorf("big = %s %q; want failed with sbatch's words", s.Status, s.Reason)
 	}
 }

@@ -39,6 +39,7 @@ type slurmJob struct {
 	addrAsked  bool
 	nodeAddr   string
 	froze      bool
+	lastErr    string // the last failure to ask Slurm, said once
 }
 
 // slurmNews is a Slurm command's answer, for the loop.
@@ -130,10 +131,17 @@ func (sr *stepRun) slurmHeard(n slurmNews) {
 		case errors.Is(n.err, slurm.ErrUnknown):
 			j.unknown = true
 		case n.err != nil:
-			if !strings.Contains(pr.state.Steps[sr.step.Index].Stage, n.err.Error()) {
-				r.warn(fmt.Sprintf("%s: asking Slurm of job %s: %v", pr.ph.Label(), j.id, n.err))
+			// Said once per kind of failure, not every poll: a controller
+			// down for an hour is one line, and the job goes on meanwhile.
+			if n.err.Error() != j.lastErr {
+				j.lastErr = n.err.Error()
+				r.warn(fmt.Sprintf("%s: Slurm does not answer for job %s (%v); its status file is followed meanwhile", pr.ph.Label(), j.id, n.err))
 			}
 		default:
+			if j.lastErr != "" {
+				j.lastErr = ""
+				r.emit(Event{Kind: Progress, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: Slurm answers again for job %s", pr.ph.ID, j.id)})
+			}
 			j.unknown = false
 			sr.slurmSaw(n.job, now)
 		}
