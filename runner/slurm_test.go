@@ -59,6 +59,7 @@ exec %[2]s "$@"
 		t.Run("FreezeRefusedIsSaid", func(t *testing.T) { t.Parallel(); slurmFreeze(t, c, shim, true) })
 		t.Run("ControllerSilentJobFollowedByItsFiles", func(t *testing.T) { t.Parallel(); slurmUnreachable(t, c, shim) })
 		t.Run("SbatchRefusalFailsThePhase", func(t *testing.T) { t.Parallel(); slurmRefused(t, c) })
+		t.Run("ServiceJobReadoptedNoReload", func(t *testing.T) { t.Parallel(); slurmServiceReadopt(t, c) })
 	})
 }
 
@@ -424,5 +425,51 @@ phases:
 	s := start(t, p, testOptions(t)).finished(60 * time.Second).Phase("big")
 	if s.Status != Failed || !strings.Contains(s.Reason, "sbatch refused the job") || !strings.Contains(s.Reason, "node configuration is not available") {
 		t.Errorf("big = %s %q; want failed with sbatch's words", s.Status, s.Reason)
+	}
+}
+
+// slurmServiceReadopt: a server loaded as a Slurm job outlives the runner;
+// the next runner takes the same job back, ready, without a reload.
+func slurmServiceReadopt(t *testing.T, c *slurmtest.Cluster) {
+	port := freePort(t)
+	dir := t.TempDir()
+	count := filepath.Join(dir, "starts")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: svc-readopt
+phases:
+  - id: serve
+    slurm: {partition: %s}
+    service:
+      run: exec %s __test-http %d %s 200ms
+      ready: {http: "http://${GREENLIGHT_NODE}:%d/health"}
+  - id: use
+    needs: [serve]
+    gate: manual
+    steps:
+      - run: |
+          echo "$GREENLIGHT_NODE" > %s/used
+`, c.Partition, testBin(t), port, count, port, dir))
+	stateDir := filepath.Join(dir, "state")
+	killRunnerMidStep(t, p.File, stateDir, `"kind":"service-ready"`)
+	opts := testOptions(t)
+	opts.StateDir = stateDir
+	opts.Approve = []string{"use"}
+	h := start(t, p, opts)
+	e := h.kind(ServiceReady, "serve")
+	if !strings.Contains(e.Message, "re-adopted") {
+		t.Errorf("ServiceReady message %q; want it re-adopted", e.Message)
+	}
+	st := h.finished(60 * time.Second)
+	if got := lines(t, count); len(got) != 1 {
+		t.Errorf("the server started %d times; want once", len(got))
+	}
+	if st.Phase("use").Status != Done || st.Phase("serve").Status != Done {
+		t.Errorf("use %s %q, serve %s %q", st.Phase("use").Status, st.Phase("use").Reason, st.Phase("serve").Status, st.Phase("serve").Reason)
+	}
+	if got := strings.TrimSpace(string(must(os.ReadFile(filepath.Join(dir, "used"))))); got != "127.0.0.1" {
+		t.Errorf("the phase using the re-adopted server got GREENLIGHT_NODE=%q", got)
+	}
+	if j := string(must(os.ReadFile(filepath.Join(stateDir, "journal.jsonl")))); strings.Count(j, `"kind":"step-job"`) != 1 {
+		t.Errorf("the server was submitted more than once:\n%s", j)
 	}
 }

@@ -33,6 +33,26 @@ func TestParseJob(t *testing.T) {
 	}
 }
 
+func TestWhySlurmEndedIt(t *testing.T) {
+	for state, want := range map[slurm.State]string{
+		"NODE_FAIL":     "a node of the job failed: gpu[01-02]",
+		"OUT_OF_MEMORY": "out of its memory",
+		"PREEMPTED":     "higher priority",
+		"CANCELLED":     "outside greenlight",
+	} {
+		j := &slurm.Job{State: state, Nodes: "gpu[01-02]"}
+		if !state.Abnormal() || !state.Terminal() || !strings.Contains(j.Why(), string(state)) || !strings.Contains(j.Why(), want) {
+			t.Errorf("%s: abnormal %v terminal %v, %q", state, state.Abnormal(), state.Terminal(), j.Why())
+		}
+	}
+	if s := slurm.State("COMPLETED"); s.Abnormal() || !s.Terminal() {
+		t.Error("COMPLETED is a normal end")
+	}
+	if s := slurm.State("RUNNING"); s.Terminal() || s.Pending() {
+		t.Error("RUNNING is neither over nor queued")
+	}
+}
+
 func TestTimeLimit(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		30 * time.Second: "0-00:01:00", 90 * time.Minute: "0-01:30:00", 50 * time.Hour: "2-02:00:00", 61 * time.Second: "0-00:02:00",
