@@ -39,7 +39,8 @@ type slurmJob struct {
 	addrAsked  bool
 	nodeAddr   string
 	froze      bool
-	lastErr    string // the last failure to ask Slurm, said once
+	lastErr    string    // the last failure to ask Slurm, said once
+	since      time.Time // when Slurm's word last changed
 }
 
 // slurmNews is a Slurm command's answer, for the loop.
@@ -53,8 +54,10 @@ type slurmNews struct {
 }
 
 const (
-	slurmEvery  = 2 * time.Second  // how often a job's state is asked
-	slurmSettle = 15 * time.Second // how long the status file and Slurm's word may disagree on an end
+	slurmEvery       = 2 * time.Second  // how often a job's state is asked while it is new
+	slurmSteadyAfter = 30 * time.Second // a state held this long is steady
+	slurmSteadyEvery = 10 * time.Second // how often a steady job is asked
+	slurmSettle      = 15 * time.Second // how long the status file and Slurm's word may disagree on an end
 )
 
 // jobName names a step's job: a runner that died between sbatch and its
@@ -242,6 +245,9 @@ func (sr *stepRun) slurmSaw(job *slurm.Job, now time.Time) {
 	if job.State.Terminal() && j.terminalAt.IsZero() {
 		j.terminalAt = now
 	}
+	if prev == nil || prev.State != job.State || prev.Reason != job.Reason || prev.Nodes != job.Nodes {
+		j.since = now
+	}
 	switch {
 	case prev == nil || prev.State != job.State || prev.Reason != job.Reason:
 		r.emit(Event{Kind: Progress, Phase: pr.ph.ID, Step: sr.step.Index, Message: pr.ph.ID + ": " + sj.Words(now)})
@@ -291,7 +297,14 @@ func (sr *stepRun) pollSlurm(now time.Time) {
 	if j.submitting || j.querying || j.id == "" {
 		return
 	}
-	if !j.urgent && now.Sub(j.asked) < slurmEvery {
+	// Often while a job's state is new (a start, a reason that changes),
+	// seldom once it holds: each ask is a scontrol of some 4 ms of CPU,
+	// and the step's own files say its progress and its end at once.
+	every := slurmEvery
+	if !j.since.IsZero() && now.Sub(j.since) > slurmSteadyAfter && j.exited == nil {
+		every = slurmSteadyEvery
+	}
+	if !j.urgent && now.Sub(j.asked) < every {
 		return
 	}
 	j.querying, j.urgent, j.asked = true, false, now
