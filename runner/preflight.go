@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/slurm"
@@ -111,10 +112,41 @@ func slurmPreflight(p *Plan) []PreflightProblem {
 		return []PreflightProblem{{What: fmt.Sprintf("phases run as Slurm jobs but sinfo failed: %v; is slurmctld up (`sinfo`), and SLURM_CONF right?", err)}}
 	}
 	var out []PreflightProblem
+	if fs := localFS(filepath.Dir(p.Report)); fs != "" {
+		out = append(out, PreflightProblem{Warn: true, What: fmt.Sprintf("the results file and the state dir beside it are on %s, a filesystem of this machine only: a Slurm job on another node cannot write its log, results and status there (unless this machine is the node); put the campaign on a filesystem the nodes share (NFS, Lustre, GPFS, ...)", fs)})
+	}
 	for _, name := range slices.Sorted(maps.Keys(parts)) {
 		if !slices.Contains(have, name) {
 			out = append(out, PreflightProblem{What: fmt.Sprintf("Slurm has no partition %q (phases %s); sinfo lists: %s", name, strings.Join(parts[name], ", "), strings.Join(have, ", "))})
 		}
 	}
 	return out
+}
+
+// localFS names the filesystem dir is on when it is one no other node can
+// see (ext4, xfs, btrfs, tmpfs, overlay), "" when it may be shared or
+// cannot be told.
+func localFS(dir string) string {
+	for ; dir != "/" && dir != "."; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(dir); err == nil {
+			break
+		}
+	}
+	var st syscall.Statfs_t
+	if syscall.Statfs(dir, &st) != nil {
+		return ""
+	}
+	switch uint32(st.Type) {
+	case 0xEF53:
+		return "ext4"
+	case 0x58465342:
+		return "xfs"
+	case 0x9123683E:
+		return "btrfs"
+	case 0x01021994:
+		return "tmpfs"
+	case 0x794C7630:
+		return "overlayfs"
+	}
+	return ""
 }

@@ -290,9 +290,17 @@ phases:
     slurm: {partition: h200x}
     steps: [{run: "true"}]
 `, c.Partition))
-	err := PreflightError(CheckPreflight(p, -1))
+	probs := CheckPreflight(p, -1)
+	err := PreflightError(probs)
 	if err == nil || !strings.Contains(err.Error(), `Slurm has no partition "h200x" (phases typo); sinfo lists: `+c.Partition) {
 		t.Errorf("preflight with a partition Slurm lacks: %v", err)
+	}
+	// The campaign sits in a temporary folder of this machine: said, as a
+	// warning (here this machine is the node, so it works).
+	if fs := localFS(p.Dir); fs != "" && !slices.ContainsFunc(probs, func(pr PreflightProblem) bool {
+		return pr.Warn && strings.Contains(pr.What, "on "+fs+", a filesystem of this machine only")
+	}) {
+		t.Errorf("no warning that %s is not shared: %+v", fs, probs)
 	}
 }
 
@@ -307,7 +315,16 @@ phases:
     steps: [{run: "true"}]
 `)
 	t.Setenv("PATH", t.TempDir())
-	err := PreflightError(CheckPreflight(p, -1))
+	probs := CheckPreflight(p, -1)
+	if fs := localFS(p.Dir); fs != "" {
+		// sbatch missing stops it before the filesystem is looked at.
+		for _, pr := range probs {
+			if strings.Contains(pr.What, "filesystem") {
+				t.Errorf("said more than the missing sbatch: %q", pr.What)
+			}
+		}
+	}
+	err := PreflightError(probs)
 	if err == nil || !strings.Contains(err.Error(), "sbatch is not on the PATH") || !strings.Contains(err.Error(), "login node") {
 		t.Errorf("preflight without sbatch: %v", err)
 	}
