@@ -42,3 +42,15 @@ func (h *history) add(key string, d time.Duration) error {
 	}
 	return files.Replace(h.path, b, true)
 }
+
+// guess is how long a step that has not started is expected to take:
+// its history, else its estimate; 0 and "" when neither says.
+func (h *history) guess(s *Step) (time.Duration, string) {
+	if d := h.typical(s.Key); d > 0 {
+		return d, SourceHistory
+	}
+	if s.Estimate > 0 {
+		return s.Estimate, SourceEstimate
+	}
+	return 0, ""
+}

@@ -199,7 +199,7 @@ func (sr *stepRun) learnStages(ready time.Time) {
 func (r *Runner) stepsPace(pr *phaseRun) float64 {
 	var actual, expected, whole float64
 	for i, s := range pr.ph.AllSteps() {
-		d, _ := r.stepGuess(s)
+		d, _ := r.store.hist.guess(s)
 		whole += d.Seconds()
 		ss := pr.state.Steps[i]
 		if d > 0 && ss.Status == Done && !ss.Started.IsZero() && ss.Ended.After(ss.Started) {

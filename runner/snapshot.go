@@ -44,17 +44,6 @@ func (sr *stepRun) updateETA(now time.Time) {
 	}
 }
 
-// stepGuess is how long a step that has not started is expected to take.
-func (r *Runner) stepGuess(s *Step) (time.Duration, string) {
-	if h := r.store.hist.typical(s.Key); h > 0 {
-		return h, SourceHistory
-	}
-	if s.Estimate > 0 {
-		return s.Estimate, SourceEstimate
-	}
-	return 0, ""
-}
-
 // phaseRemaining is the running step's ETA plus the steps after it, or the
 // phase's own estimate when its steps have none.
 func (r *Runner) phaseRemaining(pr *phaseRun, now time.Time) ETA {
@@ -73,7 +62,7 @@ func (r *Runner) phaseRemaining(pr *phaseRun, now time.Time) ETA {
 	}
 	pace := r.stepsPace(pr)
 	for _, s := range steps[cur:] {
-		d, src := r.stepGuess(s)
+		d, src := r.store.hist.guess(s)
 		if d == 0 {
 			e.Partial = true
 			continue
@@ -110,7 +99,7 @@ func (r *Runner) phaseRemaining(pr *phaseRun, now time.Time) ETA {
 func (r *Runner) phaseTotal(pr *phaseRun) time.Duration {
 	var t time.Duration
 	for _, s := range pr.ph.AllSteps() {
-		d, _ := r.stepGuess(s)
+		d, _ := r.store.hist.guess(s)
 		t += d
 	}
 	if t == 0 {
