@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -131,7 +130,7 @@ func hostName(d gpu.Device) string {
 // followSlurmNodes keeps the scraped exporters (dcgm:slurm-nodes:PORT) on
 // the nodes of the campaign's running Slurm jobs: as a job starts its
 // nodes are added, as it ends they stop being scraped. Node lists are
-// expanded by Slurm itself (scontrol show hostnames), once per change.
+// expanded as `scontrol show hostnames` does (slurm.Hostnames).
 func followSlurmNodes(src gpu.Source, events <-chan runner.Event) {
 	if !gpu.FollowsSlurm(src) {
 		for range events {
@@ -154,17 +153,8 @@ func followSlurmNodes(src gpu.Source, events <-chan runner.Event) {
 			continue
 		}
 		var nodes []string
-		ok := true
 		for _, l := range lists {
-			ns, err := slurm.ExpandNodes(context.Background(), l)
-			if err != nil {
-				ok = false
-				break
-			}
-			nodes = append(nodes, ns...)
-		}
-		if !ok {
-			continue // asked again at the next event
+			nodes = append(nodes, slurm.Hostnames(l)...)
 		}
 		last = key
 		gpu.FollowNodes(src, nodes)

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -265,7 +266,25 @@ func (w *Writer) gpuSummary(ph *runner.Phase, p runner.PhaseState, now time.Time
 	if end.IsZero() {
 		end = now
 	}
-	return w.gpus.Summarize(p.Started, end, phaseGPUs(ph))
+	return onItsNodes(w.gpus.Summarize(p.Started, end, phaseGPUs(ph)), p)
+}
+
+// onItsNodes keeps, for a phase on Slurm, the GPUs of the nodes its job
+// ran on (other jobs of the campaign may run on other nodes at the same
+// time); a phase that runs here keeps them all.
+func onItsNodes(sums []gpu.Summary, p runner.PhaseState) []gpu.Summary {
+	nodes := p.Slurm.NodeNames()
+	if len(nodes) == 0 {
+		return sums
+	}
+	short := func(h string) string { s, _, _ := strings.Cut(h, "."); return s }
+	var out []gpu.Summary
+	for _, s := range sums {
+		if slices.ContainsFunc(nodes, func(n string) bool { return short(n) == short(s.Device.Host) }) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // phaseGPUs are the GPUs of this machine a phase's summary covers: its
@@ -293,7 +312,7 @@ func (w *Writer) keepSummaries(st *runner.State) {
 			if ph == nil {
 				continue
 			}
-			w.summary[p.ID] = w.gpus.Summarize(p.Started, p.Ended, phaseGPUs(ph))
+			w.summary[p.ID] = onItsNodes(w.gpus.Summarize(p.Started, p.Ended, phaseGPUs(ph)), p)
 			changed = true
 		}
 		if !p.Status.Finished() && have {

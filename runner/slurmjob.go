@@ -52,6 +52,14 @@ func pendWords(reason string) string {
 	return reason
 }
 
+// NodeNames are the job's nodes, its node list expanded.
+func (j *SlurmJob) NodeNames() []string {
+	if j == nil {
+		return nil
+	}
+	return slurm.Hostnames(j.Nodes)
+}
+
 // Words says the job in a line, for the window, `status` and the results
 // file: "Slurm job 1234 PENDING (Resources) · queued 2m · starts ~14:05",
 // "Slurm job 1234 RUNNING on gpu[01-02] · queued 3s".

@@ -134,3 +134,74 @@ func parseTime(s string) time.Time {
 	}
 	return t
 }
+
+// Hostnames expands a Slurm node list ("gpu[01-03,07],login1",
+// "rack[1-2]-gpu[1-2]") into names, as `scontrol show hostnames` does,
+// without asking Slurm: ranges keep their zero padding. A list it cannot
+// read is returned as one name, whole.
+func Hostnames(list string) []string {
+	var out []string
+	for _, item := range splitTop(list) {
+		if item == "" || item == "(null)" {
+			continue
+		}
+		out = append(out, expandItem(item)...)
+	}
+	return out
+}
+
+// splitTop splits at the commas outside brackets.
+func splitTop(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '[':
+			depth++
+		case ']':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+func expandItem(item string) []string {
+	open := strings.IndexByte(item, '[')
+	if open < 0 {
+		return []string{item}
+	}
+	end := strings.IndexByte(item[open:], ']')
+	if end < 0 {
+		return []string{item}
+	}
+	end += open
+	prefix, body, rest := item[:open], item[open+1:end], item[end+1:]
+	var out []string
+	for _, part := range strings.Split(body, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || b < a || b-a > 100000 {
+			return []string{item}
+		}
+		for n := a; n <= b; n++ {
+			num := strconv.Itoa(n)
+			for len(num) < len(lo) {
+				num = "0" + num
+			}
+			for _, tail := range expandItem(rest) {
+				out = append(out, prefix+num+tail)
+			}
+		}
+	}
+	return out
+}

@@ -192,21 +192,6 @@ func Partitions(ctx context.Context) ([]string, error) {
 	return strings.Fields(out), nil
 }
 
-// ExpandNodes turns a Slurm node list ("gpu[01-03,07],login1") into names.
-func ExpandNodes(ctx context.Context, list string) ([]string, error) {
-	if !strings.ContainsAny(list, "[,") {
-		if list == "" || list == "(null)" {
-			return nil, nil
-		}
-		return []string{list}, nil
-	}
-	out, err := run(ctx, nil, "scontrol", "show", "hostnames", list)
-	if err != nil {
-		return nil, err
-	}
-	return strings.Fields(out), nil
-}
-
 // run runs a Slurm command with a deadline, returning its stdout, or an
 // error carrying what it said on stderr.
 func run(ctx context.Context, env []string, name string, args ...string) (string, error) {

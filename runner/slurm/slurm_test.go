@@ -119,3 +119,19 @@ func TestAgainstSlurm(t *testing.T) {
 		t.Fatalf("sacct with accounting off: %v", err)
 	}
 }
+
+func TestHostnames(t *testing.T) {
+	for list, want := range map[string]string{
+		"vm":                   "vm",
+		"gpu[01-03,07],login1": "gpu01 gpu02 gpu03 gpu07 login1",
+		"rack[1-2]-gpu[8-9]":   "rack1-gpu8 rack1-gpu9 rack2-gpu8 rack2-gpu9",
+		"n[098-101]":           "n098 n099 n100 n101",
+		"":                     "",
+		"odd[x-y]":             "odd[x-y]",
+		"a[1-2],b,c[3]":        "a1 a2 b c3",
+	} {
+		if got := strings.Join(slurm.Hostnames(list), " "); got != want {
+			t.Errorf("Hostnames(%q) = %q, want %q", list, got, want)
+		}
+	}
+}
