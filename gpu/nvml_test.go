@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -249,5 +250,39 @@ func BenchmarkSampleRound(b *testing.B) {
 				s.Round()
 			}
 		})
+	}
+}
+
+// TestProcessOfAStepGroup: a process in a step's process group is the
+// campaign's though its session is another's, as for a step that Slurm's
+// slurmd started on this machine (in Slurm's session, not greenlight's).
+func TestProcessOfAStepGroup(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 30 & echo $!; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, our session
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() }()
+	var worker int
+	if _, err := fmt.Fscan(out, &worker); err != nil {
+		t.Fatal(err)
+	}
+	srv := h200s(t)
+	srv.Devices[0].(*server.Device).GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+		return []nvml.ProcessInfo{{Pid: uint32(worker), UsedGpuMemory: 1 << 30}}, nvml.SUCCESS
+	}
+	s := NewSampler(open(t, srv), time.Second, 0)
+	s.SetSessions([]int{cmd.Process.Pid}) // the step's group, as the runner hands it on
+	if procs := s.Round()[0].Procs; len(procs) != 1 || !procs[0].Campaign {
+		t.Errorf("a process of the step's group (pid %d, group %d): %+v; want the campaign's", worker, cmd.Process.Pid, procs)
+	}
+	s2 := NewSampler(open(t, srv), time.Second, 0)
+	s2.SetSessions([]int{cmd.Process.Pid + 1000000})
+	if procs := s2.Round()[0].Procs; len(procs) != 1 || procs[0].Campaign {
+		t.Errorf("labelled the campaign's with no group or session of its: %+v", procs)
 	}
 }

@@ -6,23 +6,24 @@ import (
 	"strings"
 )
 
-// procInfo reads a process's name and session id from /proc. ok is false
-// when the pid is not visible here (another pid namespace: a container).
-func procInfo(pid int) (name string, sid int, ok bool) {
+// procInfo reads a process's name, session id and process group from
+// /proc. ok is false when the pid is not visible here (another pid
+// namespace: a container).
+func procInfo(pid int) (name string, sid, pgrp int, ok bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	s := string(b)
 	open, close := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
 	if open < 0 || close < open || close+2 >= len(s) {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	name = s[open+1 : close]
 	var state byte
-	var ppid, pgrp int
+	var ppid int
 	if _, err := fmt.Sscanf(s[close+2:], "%c %d %d %d", &state, &ppid, &pgrp, &sid); err != nil {
-		return name, 0, true
+		return name, 0, 0, true
 	}
-	return name, sid, true
+	return name, sid, pgrp, true
 }

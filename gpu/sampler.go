@@ -155,12 +155,15 @@ func (s *Sampler) Round() []Sample {
 		sm := &samples[i]
 		for j := range sm.Procs {
 			p := &sm.Procs[j]
-			name, sid, ok := s.proc(p.PID, now)
+			e := s.proc(p.PID, now)
 			if p.Name == "" {
-				p.Name = name
+				p.Name = e.name
 			}
-			// A mirror (a client of the runner) brings the runner's word on it.
-			p.Campaign = p.Campaign || ok && s.sessions[sid] || s.sessions[p.PID]
+			// The campaign's: in the session of a supervisor it started, or
+			// in a step's process group (a step run by Slurm's slurmd on
+			// this machine is in Slurm's session, not the supervisor's). A
+			// mirror (a client of the runner) brings the runner's word on it.
+			p.Campaign = p.Campaign || e.ok && (s.sessions[e.sid] || s.sessions[e.pgrp]) || s.sessions[p.PID]
 			key := procKey{sm.Device.ID(), p.PID}
 			if sn := s.seen[key]; sn != nil {
 				// Once the campaign's, always: a pid that outlives its
@@ -218,24 +221,26 @@ func val(m Metric, scale float64) float32 {
 }
 
 type procEntry struct {
-	name string
-	sid  int
-	ok   bool
-	at   time.Time
+	name      string
+	sid, pgrp int
+	ok        bool
+	at        time.Time
 }
 
-// proc reads a process's name and session from /proc, cached for ten
-// seconds: they do not change, and /proc reads are the sampler's main cost.
-func (s *Sampler) proc(pid int, now time.Time) (string, int, bool) {
+// proc reads a process's name, session and group from /proc, cached for
+// ten seconds: they do not change, and /proc reads are the sampler's main
+// cost.
+func (s *Sampler) proc(pid int, now time.Time) procEntry {
 	if e, hit := s.procs[pid]; hit && now.Sub(e.at) < 10*time.Second {
-		return e.name, e.sid, e.ok
+		return e
 	}
-	name, sid, ok := procInfo(pid)
+	name, sid, pgrp, ok := procInfo(pid)
 	if len(s.procs) > 4096 {
 		clear(s.procs)
 	}
-	s.procs[pid] = procEntry{name, sid, ok, now}
-	return name, sid, ok
+	e := procEntry{name, sid, pgrp, ok, now}
+	s.procs[pid] = e
+	return e
 }
 
 // Latest is the last round, or nil before the first.

@@ -102,6 +102,11 @@ phases:
 	if bench.Steps[0].Job != sj.ID {
 		t.Errorf("step's job %q, phase's %q", bench.Steps[0].Job, sj.ID)
 	}
+	// The job ran on this machine: its step's group is the campaign's to
+	// the GPU sampler (its processes are in Slurm's session, not ours).
+	if pg := bench.Steps[0].PGID; pg <= 0 || !slices.Contains(st.Sessions, pg) {
+		t.Errorf("the job's step group %d is not among the campaign's sessions %v", pg, st.Sessions)
+	}
 	log := string(must(os.ReadFile(bench.Steps[0].Log)))
 	if !strings.Contains(log, "on "+c.Node+" job "+sj.ID) {
 		t.Errorf("the job's output did not reach the step's log:\n%s", log)
@@ -109,6 +114,22 @@ phases:
 	j := string(must(os.ReadFile(filepath.Join(h.r.StateDir(), "journal.jsonl"))))
 	if !strings.Contains(j, `"kind":"step-job","phase":"bench"`) || !strings.Contains(j, `"job":"`+sj.ID+`"`) {
 		t.Errorf("the job id is not journaled:\n%s", j)
+	}
+}
+
+// TestSlurmJobOnThisMachine: only a job on this host lends its pids to
+// the GPU sampler's idea of what is the campaign's.
+func TestSlurmJobOnThisMachine(t *testing.T) {
+	host, _ := os.Hostname()
+	short, _, _ := strings.Cut(host, ".")
+	for nodes, want := range map[string]bool{short: true, short + ".cluster.local": true, "elsewhere01": false, "gpu[01-02]," + short: true, "": false} {
+		if got := (&SlurmJob{Nodes: nodes}).OnThisMachine(); got != want {
+			t.Errorf("nodes %q: on this machine %v, want %v", nodes, got, want)
+		}
+	}
+	var none *SlurmJob
+	if none.OnThisMachine() {
+		t.Error("no job is on this machine")
 	}
 }
 

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"os"
+	"strings"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/slurm"
@@ -58,6 +60,22 @@ func (j *SlurmJob) NodeNames() []string {
 		return nil
 	}
 	return slurm.Hostnames(j.Nodes)
+}
+
+// OnThisMachine says whether the job runs (or ran) on the machine this
+// runner is on: its node list names this host.
+func (j *SlurmJob) OnThisMachine() bool {
+	host, err := os.Hostname()
+	if j == nil || err != nil {
+		return false
+	}
+	host, _, _ = strings.Cut(host, ".")
+	for _, n := range j.NodeNames() {
+		if n, _, _ = strings.Cut(n, "."); n == host {
+			return true
+		}
+	}
+	return false
 }
 
 // Words says the job in a line, for the window, `status` and the results

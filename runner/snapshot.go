@@ -156,8 +156,10 @@ func (r *Runner) snapshot() *State {
 		// A step's group leader is the campaign's even once the step has
 		// ended: a GPU listing that lags names it after its exit, when
 		// /proc can no longer say which session it was in.
+		// A Slurm job's group counts only when the job runs on this
+		// machine: another node's pids mean nothing here.
 		for _, ss := range ps.Steps {
-			if ss.PGID > 0 {
+			if ss.PGID > 0 && (pr.ph.Slurm == nil || ps.Slurm.OnThisMachine()) {
 				s.Sessions = append(s.Sessions, ss.PGID)
 			}
 		}

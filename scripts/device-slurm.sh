@@ -20,8 +20,14 @@ R=$OUT/report.txt
 export LANG=C.UTF-8 TERM=xterm-256color
 # The kit's libraries system-wide: slurmd starts slurmstepd, which starts
 # the job, each with an environment of its own.
-echo "$KIT/lib" > /etc/ld.so.conf.d/slurmkit.conf && echo "$KIT/plugins" >> /etc/ld.so.conf.d/slurmkit.conf && ldconfig
-mkdir -p /usr/lib/x86_64-linux-gnu/slurm-wlm && cp -n "$KIT"/plugins/libslurmfull.so /usr/lib/x86_64-linux-gnu/slurm-wlm/
+# Only the libraries this machine lacks: the kit's older ones must not
+# shadow the system's (tmux needs this machine's libtinfo).
+libs=$(mktemp -d)
+for l in "$KIT"/lib/*; do
+	ldconfig -p | grep -q "^[[:space:]]*$(basename "$l") " || cp "$l" "$libs/"
+done
+echo "$libs" > /etc/ld.so.conf.d/slurmkit.conf && echo "$KIT/plugins" >> /etc/ld.so.conf.d/slurmkit.conf && ldconfig
+mkdir -p /usr/lib/x86_64-linux-gnu/slurm-wlm && cp --update=none "$KIT"/plugins/libslurmfull.so /usr/lib/x86_64-linux-gnu/slurm-wlm/ 2>/dev/null
 export PATH=$KIT/bin:$KIT/sbin:$PATH
 work=$(mktemp -d)
 C=$work/cluster
@@ -30,7 +36,7 @@ mkdir -p "$C/munge" "$C/state" "$C/spool"
 trap 'for p in slurmd slurmctld munge/; do f=$C/${p%/}; [ "$p" = munge/ ] && f=$C/munge/pid || f=$C/$p.pid; kill "$(cat "$f" 2>/dev/null)" 2>/dev/null; done' EXIT
 chmod 700 "$C/munge"
 head -c 1024 /dev/urandom > "$C/munge/key" && chmod 400 "$C/munge/key"
-{ nvidia-smi -L; uname -r; cat /etc/os-release | head -2; } > "$R" 2>&1
+{ nvidia-smi -L; uname -r; cat /etc/os-release | head -2; echo "kit libraries this machine lacked: $(ls "$libs" | tr '\n' ' ')"; } > "$R" 2>&1
 munged -f -S "$C/munge/sock" --key-file="$C/munge/key" --log-file="$C/munge/log" --pid-file="$C/munge/pid" --seed-file="$C/munge/seed" >> "$R" 2>&1
 node=$(hostname -s)
 cat > "$C/slurm.conf" <<EOF
@@ -68,6 +74,9 @@ NodeName=$node NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 Gres=gpu:1 State=UNKNO
 PartitionName=h200 Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
 echo "Name=gpu File=${GRES_FILE:-/dev/nvidia0}" > "$C/gres.conf"
+# No cgroups are used (linuxproc, task/none); pinning v1 keeps slurmd from
+# wanting systemd and dbus for v2 on a cgroup2 machine.
+echo "CgroupPlugin=cgroup/v1" > "$C/cgroup.conf"
 export SLURM_CONF=$C/slurm.conf
 slurmctld -i >> "$R" 2>&1
 slurmd -N "$node" -d "$KIT/sbin/slurmstepd" >> "$R" 2>&1
@@ -178,5 +187,5 @@ echo "killed runner $runner; squeue: $(squeue -h -o '%i %T')" >> "$R"
 (cd "$work" && timeout 300 "$BIN" run --plain --gpu nvml d.yaml) > "$OUT/rerun.txt" 2>&1
 echo "rerun exit $?; the step ran $(wc -l < "$work/ran") time(s); step-job records: $(grep -c step-job "$work/.greenlight/h200-slurm-readopt/journal.jsonl")" >> "$R"
 cp "$work/h200-slurm-readopt.md" "$OUT/" 2>/dev/null
-cp "$C/slurmd.log" "$OUT/" 2>/dev/null
+tail -n 5 "$C/slurmd.log" >> "$R" 2>/dev/null
 cat "$R"

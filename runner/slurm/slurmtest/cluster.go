@@ -96,6 +96,11 @@ func (c *Cluster) start() error {
 	if err := os.WriteFile(filepath.Join(c.Dir, "gres.conf"), []byte(gres), 0o644); err != nil {
 		return err
 	}
+	// No cgroups are used (linuxproc, task/none): v1 pinned keeps slurmd
+	// from wanting systemd and dbus for v2 on a cgroup2 machine.
+	if err := os.WriteFile(filepath.Join(c.Dir, "cgroup.conf"), []byte("CgroupPlugin=cgroup/v1\n"), 0o644); err != nil {
+		return err
+	}
 	env := append(os.Environ(), "SLURM_CONF="+c.Conf)
 	for _, d := range [][]string{{"slurmctld", "-i"}, {"slurmd", "-N", c.Node}} {
 		cmd := exec.Command(d[0], d[1:]...)
