@@ -58,6 +58,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"slurm arg not an option", "name: x\nphases:\n  - id: a\n    slurm: {args: [exclusive]}\n    steps: [{run: x}]\n", `"exclusive" is not an sbatch option`, "one item"},
 		{"slurm true", "name: x\nphases:\n  - id: a\n    slurm: true\n    steps: [{run: x}]\n", `slurm: true says nothing`, ""},
 		{"slurm bad partition", "name: x\nslurm: {partition: 'h200 fast'}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `partition "h200 fast" is not a Slurm partition name`, "sinfo"},
+		{"slurm with local gpus", "name: x\nslurm: {partition: h200}\nphases:\n  - id: a\n    gpus: [0, 1]\n    steps: [{run: x}]\n", `:5:11: gpus: names GPUs of this machine, but the phase runs as a Slurm job`, "gpus_per_node"},
 		{"slurm off on the campaign", "name: x\nslurm: off\nphases:\n  - id: a\n    steps: [{run: x}]\n", `slurm: off on the campaign says nothing`, "leave it out"},
 	}
 	for _, tt := range tests {

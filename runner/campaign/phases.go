@@ -127,6 +127,10 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int) *Phase {
 		ph.FailOnExpect = *ps.FailOnExpect
 	}
 	ph.Slurm = l.slurm(spec, &ps, at(""))
+	if ph.Slurm != nil && len(ps.GPUs) > 0 {
+		l.add(at(".gpus"), "gpus: names GPUs of this machine, but the phase runs as a Slurm job, on the nodes Slurm gives it",
+			"ask Slurm for GPUs with gpus_per_node: under slurm:, or add `slurm: off` to run the phase here")
+	}
 	ph.Hash, ph.LegacyHash = workHash(ps, spec.Env, ph.Slurm), hashOf(ps, spec.Env)
 	env := merge(spec.Env, ps.Env)
 	switch {
