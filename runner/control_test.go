@@ -531,3 +531,30 @@ func TestJournalOfAnEarlierGreenlightIsResumed(t *testing.T) {
 		t.Errorf("the step ran %d times; want once", len(got))
 	}
 }
+
+// TestStateDirRemovedAndMadeAgainIsSaid: the state dir removed and made
+// again at once (the socket's own watch, a supervisor writing its status)
+// before the runner looks is still said as the state dir removed, not the
+// journal alone: the step logs of ended steps are gone too.
+func TestStateDirRemovedAndMadeAgainIsSaid(t *testing.T) {
+	p := loadCampaign(t, `
+name: remade
+phases:
+  - id: long
+    steps:
+      - run: sleep 3
+`)
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(t.TempDir(), "state")
+	h := start(t, p, opts)
+	h.kind(StepStarted, "long")
+	os.RemoveAll(opts.StateDir)
+	os.MkdirAll(opts.StateDir, 0o755)
+	e := h.until(20*time.Second, "the removal said", func(e Event) bool {
+		return e.Kind == Warning && strings.Contains(e.Message, "was removed while the campaign ran")
+	})
+	if !strings.Contains(e.Message, "the state dir "+opts.StateDir+" was removed") {
+		t.Errorf("said %q; want the state dir named as removed", e.Message)
+	}
+	h.finished(20 * time.Second)
+}

@@ -30,9 +30,12 @@ func (r *Runner) checkState(now time.Time) {
 	if r.store.jr.stillAt(r.dirs.Journal()) {
 		return
 	}
+	// The whole dir went if its lock file went too, even when something
+	// (the socket's watch, a supervisor) has made the folder again since.
 	_, rootErr := os.Stat(r.dirs.Root())
+	rootGone := rootErr != nil || r.store.lock != nil && !sameFile(r.store.lock, r.dirs.Lock())
 	what := "the journal " + r.dirs.Journal() + " was removed"
-	if rootErr != nil {
+	if rootGone {
 		what = "the state dir " + r.dirs.Root() + " was removed"
 	}
 	if err := r.rebuildState(); err != nil {
@@ -40,7 +43,7 @@ func (r *Runner) checkState(now time.Time) {
 		return
 	}
 	msg := fmt.Sprintf("%s while the campaign ran: greenlight made it again and wrote the journal anew from what it holds; running steps go on", what)
-	if rootErr != nil {
+	if rootGone {
 		msg += "; the logs and result files of steps already ended are gone (their results are in the results file)"
 	}
 	r.warn(msg)
@@ -140,9 +143,12 @@ func (r *Runner) memoryJournal() []record {
 }
 
 // stillAt reports whether path is still the file the journal appends to.
-func (j *journal) stillAt(path string) bool {
+func (j *journal) stillAt(path string) bool { return sameFile(j.f, path) }
+
+// sameFile reports whether path names the file f has open.
+func sameFile(f *os.File, path string) bool {
 	var open, there syscall.Stat_t
-	if syscall.Fstat(int(j.f.Fd()), &open) != nil || syscall.Stat(path, &there) != nil {
+	if syscall.Fstat(int(f.Fd()), &open) != nil || syscall.Stat(path, &there) != nil {
 		return false
 	}
 	return open.Dev == there.Dev && open.Ino == there.Ino
