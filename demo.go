@@ -22,6 +22,7 @@ import (
 	"github.com/greenlight-run/greenlight/examples"
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
 const (
@@ -130,12 +131,10 @@ func demoCampaign(exe string, port int) []byte {
 	r := strings.NewReplacer(
 		"${DEMO_PORT}", p,
 		`"$DEMO_PORT"`, p,
-		`"$GREENLIGHT_BIN"`, shellQuote(exe),
+		`"$GREENLIGHT_BIN"`, safe.Shell(exe),
 		"# $GREENLIGHT_BIN and $DEMO_PORT are set by `greenlight demo`.", "# Written by `greenlight demo`: the simulated server listens on "+p+".")
 	return []byte(r.Replace(string(examples.Demo)))
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -3,6 +3,7 @@ package runner
 import (
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/slurm"
@@ -65,11 +66,10 @@ func (j *SlurmJob) NodeNames() []string {
 // OnThisMachine says whether the job runs (or ran) on the machine this
 // runner is on: its node list names this host.
 func (j *SlurmJob) OnThisMachine() bool {
-	host, err := os.Hostname()
-	if j == nil || err != nil {
+	host := thisHost()
+	if j == nil || host == "" {
 		return false
 	}
-	host, _, _ = strings.Cut(host, ".")
 	for _, n := range j.NodeNames() {
 		if n, _, _ = strings.Cut(n, "."); n == host {
 			return true
@@ -116,3 +116,11 @@ func (j *SlurmJob) Words(now time.Time) string {
 	}
 	return s
 }
+
+// thisHost is this machine's short host name, read once: snapshots ask
+// for every event.
+var thisHost = sync.OnceValue(func() string {
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	return host
+})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/safe"
 	"github.com/greenlight-run/greenlight/runner/slurm"
 )
 
@@ -73,13 +74,13 @@ func (sr *stepRun) launchSlurm(env []string, supArgs []string) error {
 	pr := sr.pr
 	script := filepath.Join(sr.dir, "job.sh")
 	var b strings.Builder
-	fmt.Fprintf(&b, "#!/bin/sh\n# greenlight: campaign %s, phase %s, step %d, as a Slurm job.\n", oneLine(r.plan.Name), pr.ph.ID, sr.step.Index+1)
+	fmt.Fprintf(&b, "#!/bin/sh\n# greenlight: campaign %s, phase %s, step %d, as a Slurm job.\n", safe.Line(r.plan.Name, safe.Value), pr.ph.ID, sr.step.Index+1)
 	// GREENLIGHT_NODE: the node of the service the step uses, when the
 	// runner gave one; the job's own node otherwise (a service's job).
 	b.WriteString(": \"${GREENLIGHT_NODE:=${SLURMD_NODENAME:-$(hostname -s)}}\"\nexport GREENLIGHT_NODE\n")
-	b.WriteString("exec " + shellQuote(r.opts.Self[0]))
+	b.WriteString("exec " + safe.Shell(r.opts.Self[0]))
 	for _, a := range supArgs {
-		b.WriteString(" " + shellQuote(a))
+		b.WriteString(" " + safe.Shell(a))
 	}
 	b.WriteString("\n")
 	if err := os.WriteFile(script, []byte(b.String()), 0o755); err != nil {
@@ -321,7 +322,3 @@ func (sr *stepRun) pollSlurm(now time.Time) {
 		r.slurmSend(slurmNews{sr: sr, kind: "shown", id: id, job: job, err: err})
 	}()
 }
-
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -104,3 +104,8 @@ func hex2(c byte) string {
 	const digits = "0123456789abcdef"
 	return string([]byte{digits[c>>4], digits[c&0xf]})
 }
+
+// Shell quotes s as one word for a POSIX shell: in single quotes, each
+// single quote written as '\”. Whatever s holds reaches the command as
+// it is.
+func Shell(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

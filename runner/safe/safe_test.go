@@ -1,6 +1,7 @@
 package safe
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -64,4 +65,18 @@ func FuzzText(f *testing.F) {
 			t.Fatalf("Line left a line break")
 		}
 	})
+}
+
+// TestShellQuotesOneWord: what Shell quotes reaches a command as one
+// argument, as it was, whatever quotes, spaces or $ it holds.
+func TestShellQuotesOneWord(t *testing.T) {
+	for _, s := range []string{"plain", "two words", "it's", `$HOME "x" \n`, "'", "", "a\nb", "--status=/tmp/my runs/s.json"} {
+		out, err := exec.Command("sh", "-c", "printf '%s|' "+Shell(s)+" end").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(out); got != s+"|end|" {
+			t.Errorf("Shell(%q) reached the command as %q", s, got)
+		}
+	}
 }

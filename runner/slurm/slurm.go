@@ -213,14 +213,15 @@ func run(ctx context.Context, env []string, name string, args ...string) (string
 			return "", fmt.Errorf("%s did not answer within %s", name, Timeout)
 		}
 		if msg != "" {
-			return "", fmt.Errorf("%s: %s", name, oneLine(msg))
+			return "", fmt.Errorf("%s: %s", name, lastLines(msg))
 		}
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	return stdout.String(), nil
 }
 
-func oneLine(s string) string {
+// lastLines keeps the last three lines of what a command said, on one line.
+func lastLines(s string) string {
 	lines := strings.Split(s, "\n")
 	if len(lines) > 3 {
 		lines = lines[len(lines)-3:]
