@@ -39,40 +39,10 @@ head -c 1024 /dev/urandom > "$C/munge/key" && chmod 400 "$C/munge/key"
 { nvidia-smi -L; uname -r; cat /etc/os-release | head -2; echo "kit libraries this machine lacked: $(ls "$libs" | tr '\n' ' ')"; } > "$R" 2>&1
 munged -f -S "$C/munge/sock" --key-file="$C/munge/key" --log-file="$C/munge/log" --pid-file="$C/munge/pid" --seed-file="$C/munge/seed" >> "$R" 2>&1
 node=$(hostname -s)
-cat > "$C/slurm.conf" <<EOF
-ClusterName=h200
-SlurmctldHost=$node(127.0.0.1)
-SlurmctldPort=46817
-SlurmdPort=46818
-AuthType=auth/munge
-AuthInfo=socket=$C/munge/sock
-CredType=cred/munge
-PluginDir=$KIT/plugins
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SchedulerType=sched/backfill
-SchedulerParameters=bf_interval=1
-StateSaveLocation=$C/state
-SlurmdSpoolDir=$C/spool
-SlurmctldPidFile=$C/slurmctld.pid
-SlurmdPidFile=$C/slurmd.pid
-SlurmctldLogFile=$C/slurmctld.log
-SlurmdLogFile=$C/slurmd.log
-SlurmUser=root
-SlurmdUser=root
-MpiDefault=none
-ReturnToService=2
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
-JobCompType=jobcomp/none
-GresTypes=gpu
-SlurmdParameters=config_overrides
-KillWait=5
-NodeName=$node NodeAddr=127.0.0.1 CPUs=16 RealMemory=1000 Gres=gpu:1 State=UNKNOWN
-PartitionName=h200 Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-EOF
+# The tests' slurm.conf (runner/slurm/slurmtest), filled in for this machine.
+sed -e "s|@CLUSTER@|h200|; s|@NODE@|$node|g; s|@PORT0@|46817|; s|@PORT1@|46818|; s|@SOCK@|$C/munge/sock|" \
+	-e "s|@DIR@|$C|g; s|@CPUS@|16|; s|@GPUS@|1|; s|@PART@|h200|; s|@EXTRA@|PluginDir=$KIT/plugins|" \
+	runner/slurm/slurmtest/slurm.conf > "$C/slurm.conf"
 echo "Name=gpu File=${GRES_FILE:-/dev/nvidia0}" > "$C/gres.conf"
 # No cgroups are used (linuxproc, task/none); pinning v1 keeps slurmd from
 # wanting systemd and dbus for v2 on a cgroup2 machine.

@@ -8,6 +8,7 @@ package slurmtest
 
 import (
 	"crypto/rand"
+	_ "embed"
 	"fmt"
 	"net"
 	"os"
@@ -87,8 +88,9 @@ func (c *Cluster) start() error {
 	if err != nil {
 		return err
 	}
-	conf := strings.NewReplacer("@PORT0@", fmt.Sprint(ports[0]), "@PORT1@", fmt.Sprint(ports[1]), "@NODE@", c.Node,
-		"@SOCK@", sock, "@CPUS@", fmt.Sprint(max(16, runtime.NumCPU())), "@DIR@", c.Dir, "@PART@", c.Partition).Replace(confTemplate)
+	conf := strings.NewReplacer("@CLUSTER@", fmt.Sprintf("gl%d", ports[0]), "@PORT0@", fmt.Sprint(ports[0]), "@PORT1@", fmt.Sprint(ports[1]),
+		"@NODE@", c.Node, "@SOCK@", sock, "@CPUS@", fmt.Sprint(max(16, runtime.NumCPU())), "@GPUS@", "2", "@DIR@", c.Dir,
+		"@PART@", c.Partition, "@EXTRA@", "").Replace(confTemplate)
 	if err := os.WriteFile(c.Conf, []byte(conf), 0o644); err != nil {
 		return err
 	}
@@ -180,37 +182,8 @@ func freePorts(n int) ([]int, error) {
 	return out, nil
 }
 
-const confTemplate = `ClusterName=gl@PORT0@
-SlurmctldHost=@NODE@(127.0.0.1)
-SlurmctldPort=@PORT0@
-SlurmdPort=@PORT1@
-AuthType=auth/munge
-AuthInfo=socket=@SOCK@
-CredType=cred/munge
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SchedulerType=sched/backfill
-SchedulerParameters=bf_interval=1
-StateSaveLocation=@DIR@/state
-SlurmdSpoolDir=@DIR@/spool
-SlurmctldPidFile=@DIR@/slurmctld.pid
-SlurmdPidFile=@DIR@/slurmd.pid
-SlurmctldLogFile=@DIR@/slurmctld.log
-SlurmdLogFile=@DIR@/slurmd.log
-SlurmUser=root
-SlurmdUser=root
-MpiDefault=none
-ReturnToService=2
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
-JobCompType=jobcomp/none
-GresTypes=gpu
-MinJobAge=600
-SlurmdParameters=config_overrides
-KillWait=3
-OverTimeLimit=0
-NodeName=@NODE@ NodeAddr=127.0.0.1 CPUs=@CPUS@ RealMemory=1000 Gres=gpu:2 State=UNKNOWN
-PartitionName=@PART@ Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-`
+// confTemplate is slurm.conf with @NAME@ words to fill in; the device
+// script fills in the same file.
+//
+//go:embed slurm.conf
+var confTemplate string
