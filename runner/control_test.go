@@ -286,6 +286,32 @@ func killRunnerMidStep(t *testing.T, campaignFile, stateDir, want string) {
 	cmd.Wait()
 }
 
+// startAgain starts a runner in this process on the state a killed one
+// left, the gates of approve given.
+func startAgain(t *testing.T, p *Plan, stateDir string, approve ...string) *harness {
+	t.Helper()
+	opts := testOptions(t)
+	opts.StateDir = stateDir
+	opts.Approve = approve
+	return start(t, p, opts)
+}
+
+// readoptedOnce waits for the service serve to be ready again, re-adopted,
+// and the campaign's end: the service's start count file says it started
+// once.
+func readoptedOnce(t *testing.T, h *harness, count string, timeout time.Duration) *State {
+	t.Helper()
+	e := h.kind(ServiceReady, "serve")
+	if !strings.Contains(e.Message, "re-adopted") {
+		t.Errorf("ServiceReady message %q; want it re-adopted", e.Message)
+	}
+	st := h.finished(timeout)
+	if got := lines(t, count); len(got) != 1 {
+		t.Errorf("the service started %d times (%v); want once", len(got), got)
+	}
+	return st
+}
+
 func TestResumeAfterKill9RunsStepOnce(t *testing.T) {
 	dir := t.TempDir()
 	count := filepath.Join(dir, "count")
@@ -305,10 +331,7 @@ phases:
 	p := loadCampaign(t, body)
 	stateDir := filepath.Join(dir, "state")
 	killRunnerMidStep(t, p.File, stateDir, `"kind":"step-pid","phase":"long"`)
-	opts := testOptions(t)
-	opts.StateDir = stateDir
-	h := start(t, p, opts)
-	st := h.finished(20 * time.Second)
+	st := startAgain(t, p, stateDir).finished(20 * time.Second)
 	for _, id := range []string{"first", "long", "last"} {
 		if s := st.Phase(id); s.Status != Done {
 			t.Errorf("%s = %s %q", id, s.Status, s.Reason)
@@ -343,18 +366,7 @@ phases:
 `, testBin(t), port, count, port))
 	stateDir := filepath.Join(dir, "state")
 	killRunnerMidStep(t, p.File, stateDir, `"kind":"service-ready"`)
-	opts := testOptions(t)
-	opts.StateDir = stateDir
-	opts.Approve = []string{"use"}
-	h := start(t, p, opts)
-	e := h.kind(ServiceReady, "serve")
-	if !strings.Contains(e.Message, "re-adopted") {
-		t.Errorf("ServiceReady message %q; want it re-adopted", e.Message)
-	}
-	st := h.finished(20 * time.Second)
-	if got := lines(t, count); len(got) != 1 {
-		t.Errorf("the service started %d times (%v); want once", len(got), got)
-	}
+	st := readoptedOnce(t, startAgain(t, p, stateDir, "use"), count, 20*time.Second)
 	if st.Phase("use").Status != Done || st.Phase("serve").Status != Done {
 		t.Errorf("use %s, serve %s", st.Phase("use").Status, st.Phase("serve").Status)
 	}
@@ -493,10 +505,7 @@ phases:
 	stateDir := filepath.Join(dir, "state")
 	killRunnerMidStep(t, p.File, stateDir, `"kind":"step-pid","phase":"long"`)
 	time.Sleep(3 * time.Second)
-	opts := testOptions(t)
-	opts.StateDir = stateDir
-	h := start(t, p, opts)
-	st := h.finished(20 * time.Second)
+	st := startAgain(t, p, stateDir).finished(20 * time.Second)
 	ph := st.Phase("long")
 	if d := ph.Ended.Sub(ph.Started); d < 900*time.Millisecond || d > 2500*time.Millisecond {
 		t.Errorf("phase took %s by its record; the step slept 1 s and the monitor came back after 3 s", d)

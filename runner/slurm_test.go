@@ -226,10 +226,7 @@ phases:
 		}
 		os.WriteFile(jp, []byte(strings.Join(kept, "\n")+"\n"), 0o644)
 	}
-	opts := testOptions(t)
-	opts.StateDir = stateDir
-	h := start(t, p, opts)
-	st := h.finished(60 * time.Second)
+	st := startAgain(t, p, stateDir).finished(60 * time.Second)
 	s := st.Phase("long")
 	if s.Status != Done || !s.Readopted {
 		t.Fatalf("long = %s %q readopted=%v", s.Status, s.Reason, s.Readopted)
@@ -489,18 +486,7 @@ phases:
 `, c.Partition, testBin(t), port, count, port, dir))
 	stateDir := filepath.Join(dir, "state")
 	killRunnerMidStep(t, p.File, stateDir, `"kind":"service-ready"`)
-	opts := testOptions(t)
-	opts.StateDir = stateDir
-	opts.Approve = []string{"use"}
-	h := start(t, p, opts)
-	e := h.kind(ServiceReady, "serve")
-	if !strings.Contains(e.Message, "re-adopted") {
-		t.Errorf("ServiceReady message %q; want it re-adopted", e.Message)
-	}
-	st := h.finished(60 * time.Second)
-	if got := lines(t, count); len(got) != 1 {
-		t.Errorf("the server started %d times; want once", len(got))
-	}
+	st := readoptedOnce(t, startAgain(t, p, stateDir, "use"), count, 60*time.Second)
 	if st.Phase("use").Status != Done || st.Phase("serve").Status != Done {
 		t.Errorf("use %s %q, serve %s %q", st.Phase("use").Status, st.Phase("use").Reason, st.Phase("serve").Status, st.Phase("serve").Reason)
 	}
@@ -509,5 +495,19 @@ phases:
 	}
 	if j := string(must(os.ReadFile(filepath.Join(stateDir, "journal.jsonl")))); strings.Count(j, `"kind":"step-job"`) != 1 {
 		t.Errorf("the server was submitted more than once:\n%s", j)
+	}
+}
+
+// TestJobNamesDifferByFolder: two campaigns of one name, in two folders,
+// never name a step's job alike (a restarted runner finds its job by its
+// name, and must not take the other campaign's).
+func TestJobNamesDifferByFolder(t *testing.T) {
+	p := loadCampaign(t, "name: same\nslurm: {partition: x}\nphases:\n  - id: long\n    steps: [{run: \"true\"}]\n")
+	r := &Runner{plan: p}
+	pr := newPhaseRun(p.Phases[0], t.TempDir())
+	a := &stepRun{r: r, pr: pr, dir: "/data/one/.greenlight/same/steps/long/a1-s1-t1"}
+	b := &stepRun{r: r, pr: pr, dir: "/data/two/.greenlight/same/steps/long/a1-s1-t1"}
+	if a.jobName() == b.jobName() || !strings.HasPrefix(a.jobName(), "gl.same.long.a1-s1-t1.") {
+		t.Errorf("job names %q and %q", a.jobName(), b.jobName())
 	}
 }

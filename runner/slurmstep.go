@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -63,8 +65,11 @@ const (
 
 // jobName names a step's job: a runner that died between sbatch and its
 // journal finds the job again by it, so a step is never submitted twice.
+// The step folder's path is in it (hashed): two campaigns of one name in
+// two folders must never take each other's jobs.
 func (sr *stepRun) jobName() string {
-	return "gl." + campaign.SafeName(sr.r.plan.Name) + "." + sr.pr.ph.ID + "." + filepath.Base(sr.dir)
+	sum := sha256.Sum256([]byte(sr.dir))
+	return "gl." + campaign.SafeName(sr.r.plan.Name) + "." + sr.pr.ph.ID + "." + filepath.Base(sr.dir) + "." + hex.EncodeToString(sum[:4])
 }
 
 // launchSlurm writes the step's batch script and submits it in the
