@@ -232,7 +232,7 @@ func (d *DCGM) FollowNodes(nodes []string) {
 	want := map[string]bool{}
 	for _, t := range d.templates {
 		for _, n := range nodes {
-			u, err := url.Parse(t)
+			u, err := url.Parse(t) // a copy for each node
 			if err != nil || n == "" {
 				continue
 			}
@@ -254,8 +254,8 @@ func (d *DCGM) FollowNodes(nodes []string) {
 		}
 		h.mu.Lock()
 		h.retired = !want[h.url]
-		if h.retired && h.state.Err == "" || h.retired && h.state.Up {
-			h.state.Up, h.state.Err = false, "not scraped: its Slurm job ended"
+		if h.retired {
+			h.state.Up, h.state.Err = false, jobEnded
 		}
 		h.mu.Unlock()
 	}
@@ -269,6 +269,9 @@ func (d *DCGM) FollowNodes(nodes []string) {
 		d.hosts = append(d.hosts, h)
 	}
 }
+
+// jobEnded is why a retired Slurm node's GPUs are not current.
+const jobEnded = "not scraped: its Slurm job ended"
 
 // FollowNodes hands the nodes to every DCGM source within src.
 func FollowNodes(src Source, nodes []string) {
@@ -326,7 +329,7 @@ func (d *DCGM) scrape(h *dcgmHost, done chan struct{}) {
 	}
 	h.state.Up, h.state.Err, h.state.LastSeen = true, "", time.Now()
 	if h.retired {
-		h.state.Up, h.state.Err = false, "not scraped: its Slurm job ended"
+		h.state.Up, h.state.Err = false, jobEnded
 	}
 	if name := samples[0].Device.Host; name != "" {
 		h.state.Name = name
