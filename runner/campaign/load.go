@@ -253,8 +253,9 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 		return
 	}
 	ids := map[string]int{}
+	slurmDef := l.slurmDefault(spec.Slurm)
 	for i := range spec.Phases {
-		ph := l.phase(plan, spec, i)
+		ph := l.phase(plan, spec, i, slurmDef)
 		if ph.ID == "" {
 			continue
 		}

@@ -238,3 +238,16 @@ phases:
 		t.Error("where a phase runs is not part of its work's hash")
 	}
 }
+
+// TestSlurmDefaultCheckedOnce: a bad key in the campaign's `slurm:` is one
+// error at its line, not one for each phase that inherits it.
+func TestSlurmDefaultCheckedOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	os.WriteFile(path, []byte("name: x\nslurm: {time: soon}\nphases:\n  - id: a\n    steps: [{run: x}]\n  - id: b\n    steps: [{run: x}]\n  - id: c\n    slurm: {nodes: -1}\n    steps: [{run: x}]\n"), 0o644)
+	_, err := Load(path)
+	var errs FileErrors
+	if !errors.As(err, &errs) || len(errs) != 2 || !strings.Contains(errs[0].Error(), `:2:15: bad time limit "soon"`) || !strings.Contains(errs[1].Error(), ":9:20: nodes must be 1 or more") {
+		t.Errorf("errors %v; want the default's bad time once, then phase c's nodes", err)
+	}
+}

@@ -73,7 +73,7 @@ func workHash(ps PhaseSpec, env map[string]string, sl *Slurm) string {
 	return hashOf(work, env)
 }
 
-func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int) *Phase {
+func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *Phase {
 	ps := spec.Phases[i]
 	at := func(k string) string { return fmt.Sprintf("$.phases[%d]%s", i, k) }
 	ph := &Phase{ID: strings.TrimSpace(ps.ID), Title: ps.Title, Needs: ps.Needs, Retries: ps.Retries, GPUs: ps.GPUs}
@@ -126,7 +126,7 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int) *Phase {
 	if ps.FailOnExpect != nil {
 		ph.FailOnExpect = *ps.FailOnExpect
 	}
-	ph.Slurm = l.slurm(spec, &ps, at(""))
+	ph.Slurm = l.slurm(slurmDef, ps.Slurm, at(""))
 	if ph.Slurm != nil && len(ps.GPUs) > 0 {
 		l.add(at(".gpus"), "gpus: names GPUs of this machine, but the phase runs as a Slurm job, on the nodes Slurm gives it",
 			"ask Slurm for GPUs with gpus_per_node: under slurm:, or add `slurm: off` to run the phase here")

@@ -73,87 +73,102 @@ var slurmOwned = map[string]string{
 	"--time": "time:", "-t": "time:", "--account": "account:", "-A": "account:", "--gpus-per-node": "gpus_per_node:",
 }
 
-// slurm resolves a phase's `slurm:` over the campaign's; nil: run here.
-func (l *loader) slurm(spec *CampaignSpec, ps *PhaseSpec, at string) *Slurm {
-	def, own := spec.Slurm, ps.Slurm
-	for _, b := range []struct {
-		s    *SlurmSpec
-		path string
-	}{{def, "$.slurm"}, {own, at + ".slurm"}} {
-		switch {
-		case b.s == nil || b.s.Bad == "":
-		case strings.EqualFold(b.s.Bad, "true") || strings.EqualFold(b.s.Bad, "on"):
-			l.add(b.path, "slurm: "+b.s.Bad+" says nothing of where to run", "give a mapping: slurm: {partition: h200, gpus_per_node: 8, time: 2h}")
-			return nil
-		default:
-			l.add(b.path, fmt.Sprintf("slurm: %q is neither a mapping nor off", b.s.Bad), "give a mapping: slurm: {partition: h200, gpus_per_node: 8, time: 2h}, or `slurm: off` on a phase that runs here")
-			return nil
-		}
-	}
-	if own != nil && own.Off {
+// slurmDefault checks the campaign's `slurm:`, once, where it is written,
+// and resolves it; nil when the campaign says none.
+func (l *loader) slurmDefault(s *SlurmSpec) *Slurm {
+	switch {
+	case s == nil:
 		return nil
-	}
-	if def == nil && own == nil {
-		return nil
-	}
-	if def != nil && def.Off {
+	case s.Off:
 		l.add("$.slurm", "slurm: off on the campaign says nothing", "leave it out; `slurm: off` is for a phase that runs here when the campaign runs on Slurm")
 		return nil
 	}
-	var m SlurmSpec
+	out := l.slurmKeys(s, "$.slurm")
+	if out != nil {
+		out.Nodes = max(out.Nodes, 1)
+	}
+	return out
+}
+
+// slurm resolves a phase's `slurm:` over the campaign's default (already
+// checked): the keys the phase sets, checked where it sets them, replace
+// the default's. nil: the phase runs here.
+func (l *loader) slurm(def *Slurm, own *SlurmSpec, at string) *Slurm {
+	if own == nil {
+		if def == nil {
+			return nil
+		}
+		c := *def
+		return &c
+	}
+	if own.Off {
+		return nil
+	}
+	set := l.slurmKeys(own, at+".slurm")
+	if set == nil {
+		return nil
+	}
+	var out Slurm
 	if def != nil {
-		m = *def
+		out = *def
 	}
-	if own != nil {
-		if own.Partition != "" {
-			m.Partition = own.Partition
-		}
-		if own.Nodes != 0 {
-			m.Nodes = own.Nodes
-		}
-		if own.GPUsPerNode != 0 {
-			m.GPUsPerNode = own.GPUsPerNode
-		}
-		if own.Time != "" {
-			m.Time = own.Time
-		}
-		if own.Account != "" {
-			m.Account = own.Account
-		}
-		if own.Args != nil {
-			m.Args = own.Args
-		}
+	if set.Partition != "" {
+		out.Partition = set.Partition
 	}
-	// Each key's error points at the file where that key was written.
-	where := func(key string, phaseHas bool) string {
-		if phaseHas {
-			return at + ".slurm." + key
-		}
-		return "$.slurm." + key
+	if set.Nodes != 0 {
+		out.Nodes = set.Nodes
 	}
-	has := func(f func(*SlurmSpec) bool) bool { return own != nil && f(own) }
-	out := &Slurm{Partition: m.Partition, Nodes: max(m.Nodes, 1), GPUsPerNode: m.GPUsPerNode, Account: m.Account, Args: m.Args}
-	if m.Partition != "" && !slurmName.MatchString(m.Partition) {
-		l.add(where("partition", has(func(s *SlurmSpec) bool { return s.Partition != "" })), fmt.Sprintf("partition %q is not a Slurm partition name", m.Partition), "`sinfo -s` lists the partitions")
+	if set.GPUsPerNode != 0 {
+		out.GPUsPerNode = set.GPUsPerNode
 	}
-	if m.Account != "" && !slurmName.MatchString(m.Account) {
-		l.add(where("account", has(func(s *SlurmSpec) bool { return s.Account != "" })), fmt.Sprintf("account %q is not a Slurm account name", m.Account), "`sacctmgr show assoc user=$USER` lists yours")
+	if set.Time != 0 {
+		out.Time = set.Time
 	}
-	if m.Nodes < 0 {
-		l.add(where("nodes", has(func(s *SlurmSpec) bool { return s.Nodes != 0 })), "nodes must be 1 or more", "")
+	if set.Account != "" {
+		out.Account = set.Account
 	}
-	if m.GPUsPerNode < 0 {
-		l.add(where("gpus_per_node", has(func(s *SlurmSpec) bool { return s.GPUsPerNode != 0 })), "gpus_per_node must be zero or more", "")
+	if own.Args != nil {
+		out.Args = set.Args
 	}
-	if m.Time != "" {
-		d, err := slurmTime(m.Time)
+	out.Nodes = max(out.Nodes, 1)
+	return &out
+}
+
+// slurmKeys checks the keys one `slurm:` mapping sets, each error at the
+// key, and returns them resolved (zero where unset); nil when the mapping
+// is not one (`slurm: true`).
+func (l *loader) slurmKeys(s *SlurmSpec, path string) *Slurm {
+	switch {
+	case s.Bad == "":
+	case strings.EqualFold(s.Bad, "true") || strings.EqualFold(s.Bad, "on"):
+		l.add(path, "slurm: "+s.Bad+" says nothing of where to run", "give a mapping: slurm: {partition: h200, gpus_per_node: 8, time: 2h}")
+		return nil
+	default:
+		l.add(path, fmt.Sprintf("slurm: %q is neither a mapping nor off", s.Bad), "give a mapping: slurm: {partition: h200, gpus_per_node: 8, time: 2h}, or `slurm: off` on a phase that runs here")
+		return nil
+	}
+	out := &Slurm{Partition: s.Partition, Nodes: s.Nodes, GPUsPerNode: s.GPUsPerNode, Account: s.Account, Args: s.Args}
+	if s.Partition != "" && !slurmName.MatchString(s.Partition) {
+		l.add(path+".partition", fmt.Sprintf("partition %q is not a Slurm partition name", s.Partition), "`sinfo -s` lists the partitions")
+	}
+	if s.Account != "" && !slurmName.MatchString(s.Account) {
+		l.add(path+".account", fmt.Sprintf("account %q is not a Slurm account name", s.Account), "`sacctmgr show assoc user=$USER` lists yours")
+	}
+	if s.Nodes < 0 {
+		l.add(path+".nodes", "nodes must be 1 or more", "")
+	}
+	if s.GPUsPerNode < 0 {
+		l.add(path+".gpus_per_node", "gpus_per_node must be zero or more", "")
+	}
+	if s.Time != "" {
+		d, err := slurmTime(s.Time)
 		if err != nil {
-			l.add(where("time", has(func(s *SlurmSpec) bool { return s.Time != "" })), err.Error(), "a duration such as 90m or 2h, or Slurm's own D-HH:MM:SS")
+			l.add(path+".time", err.Error(), "a duration such as 90m or 2h, or Slurm's own D-HH:MM:SS")
 		}
 		out.Time = d
 	}
-	for i, a := range m.Args {
-		p := where(fmt.Sprintf("args[%d]", i), has(func(s *SlurmSpec) bool { return s.Args != nil }))
+	for i, a := range s.Args {
+		p := fmt.Sprintf("%s.args[%d]", path, i)
 		name, _, _ := strings.Cut(a, "=")
 		switch key, owned := slurmOwned[name]; {
 		case !strings.HasPrefix(a, "-"):
