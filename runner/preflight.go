@@ -92,16 +92,16 @@ func PreflightError(ps []PreflightProblem) error {
 // their partitions in sinfo's list.
 func slurmPreflight(p *Plan) []PreflightProblem {
 	parts := map[string][]string{}
-	any := false
+	onSlurm := false
 	for _, ph := range p.Phases {
 		if ph.Slurm != nil {
-			any = true
+			onSlurm = true
 			if ph.Slurm.Partition != "" {
 				parts[ph.Slurm.Partition] = append(parts[ph.Slurm.Partition], ph.ID)
 			}
 		}
 	}
-	if !any {
+	if !onSlurm {
 		return nil
 	}
 	if err := slurm.Available(); err != nil {

@@ -154,7 +154,7 @@ func stepStarted(ps *runner.PhaseState) bool {
 
 // view draws the log of ps's current step, or, before it has one, the
 // campaign's latest events under a line that says why.
-func (l *logPane) view(st *styles, ps *runner.PhaseState, width, rows int) []string {
+func (l *logPane) view(st *styles, ps *runner.PhaseState, now time.Time, width, rows int) []string {
 	src := l.lines
 	var head []string
 	switch {
@@ -179,7 +179,7 @@ func (l *logPane) view(st *styles, ps *runner.PhaseState, width, rows int) []str
 	if len(out) == 0 {
 		why := "no log yet"
 		if ps != nil && ps.Slurm.Queued() {
-			why = "no log yet: " + ps.Slurm.Words(time.Now()) + "; its output appears here once it runs"
+			why = "no log yet: " + ps.Slurm.Words(now) + "; its output appears here once it runs"
 		}
 		out = append(out, st.dim.Render(why))
 	}

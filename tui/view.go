@@ -79,7 +79,7 @@ func (m *model) render() string {
 				body = append(body, cut(eta))
 			}
 		}
-		body = append(body, m.logs.view(&m.st, m.selected(), w, rows-len(body))...)
+		body = append(body, m.logs.view(&m.st, m.selected(), m.now(), w, rows-len(body))...)
 	case detailReport:
 		body = m.preview.view(&m.st, w, rows)
 	case detailProcs:
