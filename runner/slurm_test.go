@@ -44,6 +44,19 @@ if [ "$2" = show ] && [ "$3" = job ] && grep -qx "$4" %[1]s/unreachable 2>/dev/n
 fi
 exec %[2]s "$@"
 `, shim, real)), 0o755)
+	// scancel, through a shim that swallows the graceful signal for the
+	// jobs listed in deaf-to-term, as a batch script stuck in D state would.
+	realCancel, err := exec.LookPath("scancel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(shim, "scancel"), []byte(fmt.Sprintf(`#!/bin/sh
+for last; do :; done
+if [ "$1" = --batch ] && grep -qx "$last" %[1]s/deaf-to-term 2>/dev/null; then
+  exit 0
+fi
+exec %[2]s "$@"
+`, shim, realCancel)), 0o755)
 	oldPath := os.Getenv("PATH")
 	os.Setenv("PATH", shim+":"+oldPath)
 	t.Cleanup(func() { os.Setenv("PATH", oldPath) })
@@ -60,6 +73,7 @@ exec %[2]s "$@"
 		t.Run("ControllerSilentJobFollowedByItsFiles", func(t *testing.T) { t.Parallel(); slurmUnreachable(t, c, shim) })
 		t.Run("SbatchRefusalFailsThePhase", func(t *testing.T) { t.Parallel(); slurmRefused(t, c) })
 		t.Run("ServiceJobReadoptedNoReload", func(t *testing.T) { t.Parallel(); slurmServiceReadopt(t, c) })
+		t.Run("SkipCancelsAJobDeafToTERM", func(t *testing.T) { t.Parallel(); slurmDeafSkip(t, c, shim) })
 	})
 }
 
@@ -509,5 +523,34 @@ func TestJobNamesDifferByFolder(t *testing.T) {
 	b := &stepRun{r: r, pr: pr, dir: "/data/two/.greenlight/same/steps/long/a1-s1-t1"}
 	if a.jobName() == b.jobName() || !strings.HasPrefix(a.jobName(), "gl.same.long.a1-s1-t1.") {
 		t.Errorf("job names %q and %q", a.jobName(), b.jobName())
+	}
+}
+
+// slurmDeafSkip: a running job whose batch script never gets the graceful
+// SIGTERM (the scancel shim swallows it) is cancelled outright once its
+// grace has run out; the phase reads skipped and Slurm holds no job.
+func slurmDeafSkip(t *testing.T, c *slurmtest.Cluster, shim string) {
+	p := loadCampaign(t, fmt.Sprintf(`
+name: deaf
+phases:
+  - id: long
+    slurm: {partition: %s}
+    steps:
+      - run: sleep 300
+`, c.Partition))
+	h := start(t, p, testOptions(t))
+	st := waitState(t, h, "the job running", func(s *State) bool { sj := s.Phase("long").Slurm; return sj != nil && sj.State == "RUNNING" })
+	id := st.Phase("long").Slurm.ID
+	f, _ := os.OpenFile(filepath.Join(shim, "deaf-to-term"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	fmt.Fprintln(f, id)
+	f.Close()
+	if err := h.r.Skip("long"); err != nil {
+		t.Fatal(err)
+	}
+	if s := h.finished(60 * time.Second).Phase("long"); s.Status != Skipped {
+		t.Errorf("long = %s %q; want skipped", s.Status, s.Reason)
+	}
+	if out := strings.TrimSpace(c.Run(t, "squeue", "-h", "-j", id, "-o", "%T")); out != "" {
+		t.Errorf("squeue still lists job %s: %s", id, out)
 	}
 }

@@ -80,23 +80,29 @@ func (sr *stepRun) stopSlurm(grace time.Duration) {
 		j.cancel = true // sbatch has not answered: cancelled when it does
 		return
 	}
-	id, queued := j.id, j.last == nil || j.last.State.Pending()
-	wait := 3*grace + 10*time.Second
+	id, queued := j.id, sr.pr.state.Slurm.Queued()
+	if !queued && j.cancelAt.IsZero() {
+		// The loop cancels it outright if it is still there by then
+		// (follow, which asks Slurm of it anyway).
+		j.cancelAt = sr.r.opts.Now().Add(3*grace + 10*time.Second)
+	}
 	go func() {
 		ctx := context.Background()
 		if queued || slurm.Signal(ctx, id, "TERM") != nil {
 			slurm.Cancel(ctx, id)
-			return
 		}
-		deadline := time.Now().Add(wait)
-		for time.Now().Before(deadline) {
-			time.Sleep(time.Second)
-			if job, err := slurm.Show(ctx, id); err != nil || job.State.Terminal() {
-				return
-			}
-		}
-		slurm.Cancel(ctx, id)
 	}()
+}
+
+// cancelIfDue cancels a job that a graceful stop did not end in time.
+func (sr *stepRun) cancelIfDue(now time.Time) {
+	j := sr.job
+	if j.cancelAt.IsZero() || now.Before(j.cancelAt) || j.last != nil && j.last.State.Terminal() {
+		return
+	}
+	j.cancelAt = time.Time{}
+	id := j.id
+	go slurm.Cancel(context.Background(), id)
 }
 
 // freezeSlurm suspends or resumes a running job (scontrol suspend, which

@@ -43,6 +43,7 @@ type slurmJob struct {
 	nodeAddr   string
 	froze      bool
 	lastErr    string    // the last failure to ask Slurm, said once
+	cancelAt   time.Time // a graceful stop asked: scancel if it still runs then
 	since      time.Time // when Slurm's word last changed
 }
 
@@ -300,7 +301,11 @@ func (sr *stepRun) slurmStarted(started, now time.Time) {
 func (sr *stepRun) pollSlurm(now time.Time) {
 	r := sr.r
 	j := sr.job
-	if j.submitting || j.querying || j.id == "" {
+	if j.submitting || j.id == "" {
+		return
+	}
+	sr.cancelIfDue(now)
+	if j.querying {
 		return
 	}
 	// Often while a job's state is new (a start, a reason that changes),
