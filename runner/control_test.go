@@ -284,6 +284,19 @@ func killRunnerMidStep(t *testing.T, campaignFile, stateDir, want string) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
+	// A child it was starting that moment (an scontrol between fork and
+	// exec) holds the lock's file for a few milliseconds more.
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		f, err := os.Open(Layout(stateDir).Lock())
+		if err != nil {
+			return
+		}
+		free := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
+		f.Close()
+		if free {
+			return
+		}
+	}
 }
 
 // startAgain starts a runner in this process on the state a killed one
