@@ -284,19 +284,6 @@ func killRunnerMidStep(t *testing.T, campaignFile, stateDir, want string) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	// A child it was starting that moment (an scontrol between fork and
-	// exec) holds the lock's file for a few milliseconds more.
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		f, err := os.Open(Layout(stateDir).Lock())
-		if err != nil {
-			return
-		}
-		free := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil
-		f.Close()
-		if free {
-			return
-		}
-	}
 }
 
 // startAgain starts a runner in this process on the state a killed one
@@ -579,4 +566,34 @@ phases:
 		t.Errorf("said %q; want the state dir named as removed", e.Message)
 	}
 	h.finished(20 * time.Second)
+}
+
+// TestLockOfADeadRunnerIsWaitedFor: the pid the lock names is dead but
+// its lock is held a moment more (a child it was starting, between fork
+// and exec, shares the lock's file): New waits for it instead of saying
+// another greenlight runs the campaign.
+func TestLockOfADeadRunnerIsWaitedFor(t *testing.T) {
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("needs flock(1), from util-linux")
+	}
+	p := loadCampaign(t, "name: lock\nphases:\n  - id: a\n    steps: [{run: 'true'}]\n")
+	opts := testOptions(t)
+	opts.StateDir = t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	lock := Layout(opts.StateDir).Lock()
+	os.WriteFile(lock, []byte(strconv.Itoa(dead.Process.Pid)), 0o644)
+	holder := exec.Command("flock", "-x", lock, "sleep", "0.5")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Wait()
+	time.Sleep(100 * time.Millisecond) // flock has it
+	r, err := New(p, opts)
+	if err != nil {
+		t.Fatalf("New while a dead runner's lock lingers: %v", err)
+	}
+	r.Close()
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -199,8 +200,18 @@ func takeLock(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state dir lock: %w", err)
 	}
-	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	// A runner that died a moment ago may leave its lock held a few
+	// milliseconds more by a child it was starting (between fork and exec):
+	// while the pid the lock names is dead, wait for it, up to 2 s.
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
 		b, _ := os.ReadFile(path)
+		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil && pid > 0 && syscall.Kill(pid, 0) != nil && time.Now().Before(deadline) {
+			continue
+		}
 		lf.Close()
 		return nil, fmt.Errorf("%w (pid %s holds %s); attach to it in its tmux window, or stop it first", ErrLocked, string(b), path)
 	}
