@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
@@ -77,9 +79,33 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdReport(args []string, stdout, stderr io.Writer) int {
-	f, rest, err := parseRunFlags("report", args, stderr)
+	// --versions and --version N are taken out before the run flags.
+	var list bool
+	version := 0
+	var kept []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--versions" || a == "-versions":
+			list = true
+		case a == "--version" || a == "-version":
+			if i+1 >= len(args) {
+				fmt.Fprintln(stderr, "greenlight report: --version needs a number (see --versions)")
+				return 2
+			}
+			i++
+			n, err := strconv.Atoi(args[i])
+			if err != nil || n < 1 {
+				fmt.Fprintf(stderr, "greenlight report: --version %q: want a version's number, as --versions lists them\n", args[i])
+				return 2
+			}
+			version = n
+		default:
+			kept = append(kept, a)
+		}
+	}
+	f, rest, err := parseRunFlags("report", kept, stderr)
 	if err != nil || len(rest) != 1 {
-		fmt.Fprintln(stderr, "usage: greenlight report [--report PATH] [--state-dir DIR] CAMPAIGN.yaml")
+		fmt.Fprintln(stderr, "usage: greenlight report [--report PATH] [--state-dir DIR] [--versions | --version N] CAMPAIGN.yaml")
 		return 2
 	}
 	plan, ok := loadPlan(rest[0], stderr)
@@ -92,6 +118,9 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	dir := f.stateDir
 	if dir == "" {
 		dir = runner.DefaultStateDir(plan)
+	}
+	if list || version > 0 {
+		return reportVersions(dir, version, stdout, stderr)
 	}
 	st, err := runner.Replay(plan, dir)
 	if err != nil {
@@ -136,4 +165,45 @@ func cmdTrace(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
+}
+
+// reportVersions lists the versions of the results file kept in the state
+// dir, or prints version n.
+func reportVersions(dir string, n int, stdout, stderr io.Writer) int {
+	list, err := report.ListVersions(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight report: %v\n", err)
+		return 1
+	}
+	if n > 0 {
+		for _, v := range list {
+			if v.N == n {
+				b, err := os.ReadFile(v.Path)
+				if err != nil {
+					fmt.Fprintf(stderr, "greenlight report: %v\n", err)
+					return 1
+				}
+				stdout.Write(b)
+				return 0
+			}
+		}
+		fmt.Fprintf(stderr, "greenlight report: no version %d in %s (greenlight report --versions lists them)\n", n, filepath.Join(dir, "versions"))
+		return 2
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(stdout, "no version of the results file kept in %s: no write has replaced a save of yours\n", dir)
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "N\tkept at\tsize\tlines\twhat it is")
+	for _, v := range list {
+		lines := 0
+		if b, err := os.ReadFile(v.Path); err == nil {
+			lines = strings.Count(string(b), "\n")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", v.N, v.Time.Local().Format("2006-01-02 15:04:05.000"), format.Bytes(uint64(v.Size)), lines, report.WhyKept(v.Why))
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "\n%d versions in %s; get one back with: greenlight report --version N CAMPAIGN.yaml > recovered.md\n", len(list), filepath.Join(dir, "versions"))
+	return 0
 }

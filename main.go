@@ -100,9 +100,17 @@ Checks the campaign file and prints its plan; runs nothing. Exit 0 when the
 file is valid, 2 when it is not.
 `,
 	"report": `Usage: greenlight report [--report PATH] [--state-dir DIR] CAMPAIGN.yaml
+       greenlight report --versions CAMPAIGN.yaml
+       greenlight report --version N CAMPAIGN.yaml > recovered.md
 
 Rebuilds the results file from the campaign's state dir (journal, step
 folders, recorded GPU summaries and environment); runs nothing.
+
+Every version of the results file that a write read and then replaced (the
+user's saves, a file deleted, a save made in a file greenlight had just
+replaced) is kept in the state dir's versions/ folder, the last 200 or
+20 MiB. --versions lists them, newest last; --version N prints one, to get
+back a line that a merge lost.
 `,
 	"demo": `Usage: greenlight demo [run flags]
 

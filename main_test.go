@@ -197,3 +197,28 @@ func TestReportRebuiltFromStateDir(t *testing.T) {
 		t.Errorf("rebuilt report lacks the result or the status:\n%s", b)
 	}
 }
+
+// TestReportVersions: --versions lists the kept versions of the results
+// file and --version N prints one back; a version not kept is exit 2.
+func TestReportVersions(t *testing.T) {
+	dir := t.TempDir()
+	c := filepath.Join(dir, "c.yaml")
+	os.WriteFile(c, []byte("name: v\nphases:\n  - id: a\n    steps:\n      - run: |\n          true\n"), 0o644)
+	state := filepath.Join(dir, "state")
+	os.MkdirAll(filepath.Join(state, "versions"), 0o700)
+	os.WriteFile(filepath.Join(state, "versions", "000007-20261203T170527.279Z-replaced.md"), []byte("# mine\nmy lost line\n"), 0o600)
+	var out, errb strings.Builder
+	if code := run([]string{"report", "--versions", "--state-dir", state, c}, &out, &errb); code != 0 {
+		t.Fatalf("--versions: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "7 ") || !strings.Contains(out.String(), "replaced by a write") || !strings.Contains(out.String(), "2") {
+		t.Errorf("--versions does not list version 7:\n%s", out.String())
+	}
+	out.Reset()
+	if code := run([]string{"report", "--state-dir", state, "--version", "7", c}, &out, &errb); code != 0 || out.String() != "# mine\nmy lost line\n" {
+		t.Errorf("--version 7: exit %d, printed %q", code, out.String())
+	}
+	if code := run([]string{"report", "--state-dir", state, "--version", "8", c}, &out, &errb); code != 2 {
+		t.Errorf("--version 8 (not kept): exit %d, want 2", code)
+	}
+}

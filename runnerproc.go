@@ -111,8 +111,12 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 	go func() {
 		defer close(reportDone)
 		w.Run(reportEvents, func(err error) {
-			msg := fmt.Sprintf("results file: %v", err)
-			fmt.Fprintf(stdout, "%s warning: %s\n", time.Now().Format("15:04:05"), msg)
+			msg, word := fmt.Sprintf("results file: %v", err), "warning"
+			var back *report.Restored
+			if errors.As(err, &back) {
+				word = "note"
+			}
+			fmt.Fprintf(stdout, "%s %s: %s\n", time.Now().Format("15:04:05"), word, msg)
 			if srv.link != nil {
 				srv.link.Event(runner.Event{Kind: runner.Warning, Time: time.Now(), Message: msg, State: r.Snapshot()})
 			}

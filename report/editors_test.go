@@ -27,6 +27,14 @@ type editor struct {
 	n    int
 	top  []int // notes under the title, newest first
 	end  []int // notes at the end, oldest first
+	// stall, when set, is how long an in-place save waits between its
+	// truncate and its write (a loaded machine's editor).
+	stall func() time.Duration
+	// anyOrder: a note may stand out of order at the end (an append that
+	// landed in a file greenlight had just displaced, while the editor's
+	// next save read the new one, comes after that save's line); it must
+	// still be there exactly once.
+	anyOrder bool
 }
 
 type saveStyle int
@@ -85,6 +93,9 @@ func (e *editor) save(style saveStyle) {
 			e.t.Errorf("open: %v", err)
 			return
 		}
+		if e.stall != nil {
+			time.Sleep(e.stall())
+		}
 		half := len(text) / 2
 		f.WriteString(text[:half])
 		time.Sleep(50 * time.Microsecond)
@@ -107,6 +118,9 @@ func (e *editor) check(t testing.TB, st *runner.State) {
 		got = append(got, n)
 	}
 	want := append(slices.Clone(e.top), e.end...)
+	if e.anyOrder {
+		got, want = slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))
+	}
 	if !slices.Equal(got, want) {
 		for _, n := range want {
 			if c := strings.Count(out, noteLine(n)+"\n"); c != 1 {

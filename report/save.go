@@ -7,25 +7,48 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // fileState is what the writer knows of the results file between writes.
 type fileState struct {
 	ours     fileID // the file we put in place last
+	out      string // what we wrote last: the user's text as we last merged it
 	held     []heldFile
 	noSwap   bool // the filesystem refused to swap; said once
 	saidOnce bool
+	linkSaid bool // a hard-linked file is written in place; said once
+	away     bool // the last write could not reach the file (Unwritable)
+	// What came late into displaced files and is not yet in a file we put
+	// in place: kept across writes, so a write that gives up (the file
+	// keeps changing) loses none of it.
+	carried  string
+	rewrite  *snapshot
+	versions *versions
+
+	watch   *fsnotify.Watcher // the held files, by /proc/self/fd/N
+	changed chan struct{}     // a held file changed
+	kick    func()            // asks for a write (set by Writer.Run)
+	mu      sync.Mutex        // guards kick against the watch's goroutine
 }
 
 // heldFile is a file we displaced, kept open: a writer that opened it
-// before the swap (`echo note >> results.md`, an editor rewriting in
-// place) still writes into it, and what it writes must not be lost.
+// before the swap (`echo note >> results.md`, an editor saving in place,
+// stalled on a busy machine) still writes into it, and what it writes
+// must not be lost. Its changes are watched (fsnotify on the open file)
+// and merged by a write they ask for.
 type heldFile struct {
 	f     *os.File
 	data  string // its content, as merged
 	id    fileID
 	since time.Time // last change seen, or when displaced
+	// suspect: displaced while empty or shorter than what it replaced, as
+	// an editor stalled between its truncate and its write leaves it; the
+	// end of a campaign waits a moment for its write.
+	suspect bool
 }
 
 const (
@@ -34,9 +57,11 @@ const (
 	maxTries = 50
 )
 
+func (h heldFile) watchName() string { return fmt.Sprintf("/proc/self/fd/%d", h.f.Fd()) }
+
 // lateWrites reports whether a displaced file changed since.
-func (fs *fileState) lateWrites() bool {
-	for _, h := range fs.held {
+func (fl *fileState) lateWrites() bool {
+	for _, h := range fl.held {
 		if fi, err := h.f.Stat(); err == nil && idOf(fi) != h.id {
 			return true
 		}
@@ -44,49 +69,153 @@ func (fs *fileState) lateWrites() bool {
 	return false
 }
 
-// late collects what was written into displaced files after we took them
-// in: text appended to one (a line added at its end) is returned as
-// appended; a file rewritten in place is the user's newest version and is
-// returned as latest.
-func (fs *fileState) late() (appended string, latest *snapshot) {
-	keep := fs.held[:0]
-	for i, h := range fs.held {
+// isAppend tells text added at the end of a file (a shell's >>) from a
+// rewrite of it: the old content whole at the start, and no block of ours
+// in what was added.
+func isAppend(old, now string) bool {
+	return old != "" && strings.HasPrefix(now, old) && !strings.Contains(now[len(old):], "<!-- greenlight:")
+}
+
+// late collects what was written into displaced files since we took them
+// in. Text appended to one is returned as appended. A rewrite of one is
+// the user's newest version, returned as rewrite (the newest if several),
+// unless it looks mid-save or unsettled: then wait says when to look
+// again, and it is left for then.
+func (fl *fileState) late() (appended string, rewrite *snapshot, wait time.Time) {
+	keep := fl.held[:0]
+	later := func(t time.Time) {
+		if wait.IsZero() || t.Before(wait) {
+			wait = t
+		}
+	}
+	for i, h := range fl.held {
 		fi, err := h.f.Stat()
 		if err == nil && idOf(fi) != h.id {
-			snap := settleOpen(h.f, fileID{})
-			if strings.HasPrefix(snap.data, h.data) {
+			snap, stable, err := readOpen(h.f, fileID{})
+			switch {
+			case err != nil:
+				keep = append(keep, h) // looked at again next time
+				continue
+			case !stable:
+				later(snap.id.mtime.Add(settle))
+				keep = append(keep, h)
+				continue
+			case isAppend(h.data, snap.data):
 				appended += ensureNL(snap.data[len(h.data):])
-			} else {
-				s := snap
-				latest = &s
-				appended = "" // the rewrite holds what it keeps
+				fl.versions.keep(snap.data, keptLate)
+			case looksMidSave(snap, h.data):
+				later(snap.id.mtime.Add(quiet))
+				keep = append(keep, h)
+				continue
+			default:
+				if rewrite == nil || snap.id.mtime.After(rewrite.id.mtime) {
+					s := snap
+					rewrite = &s
+				}
+				fl.versions.keep(snap.data, keptLate)
 			}
-			h.data, h.id, h.since = snap.data, snap.id, time.Now()
+			h.data, h.id, h.since, h.suspect = snap.data, snap.id, time.Now(), false
 		}
-		if time.Since(h.since) > heldFor || len(fs.held)-i > heldMax {
-			h.f.Close()
+		if time.Since(h.since) > heldFor || len(fl.held)-i > heldMax {
+			fl.release(h)
 			continue
 		}
 		keep = append(keep, h)
 	}
-	fs.held = keep
-	return appended, latest
+	fl.held = keep
+	if len(fl.held) == 0 && fl.watch != nil {
+		fl.watch.Close()
+		fl.watch = nil
+	}
+	return appended, rewrite, wait
 }
 
-func (fs *fileState) hold(f *os.File, snap snapshot) {
-	fs.held = append(fs.held, heldFile{f: f, data: snap.data, id: snap.id, since: time.Now()})
-}
-
-// settleOpen reads an open file once it stops changing (at most 2 s); the
-// file we wrote last (ours) is settled as it is.
-func settleOpen(f *os.File, ours fileID) snapshot {
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		snap, stable, err := readOpen(f, ours)
-		if err != nil || stable || time.Now().After(deadline) {
-			return snap
+// hold keeps a displaced file open and watches it.
+func (fl *fileState) hold(f *os.File, snap snapshot) {
+	h := heldFile{f: f, data: snap.data, id: snap.id, since: time.Now(),
+		suspect: snap.data == "" || len(snap.data) < len(fl.out)}
+	fl.held = append(fl.held, h)
+	if fl.watch == nil {
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			return // late writes are still merged at the next write
 		}
-		time.Sleep(settle / 2)
+		fl.watch = w
+		if fl.changed == nil {
+			fl.changed = make(chan struct{}, 1)
+		}
+		go fl.follow(w)
+	}
+	fl.watch.Add(h.watchName())
+}
+
+func (fl *fileState) release(h heldFile) {
+	if fl.watch != nil {
+		fl.watch.Remove(h.watchName())
+	}
+	h.f.Close()
+}
+
+// follow asks for a write whenever a held file changes.
+func (fl *fileState) follow(w *fsnotify.Watcher) {
+	for {
+		select {
+		case e, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if !e.Has(fsnotify.Write) && !e.Has(fsnotify.Chmod) {
+				continue
+			}
+			select {
+			case fl.changed <- struct{}{}:
+			default:
+			}
+			fl.mu.Lock()
+			kick := fl.kick
+			fl.mu.Unlock()
+			if kick != nil {
+				kick()
+			}
+		case _, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+// waitHeld waits for a held file to change, or until t; false past
+// waitMax since start.
+func (fl *fileState) waitHeld(t, start time.Time) bool {
+	if time.Since(start) > waitMax {
+		return false
+	}
+	timer := time.NewTimer(max(time.Until(t), time.Millisecond))
+	defer timer.Stop()
+	select {
+	case <-fl.changed:
+	case <-timer.C:
+	}
+	return true
+}
+
+// withRewrite is the user's text when a displaced file was rewritten (rw):
+// that rewrite, plus what was appended at the path since our last write;
+// where the path was rewritten too, the newer of the two, the other kept
+// as a version.
+func (fl *fileState) withRewrite(at, rw snapshot, appended string) (snapshot, string) {
+	switch {
+	case !at.exists || at.data == fl.out:
+		return rw, appended
+	case fl.out != "" && isAppend(fl.out, at.data):
+		return rw, ensureNL(at.data[len(fl.out):]) + appended
+	case rw.id.mtime.After(at.id.mtime):
+		fl.versions.keep(at.data, keptOverrode)
+		return rw, appended
+	default:
+		fl.versions.keep(rw.data, keptOverrode)
+		return at, appended
 	}
 }
 
@@ -98,47 +227,77 @@ func ensureNL(s string) string {
 }
 
 // write merges the current state into the file. It reads the file once it
-// has settled, merges our blocks into the user's text, writes that beside
-// it, checks the file did not change meanwhile, and swaps the new one in.
-// The swap hands back whatever stood there at that instant: if it is not
-// what we merged from, the user saved in the moment between the check and
-// the swap, so we swap straight back and merge again from their file.
-// Files we displaced are held open for writes that land in them late.
-func (w *Writer) write() error {
-	at, err := readSettled(w.path, w.file.ours, 2*time.Second)
+// has settled and does not look mid-save, merges our blocks into the
+// user's text, writes that beside it, checks the file did not change
+// meanwhile, and swaps the new one in. The swap hands back whatever stood
+// there at that instant: if it is not what we merged from, the user saved
+// in the moment between the check and the swap, so we swap straight back
+// and merge again from their file. Files we displaced are held open and
+// watched for writes that land in them late; every version of the user's
+// that a write replaces is kept in the state dir.
+func (w *Writer) write(tg target) error {
+	fl := &w.file
+	path := tg.path
+	at, err := readUser(path, fl.ours, fl.out)
 	if err != nil {
 		return err
 	}
 	src := at // what the user's text is taken from
+	switch {
+	case at.exists:
+	case fl.away && fl.out != "":
+		// Back after the file could not be written: whole again, with the
+		// user's text as we last had it.
+		src = snapshot{data: fl.out, exists: true}
+	case fl.out != "":
+		fl.versions.keep(fl.out, keptDeleted) // deleted: recoverable
+	}
+	fl.away = false
+	if tg.links > 1 {
+		return w.writeInPlace(path, at, src)
+	}
 	w.hook("read")
+	start := time.Now()
 	for try := 0; try < maxTries; try++ {
-		appended, latest := w.file.late()
-		if latest != nil {
-			src = *latest
+		appended, rw, wait := fl.late()
+		fl.carried += appended
+		if rw != nil {
+			fl.rewrite = rw
 		}
-		out := w.compose(src, appended)
+		if !wait.IsZero() {
+			if !fl.waitHeld(wait, start) {
+				return fmt.Errorf("%s: a file greenlight replaced is still being written; will try again", filepath.Base(w.path))
+			}
+			continue
+		}
+		base, extra := src, fl.carried
+		if fl.rewrite != nil {
+			base, extra = fl.withRewrite(src, *fl.rewrite, fl.carried)
+		}
+		out := w.compose(base, extra)
 		if out == at.data && at.exists {
+			fl.out = out
 			return nil
 		}
-		tmp, id, err := w.temp(out)
+		tmp, id, err := w.temp(path, out)
 		if err != nil {
 			return fmt.Errorf("%s not updated (the old one is intact): %w", filepath.Base(w.path), err)
 		}
 		w.hook("temp")
-		if changed(w.path, at) {
+		if changed(path, at) {
 			os.Remove(tmp)
-			if at, err = readSettled(w.path, w.file.ours, 2*time.Second); err != nil {
+			if at, err = readUser(path, fl.ours, fl.out); err != nil {
 				return err
 			}
 			src = at
 			continue
 		}
 		w.hook("swap")
-		displaced, old, err := w.swap(tmp, at)
+		displaced, old, err := w.swap(path, tmp, at)
 		w.hook("swapped")
 		if errors.Is(err, fs.ErrExist) { // created or changed meanwhile: merge with it
 			os.Remove(tmp)
-			if at, err = readSettled(w.path, w.file.ours, 2*time.Second); err != nil {
+			if at, err = readUser(path, fl.ours, fl.out); err != nil {
 				return err
 			}
 			src = at
@@ -151,9 +310,9 @@ func (w *Writer) write() error {
 		if displaced != nil && displaced.data != at.data {
 			// Saved in the instant before the swap: put theirs back at
 			// once, then merge from it.
-			if back, ok := w.undo(tmp, id); ok {
+			if back, ok := w.undo(path, tmp, id); ok {
 				old.Close() // it is in place again: read it afresh
-				if at, err = readSettled(w.path, w.file.ours, 2*time.Second); err != nil {
+				if at, err = readUser(path, fl.ours, fl.out); err != nil {
 					return err
 				}
 				src = at
@@ -166,24 +325,72 @@ func (w *Writer) write() error {
 				}
 				continue
 			}
-			w.file.hold(old, *displaced)
+			fl.versions.keep(displaced.data, keptReplaced)
+			fl.hold(old, *displaced)
 			src, at = *displaced, snapshot{data: out, exists: true, id: id}
 			os.Remove(tmp)
+			fl.ours, fl.out = id, out
 			continue
 		}
+		if displaced != nil && displaced.data != fl.out {
+			fl.versions.keep(displaced.data, keptReplaced)
+		}
 		if old != nil {
-			w.file.hold(old, *displaced)
+			fl.hold(old, *displaced)
 		}
 		os.Remove(tmp) // now the name of the file we displaced, held open
-		w.file.ours = id
-		syncDir(filepath.Dir(w.path))
+		fl.ours, fl.out = id, out
+		fl.carried, fl.rewrite = "", nil
+		syncDir(filepath.Dir(path))
 		at = snapshot{data: out, exists: true, id: id}
-		if !w.file.lateWrites() {
+		if !fl.lateWrites() {
 			return w.noSwapNote()
 		}
 		src = at
 	}
 	return fmt.Errorf("%s keeps changing; will try again", w.path)
+}
+
+// writeInPlace writes a file that has other names (a hard link) over its
+// own bytes, so that every name sees it; said once, since a save landing
+// in the same instant may be lost.
+func (w *Writer) writeInPlace(path string, at, src snapshot) error {
+	fl := &w.file
+	out := w.compose(src, "")
+	if out == at.data {
+		fl.out = out
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if changed(path, at) {
+		return fmt.Errorf("%s changed while written; will try again", filepath.Base(path))
+	}
+	if at.data != fl.out {
+		fl.versions.keep(at.data, keptReplaced)
+	}
+	_, err = f.WriteAt([]byte(out), 0)
+	if err == nil {
+		err = f.Truncate(int64(len(out)))
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("%s not fully written in place: %w", filepath.Base(path), err)
+	}
+	if fi, err := f.Stat(); err == nil {
+		fl.ours = idOf(fi)
+	}
+	fl.out = out
+	if !fl.linkSaid {
+		fl.linkSaid = true
+		return fmt.Errorf("%s has other names (a hard link): written in place so that every name sees it, rather than swapped; an edit saved in the same instant as a write may be lost", w.path)
+	}
+	return nil
 }
 
 // changed reports whether the file at path is no longer the one read.
@@ -198,8 +405,8 @@ func changed(path string, at snapshot) bool {
 // undo swaps back after a swap that displaced a save: the user's file is
 // at path again, ours under tmp, removed. back is what the second swap
 // displaced if it was not ours (a save in that instant too).
-func (w *Writer) undo(tmp string, ours fileID) (back *snapshot, ok bool) {
-	if w.file.noSwap || exchange(tmp, w.path) != nil {
+func (w *Writer) undo(path, tmp string, ours fileID) (back *snapshot, ok bool) {
+	if w.file.noSwap || exchange(tmp, path) != nil {
 		return nil, false
 	}
 	defer os.Remove(tmp)
@@ -207,14 +414,27 @@ func (w *Writer) undo(tmp string, ours fileID) (back *snapshot, ok bool) {
 	if err != nil {
 		return nil, true
 	}
-	fi, err := f.Stat()
-	if err == nil && idOf(fi) == ours {
-		f.Close()
+	// Ours stood at the path for a moment: a shell that opened it then
+	// (`>>`) may write into it later, so it is held like any file we
+	// displaced.
+	snap := settleOpen(f)
+	w.file.hold(f, snap)
+	if snap.id == ours {
 		return nil, true
 	}
-	snap := settleOpen(f, fileID{})
-	w.file.hold(f, snap)
 	return &snap, true
+}
+
+// settleOpen reads an open file once it stops changing (at most 2 s).
+func settleOpen(f *os.File) snapshot {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		snap, stable, err := readOpen(f, fileID{})
+		if err != nil || stable || time.Now().After(deadline) {
+			return snap
+		}
+		time.Sleep(settle / 2)
+	}
 }
 
 // hook lets tests act at the instants a save could land; nil in use.
@@ -245,13 +465,13 @@ func (w *Writer) compose(src snapshot, appended string) string {
 	return out
 }
 
-// temp writes out beside the file, with the file's mode.
-func (w *Writer) temp(out string) (string, fileID, error) {
+// temp writes out beside the file at path, with the file's mode.
+func (w *Writer) temp(path, out string) (string, fileID, error) {
 	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(w.path); err == nil {
+	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	tmp, err := writeTemp(w.path, []byte(out), mode)
+	tmp, err := writeTemp(path, []byte(out), mode)
 	if err != nil {
 		return "", fileID{}, err
 	}
@@ -263,18 +483,17 @@ func (w *Writer) temp(out string) (string, fileID, error) {
 	return tmp, idOf(fi), nil
 }
 
-// swap puts tmp at the file's path and returns what it displaced, open,
-// or nil when nothing was there. Where the filesystem cannot swap, it
-// renames tmp over the file if the file still holds what was read (a save
-// landing in the instant between that check and the rename is lost: said
-// once).
-func (w *Writer) swap(tmp string, at snapshot) (*snapshot, *os.File, error) {
+// swap puts tmp at path and returns what it displaced, open, or nil when
+// nothing was there. Where the filesystem cannot swap, it renames tmp over
+// the file if the file still holds what was read (a save landing in the
+// instant between that check and the rename is lost: said once).
+func (w *Writer) swap(path, tmp string, at snapshot) (*snapshot, *os.File, error) {
 	if !w.file.noSwap {
-		err := exchange(tmp, w.path)
+		err := exchange(tmp, path)
 		switch {
 		case errors.Is(err, errNoSwap):
 			w.file.noSwap = true
-			return w.swap(tmp, at)
+			return w.swap(path, tmp, at)
 		case err != nil:
 			return nil, nil, err
 		}
@@ -286,18 +505,18 @@ func (w *Writer) swap(tmp string, at snapshot) (*snapshot, *os.File, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		snap := settleOpen(f, w.file.ours)
+		snap := settleOpen(f)
 		return &snap, f, nil
 	}
-	now, err := readSettled(w.path, w.file.ours, 2*time.Second)
+	now, err := readSettled(path, w.file.ours, 2*time.Second)
 	if err != nil {
 		return nil, nil, err
 	}
 	if now.exists != at.exists || now.data != at.data {
 		return nil, nil, fs.ErrExist // changed: merge again from it
 	}
-	f, _ := os.Open(w.path)
-	if err := os.Rename(tmp, w.path); err != nil {
+	f, _ := os.Open(path)
+	if err := os.Rename(tmp, path); err != nil {
 		if f != nil {
 			f.Close()
 		}
@@ -316,3 +535,19 @@ func (w *Writer) noSwapNote() error {
 	w.file.saidOnce = true
 	return fmt.Errorf("results file written, but %w: an edit saved in the same instant as a greenlight write may be lost", errNoSwap)
 }
+
+// suspectUntil is when the last held file that may still get a stalled
+// editor's write stops being waited for at the end of a campaign.
+func (fl *fileState) suspectUntil() time.Time {
+	var t time.Time
+	for _, h := range fl.held {
+		if h.suspect && h.since.Add(suspectFor).After(t) {
+			t = h.since.Add(suspectFor)
+		}
+	}
+	return t
+}
+
+// suspectFor is how long the end of a campaign waits for a write into a
+// file displaced while it looked cut short.
+const suspectFor = 3 * time.Second

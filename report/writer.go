@@ -61,6 +61,7 @@ func NewWriter(path string, plan *runner.Plan, env Env, gpus GPUHistory, stateDi
 	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, stateDir: stateDir,
 		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}}
 	w.traces = newTraceBook(plan, stateDir)
+	w.file.versions = newVersions(stateDir)
 	if stateDir != "" {
 		if b, err := os.ReadFile(filepath.Join(stateDir, summariesFile)); err == nil {
 			json.Unmarshal(b, &w.summary)
@@ -91,9 +92,9 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 		closed bool
 	)
 	wake := make(chan struct{}, 1)
-	// A trace summarised in the background asks for a write too.
-	w.mu.Lock()
-	w.traces.kick = func() {
+	// A trace summarised in the background asks for a write too, and so
+	// does a late write into a file we displaced.
+	kick := func() {
 		mu.Lock()
 		due = true
 		mu.Unlock()
@@ -102,7 +103,12 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 		default:
 		}
 	}
+	w.mu.Lock()
+	w.traces.kick = kick
 	w.mu.Unlock()
+	w.file.mu.Lock()
+	w.file.kick = kick
+	w.file.mu.Unlock()
 	go func() {
 		var lastWrite time.Time
 		for e := range events {
@@ -126,10 +132,28 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 		default:
 		}
 	}()
+	// The same error twice in a row is said once; a file that could not
+	// be written is said once more when it is written whole again.
+	var last string
+	var away bool
 	report := func(err error) {
-		if err != nil && onErr != nil {
-			onErr(err)
+		if onErr == nil {
+			return
 		}
+		if err == nil {
+			if away {
+				onErr(&Restored{Path: w.path})
+			}
+			last, away = "", false
+			return
+		}
+		if err.Error() == last {
+			return
+		}
+		last = err.Error()
+		var u *Unwritable
+		away = away || errors.As(err, &u)
+		onErr(err)
 	}
 	for range wake {
 		mu.Lock()
@@ -169,13 +193,23 @@ func (w *Writer) Write(st *runner.State) error {
 	if w.traces.kick == nil {
 		w.traces.drain() // greenlight report: no background to read them in
 	}
+	tg, terr := resolve(w.path, w.file.out == "")
+	var u *Unwritable
+	if errors.As(terr, &u) {
+		w.file.away = true
+		if _, err := os.Stat(filepath.Dir(w.path)); err != nil {
+			return terr // the CSV tables' folder is gone too: one line, not three
+		}
+	}
 	var errs []error
 	for i := range st.Phases {
 		if err := w.updateCSV(&st.Phases[i]); err != nil {
 			errs = append(errs, fmt.Errorf("results table of %s: %w", st.Phases[i].ID, err))
 		}
 	}
-	if err := w.write(); err != nil {
+	if terr != nil {
+		errs = append(errs, terr)
+	} else if err := w.write(tg); err != nil {
 		errs = append(errs, err)
 	} else if w.OnWrite != nil {
 		w.OnWrite(st, time.Now())
@@ -212,14 +246,24 @@ func (w *Writer) Flush() error {
 		return nil
 	}
 	// An append that opened the file just before our last swap lands in
-	// the file we displaced within moments: wait out those moments.
+	// the file we displaced within moments: wait out those moments. A
+	// file displaced while it looked cut short (an editor stalled between
+	// its truncate and its write) is waited for a little longer, on its
+	// fsnotify watch.
 	if len(w.file.held) > 0 {
 		time.Sleep(lateWindow - time.Since(w.file.held[len(w.file.held)-1].since))
+	}
+	for t := w.file.suspectUntil(); !w.file.lateWrites() && time.Now().Before(t); t = w.file.suspectUntil() {
+		w.file.waitHeld(t, time.Now())
 	}
 	if !w.file.lateWrites() {
 		return nil
 	}
-	return w.write()
+	tg, err := resolve(w.path, false)
+	if err != nil {
+		return err
+	}
+	return w.write(tg)
 }
 
 // currentEnv is the environment as it is now: a live fleet grows as

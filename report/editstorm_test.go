@@ -1,0 +1,126 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+// tally is what an edit storm left: notes lost and duplicated, whether
+// the last write's rows are in the file, and lines of greenlight's found
+// outside its blocks.
+type tally struct {
+	lost, dup, leaked int
+	rows              bool
+}
+
+func (e *editor) tally(rows int) tally {
+	b, _ := os.ReadFile(e.path)
+	out := string(b)
+	var t tally
+	for _, n := range append(append([]int{}, e.top...), e.end...) {
+		switch c := strings.Count(out, noteLine(n)+"\n"); {
+		case c == 0:
+			t.lost++
+		case c > 1:
+			t.dup++
+		}
+	}
+	for _, l := range strings.Split(userText(out), "\n") {
+		if l != "" && l != "# my notes" && !noteRe.MatchString(l) {
+			t.leaked++
+		}
+	}
+	t.rows = rows <= fullRows || strings.Contains(out, fmt.Sprintf("**%d rows**", rows))
+	return t
+}
+
+// TestEditStorm is scripts/edit-storm's measurement, skipped unless
+// GREENLIGHT_EDIT_STORM is set: ROUNDS rounds of SAVES saves of each kind
+// (append, in-place, rename, mixed) while RESULTS results arrive, idle
+// and with every core busy; one line per kind and load.
+func TestEditStorm(t *testing.T) {
+	if os.Getenv("GREENLIGHT_EDIT_STORM") == "" {
+		t.Skip("a measurement: run scripts/edit-storm")
+	}
+	num := func(name string, def int) int {
+		if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+			return n
+		}
+		return def
+	}
+	rounds, saves, results := num("ROUNDS", 5), num("SAVES", 1000), num("RESULTS", 300)
+	kinds := []struct {
+		name   string
+		styles []saveStyle
+	}{
+		{"append", []saveStyle{appendEnd}},
+		{"in-place", []saveStyle{inPlaceTop, inPlaceEnd}},
+		{"rename", []saveStyle{renameTop, renameEnd}},
+		{"mixed", []saveStyle{renameTop, inPlaceTop, appendEnd, renameEnd, inPlaceEnd}},
+	}
+	fmt.Printf("%-6s %-9s %6s %6s %5s %6s %7s %8s\n", "load", "kind", "rounds", "saves", "lost", "dup", "rows", "leaked")
+	for _, load := range []string{"idle", "busy"} {
+		for _, k := range kinds {
+			var sum tally
+			allRows := 0
+			start := time.Now()
+			for range rounds {
+				var stop func()
+				if load == "busy" {
+					stop = busy(t)
+				}
+				got := stormOnce(t, saves, results, k.styles)
+				if stop != nil {
+					stop()
+				}
+				sum.lost += got.lost
+				sum.dup += got.dup
+				sum.leaked += got.leaked
+				if got.rows {
+					allRows++
+				}
+			}
+			fmt.Printf("%-6s %-9s %6d %6d %5d %6d %3d/%-3d %8d   (%v)\n", load, k.name, rounds, rounds*saves,
+				sum.lost, sum.dup, allRows, rounds, sum.leaked, time.Since(start).Round(time.Second))
+		}
+	}
+}
+
+func stormOnce(t *testing.T, saves, results int, styles []saveStyle) tally {
+	w, ed, base := newEditedFile(t)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	var last *runner.State
+	go func() {
+		defer wg.Done()
+		// The results come over the whole storm, as a step's would.
+		gap := time.Duration(saves) * 750 * time.Microsecond / time.Duration(results)
+		for i := 1; i <= results; i++ {
+			last = stateWithRows(base, i)
+			w.Write(last)
+			time.Sleep(time.Duration(rand.Int64N(int64(2 * gap))))
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i := 0; i < saves; i++ {
+			ed.save(styles[i%len(styles)])
+			time.Sleep(time.Duration(rand.IntN(1500)) * time.Microsecond)
+		}
+	}()
+	wg.Wait()
+	if err := w.Write(last); err != nil && !errors.Is(err, errNoSwap) {
+		t.Fatal(err)
+	}
+	w.Flush()
+	return ed.tally(results)
+}
