@@ -252,7 +252,6 @@ func (w *Writer) write(tg target) error {
 	case fl.out != "":
 		fl.versions.keep(fl.out, keptDeleted) // deleted: recoverable
 	}
-	fl.away = false
 	if tg.links > 1 {
 		return w.writeInPlace(path, at, src)
 	}
@@ -280,6 +279,10 @@ func (w *Writer) write(tg target) error {
 			return nil
 		}
 		tmp, id, err := w.temp(path, out)
+		if errors.Is(err, fs.ErrNotExist) {
+			fl.away = true
+			return folderGone(w.path, filepath.Dir(path))
+		}
 		if err != nil {
 			return fmt.Errorf("%s not updated (the old one is intact): %w", filepath.Base(w.path), err)
 		}
@@ -340,7 +343,7 @@ func (w *Writer) write(tg target) error {
 		}
 		os.Remove(tmp) // now the name of the file we displaced, held open
 		fl.ours, fl.out = id, out
-		fl.carried, fl.rewrite = "", nil
+		fl.carried, fl.rewrite, fl.away = "", nil, false
 		syncDir(filepath.Dir(path))
 		at = snapshot{data: out, exists: true, id: id}
 		if !fl.lateWrites() {
@@ -385,7 +388,7 @@ func (w *Writer) writeInPlace(path string, at, src snapshot) error {
 	if fi, err := f.Stat(); err == nil {
 		fl.ours = idOf(fi)
 	}
-	fl.out = out
+	fl.out, fl.away = out, false
 	if !fl.linkSaid {
 		fl.linkSaid = true
 		return fmt.Errorf("%s has other names (a hard link): written in place so that every name sees it, rather than swapped; an edit saved in the same instant as a write may be lost", w.path)
@@ -471,7 +474,7 @@ func (w *Writer) temp(path, out string) (string, fileID, error) {
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	tmp, err := writeTemp(path, []byte(out), mode)
+	tmp, err := writeTemp(path, []byte(out), mode, w.file.out == "")
 	if err != nil {
 		return "", fileID{}, err
 	}

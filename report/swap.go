@@ -94,10 +94,14 @@ func readOpen(f *os.File, ours fileID) (snapshot, bool, error) {
 var errNoSwap = errors.New("this filesystem cannot swap two files atomically (renameat2 RENAME_EXCHANGE)")
 
 // writeTemp writes data to a new file beside path, fsynced, with mode.
-func writeTemp(path string, data []byte, mode fs.FileMode) (string, error) {
+// mkdir makes the folder first (the first write: a folder that went away
+// later is not made again behind the user's back).
+func writeTemp(path string, data []byte, mode fs.FileMode, mkdir bool) (string, error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+	if mkdir {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".greenlight-*")
 	if err != nil {

@@ -41,7 +41,7 @@ func resolve(path string, first bool) (target, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			dir := filepath.Dir(p)
 			if _, derr := os.Stat(dir); derr != nil && !first {
-				return target{}, &Unwritable{Path: path, Why: "cannot be written: its folder " + dir + " is gone", Fix: "the folder is there again (mkdir -p " + dir + ")"}
+				return target{}, folderGone(path, dir)
 			}
 			return target{path: p, links: 1}, nil
 		}
@@ -83,3 +83,7 @@ func resolve(path string, first bool) (target, error) {
 type Restored struct{ Path string }
 
 func (r *Restored) Error() string { return r.Path + " is written whole again" }
+
+func folderGone(path, dir string) *Unwritable {
+	return &Unwritable{Path: path, Why: "cannot be written: its folder " + dir + " is gone", Fix: "the folder is there again (mkdir -p " + dir + ")"}
+}

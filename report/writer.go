@@ -147,12 +147,16 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 			last, away = "", false
 			return
 		}
-		if err.Error() == last {
+		key := err.Error()
+		var u *Unwritable
+		if errors.As(err, &u) {
+			key = u.Error() // said once, whatever came with it
+		}
+		if key == last {
 			return
 		}
-		last = err.Error()
-		var u *Unwritable
-		away = away || errors.As(err, &u)
+		last = key
+		away = away || u != nil
 		onErr(err)
 	}
 	for range wake {
@@ -210,6 +214,11 @@ func (w *Writer) Write(st *runner.State) error {
 	if terr != nil {
 		errs = append(errs, terr)
 	} else if err := w.write(tg); err != nil {
+		if errors.As(err, &u) {
+			if _, serr := os.Stat(filepath.Dir(w.path)); serr != nil {
+				return err // went as this write ran: the tables' errors are this one
+			}
+		}
 		errs = append(errs, err)
 	} else if w.OnWrite != nil {
 		w.OnWrite(st, time.Now())
