@@ -29,6 +29,7 @@ type statusJSON struct {
 	Report   string        `json:"report"`
 	StateDir string        `json:"state_dir"`
 	Monitor  statusMonitor `json:"monitor"`
+	State    string        `json:"state"` // running, paused, frozen, stopped, finished, failed
 	Finished bool          `json:"finished"`
 	Failed   bool          `json:"failed"`
 	Paused   bool          `json:"paused"`
@@ -172,7 +173,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 func statusOf(plan *runner.Plan, dir string, st *runner.State) statusJSON {
 	abs, _ := filepath.Abs(dir)
 	out := statusJSON{Schema: statusSchema, Campaign: plan.Name, File: plan.File, Report: plan.Report, StateDir: abs,
-		Monitor: monitorOf(dir), Finished: st.Finished, Failed: st.Failed(), Paused: st.Paused, Frozen: st.Frozen,
+		Monitor: monitorOf(dir), State: string(st.Headline()), Finished: st.Finished, Failed: st.Failed(), Paused: st.Paused, Frozen: st.Frozen,
 		Started: timePtr(st.Started), Ended: timePtr(st.Ended)}
 	if !st.Finished {
 		out.ETA = etaOf(st.ETA)
@@ -218,10 +219,11 @@ func timePtr(t time.Time) *time.Time {
 func printStatus(w io.Writer, s statusJSON) {
 	state := "not running"
 	switch {
-	case s.Finished && s.Failed:
-		state = "finished, with failures"
 	case s.Finished:
-		state = "finished"
+		state = s.State
+		if s.State == string(runner.HeadStopped) {
+			state += fmt.Sprintf(" (by you: `greenlight run %s` resumes it)", s.File)
+		}
 	case s.Monitor.Kind == "runner" && s.Monitor.Problem != "":
 		state = fmt.Sprintf("held by its runner (pid %d), which does not answer: %s", s.Monitor.PID, s.Monitor.Problem)
 	case s.Monitor.Kind == "runner":

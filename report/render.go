@@ -51,18 +51,16 @@ func statusWord(s runner.Status) string {
 }
 
 func campaignStatus(st *runner.State) string {
-	failed := st.FailedPhases()
-	switch {
-	case st.Finished && failed > 0:
-		return fmt.Sprintf("finished, %d phase(s) failed", failed)
-	case st.Finished:
-		return "finished"
-	case st.Paused:
+	switch h := st.Headline(); h {
+	case runner.HeadFailed:
+		return fmt.Sprintf("failed (%d phase(s) failed)", st.FailedPhases())
+	case runner.HeadStopped:
+		return "stopped (by you; `greenlight run` resumes it)"
+	case runner.HeadPaused:
 		return "paused (" + st.PauseWhy + ")"
-	case st.Frozen:
-		return "frozen"
+	default:
+		return string(h)
 	}
-	return "running"
 }
 
 func etaText(e runner.ETA) string {

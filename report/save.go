@@ -25,9 +25,10 @@ type fileState struct {
 	// What came late into displaced files and is not yet in a file we put
 	// in place: kept across writes, so a write that gives up (the file
 	// keeps changing) loses none of it.
-	carried  string
-	rewrite  *snapshot
-	versions *versions
+	carried     string
+	rewrite     *snapshot
+	rewriteBase string // what the rewritten file held before: the merge's base
+	versions    *versions
 
 	watch   *fsnotify.Watcher // the held files, by /proc/self/fd/N
 	changed chan struct{}     // a held file changed
@@ -43,6 +44,7 @@ type fileState struct {
 type heldFile struct {
 	f     *os.File
 	data  string // its content, as merged
+	base  string // what an editor that rewrites it most likely read: the base of the merge
 	id    fileID
 	since time.Time // last change seen, or when displaced
 	// suspect: displaced while empty or shorter than what it replaced, as
@@ -81,7 +83,7 @@ func isAppend(old, now string) bool {
 // the user's newest version, returned as rewrite (the newest if several),
 // unless it looks mid-save or unsettled: then wait says when to look
 // again, and it is left for then.
-func (fl *fileState) late() (appended string, rewrite *snapshot, wait time.Time) {
+func (fl *fileState) late() (appended string, rewrite *snapshot, base string, wait time.Time) {
 	keep := fl.held[:0]
 	later := func(t time.Time) {
 		if wait.IsZero() || t.Before(wait) {
@@ -110,11 +112,11 @@ func (fl *fileState) late() (appended string, rewrite *snapshot, wait time.Time)
 			default:
 				if rewrite == nil || snap.id.mtime.After(rewrite.id.mtime) {
 					s := snap
-					rewrite = &s
+					rewrite, base = &s, h.base
 				}
 				fl.versions.keep(snap.data, keptLate)
 			}
-			h.data, h.id, h.since, h.suspect = snap.data, snap.id, time.Now(), false
+			h.data, h.base, h.id, h.since, h.suspect = snap.data, snap.data, snap.id, time.Now(), false
 		}
 		if time.Since(h.since) > heldFor || len(fl.held)-i > heldMax {
 			fl.release(h)
@@ -127,12 +129,12 @@ func (fl *fileState) late() (appended string, rewrite *snapshot, wait time.Time)
 		fl.watch.Close()
 		fl.watch = nil
 	}
-	return appended, rewrite, wait
+	return appended, rewrite, base, wait
 }
 
 // hold keeps a displaced file open and watches it.
-func (fl *fileState) hold(f *os.File, snap snapshot) {
-	h := heldFile{f: f, data: snap.data, id: snap.id, since: time.Now(),
+func (fl *fileState) hold(f *os.File, snap snapshot, base string) {
+	h := heldFile{f: f, data: snap.data, base: base, id: snap.id, since: time.Now(),
 		suspect: snap.data == "" || len(snap.data) < len(fl.out)}
 	fl.held = append(fl.held, h)
 	if fl.watch == nil {
@@ -200,23 +202,29 @@ func (fl *fileState) waitHeld(t, start time.Time) bool {
 	return true
 }
 
-// withRewrite is the user's text when a displaced file was rewritten (rw):
-// that rewrite, plus what was appended at the path since our last write;
-// where the path was rewritten too, the newer of the two, the other kept
-// as a version.
-func (fl *fileState) withRewrite(at, rw snapshot, appended string) (snapshot, string) {
-	switch {
-	case !at.exists || at.data == fl.out:
-		return rw, appended
-	case fl.out != "" && isAppend(fl.out, at.data):
-		return rw, ensureNL(at.data[len(fl.out):]) + appended
-	case rw.id.mtime.After(at.id.mtime):
-		fl.versions.keep(at.data, keptOverrode)
-		return rw, appended
-	default:
-		fl.versions.keep(rw.data, keptOverrode)
-		return at, appended
+// withRewrite is the user's text when a displaced file was rewritten (rw,
+// edited from base) while the path has at: the two merged by lines against
+// base; where they conflict, the newer, the other kept as a version.
+func (fl *fileState) withRewrite(at, rw snapshot, base string) snapshot {
+	if !at.exists {
+		return rw
 	}
+	// Where both added lines at one place, the older save's come first;
+	// on a tie (file times are coarse), the displaced file's: it was
+	// opened before the swap that displaced it.
+	older, newer := at.data, rw.data
+	if !rw.id.mtime.After(at.id.mtime) {
+		older, newer = rw.data, at.data
+	}
+	if m, ok := merge3(base, older, newer); ok {
+		return snapshot{data: m, exists: true, id: at.id}
+	}
+	if rw.id.mtime.After(at.id.mtime) {
+		fl.versions.keep(at.data, keptOverrode)
+		return rw
+	}
+	fl.versions.keep(rw.data, keptOverrode)
+	return at
 }
 
 func ensureNL(s string) string {
@@ -258,10 +266,10 @@ func (w *Writer) write(tg target) error {
 	w.hook("read")
 	start := time.Now()
 	for try := 0; try < maxTries; try++ {
-		appended, rw, wait := fl.late()
+		appended, rw, rwBase, wait := fl.late()
 		fl.carried += appended
 		if rw != nil {
-			fl.rewrite = rw
+			fl.rewrite, fl.rewriteBase = rw, rwBase
 		}
 		if !wait.IsZero() {
 			if !fl.waitHeld(wait, start) {
@@ -269,11 +277,11 @@ func (w *Writer) write(tg target) error {
 			}
 			continue
 		}
-		base, extra := src, fl.carried
+		base := src
 		if fl.rewrite != nil {
-			base, extra = fl.withRewrite(src, *fl.rewrite, fl.carried)
+			base = fl.withRewrite(src, *fl.rewrite, fl.rewriteBase)
 		}
-		out := w.compose(base, extra)
+		out := w.compose(base, fl.carried)
 		if out == at.data && at.exists {
 			fl.out = out
 			return nil
@@ -312,7 +320,20 @@ func (w *Writer) write(tg target) error {
 		}
 		if displaced != nil && displaced.data != at.data {
 			// Saved in the instant before the swap: put theirs back at
-			// once, then merge from it.
+			// once, then merge from it; unless the path no longer holds
+			// ours (saved over it too: an editor may be mid-save on what
+			// it read there, and a swap back would pull the file from
+			// under it). Then the displaced file is held as what we
+			// merged from, so that its change is merged as a late write.
+			if !stillOurs(path, id) {
+				fl.hold(old, at, at.data)
+				os.Remove(tmp)
+				if at, err = readUser(path, fl.ours, fl.out); err != nil {
+					return err
+				}
+				src = at
+				continue
+			}
 			if back, ok := w.undo(path, tmp, id); ok {
 				old.Close() // it is in place again: read it afresh
 				if at, err = readUser(path, fl.ours, fl.out); err != nil {
@@ -328,9 +349,11 @@ func (w *Writer) write(tg target) error {
 				}
 				continue
 			}
-			fl.versions.keep(displaced.data, keptReplaced)
-			fl.hold(old, *displaced)
-			src, at = *displaced, snapshot{data: out, exists: true, id: id}
+			// No swap back on this filesystem: ours stays, and the save it
+			// displaced is merged as a late write into a held file.
+			fl.hold(old, at, at.data)
+			at = snapshot{data: out, exists: true, id: id}
+			src = at
 			os.Remove(tmp)
 			fl.ours, fl.out = id, out
 			continue
@@ -339,11 +362,19 @@ func (w *Writer) write(tg target) error {
 			fl.versions.keep(displaced.data, keptReplaced)
 		}
 		if old != nil {
-			fl.hold(old, *displaced)
+			// An editor that rewrites the displaced file read it whole
+			// before; if it was displaced cut short (taken as a deletion
+			// after a long stall), its rewrite supersedes what we made
+			// of the cut: the merge's base is then our new file.
+			base := displaced.data
+			if displaced.data == "" || len(displaced.data) < len(fl.out) {
+				base = out
+			}
+			fl.hold(old, *displaced, base)
 		}
 		os.Remove(tmp) // now the name of the file we displaced, held open
 		fl.ours, fl.out = id, out
-		fl.carried, fl.rewrite, fl.away = "", nil, false
+		fl.carried, fl.rewrite, fl.rewriteBase, fl.away = "", nil, "", false
 		syncDir(filepath.Dir(path))
 		at = snapshot{data: out, exists: true, id: id}
 		if !fl.lateWrites() {
@@ -396,6 +427,12 @@ func (w *Writer) writeInPlace(path string, at, src snapshot) error {
 	return nil
 }
 
+// stillOurs reports whether path holds the file we put there (id).
+func stillOurs(path string, id fileID) bool {
+	fi, err := os.Stat(path)
+	return err == nil && idOf(fi) == id
+}
+
 // changed reports whether the file at path is no longer the one read.
 func changed(path string, at snapshot) bool {
 	fi, err := os.Stat(path)
@@ -421,7 +458,7 @@ func (w *Writer) undo(path, tmp string, ours fileID) (back *snapshot, ok bool) {
 	// (`>>`) may write into it later, so it is held like any file we
 	// displaced.
 	snap := settleOpen(f)
-	w.file.hold(f, snap)
+	w.file.hold(f, snap, snap.data)
 	if snap.id == ours {
 		return nil, true
 	}

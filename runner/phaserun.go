@@ -59,6 +59,7 @@ func (r *Runner) schedule(now time.Time) {
 			r.emit(Event{Kind: Warning, Phase: pr.ph.ID, Message: fmt.Sprintf("no phase needs %s any more: stopping it", pr.ph.Label())})
 		}
 	}
+	r.restartServices()
 	for _, pr := range r.phases {
 		if pr.state.Status != Pending && pr.state.Status != Waiting {
 			continue
@@ -79,6 +80,26 @@ func (r *Runner) schedule(now time.Time) {
 			continue
 		}
 		r.startPhase(pr, now)
+	}
+}
+
+// restartServices makes a service that ended (stopped with the campaign,
+// or because no phase needed it then) pending again when a phase that
+// uses it is still to run: a campaign stopped and run again, or a phase
+// retried after its service went down.
+func (r *Runner) restartServices() {
+	for _, pr := range r.phases {
+		if pr.ph.Service == nil || (pr.state.Status != Done && pr.state.Status != Stopped) || !r.serviceNeeded(pr) {
+			continue
+		}
+		var by []string
+		for _, o := range r.phases {
+			if r.plan.Uses(o.ph.ID, pr.ph.ID) && (o.state.Status == Pending || o.state.Status == Waiting) {
+				by = append(by, o.ph.ID)
+			}
+		}
+		pr.reset()
+		r.emit(Event{Kind: Warning, Phase: pr.ph.ID, Message: fmt.Sprintf("%s is needed again by %s: starting it again", pr.ph.Label(), strings.Join(by, ", "))})
 	}
 }
 

@@ -88,8 +88,10 @@ func (r *Runner) resume(recs []record) {
 			continue
 		}
 		pr.state.Attempt = h.attempt
-		pr.gateOpen = h.gate
 		changed := h.hash != "" && h.hash != ph.Hash && h.hash != ph.LegacyHash
+		// A greenlight was given for the work as it was: an edited phase
+		// asks again.
+		pr.gateOpen = h.gate && !changed
 		switch {
 		case h.open && changed:
 			r.restoreSteps(pr, h, len(ph.AllSteps()))

@@ -144,6 +144,37 @@ func (s *State) FailedPhases() int {
 // IsFailure says whether a phase in this status makes the campaign failed.
 func (s Status) IsFailure() bool { return s == Failed || s == Blocked }
 
+// Headline is the campaign's state in one word: the one definition, said
+// the same in the window, status, the results file and the exit status.
+type Headline string
+
+const (
+	HeadRunning  Headline = "running"
+	HeadPaused   Headline = "paused"
+	HeadFrozen   Headline = "frozen"
+	HeadStopped  Headline = "stopped"  // by the user, before its end; `run` resumes it
+	HeadFinished Headline = "finished" // every phase done or skipped
+	HeadFailed   Headline = "failed"   // ended with a phase failed or blocked
+)
+
+// Headline says where the campaign stands: a failed phase first, then a
+// stop, once it has ended; paused or frozen while it runs.
+func (s *State) Headline() Headline {
+	switch {
+	case s.Finished && s.Failed():
+		return HeadFailed
+	case s.Finished && s.Stopped():
+		return HeadStopped
+	case s.Finished:
+		return HeadFinished
+	case s.Paused:
+		return HeadPaused
+	case s.Frozen:
+		return HeadFrozen
+	}
+	return HeadRunning
+}
+
 // Stopped reports whether the user stopped the campaign before its end.
 func (s *State) Stopped() bool {
 	for _, p := range s.Phases {

@@ -14,10 +14,14 @@ func (m *model) stateWord() string {
 	switch {
 	case s == nil:
 		return m.st.dim.Render("starting")
-	case s.Finished && s.Failed():
-		return m.st.bad.Render("failed")
-	case s.Finished:
-		return m.st.ok.Render("finished")
+	}
+	switch h := s.Headline(); {
+	case h == runner.HeadFailed:
+		return m.st.bad.Render(string(h))
+	case h == runner.HeadStopped:
+		return m.st.warn.Render("stopped: `greenlight run` resumes")
+	case h == runner.HeadFinished:
+		return m.st.ok.Render(string(h))
 	case s.Paused && s.PauseWhy != "user":
 		return m.st.bad.Render("paused: disk")
 	case s.Paused:

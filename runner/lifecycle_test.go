@@ -1,0 +1,88 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStopThenRunFinishes: the campaign stopped while a phase that needs a
+// service runs; run again, the service is started again first and the
+// stopped phase runs to its end, with no key pressed. The stopped
+// campaign's headline is "stopped", not "finished".
+func TestStopThenRunFinishes(t *testing.T) {
+	dir := t.TempDir()
+	starts, ran := filepath.Join(dir, "starts"), filepath.Join(dir, "ran")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: stopthenrun
+phases:
+  - id: serve
+    service:
+      run: |
+        echo up >> %s; echo ready; sleep 600
+      ready: {log: ready, timeout: 30s}
+  - id: bench
+    needs: [serve]
+    steps:
+      - run: |
+          sleep 1; echo bench >> %s
+`, starts, ran))
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(dir, "state")
+	h := start(t, p, opts)
+	h.kind(StepStarted, "bench")
+	h.r.Stop()
+	st := h.finished(20 * time.Second)
+	if got := st.Headline(); got != HeadStopped {
+		t.Errorf("after a stop the campaign reads %q; want %q", got, HeadStopped)
+	}
+	h.r.Close()
+
+	h2 := start(t, p, opts)
+	st = h2.finished(20 * time.Second)
+	if s := st.Phase("bench").Status; s != Done {
+		t.Fatalf("bench after run again: %s (%s)", s, st.Phase("bench").Reason)
+	}
+	if got := st.Headline(); got != HeadFinished {
+		t.Errorf("headline %q; want %q", got, HeadFinished)
+	}
+	if n := len(lines(t, starts)); n != 2 {
+		t.Errorf("the service started %d times; want 2 (once, then again for the stopped phase)", n)
+	}
+	said := false
+	for _, e := range h2.seen {
+		if e.Kind == Warning && e.Phase == "serve" && strings.Contains(e.Message, "needed again by bench") {
+			said = true
+		}
+	}
+	if !said {
+		t.Error("the restart of the service is not said")
+	}
+}
+
+// TestEditedPhaseAsksItsGateAgain: a greenlight was given for the work as
+// it was; the phase edited, it waits for a greenlight again.
+func TestEditedPhaseAsksItsGateAgain(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	write := func(msg string) *Plan {
+		os.WriteFile(path, []byte(fmt.Sprintf("name: regate\nphases:\n  - id: a\n    gate: manual\n    steps:\n      - run: |\n          echo %s\n", msg)), 0o644)
+		p, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(dir, "state")
+	opts.Approve = []string{"a"}
+	h := start(t, write("one"), opts)
+	h.finished(10 * time.Second)
+	h.r.Close()
+	opts.Approve = nil
+	h2 := start(t, write("two"), opts)
+	h2.kind(GateWaiting, "a")
+}
