@@ -28,8 +28,11 @@ func gpuLabel(d gpu.Device) string {
 
 const timeFmt = "2006-01-02 15:04:05 MST"
 
-func statusWord(s runner.Status) string {
-	switch s {
+func statusWord(p runner.PhaseState) string {
+	if p.Doubtful() {
+		return "⚠ done"
+	}
+	switch p.Status {
 	case runner.Done:
 		return "✅ done"
 	case runner.Failed:
@@ -118,7 +121,7 @@ func header(plan *runner.Plan, st *runner.State, env Env, remade []string) strin
 	}
 	b.WriteString("| Phase | Status | Duration | Key result |\n|---|---|---:|---|\n")
 	for _, p := range st.Phases {
-		status := statusWord(p.Status)
+		status := statusWord(p)
 		if p.Reason != "" && p.Status != runner.Done {
 			status += ": " + p.Reason
 		} else if p.WaitReason != "" {
@@ -209,7 +212,7 @@ func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu
 	results func(i int, s runner.StepState) string, csv string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s (`%s`)\n\n", p.Title, p.ID)
-	fmt.Fprintf(&b, "**Status:** %s", statusWord(p.Status))
+	fmt.Fprintf(&b, "**Status:** %s", statusWord(p))
 	if p.Reason != "" {
 		fmt.Fprintf(&b, " — %s", p.Reason)
 	} else if p.WaitReason != "" {

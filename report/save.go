@@ -342,10 +342,10 @@ func (w *Writer) write(tg target) error {
 				src = at
 				switch {
 				case back == nil:
-				case strings.HasPrefix(back.data, out): // appended to ours in that instant
-					src.data = ensureNL(src.data) + back.data[len(out):]
-				default: // saved over ours in that instant too: the newest
-					src = *back
+				case isAppend(out, back.data): // appended to ours in that instant
+					fl.carried += ensureNL(back.data[len(out):])
+				default: // saved over ours in that instant too: merged with theirs
+					fl.rewrite, fl.rewriteBase = back, out
 				}
 				continue
 			}

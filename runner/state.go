@@ -141,6 +141,12 @@ func (s *State) FailedPhases() int {
 	return n
 }
 
+// Doubtful reports whether a phase that is done had an expectation missed
+// or an expected result never produced: it is shown with ⚠, never a green
+// mark, whatever fail_on_expect says. The one definition, for the window
+// and the record.
+func (p PhaseState) Doubtful() bool { return p.Status == Done && p.ExpectFailed > 0 }
+
 // IsFailure says whether a phase in this status makes the campaign failed.
 func (s Status) IsFailure() bool { return s == Failed || s == Blocked }
 

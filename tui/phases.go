@@ -12,23 +12,25 @@ import (
 	"github.com/greenlight-run/greenlight/runner"
 )
 
-func (m *model) glyph(s runner.Status) string {
-	switch s {
-	case runner.Done:
+func (m *model) glyph(p runner.PhaseState) string {
+	switch s := p.Status; {
+	case p.Doubtful():
+		return m.st.warn.Render(m.gl.doubtful)
+	case s == runner.Done:
 		return m.st.ok.Render(m.gl.done)
-	case runner.Failed:
+	case s == runner.Failed:
 		return m.st.bad.Render(m.gl.failed)
-	case runner.Running:
+	case s == runner.Running:
 		return m.st.running.Render(m.gl.running)
-	case runner.Ready:
+	case s == runner.Ready:
 		return m.st.ok.Render(m.gl.ready)
-	case runner.Waiting:
+	case s == runner.Waiting:
 		return m.st.warn.Render(m.gl.waiting)
-	case runner.Skipped:
+	case s == runner.Skipped:
 		return m.st.dim.Render(m.gl.skipped)
-	case runner.Blocked:
+	case s == runner.Blocked:
 		return m.st.bad.Render(m.gl.blocked)
-	case runner.Stopped:
+	case s == runner.Stopped:
 		return m.st.dim.Render(m.gl.stopped)
 	}
 	return m.st.dim.Render(m.gl.pending)
@@ -139,7 +141,7 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 	if i == m.sel {
 		sel = m.gl.sel
 	}
-	row := sel + m.glyph(p.Status) + " " + title + " " + m.bar(frac, barW) + " " + info
+	row := sel + m.glyph(p) + " " + title + " " + m.bar(frac, barW) + " " + info
 	row = ansi.Truncate(row, width, "…")
 	if i == m.sel {
 		row = m.st.selected.Render(ansi.Strip(row) + strings.Repeat(" ", max(0, width-lipgloss.Width(row))))

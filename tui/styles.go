@@ -68,15 +68,15 @@ func (k ink) Render(s string) string {
 
 // glyphs are the symbols drawn; ASCII when the locale is not UTF-8.
 type glyphs struct {
-	done, failed, running, pending, waiting, skipped, blocked, stopped, ready string
+	done, doubtful, failed, running, pending, waiting, skipped, blocked, stopped, ready string
 	full, empty, sel, degC                                                    string
 	spark                                                                     []string
 }
 
-var utf8Glyphs = glyphs{done: "✓", failed: "✗", running: "▶", pending: "·", waiting: "⏸", skipped: "↷", blocked: "⊘", stopped: "■", ready: "●",
+var utf8Glyphs = glyphs{done: "✓", doubtful: "⚠", failed: "✗", running: "▶", pending: "·", waiting: "⏸", skipped: "↷", blocked: "⊘", stopped: "■", ready: "●",
 	full: "█", empty: "░", sel: "›", degC: "°C", spark: []string{" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"}}
 
-var asciiGlyphs = glyphs{done: "+", failed: "x", running: ">", pending: ".", waiting: "=", skipped: "~", blocked: "!", stopped: "#", ready: "*",
+var asciiGlyphs = glyphs{done: "+", doubtful: "?", failed: "x", running: ">", pending: ".", waiting: "=", skipped: "~", blocked: "!", stopped: "#", ready: "*",
 	full: "#", empty: "-", sel: ">", degC: "C", spark: []string{" ", ".", ".", ":", ":", "|", "|", "#", "#"}}
 
 // localeIsUTF8 reads the locale as the C library would: LC_ALL, then
