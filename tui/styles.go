@@ -69,8 +69,8 @@ func (k ink) Render(s string) string {
 // glyphs are the symbols drawn; ASCII when the locale is not UTF-8.
 type glyphs struct {
 	done, doubtful, failed, running, pending, waiting, skipped, blocked, stopped, ready string
-	full, empty, sel, degC                                                    string
-	spark                                                                     []string
+	full, empty, sel, degC                                                              string
+	spark                                                                               []string
 }
 
 var utf8Glyphs = glyphs{done: "✓", doubtful: "⚠", failed: "✗", running: "▶", pending: "·", waiting: "⏸", skipped: "↷", blocked: "⊘", stopped: "■", ready: "●",
