@@ -195,3 +195,15 @@ func stopRunner(t *testing.T, stateDir string) {
 	killSteps(t, stateDir)
 	time.Sleep(200 * time.Millisecond)
 }
+
+// TestApproveAPhaseWithNoGateIsBadInput: `approve` of a phase that has no
+// gate is bad input (2), said before any runner is reached.
+func TestApproveAPhaseWithNoGateIsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, "name: nogate\nphases:\n  - id: one\n    steps:\n      - run: |\n          true\n")
+	var out, errb strings.Builder
+	code := run([]string{"approve", c, "one"}, &out, &errb)
+	if code != exitUsage || !strings.Contains(errb.String(), "one has no gate to open") {
+		t.Errorf("approve of a phase with no gate: exit %d, %q; want %d and why", code, errb.String(), exitUsage)
+	}
+}

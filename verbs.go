@@ -114,6 +114,12 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "greenlight approve: give the phases whose gates to open\n\n%s", commandHelp[name])
 			return exitUsage
 		}
+		for _, id := range phases {
+			if ph := plan.Phase(id); ph != nil && !ph.Manual {
+				fmt.Fprintf(stderr, "greenlight approve: %s has no gate to open (no `gate: manual` in %s): it runs when its needs are met\n", id, plan.File)
+				return exitUsage
+			}
+		}
 	default:
 		if len(phases) != 0 {
 			fmt.Fprintf(stderr, "greenlight %s: takes no phase\n\n%s", name, commandHelp[name])
