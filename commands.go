@@ -35,7 +35,10 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 			kind = "service"
 		}
 		gpus := "all GPUs"
-		if ph.GPUs != nil {
+		switch {
+		case ph.GPUs != nil && len(ph.GPUs) == 0:
+			gpus = "no GPU"
+		case ph.GPUs != nil:
 			gpus = "GPUs " + strings.Trim(fmt.Sprint(ph.GPUs), "[]")
 		}
 		if ph.Slurm != nil {

@@ -240,7 +240,11 @@ func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu
 			}
 		}
 		if ph.GPUs != nil {
-			fmt.Fprintf(&b, "GPUs: %s.", joinInts(ph.GPUs))
+			gpus := joinInts(ph.GPUs)
+			if len(ph.GPUs) == 0 {
+				gpus = "none"
+			}
+			fmt.Fprintf(&b, "GPUs: %s.", gpus)
 		}
 		b.WriteString("\n")
 	}

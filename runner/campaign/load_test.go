@@ -34,6 +34,8 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"neither", "name: x\nphases:\n  - id: a\n    title: t\n", `has neither steps nor a service`, ""},
 		{"service without ready", "name: x\nphases:\n  - id: a\n    service: {run: y}\n", `the service has no readiness check`, "ready:"},
 		{"bad gate", "name: x\nphases:\n  - id: a\n    gate: maybe\n    steps: [{run: x}]\n", `:4:11: gate "maybe" is not manual or auto`, ""},
+		{"empty gpus", "name: x\nphases:\n  - id: a\n    gpus: []\n    steps: [{run: x}]\n", `:4:11: gpus: [] names no GPU`, "gpus: none"},
+		{"gpus word", "name: x\nphases:\n  - id: a\n    gpus: some\n    steps: [{run: x}]\n", `:4:11:`, ""},
 		{"gpu past count", "name: x\ngpus: 2\nphases:\n  - id: a\n    gpus: [0, 5]\n    steps: [{run: x}]\n", `:5:15: GPU index 5 is past the campaign's 2 GPUs`, "0 to 1"},
 		{"bad expect", "name: x\nphases:\n  - id: a\n    expect: {tok_s: 'lots'}\n    steps: [{run: x}]\n", `expect "tok_s"`, ""},
 		{"bad url", "name: x\nphases:\n  - id: a\n    service: {run: y, ready: {http: 'localhost:8000'}}\n", `is not an http(s) URL`, "full URL"},
@@ -249,5 +251,30 @@ func TestSlurmDefaultCheckedOnce(t *testing.T) {
 	var errs FileErrors
 	if !errors.As(err, &errs) || len(errs) != 2 || !strings.Contains(errs[0].Error(), `:2:15: bad time limit "soon"`) || !strings.Contains(errs[1].Error(), ":9:20: nodes must be 1 or more") {
 		t.Errorf("errors %v; want the default's bad time once, then phase c's nodes", err)
+	}
+}
+
+// TestGPUsNone: a phase with gpus: none holds no GPU: it shares none with a
+// phase that uses every GPU, or some, and its work differs from a list's.
+func TestGPUsNone(t *testing.T) {
+	p := loadCampaign(t, `
+name: none
+phases:
+  - id: client
+    gpus: none
+    steps: [{run: x}]
+  - id: all
+    steps: [{run: x}]
+  - id: zero
+    gpus: [0]
+    steps: [{run: x}]
+`)
+	client, all, zero := p.Phase("client"), p.Phase("all"), p.Phase("zero")
+	if client.GPUs == nil || len(client.GPUs) != 0 {
+		t.Fatalf("gpus: none resolved to %v; want an empty set", client.GPUs)
+	}
+	if Contend(client, all) || Contend(client, zero) || !Contend(all, zero) {
+		t.Errorf("contention: none/all %v, none/[0] %v, all/[0] %v; want false, false, true",
+			Contend(client, all), Contend(client, zero), Contend(all, zero))
 	}
 }

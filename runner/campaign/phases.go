@@ -55,7 +55,10 @@ func workHash(ps PhaseSpec, env map[string]string, sl *Slurm) string {
 		Env     map[string]string
 		Steps   []cmd
 		Service *cmd
-	}{Needs: ps.Needs, GPUs: ps.GPUs, Env: ps.Env}
+	}{Needs: ps.Needs, GPUs: ps.GPUs.List, Env: ps.Env}
+	if ps.GPUs.None {
+		work.GPUs = []int{-1} // none: its own work, distinct from every list
+	}
 	for _, st := range ps.Steps {
 		work.Steps = append(work.Steps, cmd{st.Run, st.Dir, st.Env})
 	}
@@ -76,7 +79,7 @@ func workHash(ps PhaseSpec, env map[string]string, sl *Slurm) string {
 func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *Phase {
 	ps := spec.Phases[i]
 	at := func(k string) string { return fmt.Sprintf("$.phases[%d]%s", i, k) }
-	ph := &Phase{ID: strings.TrimSpace(ps.ID), Title: ps.Title, Needs: ps.Needs, Retries: ps.Retries, GPUs: ps.GPUs}
+	ph := &Phase{ID: strings.TrimSpace(ps.ID), Title: ps.Title, Needs: ps.Needs, Retries: ps.Retries, GPUs: ps.GPUs.List}
 	switch {
 	case ph.ID == "":
 		l.add(at(""), fmt.Sprintf("phase %d has no id", i+1), "add `id: short-name`; other phases refer to it in needs")
@@ -91,7 +94,7 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *
 		l.add(at(".gate"), fmt.Sprintf("gate %q is not manual or auto", ps.Gate), "use `gate: manual` to wait for a person's greenlight")
 	}
 	seen := map[int]bool{}
-	for j, g := range ps.GPUs {
+	for j, g := range ps.GPUs.List {
 		p := at(fmt.Sprintf(".gpus[%d]", j))
 		switch {
 		case g < 0:
@@ -103,8 +106,11 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *
 		}
 		seen[g] = true
 	}
-	if ps.GPUs != nil && len(ps.GPUs) == 0 {
-		ph.GPUs = nil
+	switch {
+	case ps.GPUs.None:
+		ph.GPUs = []int{} // holds none
+	case ps.GPUs.Given && len(ps.GPUs.List) == 0:
+		l.add(at(".gpus"), "gpus: [] names no GPU", "write `gpus: none` for a phase that uses no GPU (it never queues for one), or leave gpus: out for every GPU")
 	}
 	ph.Estimate = l.dur(at(".estimate"), ps.Estimate)
 	ph.Timeout = l.dur(at(".timeout"), ps.Timeout)
@@ -127,7 +133,7 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *
 		ph.FailOnExpect = *ps.FailOnExpect
 	}
 	ph.Slurm = l.slurm(slurmDef, ps.Slurm, at(""))
-	if ph.Slurm != nil && len(ps.GPUs) > 0 {
+	if ph.Slurm != nil && len(ps.GPUs.List) > 0 {
 		l.add(at(".gpus"), "gpus: names GPUs of this machine, but the phase runs as a Slurm job, on the nodes Slurm gives it",
 			"ask Slurm for GPUs with gpus_per_node: under slurm:, or add `slurm: off` to run the phase here")
 	}

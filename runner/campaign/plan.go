@@ -42,7 +42,7 @@ type Phase struct {
 	Title        string
 	Needs        []string
 	Manual       bool  // gate: manual
-	GPUs         []int // nil means every GPU
+	GPUs         []int // nil means every GPU; empty (gpus: none), none
 	Estimate     time.Duration
 	Timeout      time.Duration
 	Retries      int
@@ -240,7 +240,12 @@ func Contend(a, b *Phase) bool {
 	return a.Slurm == nil && b.Slurm == nil && SharesGPUs(a.GPUs, b.GPUs)
 }
 
+// SharesGPUs reports whether two phases' GPU sets overlap: nil is every
+// GPU, an empty set (gpus: none) none at all.
 func SharesGPUs(a, b []int) bool {
+	if a != nil && len(a) == 0 || b != nil && len(b) == 0 {
+		return false
+	}
 	if a == nil || b == nil {
 		return true
 	}

@@ -3,6 +3,11 @@ package campaign
 // The campaign file as written. These types mirror the YAML one to one;
 // Load checks them and resolves them into a Plan.
 
+import (
+	"encoding/json"
+	"strings"
+)
+
 // CampaignSpec is the top of a campaign file.
 type CampaignSpec struct {
 	Name         string            `yaml:"name" json:"name"`
@@ -46,6 +51,40 @@ func (g *GPUsSpec) UnmarshalYAML(unmarshal func(any) error) error {
 	return unmarshal((*plain)(g))
 }
 
+// PhaseGPUs is a phase's gpus: this machine's GPU indices, or `none` for a
+// phase that holds no GPU (an HTTP client of a service) and never queues
+// for one. Left out, the phase uses every GPU.
+type PhaseGPUs struct {
+	List  []int
+	None  bool
+	Given bool // the key was written: an empty list is then refused
+}
+
+// UnmarshalYAML takes `none` or a list, decoded by the same strict decoder.
+func (g *PhaseGPUs) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if unmarshal(&s) == nil {
+		if strings.TrimSpace(s) == "none" {
+			*g = PhaseGPUs{None: true, Given: true}
+			return nil
+		}
+	}
+	var list []int
+	if err := unmarshal(&list); err != nil {
+		return err
+	}
+	*g = PhaseGPUs{List: list, Given: true}
+	return nil
+}
+
+// MarshalJSON writes the list, or "none".
+func (g PhaseGPUs) MarshalJSON() ([]byte, error) {
+	if g.None {
+		return json.Marshal("none")
+	}
+	return json.Marshal(g.List)
+}
+
 // PreflightSpec lists what must hold before the first phase starts.
 type PreflightSpec struct {
 	Commands []string `yaml:"commands" json:"commands,omitempty"`
@@ -59,7 +98,7 @@ type PhaseSpec struct {
 	Title        string            `yaml:"title" json:"title,omitempty"`
 	Needs        []string          `yaml:"needs" json:"needs,omitempty"`
 	Gate         string            `yaml:"gate" json:"gate,omitempty"`
-	GPUs         []int             `yaml:"gpus" json:"gpus,omitempty"`
+	GPUs         PhaseGPUs         `yaml:"gpus" json:"gpus,omitempty"`
 	Estimate     string            `yaml:"estimate" json:"estimate,omitempty"`
 	Timeout      string            `yaml:"timeout" json:"timeout,omitempty"`
 	Retries      int               `yaml:"retries" json:"retries,omitempty"`
