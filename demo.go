@@ -38,8 +38,15 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	campaign := filepath.Join(dir, "campaign.yaml")
 	if !demoRunning(campaign) {
-		// Each demo starts over in the one folder it owns.
-		os.RemoveAll(dir)
+		// Each demo starts over in the one folder it owns; the last
+		// demo's folder is set aside beside it, as --fresh does, never
+		// deleted without a word.
+		if old, err := setDemoAside(dir, time.Now()); err != nil {
+			fmt.Fprintf(stderr, "greenlight demo: setting the last demo aside: %v\n", err)
+			return exitFailed
+		} else if old != "" {
+			fmt.Fprintf(stdout, "greenlight demo: the last demo's campaign and results are set aside in %s\n", old)
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			fmt.Fprintf(stderr, "greenlight demo: %v\n", err)
 			return exitFailed
@@ -86,6 +93,16 @@ func demoDir() (string, error) {
 		base = filepath.Join(home, ".local", "state")
 	}
 	return filepath.Join(base, "greenlight", "demo"), nil
+}
+
+// setDemoAside moves the last demo's folder to a dated name beside it;
+// "" when there was none.
+func setDemoAside(dir string, now time.Time) (string, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return "", nil
+	}
+	old := runner.AsideName(dir, "", now)
+	return old, os.Rename(dir, old)
 }
 
 // demoRunning reports whether a greenlight still runs the demo there.

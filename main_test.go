@@ -222,3 +222,21 @@ func TestReportVersions(t *testing.T) {
 		t.Errorf("--version 8 (not kept): exit %d, want 2", code)
 	}
 }
+
+// TestDemoSetsTheLastOneAside: a new demo moves the last demo's folder to
+// a dated name beside it, its results whole, rather than deleting it.
+func TestDemoSetsTheLastOneAside(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "demo.md"), []byte("my notes on the demo\n"), 0o644)
+	old, err := setDemoAside(dir, time.Date(2026, 12, 3, 7, 1, 2, 0, time.UTC))
+	if err != nil || old != dir+".20261203-070102" {
+		t.Fatalf("setDemoAside = %q, %v", old, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(old, "demo.md")); string(b) != "my notes on the demo\n" {
+		t.Errorf("the last demo's results were not kept: %q", b)
+	}
+	if again, err := setDemoAside(dir, time.Now()); again != "" || err != nil {
+		t.Errorf("nothing to set aside: %q, %v", again, err)
+	}
+}

@@ -215,24 +215,21 @@ func startOver(plan *runner.Plan, stateDir string, stdout, stderr io.Writer) int
 	if stateDir == "" {
 		stateDir = runner.DefaultStateDir(plan)
 	}
-	now := time.Now()
-	dest, err := runner.SetAside(stateDir, now)
-	if err != nil {
+	a, err := report.SetAside(plan, stateDir, time.Now())
+	if err != nil && a == nil {
 		fmt.Fprintf(stderr, "greenlight run --fresh: %v\n", err)
 		if errors.Is(err, runner.ErrLocked) {
 			return exitLocked
 		}
 		return exitFailed
 	}
-	if dest != "" {
-		fmt.Fprintf(stdout, "greenlight: the old state is kept in %s\n", dest)
-	}
-	moved, err := report.SetAside(plan.Report, plan, now)
-	for _, m := range moved {
-		fmt.Fprintf(stdout, "greenlight: the old results are kept in %s\n", m)
+	if len(a.Files) > 0 || a.State || len(a.Artifacts) > 0 {
+		fmt.Fprintf(stdout, "greenlight: the last run is set aside in %s: %s\n", a.Dir, a)
+	} else {
+		os.Remove(a.Dir) // nothing was there
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "greenlight run --fresh: %v\n", err)
+		fmt.Fprintf(stderr, "greenlight run --fresh: some of the last run stayed where it was: %v\n", err)
 		return exitFailed
 	}
 	return exitOK

@@ -218,16 +218,19 @@ phases:
 }
 
 // TestFreshStartsOverKeepingTheOld: run --fresh on a finished campaign
-// runs it again; the old state dir, results file and CSV are kept aside
-// with a timestamp, never deleted; run without it says how to start over.
+// runs it again; everything the old run produced (state dir, results file,
+// CSV, the phase's artifacts) is set aside into one dated folder beside
+// the results file, never deleted, so the new run never takes the old
+// run's traces for its own; run without it says how to start over.
 func TestFreshStartsOverKeepingTheOld(t *testing.T) {
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: again
 phases:
   - id: a
+    artifacts: [traces/*.txt]
     steps:
       - run: |
-          echo run >> count; echo '{"x": 1}' >> "$GREENLIGHT_RESULTS"
+          mkdir -p traces; echo run >> count; n=$(wc -l < count); echo "trace of run $n" > traces/rank$n.txt; echo '{"x": 1}' >> "$GREENLIGHT_RESULTS"
 `)
 	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
 		t.Fatalf("first run: exit %d\n%s", code, out)
@@ -238,21 +241,27 @@ phases:
 		t.Errorf("run on a finished campaign does not say how to start over:\n%s", out)
 	}
 	out, code := runBin(t, dir, "run", "--fresh", "--plain", "--gpu", "none", c)
-	if code != 0 || !strings.Contains(out, "the old state is kept in") || !strings.Contains(out, "step 1/1") {
+	if code != 0 || !strings.Contains(out, "the last run is set aside in") || !strings.Contains(out, "step 1/1") {
 		t.Fatalf("--fresh: exit %d\n%s", code, out)
 	}
 	if got := readFile(t, filepath.Join(dir, "count")); got != "run\nrun\n" {
 		t.Errorf("the step ran %q; want twice", got)
 	}
-	old, _ := filepath.Glob(filepath.Join(dir, "again.2*.md"))
-	if len(old) != 1 || !strings.Contains(readFile(t, old[0]), "my notes") {
-		t.Errorf("the old results file was not kept aside with its notes: %v", old)
+	asides, _ := filepath.Glob(filepath.Join(dir, "again.2*"))
+	if len(asides) != 1 {
+		t.Fatalf("want one folder set aside, found %v", asides)
 	}
-	if csv, _ := filepath.Glob(filepath.Join(dir, "again.a.2*.csv")); len(csv) != 1 {
-		t.Errorf("the old CSV was not kept aside: %v", csv)
+	aside := asides[0]
+	if !strings.Contains(readFile(t, filepath.Join(aside, "again.md")), "my notes") {
+		t.Error("the old results file was not set aside with its notes")
 	}
-	if states, _ := filepath.Glob(filepath.Join(dir, ".greenlight", "again.2*")); len(states) != 1 {
-		t.Errorf("the old state dir was not kept aside: %v", states)
+	for _, f := range []string{"again.a.csv", "state/journal.jsonl", "artifacts/traces/rank1.txt"} {
+		if _, err := os.Stat(filepath.Join(aside, f)); err != nil {
+			t.Errorf("%s was not set aside: %v", f, err)
+		}
+	}
+	if now, _ := filepath.Glob(filepath.Join(dir, "traces", "*.txt")); len(now) != 1 || !strings.HasSuffix(now[0], "rank2.txt") {
+		t.Errorf("the new run's traces are %v; want only its own rank2.txt", now)
 	}
 }
 

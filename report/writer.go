@@ -409,28 +409,6 @@ func LoadEnv(stateDir string) (Env, error) {
 	return env, nil
 }
 
-// SetAside moves a results file and the CSV tables beside it out of the
-// way with a timestamp in their names (results.20261203-070102.md), so
-// that a fresh run starts a new file; nothing is deleted. It returns the
-// paths it moved to.
-func SetAside(path string, plan *runner.Plan, now time.Time) ([]string, error) {
-	var moved []string
-	files := []string{path}
-	for _, ph := range plan.Phases {
-		files = append(files, filepath.Join(filepath.Dir(path), csvName(path, ph.ID)))
-	}
-	for _, f := range files {
-		if _, err := os.Stat(f); err != nil {
-			continue
-		}
-		dest := runner.AsideName(f, filepath.Ext(f), now)
-		if err := os.Rename(f, dest); err != nil {
-			return moved, err
-		}
-		moved = append(moved, dest)
-	}
-	return moved, nil
-}
 
 // traceSection is the phase's traces summarised, its kernels CSV written
 // beside the results file when the summaries changed.

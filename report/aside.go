@@ -1,0 +1,135 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+// Aside is what --fresh set aside: one folder beside the results file,
+// NAME.YYYYmmdd-HHMMSS/, holding the state dir (state/), the results file,
+// every CSV table and each phase's artifacts (artifacts/, by their path
+// under the campaign's folder). Nothing is deleted.
+type Aside struct {
+	Dir       string
+	State     bool // the state dir was there and moved
+	Files     []string
+	Artifacts []string
+}
+
+// SetAside moves everything a campaign produced into one dated folder
+// beside its results file, so that a fresh run starts clean and never
+// takes the old run's traces or tables for its own. The links of the
+// results file set aside are rewritten to point into that folder. It
+// refuses (runner.ErrLocked) while a greenlight runs the campaign.
+func SetAside(plan *runner.Plan, stateDir string, now time.Time) (*Aside, error) {
+	dir := filepath.Dir(plan.Report)
+	base := strings.TrimSuffix(filepath.Base(plan.Report), filepath.Ext(plan.Report))
+	a := &Aside{Dir: runner.AsideName(filepath.Join(dir, base), "", now)}
+	if err := os.MkdirAll(a.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	moved, err := runner.SetAsideTo(stateDir, filepath.Join(a.Dir, "state"))
+	if err != nil {
+		os.Remove(a.Dir)
+		return nil, err
+	}
+	a.State = moved
+	files := []string{plan.Report}
+	for _, ph := range plan.Phases {
+		files = append(files, filepath.Join(dir, csvName(plan.Report, ph.ID)), filepath.Join(dir, kernelsCSV(plan.Report, ph.ID)))
+	}
+	var errs []error
+	for _, f := range files {
+		if _, err := os.Lstat(f); err != nil {
+			continue
+		}
+		if err := os.Rename(f, filepath.Join(a.Dir, filepath.Base(f))); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		a.Files = append(a.Files, filepath.Base(f))
+	}
+	// Each phase's artifacts, by its globs: a fresh run's trace summary
+	// must never find the old run's traces.
+	links := map[string]string{} // old path relative to the report -> new
+	for _, ph := range plan.Phases {
+		for _, g := range ph.Artifacts {
+			matches, _ := filepath.Glob(g)
+			for _, m := range matches {
+				if _, err := os.Lstat(m); err != nil {
+					continue
+				}
+				rel, err := filepath.Rel(plan.Dir, m)
+				if err != nil || strings.HasPrefix(rel, "..") {
+					rel = strings.TrimPrefix(m, string(filepath.Separator))
+				}
+				to := filepath.Join(a.Dir, "artifacts", rel)
+				if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				if err := os.Rename(m, to); err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				a.Artifacts = append(a.Artifacts, rel)
+				if old, err := filepath.Rel(dir, m); err == nil {
+					links[filepath.ToSlash(old)] = filepath.ToSlash(filepath.Join("artifacts", rel))
+				}
+			}
+		}
+	}
+	if err := relink(filepath.Join(a.Dir, filepath.Base(plan.Report)), links); err != nil {
+		errs = append(errs, err)
+	}
+	return a, errors.Join(errs...)
+}
+
+// relink rewrites, in the set-aside results file, the links to artifacts
+// that moved with it (a markdown link's target, or a path in backquotes).
+func relink(path string, links map[string]string) error {
+	if len(links) == 0 {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	for old, now := range links {
+		s = strings.ReplaceAll(s, "]("+old+")", "]("+now+")")
+		s = strings.ReplaceAll(s, "`"+old+"`", "`"+now+"`")
+	}
+	if s == string(b) {
+		return nil
+	}
+	return os.WriteFile(path, []byte(s), 0o644)
+}
+
+// String says what was set aside, in one line.
+func (a *Aside) String() string {
+	var parts []string
+	if a.State {
+		parts = append(parts, "the state dir")
+	}
+	if len(a.Files) > 0 {
+		parts = append(parts, fmt.Sprintf("%d file(s) (%s)", len(a.Files), strings.Join(a.Files, ", ")))
+	}
+	if len(a.Artifacts) > 0 {
+		parts = append(parts, fmt.Sprintf("%d artifact(s)", len(a.Artifacts)))
+	}
+	if len(parts) == 0 {
+		return "nothing to set aside"
+	}
+	return strings.Join(parts, ", ")
+}
