@@ -409,7 +409,6 @@ func LoadEnv(stateDir string) (Env, error) {
 	return env, nil
 }
 
-
 // traceSection is the phase's traces summarised, its kernels CSV written
 // beside the results file when the summaries changed.
 func (w *Writer) traceSection(p runner.PhaseState) string {
