@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/link"
 )
@@ -66,6 +67,9 @@ func attachRunner(plan *runner.Plan, f *runFlags, stateDir string, stdout, stder
 		if c != nil {
 			return c, true, exitOK
 		}
+		if code == resultsHeld {
+			return nil, false, exitLocked
+		}
 		if code != exitLocked && code != runnerKilled {
 			return nil, false, code
 		}
@@ -76,6 +80,10 @@ func attachRunner(plan *runner.Plan, f *runFlags, stateDir string, stdout, stder
 	return nil, false, exitFailed
 }
 
+// resultsHeld is startRunner's word for a results file another runner
+// writes: exit 3, without retrying.
+const resultsHeld = -3
+
 // startRunner starts `greenlight __runner` for the campaign in a session
 // of its own and waits for its socket. A runner that exits first (bad
 // input, preflight) has its lines copied to stderr and its status
@@ -85,6 +93,12 @@ func startRunner(plan *runner.Plan, f *runFlags, stateDir string, stdout, stderr
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		return nil, exitFailed
+	}
+	// One runner per results file: another state dir's runner writing
+	// it is said before anything is made here (the runner checks again).
+	if who := report.ResultsHolder(plan.Report); who != "" {
+		fmt.Fprintf(stderr, "greenlight: %s is written by another runner (%s): one runner per results file; `greenlight stop` that campaign, or give this one another --report\n", plan.Report, who)
+		return nil, resultsHeld
 	}
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		fmt.Fprintf(stderr, "greenlight: cannot create the state dir: %v\n", err)

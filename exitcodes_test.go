@@ -207,3 +207,32 @@ func TestApproveAPhaseWithNoGateIsBadInput(t *testing.T) {
 		t.Errorf("approve of a phase with no gate: exit %d, %q; want %d and why", code, errb.String(), exitUsage)
 	}
 }
+
+// TestOneRunnerPerResultsFile: a second runner for a results file that a
+// runner writes (another --state-dir; another path to it through a
+// symlink) is refused with exit 3, naming the runner; it makes nothing.
+func TestOneRunnerPerResultsFile(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, "name: once\nphases:\n  - id: a\n    steps:\n      - run: |\n          sleep 30\n")
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
+		t.Fatalf("first runner: exit %d\n%s", code, out)
+	}
+	t.Cleanup(func() { runBin(t, dir, "stop", c) })
+	out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", "--state-dir", filepath.Join(dir, "other"), c)
+	if code != exitLocked || !strings.Contains(out, "written by another runner (pid") {
+		t.Errorf("a second runner from another state dir: exit %d\n%s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other")); err == nil {
+		t.Error("the refused runner made its state dir")
+	}
+	os.Symlink(dir, filepath.Join(dir, "alias"))
+	out, code = runBin(t, dir, "run", "--detach", "--gpu", "none", "--state-dir", filepath.Join(dir, "other2"), "--report", filepath.Join(dir, "alias", "once.md"), c)
+	if code != exitLocked {
+		t.Errorf("the same results file through a symlink: exit %d\n%s", code, out)
+	}
+	// The runner holds the lock itself: started without a client's check.
+	out, code = runBin(t, dir, runnerCommand, "--state-dir", filepath.Join(dir, "other3"), "--gpu", "none", c)
+	if code != exitLocked || !strings.Contains(out, "one runner per results file") {
+		t.Errorf("a runner started directly: exit %d\n%s", code, out)
+	}
+}

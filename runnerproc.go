@@ -95,6 +95,15 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "greenlight: --approve: %v\n", err)
 		return exitUsage
 	}
+	release, err := report.LockResults(plan.Report, f.stateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		if errors.Is(err, runner.ErrLocked) {
+			return exitLocked
+		}
+		return exitFailed
+	}
+	defer release()
 	r, err := runner.New(plan, runner.Options{StateDir: f.stateDir, GPUCount: count, Approve: approve, Notes: notes})
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
