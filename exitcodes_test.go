@@ -236,3 +236,36 @@ func TestOneRunnerPerResultsFile(t *testing.T) {
 		t.Errorf("a runner started directly: exit %d\n%s", code, out)
 	}
 }
+
+// TestCtrlCInAWatchingClientDetaches: a --plain client attached to a
+// runner it did not start says so, and its Ctrl-C detaches it alone: the
+// campaign (a long load, say) goes on.
+func TestCtrlCInAWatchingClientDetaches(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, "name: watch\nphases:\n  - id: a\n    steps:\n      - run: |\n          sleep 30\n")
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
+		t.Fatalf("start: exit %d\n%s", code, out)
+	}
+	state := filepath.Join(dir, ".greenlight", "watch")
+	t.Cleanup(func() { stopRunner(t, state) })
+	waitForFile(t, filepath.Join(state, "journal.jsonl"), `"kind":"step-pid"`)
+	cmd := exec.Command(bin, "run", "--plain", "--gpu", "none", c)
+	cmd.Dir = dir
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "attached to the campaign's runner") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(out.String(), "Ctrl-C detaches this client") {
+		t.Errorf("the watching client does not say what Ctrl-C does:\n%s", out)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	if o, _ := runBin(t, dir, "status", c); !strings.Contains(o, "running") {
+		t.Errorf("after Ctrl-C in a watching client the campaign is not running:\n%s\nclient:\n%s", o, out)
+	}
+}

@@ -97,12 +97,16 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	}
 	go s.run()
 	if plain {
-		verb := "attached to"
+		// Ctrl-C stops the campaign only in the client that started it: a
+		// second session that attached to watch must not end a
+		// 36-minute load with it.
 		if started {
-			verb = "started"
+			fmt.Fprintf(stdout, "%s greenlight: started the campaign's runner (pid %d); Ctrl-C stops the campaign, Ctrl-C again leaves it running\n",
+				time.Now().Format("15:04:05"), c.PID())
+		} else {
+			fmt.Fprintf(stdout, "%s greenlight: attached to the campaign's runner (pid %d), started elsewhere; Ctrl-C detaches this client and leaves the campaign running (`greenlight stop %s` stops it)\n",
+				time.Now().Format("15:04:05"), c.PID(), plan.File)
 		}
-		fmt.Fprintf(stdout, "%s greenlight: %s the campaign's runner (pid %d); Ctrl-C stops the campaign, Ctrl-C again leaves it running\n",
-			time.Now().Format("15:04:05"), verb, c.PID())
 		if edited != "" {
 			fmt.Fprintf(stdout, "%s greenlight: %s\n", time.Now().Format("15:04:05"), edited)
 		}
@@ -112,7 +116,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 				fmt.Fprintln(stdout, line)
 			}
 		}
-		return followPlain(s, stdout)
+		return followPlain(s, stdout, started)
 	}
 	// A lost terminal (ssh drop, tmux killed) detaches this window only.
 	hup := make(chan os.Signal, 1)
@@ -167,10 +171,11 @@ func gpuNote(inv gpu.Inventory) string {
 }
 
 // followPlain prints one line per event until the campaign ends, and exits
-// with its status. Ctrl-C stops the campaign (its running steps too); a
-// second Ctrl-C, SIGTERM or a lost terminal (SIGHUP) detach, leaving it
-// running.
-func followPlain(s *session, out io.Writer) int {
+// with its status. In the client that started the runner, Ctrl-C stops
+// the campaign (its running steps too); a second Ctrl-C, SIGTERM or a
+// lost terminal (SIGHUP) detach, leaving it running. A client that
+// attached to a runner started elsewhere detaches at the first Ctrl-C.
+func followPlain(s *session, out io.Writer, started bool) int {
 	// A reader that goes away (`| head`) must not end the campaign: it
 	// lives in the runner; only these lines are lost.
 	signal.Ignore(syscall.SIGPIPE)
@@ -184,7 +189,7 @@ func followPlain(s *session, out io.Writer) int {
 		select {
 		case sig := <-sigs:
 			ts := time.Now().Format("15:04:05")
-			if sig == syscall.SIGINT && !interrupted {
+			if sig == syscall.SIGINT && !interrupted && started {
 				fmt.Fprintf(out, "%s interrupted: stopping the campaign's running steps (Ctrl-C again leaves them running)\n", ts)
 				interrupted = true
 				go s.Stop()
