@@ -33,7 +33,8 @@ func waitFinished(t *testing.T, report string, timeout time.Duration) string {
 	deadline := time.Now().Add(timeout)
 	for {
 		b, _ := os.ReadFile(report)
-		if strings.Contains(string(b), "Status:** finished") {
+		// Ended: finished, stopped or failed, as the headline says.
+		if strings.Contains(string(b), "Status:** finished") || strings.Contains(string(b), "Status:** stopped") || strings.Contains(string(b), "Status:** failed") {
 			return string(b)
 		}
 		if time.Now().After(deadline) {

@@ -86,3 +86,30 @@ func TestEditedPhaseAsksItsGateAgain(t *testing.T) {
 	h2 := start(t, write("two"), opts)
 	h2.kind(GateWaiting, "a")
 }
+
+// TestFailureQuotesItsLastWords: a service that exits before it is ready,
+// and a step that fails, are recorded with the lines of their log that say
+// why (escaped), not only the log's path.
+func TestFailureQuotesItsLastWords(t *testing.T) {
+	p := loadCampaign(t, `
+name: words
+phases:
+  - id: serve
+    service:
+      run: |
+        echo loading; echo "python3: can't open file '/x/fake_vllm.py': [Errno 2] No such file or directory" >&2; exit 2
+      ready: {log: ready, timeout: 30s}
+  - id: step
+    steps:
+      - run: |
+          echo fine; printf 'Traceback (most recent call last):\n  File "b.py"\nValueError: bad \033[31mshape\033[0m\n'; exit 1
+`)
+	st := start(t, p, testOptions(t)).finished(20 * time.Second)
+	if r := st.Phase("serve").Reason; !strings.Contains(r, "can't open file '/x/fake_vllm.py'") {
+		t.Errorf("the service's failure does not quote why: %q", r)
+	}
+	r := st.Phase("step").Reason
+	if !strings.Contains(r, "ValueError: bad") || !strings.Contains(r, "Traceback") || strings.Contains(r, "\x1b") || strings.Contains(r, `"fine"`) {
+		t.Errorf("the step's failure does not quote its error lines, escaped: %q", r)
+	}
+}

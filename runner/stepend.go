@@ -65,7 +65,7 @@ func (sr *stepRun) onExit(st *StepStatus, now time.Time) {
 	case svc:
 		ss.Status, ss.Reason = Failed, reason
 		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
-		r.endPhase(pr, Failed, "the service "+reason+" before it was ready; see its log")
+		r.endPhase(pr, Failed, quoteLast("the service "+reason+" before it was ready", sr.files.log))
 	case st.ExitCode == 0 || sr.step.AllowFailure:
 		ss.Status = Done
 		if st.ExitCode != 0 {
@@ -98,7 +98,7 @@ func (sr *stepRun) onExit(st *StepStatus, now time.Time) {
 			r.startStep(pr, sr.step.Index, sr.try+1, now)
 			return
 		}
-		r.endPhase(pr, Failed, fmt.Sprintf("step %d (%s) %s", sr.step.Index+1, sr.step.Label(), reason))
+		r.endPhase(pr, Failed, quoteLast(fmt.Sprintf("step %d (%s) %s", sr.step.Index+1, sr.step.Label(), reason), sr.files.log))
 	}
 }
 
