@@ -117,6 +117,9 @@ func startRunner(plan *runner.Plan, f *runFlags, stateDir string, stdout, stderr
 	if f.demo {
 		args = append(args, "--demo")
 	}
+	if f.retry != "" {
+		args = append(args, "--retry", f.retry)
+	}
 	args = append(args, plan.File)
 	logPath := runnerLog(stateDir)
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)

@@ -269,3 +269,26 @@ func TestCtrlCInAWatchingClientDetaches(t *testing.T) {
 		t.Errorf("after Ctrl-C in a watching client the campaign is not running:\n%s\nclient:\n%s", o, out)
 	}
 }
+
+// TestRetryOnAFinishedCampaign: `retry FILE PHASE` after the campaign
+// finished starts its runner, which runs that phase again (and only it)
+// and ends; the record says finished again.
+func TestRetryOnAFinishedCampaign(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, "name: again\nphases:\n  - id: a\n    steps:\n      - run: |\n          echo a >> ran\n  - id: b\n    needs: [a]\n    steps:\n      - run: |\n          echo b >> ran\n")
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	out, code := runBin(t, dir, "retry", c, "b")
+	if code != 0 || !strings.Contains(out, "run b again") {
+		t.Fatalf("retry on a finished campaign: exit %d\n%s", code, out)
+	}
+	waitForFile(t, filepath.Join(dir, "ran"), "a\nb\nb\n")
+	md := waitFinished(t, filepath.Join(dir, "again.md"), 20*time.Second)
+	if !strings.Contains(md, "Status:** finished") {
+		t.Errorf("after the retry the record does not say finished:\n%s", md)
+	}
+	if got := readFile(t, filepath.Join(dir, "ran")); got != "a\nb\nb\n" {
+		t.Errorf("ran %q; want a once and b twice", got)
+	}
+}

@@ -245,8 +245,9 @@ type runFlags struct {
 	interval time.Duration
 	approve  string
 	fresh    bool
-	detach   bool // start the runner and return
-	demo     bool // the demo's runner: its gate opens when no window is attached
+	detach   bool   // start the runner and return
+	demo     bool   // the demo's runner: its gate opens when no window is attached
+	retry    string // the runner: a finished phase to run again as it starts
 }
 
 func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []string, error) {
@@ -263,6 +264,7 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []s
 	fs.BoolVar(&f.detach, "detach", false, "")
 	if name == runnerCommand {
 		fs.BoolVar(&f.demo, "demo", false, "")
+		fs.StringVar(&f.retry, "retry", "", "")
 	}
 	rest, err := parseAnywhere(fs, args)
 	if err != nil {

@@ -104,7 +104,11 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	defer release()
-	r, err := runner.New(plan, runner.Options{StateDir: f.stateDir, GPUCount: count, Approve: approve, Notes: notes})
+	var retry []string
+	if f.retry != "" {
+		retry = []string{f.retry}
+	}
+	r, err := runner.New(plan, runner.Options{StateDir: f.stateDir, GPUCount: count, Approve: approve, Notes: notes, Retry: retry})
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		if errors.Is(err, runner.ErrLocked) {

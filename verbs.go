@@ -68,33 +68,47 @@ func hasJournal(stateDir string) bool {
 // one when the campaign ran here and is not finished (said on stderr). A
 // campaign that never ran, or has finished, has none: code says so.
 func reachRunner(name string, plan *runner.Plan, stateDir string, stdout, stderr io.Writer) (*link.Client, int) {
+	c, _, code := reachRunnerFor(name, "", plan, stateDir, stdout, stderr)
+	return c, code
+}
+
+// reachRunnerFor is reachRunner for a verb that names a phase: `retry` of a
+// phase on a finished campaign starts a runner that runs it again (and
+// what it needs) and ends; retried says so, and the retry is not asked
+// again.
+func reachRunnerFor(name, phase string, plan *runner.Plan, stateDir string, stdout, stderr io.Writer) (c *link.Client, retried bool, code int) {
 	c, err := link.Dial(stateDir)
 	if err == nil {
-		return c, exitOK
+		return c, false, exitOK
 	}
 	var refused *link.RefusedError
 	if errors.As(err, &refused) {
 		fmt.Fprintf(stderr, "greenlight %s: %s\n", name, refused.Why)
-		return nil, exitLocked
+		return nil, false, exitLocked
 	}
 	if !errors.Is(err, link.ErrNoRunner) {
 		fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
-		return nil, exitFailed
+		return nil, false, exitFailed
 	}
 	if !hasJournal(stateDir) {
 		fmt.Fprintf(stderr, "greenlight %s: %s has not run here (no journal in %s): `greenlight run %s` starts it\n", name, plan.Name, stateDir, plan.File)
-		return nil, exitUsage
+		return nil, false, exitUsage
 	}
+	f := &runFlags{interval: time.Second}
 	st, err := runner.Replay(plan, stateDir)
-	if err == nil && st.Finished {
+	switch {
+	case err == nil && st.Finished && name == "retry" && phase != "":
+		fmt.Fprintf(stderr, "greenlight retry: %s has finished: starting its runner to run %s again (and what it needs); it ends after\n", plan.Name, phase)
+		f.retry = phase
+	case err == nil && st.Finished:
 		fmt.Fprintf(stderr, "greenlight %s: %s has finished (%s); nothing runs it now; `greenlight run --fresh %s` starts it over\n",
 			name, plan.Name, st.Ended.Format("2006-01-02 15:04:05"), plan.File)
-		return nil, exitUsage
+		return nil, false, exitUsage
+	default:
+		fmt.Fprintf(stderr, "greenlight %s: no runner runs %s: starting one, which resumes it from its journal\n", name, plan.Name)
 	}
-	fmt.Fprintf(stderr, "greenlight %s: no runner runs %s: starting one, which resumes it from its journal\n", name, plan.Name)
-	f := &runFlags{interval: time.Second}
-	c, _, code := attachRunner(plan, f, stateDir, stdout, stderr)
-	return c, code
+	c, _, code = attachRunner(plan, f, stateDir, stdout, stderr)
+	return c, f.retry != "" && c != nil, code
 }
 
 // cmdControl is approve, pause, resume, skip, retry and stop.
@@ -126,9 +140,18 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	c, code := reachRunner(name, plan, stateDir, stdout, stderr)
+	var target string
+	if name == "retry" {
+		target = phases[0]
+	}
+	c, retried, code := reachRunnerFor(name, target, plan, stateDir, stdout, stderr)
 	if c == nil {
 		return code
+	}
+	if retried {
+		c.Close()
+		fmt.Fprintf(stdout, "greenlight: %s: retry done; the campaign runs again in its runner (`greenlight run %s` attaches)\n", target, plan.File)
+		return exitOK
 	}
 	defer c.Close()
 	op := map[string]string{"approve": link.OpGreenlight, "pause": link.OpPause, "resume": link.OpResume,

@@ -37,6 +37,10 @@ type Options struct {
 	// Approve lists phases whose manual gate is given up front ("all" for
 	// every one), for unattended runs.
 	Approve []string
+	// Retry names finished phases to run again as the runner starts (the
+	// verb retry on a campaign that has finished: no runner was there to
+	// ask).
+	Retry []string
 	// Notes are said as warnings when the campaign starts, in the window,
 	// the plain output and the results file (preflight's warnings).
 	Notes []string
@@ -180,6 +184,11 @@ func New(plan *Plan, opts Options) (*Runner, error) {
 	r.resume(recs)
 	r.warnings = append(r.warnings, opts.Notes...)
 	r.keepApprovals()
+	for _, id := range opts.Retry {
+		if pr, err := r.find(id); err == nil && pr.state.Status.Finished() {
+			r.retry(id)
+		}
+	}
 	return r, nil
 }
 
