@@ -104,6 +104,7 @@ func startRunner(plan *runner.Plan, f *runFlags, stateDir string, stdout, stderr
 		fmt.Fprintf(stderr, "greenlight: cannot create the state dir: %v\n", err)
 		return nil, exitFailed
 	}
+	reuseRunnerFlags(stateDir, f, stdout)
 	args := []string{runnerCommand, "--state-dir", stateDir, "--interval", f.interval.String()}
 	for _, g := range f.gpu {
 		args = append(args, "--gpu", g)

@@ -292,3 +292,24 @@ func TestRetryOnAFinishedCampaign(t *testing.T) {
 		t.Errorf("ran %q; want a once and b twice", got)
 	}
 }
+
+// TestResumeKeepsTheGPUSource: a campaign started with --gpu fake:2 and
+// stopped is resumed without the flag: the runner reads the same source
+// (said), so preflight's count holds; a flag given again wins, said too.
+func TestResumeKeepsTheGPUSource(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, "name: keep\ngpus: 2\nphases:\n  - id: a\n    steps:\n      - run: |\n          sleep 2; echo a >> ran\n")
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "fake:2", c); code != 0 {
+		t.Fatalf("start: exit %d\n%s", code, out)
+	}
+	waitForFile(t, filepath.Join(dir, ".greenlight", "keep", "journal.jsonl"), `"kind":"step-pid"`)
+	runBin(t, dir, "stop", c)
+	waitFinished(t, filepath.Join(dir, "keep.md"), 20*time.Second)
+	out, code := runBin(t, dir, "run", "--plain", c)
+	if code != 0 || !strings.Contains(out, "--gpu fake:2, as the campaign was started with") {
+		t.Errorf("resume without --gpu: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(readFile(t, filepath.Join(dir, "keep.md")), "source fake") {
+		t.Error("the resumed record lost the GPU source")
+	}
+}

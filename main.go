@@ -248,6 +248,7 @@ type runFlags struct {
 	detach   bool   // start the runner and return
 	demo     bool   // the demo's runner: its gate opens when no window is attached
 	retry    string // the runner: a finished phase to run again as it starts
+	given    map[string]bool
 }
 
 func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []string, error) {
@@ -270,6 +271,8 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []s
 	if err != nil {
 		return nil, nil, err
 	}
+	f.given = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
 	if f.interval < 100*time.Millisecond {
 		return nil, nil, fmt.Errorf("--interval %s is below 100ms", f.interval)
 	}

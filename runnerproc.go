@@ -116,6 +116,7 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitFailed
 	}
+	saveRunnerFlags(r.StateDir(), f)
 	host, _ := os.Hostname()
 	w := report.NewWriter(plan.Report, plan, report.Env{Host: host, Inventory: inv}, sampler, r.StateDir())
 	reportEvents, linkEvents, printEvents := r.Subscribe(), r.Subscribe(), r.Subscribe()
