@@ -113,3 +113,40 @@ phases:
 		t.Errorf("the step's failure does not quote its error lines, escaped: %q", r)
 	}
 }
+
+// TestRecordedKeptAcrossRestarts: a row's recorded time is when it was
+// first read, not when a runner started again read it anew.
+func TestRecordedKeptAcrossRestarts(t *testing.T) {
+	dir := t.TempDir()
+	p := loadCampaign(t, `
+name: rec
+phases:
+  - id: a
+    steps:
+      - run: |
+          echo '{"x": 1}' >> "$GREENLIGHT_RESULTS"; echo 'tok/s: 5' ; sleep 1
+        results: {regex: 'tok/s:\s+(?P<tok_s>[\d.]+)'}
+  - id: b
+    needs: [a]
+    gate: manual
+    steps:
+      - run: |
+          true
+`)
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(dir, "state")
+	h := start(t, p, opts)
+	first := h.kind(GateWaiting, "b").State.Phase("a").Steps[0].Results
+	h.r.Close()
+	time.Sleep(50 * time.Millisecond) // the restart's clock is later than any row's
+	h2 := start(t, p, opts)
+	again := h2.kind(CampaignStarted, "").State.Phase("a").Steps[0].Results
+	if len(first) != 2 || len(again) != 2 {
+		t.Fatalf("rows %d then %d; want 2 and 2", len(first), len(again))
+	}
+	for i := range first {
+		if !again[i].Time.Equal(first[i].Time) {
+			t.Errorf("row %d recorded %v, then %v after a restart", i, first[i].Time, again[i].Time)
+		}
+	}
+}

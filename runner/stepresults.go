@@ -40,7 +40,7 @@ func (sr *stepRun) readResults(now time.Time) {
 	// One event for what one read brought: a burst of 20,000 rows is a
 	// handful of events, not 20,000 snapshots of the whole campaign.
 	first := len(sr.pr.state.Steps[sr.step.Index].Results)
-	defer func() { sr.announceRows(first) }()
+	defer func() { sr.flushTimes(); sr.announceRows(first) }()
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -118,8 +118,10 @@ func (sr *stepRun) addRow(row Row, announce bool) {
 		}
 	}
 	ss := &pr.state.Steps[sr.step.Index]
+	row.Time = sr.rowTime(len(ss.Results), row.Time)
 	ss.Results = append(ss.Results, row)
-	if announce {
+	if announce { // one row at a time (a log line, a saved file): its time is kept now
+		sr.flushTimes()
 		sr.emitRow(row)
 	}
 }

@@ -26,6 +26,7 @@ type stepRun struct {
 
 	proc       stepProc // the process: its group, its supervisor, how it ends
 	diskFilled bool     // free space fell under the guard's limit while it ran
+	rec        recordedTimes
 
 	// What it says: how far its files have been read, and what they told.
 	out         outputRead
