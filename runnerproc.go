@@ -149,6 +149,14 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 	}
 	go feedSessions(sampler, r.Subscribe())
 	go followSlurmNodes(src, r.Subscribe())
+	if plan.Notify != "" {
+		go runner.Notify(plan, r.Subscribe(), func(msg string) {
+			fmt.Fprintf(stdout, "%s warning: %s\n", time.Now().Format("15:04:05"), msg)
+			if srv.link != nil {
+				srv.link.Event(runner.Event{Kind: runner.Warning, Time: time.Now(), Message: msg, State: r.Snapshot()})
+			}
+		})
+	}
 	go srv.forwardGPU()
 	if f.demo {
 		go demoGates(r, srv.link)

@@ -150,3 +150,70 @@ phases:
 		}
 	}
 }
+
+// TestNotify: the notify command runs for a gate that waits, a phase that
+// fails and the campaign's end, with the event, phase and text in its
+// environment; one that hangs is stopped within its limit, said once, and
+// holds nothing.
+func TestNotify(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "told")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: tell
+notify: |
+  echo "$GREENLIGHT_EVENT $GREENLIGHT_PHASE $GREENLIGHT_TEXT" >> %s
+phases:
+  - id: bad
+    steps:
+      - run: |
+          exit 3
+  - id: gated
+    gate: manual
+    steps:
+      - run: |
+          true
+`, log))
+	r, err := New(p, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, r: r, events: r.Subscribe()}
+	events := r.Subscribe() // before the start: no notice missed
+	r.Start()
+	said := make(chan string, 4)
+	done := make(chan struct{})
+	go func() { Notify(p, events, func(s string) { said <- s }); close(done) }()
+	h.kind(GateWaiting, "gated")
+	h.r.Greenlight("gated")
+	h.finished(20 * time.Second)
+	h.r.Close()
+	<-done
+	b, _ := os.ReadFile(log)
+	got := string(b)
+	for _, want := range []string{"gate gated", "failed bad", "finished  failed: "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("not told %q; told:\n%s", want, got)
+		}
+	}
+	if len(said) != 0 {
+		t.Errorf("a working notify said: %q", <-said)
+	}
+
+	// A command that hangs: stopped after the limit, said once.
+	defer func(d time.Duration) { notifyLimit = d }(notifyLimit)
+	notifyLimit = 300 * time.Millisecond
+	p.Notify = "sleep 600"
+	ev := make(chan Event, 2)
+	ev <- Event{Kind: CampaignFinished, State: &State{Finished: true}}
+	ev <- Event{Kind: CampaignFinished, State: &State{Finished: true}}
+	close(ev)
+	start := time.Now()
+	var told []string
+	Notify(p, ev, func(s string) { told = append(told, s) })
+	if len(told) != 1 || !strings.Contains(told[0], "did not end within") {
+		t.Errorf("a hanging notify: said %q", told)
+	}
+	if d := time.Since(start); d > 3*notifyLimit {
+		t.Errorf("two hanging notices took %v", d)
+	}
+}

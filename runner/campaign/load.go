@@ -220,6 +220,7 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 	l.gpuSources(spec, plan)
 	l.traces(spec, plan)
 	plan.FailOnExpect = spec.FailOnExpect
+	plan.Notify = strings.TrimSpace(spec.Notify)
 	plan.Report = spec.Report
 	if plan.Report == "" {
 		plan.Report = SafeName(plan.Name) + ".md"

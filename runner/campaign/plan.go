@@ -18,6 +18,9 @@ type Plan struct {
 	Dir    string // its folder; relative paths resolve against it
 	Hash   string // sha256 of the file's bytes, hex
 	Report string // absolute path of the results file
+	// Notify is a shell command run when the campaign needs a person: a
+	// gate waits, a phase fails, the disk guard pauses it, it ends.
+	Notify string
 	Env    map[string]string
 	GPUs   int // expected count of this machine's GPUs; 0 when not stated
 	// GPUSources are where GPU readings come from, as `--gpu` takes them

@@ -12,6 +12,7 @@ import (
 type CampaignSpec struct {
 	Name         string            `yaml:"name" json:"name"`
 	Report       string            `yaml:"report" json:"report,omitempty"`
+	Notify       string            `yaml:"notify" json:"notify,omitempty"`
 	Env          map[string]string `yaml:"env" json:"env,omitempty"`
 	GPUs         GPUsSpec          `yaml:"gpus" json:"gpus,omitempty"`
 	FailOnExpect bool              `yaml:"fail_on_expect" json:"fail_on_expect,omitempty"`
