@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -69,6 +70,11 @@ func dial(dir string, proto int, version string) (*Client, error) {
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
 			return nil, ErrNoRunner
+		}
+		if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
+			// The socket is its owner's alone (0600): the campaign runs
+			// under another user, whichever way the refusal comes.
+			return nil, &RefusedError{Why: otherUser(path)}
 		}
 		return nil, fmt.Errorf("cannot reach the campaign's runner at %s: %w", path, err)
 	}
@@ -260,4 +266,18 @@ func (c *Client) merge(m *Msg) *runner.State {
 	}
 	c.state = &st
 	return &st
+}
+
+// otherUser says that the campaign at the socket path belongs to another
+// user, naming them where the system can.
+func otherUser(path string) string {
+	who := "another user"
+	var st syscall.Stat_t
+	if syscall.Stat(path, &st) == nil {
+		who = fmt.Sprintf("another user (uid %d)", st.Uid)
+		if u, err := user.LookupId(fmt.Sprint(st.Uid)); err == nil {
+			who = fmt.Sprintf("another user, %s (uid %d)", u.Username, st.Uid)
+		}
+	}
+	return fmt.Sprintf("the campaign belongs to %s: its runner takes commands from its owner only (%s)", who, path)
 }

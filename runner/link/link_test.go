@@ -204,6 +204,16 @@ func TestOtherUIDRefused(t *testing.T) {
 	if !strings.Contains(string(out), "belongs to uid 0 and talks to no other user (you are uid 65534)") {
 		t.Errorf("a client of uid 65534 was not refused:\n%s", out)
 	}
+	// The socket's own mode (0600) refuses first: the same refusal, in
+	// words, not a raw "permission denied".
+	os.Chmod(filepath.Join(dir, SocketName), 0o600)
+	cmd = exec.Command(exe, "-test.run=^TestOtherUIDRefused$")
+	cmd.Env = append(os.Environ(), "LINK_TEST_DIAL="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, _ = cmd.CombinedOutput()
+	if !strings.Contains(string(out), "dial: the campaign belongs to another user") {
+		t.Errorf("a client of uid 65534 refused by the socket's mode:\n%s", out)
+	}
 }
 
 // TestSilentRunnerSaidWithinTimeout: a runner that stops answering (kill
