@@ -217,7 +217,7 @@ func TestOneRunnerPerResultsFile(t *testing.T) {
 	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
 		t.Fatalf("first runner: exit %d\n%s", code, out)
 	}
-	t.Cleanup(func() { runBin(t, dir, "stop", c) })
+	t.Cleanup(func() { stopRunner(t, filepath.Join(dir, ".greenlight", "once")) })
 	out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", "--state-dir", filepath.Join(dir, "other"), c)
 	if code != exitLocked || !strings.Contains(out, "written by another runner (pid") {
 		t.Errorf("a second runner from another state dir: exit %d\n%s", code, out)
@@ -311,5 +311,49 @@ func TestResumeKeepsTheGPUSource(t *testing.T) {
 	}
 	if !strings.Contains(readFile(t, filepath.Join(dir, "keep.md")), "source fake") {
 		t.Error("the resumed record lost the GPU source")
+	}
+}
+
+// TestLogsFollowOnePhase: `logs -f FILE PHASE` before the phase starts
+// says what it waits for, keeps each header on its own line after a step
+// whose last line had no newline, and ends with the phase, not the
+// campaign.
+func TestLogsFollowOnePhase(t *testing.T) {
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: follow
+phases:
+  - id: a
+    steps:
+      - run: |
+          sleep 2
+  - id: b
+    needs: [a]
+    steps:
+      - run: |
+          printf 'no newline at the end'
+      - run: |
+          echo second
+  - id: c
+    needs: [b]
+    steps:
+      - run: |
+          sleep 60
+`)
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
+		t.Fatalf("start: exit %d\n%s", code, out)
+	}
+	t.Cleanup(func() { stopRunner(t, filepath.Join(dir, ".greenlight", "follow")) })
+	start := time.Now()
+	out, code := runBin(t, dir, "logs", "-f", c, "b")
+	if code != 0 {
+		t.Fatalf("logs -f: exit %d\n%s", code, out)
+	}
+	if time.Since(start) > 40*time.Second {
+		t.Errorf("logs -f b followed the campaign (%v), not b", time.Since(start))
+	}
+	for _, want := range []string{"==> b has not started: waits for a <==", "no newline at the end\n==> b step 2", "second\n", "==> b done <=="} {
+		if !strings.Contains(out, want) {
+			t.Errorf("logs -f b lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -224,10 +224,32 @@ func cmdLogs(args []string, stdout, stderr io.Writer) int {
 	tails := map[string]int64{} // log path -> bytes printed
 	printed := ""               // the log whose lines were printed last
 	empty := map[string]bool{}  // logs said to be empty
+	out := &lineWriter{w: stdout}
+	stdout = out
+	header := func(format string, a ...any) {
+		if !out.atStart() { // a step's last line had no newline
+			io.WriteString(stdout, "\n")
+		}
+		fmt.Fprintf(stdout, format, a...)
+	}
+	waitSaid := ""
 	show := func(st *runner.State) {
 		for _, p := range st.Phases {
 			if phase != "" && p.ID != phase {
 				continue
+			}
+			if phase != "" && (p.Status == runner.Pending || p.Status == runner.Waiting) {
+				why := p.WaitReason
+				if why == "" && p.Status == runner.Waiting {
+					why = "waits for your greenlight"
+				}
+				if why == "" {
+					why = "waits to start"
+				}
+				if why != waitSaid {
+					waitSaid = why
+					header("==> %s has not started: %s <==\n", p.ID, why)
+				}
 			}
 			for _, s := range p.Steps {
 				if s.Log == "" {
@@ -236,14 +258,14 @@ func cmdLogs(args []string, stdout, stderr io.Writer) int {
 				all := !follow || s.Status != runner.Running
 				n := printLog(stdout, s.Log, tails[s.Log], all, func() {
 					if printed != s.Log {
-						fmt.Fprintf(stdout, "==> %s step %d (%s), %s: %s <==\n", p.ID, s.Index+1, s.Name, s.Status, s.Log)
+						header("==> %s step %d (%s), %s: %s <==\n", p.ID, s.Index+1, s.Name, s.Status, s.Log)
 						printed = s.Log
 					}
 				})
 				tails[s.Log] += n
 				if n == 0 && tails[s.Log] == 0 && s.Status != runner.Running && s.Status != runner.Pending && !empty[s.Log] {
 					empty[s.Log] = true
-					fmt.Fprintf(stdout, "==> %s step %d (%s), %s: %s <==\n(no output)\n", p.ID, s.Index+1, s.Name, s.Status, s.Log)
+					header("==> %s step %d (%s), %s: %s <==\n(no output)\n", p.ID, s.Index+1, s.Name, s.Status, s.Log)
 					printed = s.Log
 				}
 			}
@@ -276,9 +298,29 @@ func cmdLogs(args []string, stdout, stderr io.Writer) int {
 			}
 		case <-tick.C:
 			show(st)
+			// Following one phase: to its own end, not the campaign's.
+			if p := st.Phase(phase); p != nil && p.Status.Finished() {
+				header("==> %s %s <==\n", p.ID, p.Status)
+				return exitOK
+			}
 		}
 	}
 }
+
+// lineWriter remembers whether what it wrote last ended a line.
+type lineWriter struct {
+	w    io.Writer
+	last byte
+}
+
+func (l *lineWriter) Write(b []byte) (int, error) {
+	if len(b) > 0 {
+		l.last = b[len(b)-1]
+	}
+	return l.w.Write(b)
+}
+
+func (l *lineWriter) atStart() bool { return l.last == 0 || l.last == '\n' }
 
 // printLog writes path from byte from, the header first when anything is
 // new, and returns how many bytes of the file it took. Step output is
