@@ -37,11 +37,19 @@ func Load(path string) (*Plan, error) {
 // (the file's absolute path) to resolve relative paths.
 func Parse(name, abs string, data []byte) (*Plan, error) {
 	l := &loader{name: name, lines: strings.Split(string(data), "\n")}
+	if errs := l.tabIndents(); len(errs) > 0 {
+		return nil, oneOrMany(errs)
+	}
 	file, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, l.fromYAML(err)
 	}
 	l.file = file
+	if len(file.Docs) > 0 && file.Docs[0].Body != nil {
+		if errs := l.unknownKeys(file.Docs[0].Body); len(errs) > 0 {
+			return nil, oneOrMany(errs)
+		}
+	}
 	var spec CampaignSpec
 	if err := decodeStrict(data, &spec); err != nil {
 		return nil, l.fromYAML(err)
@@ -68,6 +76,14 @@ func Parse(name, abs string, data []byte) (*Plan, error) {
 		return nil, l.errs
 	}
 	return plan, nil
+}
+
+// oneOrMany is a single FileError as itself, several as FileErrors.
+func oneOrMany(errs FileErrors) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errs
 }
 
 // decodeStrict decodes with unknown keys refused. go-yaml can panic on

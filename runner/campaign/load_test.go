@@ -278,3 +278,35 @@ phases:
 			Contend(client, all), Contend(client, zero), Contend(all, zero))
 	}
 }
+
+// TestEveryKeyErrorAtOnce: every unknown key is reported in one go, each
+// with its line and column; a key of another level says where it goes; a
+// tab in the indentation gets its own words.
+func TestEveryKeyErrorAtOnce(t *testing.T) {
+	body := "name: k\nphases:\n  - id: a\n    retires: 2\n    steps:\n      - run: |\n          true\n        gate: manual\n        progres: x\n"
+	_, err := Parse("c.yaml", "/c.yaml", []byte(body))
+	var errs FileErrors
+	if !errors.As(err, &errs) || len(errs) != 3 {
+		t.Fatalf("want 3 errors at once, got %v", err)
+	}
+	want := []struct{ at, msg, hint string }{
+		{"c.yaml:4:5", `unknown key "retires" in a phase`, `did you mean "retries"?`},
+		{"c.yaml:8:9", `unknown key "gate" in a step`, "gate is a key of a phase, not of a step: move it there"},
+		{"c.yaml:9:9", `unknown key "progres" in a step`, `did you mean "progress"?`},
+	}
+	for i, w := range want {
+		if got := errs[i].Error(); !strings.Contains(got, w.at+": "+w.msg) || errs[i].Hint != w.hint {
+			t.Errorf("error %d = %q (hint %q); want %s: %s (hint %q)", i, got, errs[i].Hint, w.at, w.msg, w.hint)
+		}
+	}
+	// The misplaced key's fix, applied, loads.
+	fixed := "name: k\nphases:\n  - id: a\n    retries: 2\n    gate: manual\n    steps:\n      - run: |\n          true\n        progress: '(\\d+)%'\n"
+	if _, err := Parse("c.yaml", "/c.yaml", []byte(fixed)); err != nil {
+		t.Errorf("the file with the hints applied does not load: %v", err)
+	}
+	_, err = Parse("t.yaml", "/t.yaml", []byte("name: k\nphases:\n\t- id: a\n"))
+	var fe *FileError
+	if !errors.As(err, &fe) || fe.Line != 3 || fe.Col != 1 || !strings.Contains(fe.Msg, "tabs are not allowed here") || !strings.Contains(fe.Hint, "indent with spaces") {
+		t.Errorf("a tab: %v", err)
+	}
+}
