@@ -114,6 +114,9 @@ phases:
     steps: [{run: "true"}]
 `)
 	cmd, out := startPlain(t, dir, c)
+	// SIGTERM detaches the client; its runner would wait at the gate for
+	// good: stop it, so the test leaves nothing running.
+	t.Cleanup(func() { stopRunner(t, filepath.Join(dir, ".greenlight", "gate")) })
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(out.String(), "waits for your greenlight") && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
