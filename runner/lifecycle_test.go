@@ -217,3 +217,43 @@ phases:
 		t.Errorf("two hanging notices took %v", d)
 	}
 }
+
+// TestStopAtAGateReadsStoppedFromTheJournal: stopped while a phase waits
+// at its gate, the campaign reads "stopped" from its journal alone (status
+// with no runner), as the window and the record say; run again, the gate
+// asks again.
+func TestStopAtAGateReadsStoppedFromTheJournal(t *testing.T) {
+	dir := t.TempDir()
+	p := loadCampaign(t, `
+name: gatestop
+phases:
+  - id: a
+    steps:
+      - run: |
+          true
+  - id: b
+    needs: [a]
+    gate: manual
+    steps:
+      - run: |
+          true
+`)
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(dir, "state")
+	h := start(t, p, opts)
+	h.kind(GateWaiting, "b")
+	h.r.Stop()
+	if got := h.finished(10 * time.Second).Headline(); got != HeadStopped {
+		t.Errorf("the runner says %q", got)
+	}
+	h.r.Close()
+	st, err := Replay(p, opts.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Headline(); got != HeadStopped {
+		t.Errorf("from the journal: %q (b %s); want %q", got, st.Phase("b").Status, HeadStopped)
+	}
+	h2 := start(t, p, opts)
+	h2.kind(GateWaiting, "b")
+}

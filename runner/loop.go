@@ -225,6 +225,10 @@ func (r *Runner) stopAll() {
 		switch pr.state.Status {
 		case Pending, Waiting:
 			pr.state.Status, pr.state.Reason = Stopped, "campaign stopped"
+			// Journaled, so that status and the record read from the
+			// journal (no runner left) say "stopped" as the window does;
+			// resume runs it again, as any stopped phase.
+			r.journal(record{Kind: recPhaseEnd, T: r.opts.Now(), Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, Status: Stopped, Reason: "campaign stopped"})
 		case Running, Ready:
 			if pr.cur != nil && !pr.cur.proc.exitedSeen {
 				if pr.ph.Service != nil && pr.state.Status == Ready {
