@@ -1,0 +1,221 @@
+package report
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// The files a write displaced, held open and watched: what lands in them
+// late (an append opened before the swap, an editor saving in place,
+// stalled on a busy machine) is merged by the next write they ask for.
+
+// heldFile is a file we displaced, kept open: a writer that opened it
+// before the swap (`echo note >> results.md`, an editor saving in place,
+// stalled on a busy machine) still writes into it, and what it writes
+// must not be lost. Its changes are watched (fsnotify on the open file)
+// and merged by a write they ask for.
+type heldFile struct {
+	f     *os.File
+	data  string // its content, as merged
+	base  string // what an editor that rewrites it most likely read: the base of the merge
+	id    fileID
+	since time.Time // last change seen, or when displaced
+	// suspect: displaced while empty or shorter than what it replaced, as
+	// an editor stalled between its truncate and its write leaves it; the
+	// end of a campaign waits a moment for its write.
+	suspect bool
+}
+
+const (
+	heldFor  = 10 * time.Second // a displaced file quiet this long is let go
+	heldMax  = 256
+	maxTries = 50
+)
+
+func (h heldFile) watchName() string { return fmt.Sprintf("/proc/self/fd/%d", h.f.Fd()) }
+
+// lateWrites reports whether a displaced file changed since.
+func (fl *fileState) lateWrites() bool {
+	for _, h := range fl.held {
+		if fi, err := h.f.Stat(); err == nil && idOf(fi) != h.id {
+			return true
+		}
+	}
+	return false
+}
+
+// isAppend tells text added at the end of a file (a shell's >>) from a
+// rewrite of it: the old content whole at the start, and no block of ours
+// in what was added.
+func isAppend(old, now string) bool {
+	return old != "" && strings.HasPrefix(now, old) && !strings.Contains(now[len(old):], "<!-- greenlight:")
+}
+
+// late collects what was written into displaced files since we took them
+// in. Text appended to one is returned as appended. A rewrite of one is
+// the user's newest version, returned as rewrite (the newest if several),
+// unless it looks mid-save or unsettled: then wait says when to look
+// again, and it is left for then.
+func (fl *fileState) late() (appended string, rewrite *snapshot, base string, wait time.Time) {
+	keep := fl.held[:0]
+	later := func(t time.Time) {
+		if wait.IsZero() || t.Before(wait) {
+			wait = t
+		}
+	}
+	for i, h := range fl.held {
+		fi, err := h.f.Stat()
+		if err == nil && idOf(fi) != h.id {
+			snap, stable, err := readOpen(h.f, fileID{})
+			switch {
+			case err != nil:
+				keep = append(keep, h) // looked at again next time
+				continue
+			case !stable:
+				later(snap.id.mtime.Add(settle))
+				keep = append(keep, h)
+				continue
+			case isAppend(h.data, snap.data):
+				appended += ensureNL(snap.data[len(h.data):])
+				fl.versions.keep(snap.data, keptLate)
+			case looksMidSave(snap, h.data):
+				later(snap.id.mtime.Add(quiet))
+				keep = append(keep, h)
+				continue
+			default:
+				if rewrite == nil || snap.id.mtime.After(rewrite.id.mtime) {
+					s := snap
+					rewrite, base = &s, h.base
+				}
+				fl.versions.keep(snap.data, keptLate)
+			}
+			h.data, h.base, h.id, h.since, h.suspect = snap.data, snap.data, snap.id, time.Now(), false
+		}
+		if time.Since(h.since) > heldFor || len(fl.held)-i > heldMax {
+			fl.release(h)
+			continue
+		}
+		keep = append(keep, h)
+	}
+	fl.held = keep
+	if len(fl.held) == 0 && fl.watch != nil {
+		fl.watch.Close()
+		fl.watch = nil
+	}
+	return appended, rewrite, base, wait
+}
+
+// hold keeps a displaced file open and watches it.
+func (fl *fileState) hold(f *os.File, snap snapshot, base string) {
+	h := heldFile{f: f, data: snap.data, base: base, id: snap.id, since: time.Now(),
+		suspect: snap.data == "" || len(snap.data) < len(fl.out)}
+	fl.held = append(fl.held, h)
+	if fl.watch == nil {
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			return // late writes are still merged at the next write
+		}
+		fl.watch = w
+		if fl.changed == nil {
+			fl.changed = make(chan struct{}, 1)
+		}
+		go fl.follow(w)
+	}
+	fl.watch.Add(h.watchName())
+}
+
+func (fl *fileState) release(h heldFile) {
+	if fl.watch != nil {
+		fl.watch.Remove(h.watchName())
+	}
+	h.f.Close()
+}
+
+// follow asks for a write whenever a held file changes.
+func (fl *fileState) follow(w *fsnotify.Watcher) {
+	for {
+		select {
+		case e, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if !e.Has(fsnotify.Write) && !e.Has(fsnotify.Chmod) {
+				continue
+			}
+			select {
+			case fl.changed <- struct{}{}:
+			default:
+			}
+			fl.mu.Lock()
+			kick := fl.kick
+			fl.mu.Unlock()
+			if kick != nil {
+				kick()
+			}
+		case _, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+// waitHeld waits for a held file to change, or until t; false past
+// waitMax since start.
+func (fl *fileState) waitHeld(t, start time.Time) bool {
+	if time.Since(start) > waitMax {
+		return false
+	}
+	timer := time.NewTimer(max(time.Until(t), time.Millisecond))
+	defer timer.Stop()
+	select {
+	case <-fl.changed:
+	case <-timer.C:
+	}
+	return true
+}
+
+// withRewrite is the user's text when a displaced file was rewritten (rw,
+// edited from base) while the path has at: the two merged by lines against
+// base; where they conflict, the newer, the other kept as a version.
+func (fl *fileState) withRewrite(at, rw snapshot, base string) snapshot {
+	if !at.exists {
+		return rw
+	}
+	// Where both added lines at one place, the older save's come first;
+	// on a tie (file times are coarse), the displaced file's: it was
+	// opened before the swap that displaced it.
+	older, newer := at.data, rw.data
+	if !rw.id.mtime.After(at.id.mtime) {
+		older, newer = rw.data, at.data
+	}
+	if m, ok := merge3(base, older, newer); ok {
+		return snapshot{data: m, exists: true, id: at.id}
+	}
+	if rw.id.mtime.After(at.id.mtime) {
+		fl.versions.keep(at.data, keptOverrode)
+		return rw
+	}
+	fl.versions.keep(rw.data, keptOverrode)
+	return at
+}
+
+// suspectUntil is when the last held file that may still get a stalled
+// editor's write stops being waited for at the end of a campaign.
+func (fl *fileState) suspectUntil() time.Time {
+	var t time.Time
+	for _, h := range fl.held {
+		if h.suspect && h.since.Add(suspectFor).After(t) {
+			t = h.since.Add(suspectFor)
+		}
+	}
+	return t
+}
+
+// suspectFor is how long the end of a campaign waits for a write into a
+// file displaced while it looked cut short.
+const suspectFor = 3 * time.Second
