@@ -35,6 +35,7 @@ Usage:
   greenlight stop CAMPAIGN.yaml           stop the campaign and its running steps
   greenlight logs [-f] CAMPAIGN.yaml [PHASE]  print the steps' logs; -f follows them
   greenlight report [flags] CAMPAIGN.yaml rebuild the results file from the state dir
+  greenlight report --versions CAMPAIGN.yaml  the versions of your results file that writes replaced
   greenlight trace [--top N] [--csv F] TRACE...  where the GPU time went in profiler traces
   greenlight demo [flags]                 run the bundled demo (no GPU needed)
   greenlight gpus [--gpu S] [--json]      print what the GPU source reads now
