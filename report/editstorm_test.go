@@ -96,7 +96,12 @@ func TestEditStorm(t *testing.T) {
 }
 
 func stormOnce(t *testing.T, saves, results int, styles []saveStyle) tally {
-	w, ed, base := newEditedFile(t)
+	w, ed, _ := newEditedFile(t)
+	return stormOnceWith(t, ed, w, saves, results, styles)
+}
+
+func stormOnceWith(t *testing.T, ed *editor, w *Writer, saves, results int, styles []saveStyle) tally {
+	base := fullState(w.plan)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	var last *runner.State

@@ -219,3 +219,48 @@ func (fl *fileState) suspectUntil() time.Time {
 // suspectFor is how long the end of a campaign waits for a write into a
 // file displaced while it looked cut short.
 const suspectFor = 3 * time.Second
+
+// Lines that came late (appended to a displaced file) are in the file we
+// put in place, but an editor may be in the middle of a save based on
+// what it read before: it rewrites our file in place with its own text,
+// which lacks them. So such lines are remembered for a while, and a
+// version read from the path that lacks them gets them back (at its end),
+// until one has been seen with them.
+
+// injectedFor is how long late lines are watched for.
+const injectedFor = heldFor
+
+// remember notes the late lines of carried, put in place just now.
+func (fl *fileState) remember(carried string) {
+	for _, l := range strings.SplitAfter(carried, "\n") {
+		if strings.TrimSpace(l) != "" {
+			fl.injected = append(fl.injected, ensureNL(l))
+		}
+	}
+	if carried != "" {
+		fl.injectedAt = time.Now()
+	}
+}
+
+// recall carries again the remembered late lines that a version read from
+// the path lacks; once a version has them all, they are let go.
+func (fl *fileState) recall(at snapshot) {
+	if len(fl.injected) == 0 {
+		return
+	}
+	if !at.exists || time.Since(fl.injectedAt) > injectedFor {
+		fl.injected = nil
+		return
+	}
+	var missing []string
+	for _, l := range fl.injected {
+		if !strings.HasPrefix(at.data, l) && !strings.Contains(at.data, "\n"+l) && !strings.Contains(fl.carried, l) {
+			missing = append(missing, l)
+		}
+	}
+	if len(missing) == 0 {
+		fl.injected = nil
+		return
+	}
+	fl.carried += strings.Join(missing, "")
+}

@@ -303,3 +303,41 @@ func eventually(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestLateLineSurvivesAStaleInPlaceSave: a line appended to a file a write
+// had just displaced is merged into the new file; an editor then saves in
+// place over that new file the text it read before (without the line):
+// the next write puts the line back.
+func TestLateLineSurvivesAStaleInPlaceSave(t *testing.T) {
+	w, ed, base := newEditedFile(t)
+	path := ed.path
+	shell, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0) // `>>`, opened before the write
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := string(must(os.ReadFile(path))) // what the editor read
+	if err := w.Write(stateWithRows(base, 2)); err != nil {
+		t.Fatal(err)
+	}
+	shell.WriteString("late line\n")
+	shell.Close()
+	if err := w.Write(stateWithRows(base, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(must(os.ReadFile(path))), "late line\n") {
+		t.Fatal("the late line was not merged")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0) // the editor saves in place what it read, and its own line
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(read + "editor line\n")
+	f.Close()
+	if err := w.Write(stateWithRows(base, 4)); err != nil {
+		t.Fatal(err)
+	}
+	got := string(must(os.ReadFile(path)))
+	if strings.Count(got, "late line\n") != 1 || strings.Count(got, "editor line\n") != 1 {
+		t.Errorf("want the late line and the editor's line once each:\n%s", got)
+	}
+}

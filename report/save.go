@@ -27,7 +27,9 @@ type fileState struct {
 	// keeps changing) loses none of it.
 	carried     string
 	rewrite     *snapshot
-	rewriteBase string // what the rewritten file held before: the merge's base
+	rewriteBase string    // what the rewritten file held before: the merge's base
+	injected    []string  // late lines put in place, watched for a save that drops them
+	injectedAt  time.Time // when
 	versions    *versions
 
 	watch   *fsnotify.Watcher // the held files, by /proc/self/fd/N
@@ -59,6 +61,7 @@ func (w *Writer) write(tg target) error {
 	if err != nil {
 		return err
 	}
+	fl.recall(at)
 	src := at // what the user's text is taken from
 	switch {
 	case at.exists:
@@ -109,6 +112,7 @@ func (w *Writer) write(tg target) error {
 			if at, err = readUser(path, fl.ours, fl.out); err != nil {
 				return err
 			}
+			fl.recall(at)
 			src = at
 			continue
 		}
@@ -183,6 +187,7 @@ func (w *Writer) write(tg target) error {
 		}
 		os.Remove(tmp) // now the name of the file we displaced, held open
 		fl.ours, fl.out = id, out
+		fl.remember(fl.carried)
 		fl.carried, fl.rewrite, fl.rewriteBase, fl.away = "", nil, "", false
 		syncDir(filepath.Dir(path))
 		at = snapshot{data: out, exists: true, id: id}
