@@ -3,14 +3,12 @@ package report
 import (
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -209,32 +207,9 @@ func inVersions(path, line string) []string {
 // Every line of the user's survives exactly once, in its place; none of
 // greenlight's text lands outside its blocks.
 func TestEditorsNeverLoseALine(t *testing.T) {
-	w, ed, base := newEditedFile(t)
-	const saves, results = 1000, 300
-	var wg sync.WaitGroup
-	wg.Add(2)
-	var last *runner.State
-	go func() {
-		defer wg.Done()
-		for i := 1; i <= results; i++ {
-			last = stateWithRows(base, i)
-			w.Write(last) // "keeps changing" under this storm is allowed: the next write retries
-			time.Sleep(time.Duration(rand.IntN(500)) * time.Microsecond)
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		for i := 0; i < saves; i++ {
-			ed.save(saveStyle(i % int(saveStyles)))
-			time.Sleep(time.Duration(rand.IntN(1500)) * time.Microsecond)
-		}
-	}()
-	wg.Wait()
-	if err := w.Write(last); err != nil && !errors.Is(err, errNoSwap) {
-		t.Fatal(err)
-	}
-	w.Flush()
-	ed.check(t, last)
+	w, ed, _ := newEditedFile(t)
+	all := []saveStyle{renameTop, inPlaceTop, appendEnd, renameEnd, inPlaceEnd}
+	ed.check(t, runStorm(t, w, ed, 1000, 300, 500*time.Microsecond, all))
 }
 
 // FuzzSavesLandingInAWrite drives the instants a save can land inside a

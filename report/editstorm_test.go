@@ -1,17 +1,12 @@
 package report
 
 import (
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/greenlight-run/greenlight/runner"
 )
 
 // tally is what an edit storm left: notes lost and duplicated, whether
@@ -97,35 +92,8 @@ func TestEditStorm(t *testing.T) {
 
 func stormOnce(t *testing.T, saves, results int, styles []saveStyle) tally {
 	w, ed, _ := newEditedFile(t)
-	return stormOnceWith(t, ed, w, saves, results, styles)
-}
-
-func stormOnceWith(t *testing.T, ed *editor, w *Writer, saves, results int, styles []saveStyle) tally {
-	base := fullState(w.plan)
-	var wg sync.WaitGroup
-	wg.Add(2)
-	var last *runner.State
-	go func() {
-		defer wg.Done()
-		// The results come over the whole storm, as a step's would.
-		gap := time.Duration(saves) * 750 * time.Microsecond / time.Duration(results)
-		for i := 1; i <= results; i++ {
-			last = stateWithRows(base, i)
-			w.Write(last)
-			time.Sleep(time.Duration(rand.Int64N(int64(2 * gap))))
-		}
-	}()
-	go func() {
-		defer wg.Done()
-		for i := 0; i < saves; i++ {
-			ed.save(styles[i%len(styles)])
-			time.Sleep(time.Duration(rand.IntN(1500)) * time.Microsecond)
-		}
-	}()
-	wg.Wait()
-	if err := w.Write(last); err != nil && !errors.Is(err, errNoSwap) {
-		t.Fatal(err)
-	}
-	w.Flush()
+	// The results come over the whole storm, as a step's would.
+	gap := 2 * time.Duration(saves) * 750 * time.Microsecond / time.Duration(results)
+	runStorm(t, w, ed, saves, results, gap, styles)
 	return ed.tally(results)
 }

@@ -362,7 +362,7 @@ func (w *Writer) swap(path, tmp string, at snapshot) (*snapshot, *os.File, error
 		snap := settleOpen(f)
 		return &snap, f, nil
 	}
-	now, err := readSettled(path, w.file.ours, 2*time.Second)
+	now, err := readUser(path, w.file.ours, w.file.out)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -36,11 +36,11 @@ func busy(t testing.TB) (stop func()) {
 	return stop
 }
 
-// storm runs an editor's saves against a stream of results and checks
-// that every line the user saved is in the file at the end, once.
-func storm(t *testing.T, saves, results int, stall func() time.Duration, styles []saveStyle) {
-	w, ed, base := newEditedFile(t)
-	ed.stall, ed.anyOrder = stall, true
+// runStorm has the editor save saves times, in styles in turn at random
+// moments, while results results are written, one every 0 to resultGap;
+// it returns the last state written, after the last write and the flush.
+func runStorm(t *testing.T, w *Writer, ed *editor, saves, results int, resultGap time.Duration, styles []saveStyle) *runner.State {
+	base := fullState(w.plan)
 	var wg sync.WaitGroup
 	wg.Add(2)
 	var last *runner.State
@@ -48,8 +48,8 @@ func storm(t *testing.T, saves, results int, stall func() time.Duration, styles 
 		defer wg.Done()
 		for i := 1; i <= results; i++ {
 			last = stateWithRows(base, i)
-			w.Write(last) // "keeps changing" under this storm is allowed: the next write retries
-			time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
+			w.Write(last) // "keeps changing" under a storm is allowed: the next write retries
+			time.Sleep(time.Duration(rand.Int64N(int64(resultGap))))
 		}
 	}()
 	go func() {
@@ -64,7 +64,15 @@ func storm(t *testing.T, saves, results int, stall func() time.Duration, styles 
 		t.Fatal(err)
 	}
 	w.Flush()
-	ed.check(t, last)
+	return last
+}
+
+// storm runs an editor's saves against a stream of results and checks
+// that every line the user saved is in the file at the end, once.
+func storm(t *testing.T, saves, results int, stall func() time.Duration, styles []saveStyle) {
+	w, ed, _ := newEditedFile(t)
+	ed.stall, ed.anyOrder = stall, true
+	ed.check(t, runStorm(t, w, ed, saves, results, 2*time.Millisecond, styles))
 }
 
 // TestEditorsOnABusyMachine: the storm with every core kept busy.

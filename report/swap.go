@@ -47,29 +47,6 @@ func idOf(fi fs.FileInfo) fileID {
 // a partial file for the moments in between.
 const settle = 25 * time.Millisecond
 
-// readSettled reads the file at path once nobody is writing it: its
-// modification time is at least settle old (or it is the file we wrote
-// last), and a second look finds it unchanged. After maxWait it takes what
-// is there.
-func readSettled(path string, ours fileID, maxWait time.Duration) (snapshot, error) {
-	deadline := time.Now().Add(maxWait)
-	for {
-		f, err := os.Open(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return snapshot{}, nil
-		}
-		if err != nil {
-			return snapshot{}, err
-		}
-		snap, stable, err := readOpen(f, ours)
-		f.Close()
-		if err != nil || stable || time.Now().After(deadline) {
-			return snap, err
-		}
-		time.Sleep(settle / 2)
-	}
-}
-
 // readOpen reads an open file and says whether it looked settled.
 func readOpen(f *os.File, ours fileID) (snapshot, bool, error) {
 	fi, err := f.Stat()

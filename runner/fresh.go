@@ -9,30 +9,6 @@ import (
 	"time"
 )
 
-// SetAside moves a campaign's state dir out of the way, so that the next
-// run starts it over: it becomes DIR.YYYYmmdd-HHMMSS beside itself, never
-// deleted. It refuses (ErrLocked) while a greenlight runs the campaign.
-// It returns where the old state went, "" when there was none.
-func SetAside(stateDir string, now time.Time) (string, error) {
-	if _, err := os.Stat(stateDir); errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	lock := stateDir + "/lock"
-	if f, err := os.OpenFile(lock, os.O_RDWR, 0); err == nil {
-		defer f.Close()
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-			b, _ := os.ReadFile(lock)
-			return "", fmt.Errorf("%w (pid %s); stop it before starting over", ErrLocked, string(b))
-		}
-		defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	}
-	dest := AsideName(stateDir, "", now)
-	if err := os.Rename(stateDir, dest); err != nil {
-		return "", fmt.Errorf("setting the old state aside: %w", err)
-	}
-	return dest, nil
-}
-
 // SetAsideTo moves a campaign's state dir to dest (which must not exist),
 // refusing (ErrLocked) while a greenlight runs the campaign. false when
 // there was no state dir.
