@@ -249,13 +249,7 @@ func TestCtrlCInAWatchingClientDetaches(t *testing.T) {
 	state := filepath.Join(dir, ".greenlight", "watch")
 	t.Cleanup(func() { stopRunner(t, state) })
 	waitForFile(t, filepath.Join(state, "journal.jsonl"), `"kind":"step-pid"`)
-	cmd := exec.Command(bin, "run", "--plain", "--gpu", "none", c)
-	cmd.Dir = dir
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startPlain(t, dir, c)
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), "attached to the campaign's runner") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)

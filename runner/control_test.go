@@ -391,12 +391,7 @@ func TestChangedPhaseRunsAgainUnchangedKept(t *testing.T) {
 	count := filepath.Join(dir, "count")
 	path := filepath.Join(dir, "c.yaml")
 	write := func(bMsg string) *Plan {
-		os.WriteFile(path, []byte(fmt.Sprintf("name: change\nphases:\n  - id: a\n    steps: [{run: 'echo a >> %s'}]\n  - id: b\n    steps: [{run: 'echo %s >> %s'}]\n", count, bMsg, count)), 0o644)
-		p, err := Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return writeCampaign(t, path, fmt.Sprintf("name: change\nphases:\n  - id: a\n    steps: [{run: 'echo a >> %s'}]\n  - id: b\n    steps: [{run: 'echo %s >> %s'}]\n", count, bMsg, count))
 	}
 	opts := testOptions(t)
 	opts.StateDir = filepath.Join(dir, "state")

@@ -69,12 +69,7 @@ func TestEditedPhaseAsksItsGateAgain(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.yaml")
 	write := func(msg string) *Plan {
-		os.WriteFile(path, []byte(fmt.Sprintf("name: regate\nphases:\n  - id: a\n    gate: manual\n    steps:\n      - run: |\n          echo %s\n", msg)), 0o644)
-		p, err := Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return writeCampaign(t, path, fmt.Sprintf("name: regate\nphases:\n  - id: a\n    gate: manual\n    steps:\n      - run: |\n          echo %s\n", msg))
 	}
 	opts := testOptions(t)
 	opts.StateDir = filepath.Join(dir, "state")

@@ -79,6 +79,20 @@ func loadCampaign(t *testing.T, body string) *Plan {
 	return p
 }
 
+// writeCampaign writes body to path (a campaign edited between runs) and
+// loads it.
+func writeCampaign(t *testing.T, path, body string) *Plan {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func testOptions(t *testing.T) Options {
 	exe, err := os.Executable()
 	if err != nil {
