@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -308,5 +310,35 @@ func TestEveryKeyErrorAtOnce(t *testing.T) {
 	var fe *FileError
 	if !errors.As(err, &fe) || fe.Line != 3 || fe.Col != 1 || !strings.Contains(fe.Msg, "tabs are not allowed here") || !strings.Contains(fe.Hint, "indent with spaces") {
 		t.Errorf("a tab: %v", err)
+	}
+}
+
+// TestIndentHintFixLoads: a key dedented by a slip (to the column of the
+// list dashes above, or out of its phase) is named with the column it
+// belongs at, and the file with that fix applied loads.
+func TestIndentHintFixLoads(t *testing.T) {
+	hintSpaces := regexp.MustCompile(`^indent it (\d+) spaces, in line with (\w+): on line \d+`)
+	for _, tt := range []struct{ body, key, with string }{
+		{"name: x\nphases:\n  - id: a\n    steps:\n      - run: |\n          vllm bench serve\n      results:\n          format: vllm-bench\n", "results", "8"},
+		{"name: x\nphases:\n  - id: a\n    steps:\n      - run: |\n          true\n  gate: manual\n", "gate", "4"},
+		{"name: x\nphases:\n  - id: a\n    gate: manual\n    steps:\n      - run: |\n          true\n        progress: '(\\d+)%'\n  retries: 2\n", "retries", "4"},
+	} {
+		_, err := Parse("c.yaml", "/c.yaml", []byte(tt.body))
+		var fe *FileError
+		if !errors.As(err, &fe) {
+			t.Fatalf("Parse = %v; want one FileError", err)
+		}
+		m := hintSpaces.FindStringSubmatch(fe.Hint)
+		if !strings.Contains(fe.Msg, tt.key+": is indented") || m == nil || m[1] != tt.with {
+			t.Errorf("%s:%d:%d: %s (hint %q); want %s: named, to go %s spaces in", fe.File, fe.Line, fe.Col, fe.Msg, fe.Hint, tt.key, tt.with)
+			continue
+		}
+		to, _ := strconv.Atoi(m[1])
+		lines := strings.Split(tt.body, "\n")
+		by := to - (len(lines[fe.Line-1]) - len(strings.TrimLeft(lines[fe.Line-1], " ")))
+		fixed := strings.Join(Reindent(lines, fe.Line, by), "\n")
+		if _, err := Parse("c.yaml", "/c.yaml", []byte(fixed)); err != nil {
+			t.Errorf("the fix the hint gives does not load: %v\n%s", err, fixed)
+		}
 	}
 }
