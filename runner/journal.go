@@ -26,6 +26,7 @@ type record struct {
 	ExitCode int       `json:"exit,omitempty"`
 	PID      int       `json:"pid,omitempty"` // the step's supervisor
 	Job      string    `json:"job,omitempty"` // the step's Slurm job id
+	Slurm    *SlurmJob `json:"slurm,omitempty"` // at a phase's end: Slurm's last word on its job
 }
 
 // Journal record kinds.

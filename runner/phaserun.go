@@ -280,7 +280,12 @@ func (r *Runner) endPhase(pr *phaseRun, st Status, reason string) {
 	pr.state.Frozen = false
 	pr.artScanPending = true
 	pr.state.Artifacts = globArtifacts(pr.ph.Artifacts, pr.artDir)
-	r.journal(record{Kind: recPhaseEnd, T: pr.state.Ended, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, Status: st, Reason: reason})
+	var job *SlurmJob
+	if pr.state.Slurm != nil {
+		sj := *pr.state.Slurm
+		job = &sj
+	}
+	r.journal(record{Kind: recPhaseEnd, T: pr.state.Ended, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, Status: st, Reason: reason, Slurm: job})
 	msg := fmt.Sprintf("%s %s", pr.ph.Label(), st)
 	if reason != "" {
 		msg += ": " + reason

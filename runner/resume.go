@@ -254,5 +254,8 @@ func (r *Runner) restoreEnded(pr *phaseRun, h *phaseHistory) {
 		pr.state.ExpectFailed += len(pr.state.Missing)
 	}
 	pr.state.Artifacts = globArtifacts(pr.ph.Artifacts, pr.artDir)
+	if h.end.Slurm != nil {
+		pr.state.Slurm = h.end.Slurm // Slurm's last word, not the bare id the step record gives
+	}
 	pr.cur = nil
 }

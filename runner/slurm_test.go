@@ -125,6 +125,16 @@ phases:
 	if !strings.Contains(log, "on "+c.Node+" job "+sj.ID) {
 		t.Errorf("the job's output did not reach the step's log:\n%s", log)
 	}
+	// Once the campaign has ended, the journal alone (status with no
+	// runner) still says how the job ended.
+	h.r.Close()
+	again, err := Replay(p, h.r.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rj := again.Phase("bench").Slurm; rj == nil || rj.ID != sj.ID || rj.State != "COMPLETED" || rj.Nodes != c.Node {
+		t.Errorf("bench's job from the journal = %+v; want %s COMPLETED on %s", rj, sj.ID, c.Node)
+	}
 	j := string(must(os.ReadFile(filepath.Join(h.r.StateDir(), "journal.jsonl"))))
 	if !strings.Contains(j, `"kind":"step-job","phase":"bench"`) || !strings.Contains(j, `"job":"`+sj.ID+`"`) {
 		t.Errorf("the job id is not journaled:\n%s", j)
