@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
@@ -36,7 +38,7 @@ func runnerLog(stateDir string) string { return runner.Layout(stateDir).RunnerLo
 // attachRunner connects to the campaign's runner, starting one when none
 // runs (it resumes from the journal). started says whether it was started
 // here. On failure it has said why on stderr and returns the exit status.
-func attachRunner(plan *runner.Plan, f *runFlags, stateDir string, stdout, stderr io.Writer) (c *link.Client, started bool, code int) {
+func attachRunner(plan *campaign.Plan, f *runFlags, stateDir string, stdout, stderr io.Writer) (c *link.Client, started bool, code int) {
 	for try := 0; try < 3; try++ {
 		c, err := link.Dial(stateDir)
 		if err == nil {
@@ -88,7 +90,7 @@ const resultsHeld = -3
 // of its own and waits for its socket. A runner that exits first (bad
 // input, preflight) has its lines copied to stderr and its status
 // returned.
-func startRunner(plan *runner.Plan, f *runFlags, stateDir string, stdout, stderr io.Writer) (*link.Client, int) {
+func startRunner(plan *campaign.Plan, f *runFlags, stateDir string, stdout, stderr io.Writer) (*link.Client, int) {
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
@@ -196,7 +198,7 @@ func waitSocket(stateDir string, pid int, wait time.Duration, exited chan int) *
 // the session starts a new one, which resumes from the journal, and goes
 // on with it.
 type session struct {
-	plan     *runner.Plan
+	plan     *campaign.Plan
 	flags    *runFlags
 	stateDir string
 	log      io.Writer // where the session says what it did (the plain printer's output)
@@ -213,7 +215,7 @@ type session struct {
 	bye    string // the runner's last word, when it ended the stream
 }
 
-func newSession(plan *runner.Plan, f *runFlags, stateDir string, c *link.Client, log io.Writer) *session {
+func newSession(plan *campaign.Plan, f *runFlags, stateDir string, c *link.Client, log io.Writer) *session {
 	s := &session{plan: plan, flags: f, stateDir: stateDir, log: log, c: c, events: make(chan runner.Event, 64)}
 	var w gpuWire
 	json.Unmarshal(c.First.GPU, &w)

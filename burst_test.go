@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/supervise"
+
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
@@ -99,12 +102,12 @@ phases:
       - run: |
           GREENLIGHT_TEST_BURST=%d exec %q
 `, n, exe)), 0o644)
-	plan, err := runner.Load(c)
+	plan, err := campaign.Load(c)
 	if err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	r, err := runner.New(plan, runner.Options{Self: []string{bin, runner.SuperviseCommand}})
+	r, err := runner.New(plan, runner.Options{Self: []string{bin, supervise.Command}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/format"
 )
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {

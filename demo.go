@@ -19,10 +19,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	"github.com/greenlight-run/greenlight/examples"
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
 const (
@@ -106,11 +108,11 @@ func setDemoAside(dir string, now time.Time) (string, error) {
 }
 
 // demoRunning reports whether a greenlight still runs the demo there.
-func demoRunning(campaign string) bool {
-	if _, err := os.Stat(campaign); err != nil {
+func demoRunning(file string) bool {
+	if _, err := os.Stat(file); err != nil {
 		return false
 	}
-	plan, err := runner.Load(campaign)
+	plan, err := campaign.Load(file)
 	if err != nil {
 		return false
 	}
@@ -316,7 +318,7 @@ func demoClient(args []string) int {
 
 // feedFake drives the fake fleet from what the campaign does, so the
 // demo's gauges move with it.
-func feedFake(f *gpu.Fake, n int, events <-chan runner.Event, plan *runner.Plan) {
+func feedFake(f *gpu.Fake, n int, events <-chan runner.Event, plan *campaign.Plan) {
 	for e := range events {
 		a := gpu.Activity{Devices: map[int]gpu.Load{}}
 		for _, p := range e.State.Phases {

@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/supervise"
+
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/greenlight-run/greenlight/gpu"
@@ -33,11 +36,11 @@ phases:
       - run: |
           for i in $(seq 1 20); do echo "{\"i\": $i, \"t\": $(date +%s%N)}" >> $GREENLIGHT_RESULTS; sleep 0.1; done
 `), 0o644)
-		plan, err := runner.Load(c)
+		plan, err := campaign.Load(c)
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := runner.New(plan, runner.Options{Self: []string{bin, runner.SuperviseCommand}})
+		r, err := runner.New(plan, runner.Options{Self: []string{bin, supervise.Command}})
 		if err != nil {
 			b.Fatal(err)
 		}

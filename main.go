@@ -15,9 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/greenlight-run/greenlight/gpu"
-	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/supervise"
+
+	"github.com/greenlight-run/greenlight/gpu"
 )
 
 // version is stamped by the release build (-X main.version=...).
@@ -201,8 +202,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	switch args[0] {
-	case runner.SuperviseCommand:
-		return runner.SuperviseMain(args[1:])
+	case supervise.Command:
+		return supervise.Main(args[1:])
 	case runnerCommand:
 		return cmdRunner(args[1:], stdout, stderr)
 	case demoServerCommand:
@@ -323,11 +324,11 @@ func openSources(srcs []campaign.GPUSource, interval time.Duration) (gpu.Source,
 	return gpu.Open(specs, interval)
 }
 
-func loadPlan(path string, stderr io.Writer) (*runner.Plan, bool) {
-	plan, err := runner.Load(path)
+func loadPlan(path string, stderr io.Writer) (*campaign.Plan, bool) {
+	plan, err := campaign.Load(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "%v\n", err)
-		var fe runner.FileErrors
+		var fe campaign.FileErrors
 		if errors.As(err, &fe) {
 			fmt.Fprintf(stderr, "%d problems; nothing was run.\n", len(fe))
 		}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	"github.com/charmbracelet/x/term"
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/report"
@@ -216,7 +218,7 @@ func followPlain(s *session, out io.Writer, started bool) int {
 }
 
 // startOver sets a campaign's old state and results aside for --fresh.
-func startOver(plan *runner.Plan, stateDir string, stdout, stderr io.Writer) int {
+func startOver(plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) int {
 	if stateDir == "" {
 		stateDir = runner.DefaultStateDir(plan)
 	}
@@ -242,7 +244,7 @@ func startOver(plan *runner.Plan, stateDir string, stdout, stderr io.Writer) int
 
 // approveList checks --approve's phase ids like needs: an unknown one is
 // bad input, with the nearest id, never a gate that waits forever.
-func approveList(plan *runner.Plan, flag string) ([]string, error) {
+func approveList(plan *campaign.Plan, flag string) ([]string, error) {
 	if strings.TrimSpace(flag) == "" {
 		return nil, nil
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/internal/files"
 )
 
 // The flags a runner was started with are kept in its state dir, so that
@@ -29,7 +29,7 @@ type savedFlags struct {
 func saveRunnerFlags(stateDir string, f *runFlags) {
 	b, err := json.Marshal(savedFlags{GPU: f.gpu, Interval: f.interval.String()})
 	if err == nil {
-		runner.WriteFileAtomic(filepath.Join(stateDir, runnerFlagsFile), b)
+		files.WriteAtomic(filepath.Join(stateDir, runnerFlagsFile), b)
 	}
 }
 

@@ -13,8 +13,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
+	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/format"
 	"github.com/greenlight-run/greenlight/runner/link"
 )
 
@@ -170,7 +172,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func statusOf(plan *runner.Plan, dir string, st *runner.State) statusJSON {
+func statusOf(plan *campaign.Plan, dir string, st *runner.State) statusJSON {
 	abs, _ := filepath.Abs(dir)
 	out := statusJSON{Schema: statusSchema, Campaign: plan.Name, File: plan.File, Report: plan.Report, StateDir: abs,
 		Monitor: monitorOf(dir), State: string(st.Headline()), Finished: st.Finished, Failed: st.Failed(), Paused: st.Paused, Frozen: st.Frozen,

@@ -6,13 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	"github.com/greenlight-run/greenlight/runner"
 )
 
 // TestStatusJSONSaysTheSlurmJob: status --json carries, per phase on
 // Slurm, its job id, state, reason, nodes, expected start and queue wait.
 func TestStatusJSONSaysTheSlurmJob(t *testing.T) {
-	plan, err := runner.Parse("c.yaml", "/c/c.yaml", []byte("name: s\nslurm: {partition: h200}\nphases:\n  - id: gemm\n    steps: [{run: x}]\n"))
+	plan, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte("name: s\nslurm: {partition: h200}\nphases:\n  - id: gemm\n    steps: [{run: x}]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

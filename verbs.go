@@ -15,13 +15,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
+	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/link"
-	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
 // verbArgs parses [--state-dir DIR] CAMPAIGN [PHASE...] and loads the plan.
-func verbArgs(name string, args []string, stderr io.Writer, follow *bool) (plan *runner.Plan, stateDir string, rest []string, code int) {
+func verbArgs(name string, args []string, stderr io.Writer, follow *bool) (plan *campaign.Plan, stateDir string, rest []string, code int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("state-dir", "", "")
@@ -67,7 +69,7 @@ func hasJournal(stateDir string) bool {
 // reachRunner is a verb's way to the runner: the running one, or a new
 // one when the campaign ran here and is not finished (said on stderr). A
 // campaign that never ran, or has finished, has none: code says so.
-func reachRunner(name string, plan *runner.Plan, stateDir string, stdout, stderr io.Writer) (*link.Client, int) {
+func reachRunner(name string, plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) (*link.Client, int) {
 	c, _, code := reachRunnerFor(name, "", plan, stateDir, stdout, stderr)
 	return c, code
 }
@@ -76,7 +78,7 @@ func reachRunner(name string, plan *runner.Plan, stateDir string, stdout, stderr
 // phase on a finished campaign starts a runner that runs it again (and
 // what it needs) and ends; retried says so, and the retry is not asked
 // again.
-func reachRunnerFor(name, phase string, plan *runner.Plan, stateDir string, stdout, stderr io.Writer) (c *link.Client, retried bool, code int) {
+func reachRunnerFor(name, phase string, plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) (c *link.Client, retried bool, code int) {
 	c, err := link.Dial(stateDir)
 	if err == nil {
 		return c, false, exitOK

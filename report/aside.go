@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -28,7 +30,7 @@ type Aside struct {
 // takes the old run's traces or tables for its own. The links of the
 // results file set aside are rewritten to point into that folder. It
 // refuses (runner.ErrLocked) while a greenlight runs the campaign.
-func SetAside(plan *runner.Plan, stateDir string, now time.Time) (*Aside, error) {
+func SetAside(plan *campaign.Plan, stateDir string, now time.Time) (*Aside, error) {
 	dir := filepath.Dir(plan.Report)
 	base := strings.TrimSuffix(filepath.Base(plan.Report), filepath.Ext(plan.Report))
 	a := &Aside{Dir: runner.AsideName(filepath.Join(dir, base), "", now)}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // TestSetAsideOneFolder: --fresh moves the state dir, the results file,
@@ -17,7 +17,7 @@ func TestSetAsideOneFolder(t *testing.T) {
 	dir := t.TempDir()
 	c := filepath.Join(dir, "c.yaml")
 	os.WriteFile(c, []byte("name: k\nphases:\n  - id: a\n    artifacts: [traces/*.json]\n    steps:\n      - run: |\n          true\n"), 0o644)
-	plan, err := runner.Load(c)
+	plan, err := campaign.Load(c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/files"
+
+	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
 // phaseCSV keeps a phase's full results table in a CSV file beside the
@@ -104,7 +106,7 @@ func (c *phaseCSV) rewrite(p *runner.PhaseState) error {
 		}
 	}
 	w.Flush()
-	if err := runner.WriteFileAtomic(c.path, buf.Bytes()); err != nil {
+	if err := files.WriteAtomic(c.path, buf.Bytes()); err != nil {
 		return err
 	}
 	c.attempt = p.Attempt

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/format"
-	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
 // Env is what the header says of where the campaign runs.
@@ -74,7 +76,7 @@ func etaText(e runner.ETA) string {
 }
 
 // header renders the header block.
-func header(plan *runner.Plan, st *runner.State, env Env, remade []string) string {
+func header(plan *campaign.Plan, st *runner.State, env Env, remade []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Campaign:** %s · **Status:** %s · **Started:** %s", plan.Name, campaignStatus(st), st.Started.Format(timeFmt))
 	if st.Finished && !st.Ended.IsZero() {
@@ -208,7 +210,7 @@ func rowKey(last *runner.Row, pass int) string {
 // phaseBlock renders one phase's block.
 // results renders step i's results table; csv is the phase's full table
 // beside the results file ("" when it has no results).
-func phaseBlock(ph *runner.Phase, p runner.PhaseState, now time.Time, gpus []gpu.Summary,
+func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []gpu.Summary,
 	results func(i int, s runner.StepState) string, csv string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s (`%s`)\n\n", p.Title, p.ID)
@@ -370,9 +372,9 @@ func firstOr(s, def string) string {
 
 // expectations lists each expected result with its verdict; one never
 // produced is a failed expectation, never a silent pass.
-func expectations(b *strings.Builder, ph *runner.Phase, p runner.PhaseState) {
+func expectations(b *strings.Builder, ph *campaign.Phase, p runner.PhaseState) {
 	type verdict struct{ pass, fail int }
-	var all []runner.Expect
+	var all []campaign.Expect
 	all = append(all, ph.Expect...)
 	for _, s := range ph.AllSteps() {
 		all = append(all, s.Expect...)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
 )
@@ -38,9 +40,9 @@ phases:
     steps: [{run: "true"}]
 `
 
-func testPlan(t testing.TB) *runner.Plan {
+func testPlan(t testing.TB) *campaign.Plan {
 	t.Helper()
-	p, err := runner.Parse("c.yaml", "/campaigns/c.yaml", []byte(campaignYAML))
+	p, err := campaign.Parse("c.yaml", "/campaigns/c.yaml", []byte(campaignYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,12 +52,12 @@ func testPlan(t testing.TB) *runner.Plan {
 var t0 = time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 
 // fullState is a campaign mid-way, with odd values in its tables.
-func fullState(p *runner.Plan) *runner.State {
+func fullState(p *campaign.Plan) *runner.State {
 	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 	row := func(step int, cols []string, vals []any, checks ...runner.Check) runner.Row {
 		return runner.Row{Phase: "bench", Step: step, Time: at(40), Cols: cols, Values: vals, Checks: checks}
 	}
-	ge55 := runner.Expect{Column: "tok_s", Op: ">=", Value: 55}
+	ge55 := campaign.Expect{Column: "tok_s", Op: ">=", Value: 55}
 	st := &runner.State{Name: p.Name, Started: t0, Now: at(50), ETA: runner.ETA{Known: true, Remaining: 20 * time.Minute, Waiting: true}}
 	st.Warnings = []string{"flaky: step 1 failed (exited with code 1); retry 1 of 1"}
 	st.Phases = []runner.PhaseState{

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
 // cell makes text safe inside a markdown table cell or list item: control

@@ -9,10 +9,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/greenlight-run/greenlight/internal/files"
+
+	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/report/trace"
-	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/format"
-	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
 // us is a time in microseconds as a table shows it, its unit said.
@@ -289,7 +290,7 @@ func writeKernelsCSV(path string, sums []*trace.Summary) error {
 	if old, err := os.ReadFile(path); err == nil && string(old) == b.String() {
 		return nil
 	}
-	return runner.WriteFileAtomic(path, []byte(b.String()))
+	return files.WriteAtomic(path, []byte(b.String()))
 }
 
 // profilerTables are vLLM's key_averages tables (profiler_out_N.txt)

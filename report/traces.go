@@ -18,9 +18,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/files"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
+	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/format"
 )
 
 const tracesFile = "trace-summaries.json"
@@ -52,7 +55,7 @@ type traceJob struct{ path, key string }
 
 func traceKey(path string, size int64) string { return fmt.Sprintf("%s|%d", path, size) }
 
-func newTraceBook(plan *runner.Plan, stateDir string) *traceBook {
+func newTraceBook(plan *campaign.Plan, stateDir string) *traceBook {
 	overrides := make([]trace.Rule, 0, len(plan.Traces.Categories))
 	for _, c := range plan.Traces.Categories {
 		overrides = append(overrides, trace.Rule{Name: c.Name, Pattern: c.Pattern})
@@ -198,7 +201,7 @@ func (b *traceBook) save() {
 	}
 	data, err := json.Marshal(b.done)
 	if err == nil {
-		runner.WriteFileAtomic(filepath.Join(b.dir, tracesFile), data)
+		files.WriteAtomic(filepath.Join(b.dir, tracesFile), data)
 	}
 }
 

@@ -12,6 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/files"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
 )
@@ -31,7 +34,7 @@ type liveFleet interface {
 // Writer keeps one results file, and the CSV tables beside it, current.
 type Writer struct {
 	path     string
-	plan     *runner.Plan
+	plan     *campaign.Plan
 	env      Env
 	gpus     GPUHistory // may be nil
 	stateDir string     // keeps GPU summaries and the environment for `greenlight report`
@@ -57,7 +60,7 @@ type Writer struct {
 // NewWriter writes plan's results to path. stateDir keeps the GPU
 // summaries of finished phases and the environment, so that `greenlight
 // report` can rebuild the file.
-func NewWriter(path string, plan *runner.Plan, env Env, gpus GPUHistory, stateDir string) *Writer {
+func NewWriter(path string, plan *campaign.Plan, env Env, gpus GPUHistory, stateDir string) *Writer {
 	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, stateDir: stateDir,
 		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}}
 	w.traces = newTraceBook(plan, stateDir)
@@ -308,7 +311,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 	return bodies, order
 }
 
-func (w *Writer) gpuSummary(ph *runner.Phase, p runner.PhaseState, now time.Time) []gpu.Summary {
+func (w *Writer) gpuSummary(ph *campaign.Phase, p runner.PhaseState, now time.Time) []gpu.Summary {
 	if s, ok := w.summary[p.ID]; ok && p.Status.Finished() {
 		return s
 	}
@@ -344,7 +347,7 @@ func onItsNodes(sums []gpu.Summary, p runner.PhaseState) []gpu.Summary {
 // gpus: (nil, all), or none for a phase on Slurm, whose jobs ran on the
 // cluster's nodes (whose GPUs, read through dcgm:slurm-nodes, are
 // remote and always covered).
-func phaseGPUs(ph *runner.Phase) []int {
+func phaseGPUs(ph *campaign.Phase) []int {
 	if ph.Slurm != nil {
 		return []int{}
 	}
@@ -376,7 +379,7 @@ func (w *Writer) keepSummaries(st *runner.State) {
 	if changed && w.stateDir != "" {
 		if b, err := json.Marshal(w.summary); err == nil {
 			// Best effort: on failure the next finished phase writes it again.
-			runner.WriteFileAtomic(filepath.Join(w.stateDir, summariesFile), b)
+			files.WriteAtomic(filepath.Join(w.stateDir, summariesFile), b)
 		}
 	}
 }
@@ -388,7 +391,7 @@ func (w *Writer) keepEnv() {
 		return
 	}
 	env := w.currentEnv()
-	if b, err := json.Marshal(env); err == nil && runner.WriteFileAtomic(filepath.Join(w.stateDir, envFile), b) == nil {
+	if b, err := json.Marshal(env); err == nil && files.WriteAtomic(filepath.Join(w.stateDir, envFile), b) == nil {
 		w.envSent = true
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -34,7 +35,7 @@ func BenchmarkTenMillionLines(b *testing.B) {
 		// The supervisor by itself, no monitor: its own cost.
 		exe0, _ := os.Executable()
 		status := filepath.Join(dir, "sup.json")
-		if err := exec.Command(exe0, SuperviseCommand, "--status", status, "--log", filepath.Join(dir, "sup.log"), "--", "sh", "-c", script).Run(); err != nil {
+		if err := exec.Command(exe0, supervise.Command, "--status", status, "--log", filepath.Join(dir, "sup.log"), "--", "sh", "-c", script).Run(); err != nil {
 			b.Fatal(err)
 		}
 		st0, err := supervise.ReadStatus(status)
@@ -45,12 +46,12 @@ func BenchmarkTenMillionLines(b *testing.B) {
 
 		path := filepath.Join(dir, "c.yaml")
 		os.WriteFile(path, []byte("name: bench\nphases:\n  - id: flood\n    steps: [{run: '"+script+"'}]\n"), 0o644)
-		p, err := Load(path)
+		p, err := campaign.Load(path)
 		if err != nil {
 			b.Fatal(err)
 		}
 		exe, _ := os.Executable()
-		r, err := New(p, Options{Self: []string{exe, SuperviseCommand}, StateDir: filepath.Join(dir, "state")})
+		r, err := New(p, Options{Self: []string{exe, supervise.Command}, StateDir: filepath.Join(dir, "state")})
 		if err != nil {
 			b.Fatal(err)
 		}

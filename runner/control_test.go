@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -288,7 +290,7 @@ func killRunnerMidStep(t *testing.T, campaignFile, stateDir, want string) {
 
 // startAgain starts a runner in this process on the state a killed one
 // left, the gates of approve given.
-func startAgain(t *testing.T, p *Plan, stateDir string, approve ...string) *harness {
+func startAgain(t *testing.T, p *campaign.Plan, stateDir string, approve ...string) *harness {
 	t.Helper()
 	opts := testOptions(t)
 	opts.StateDir = stateDir
@@ -390,7 +392,7 @@ func TestChangedPhaseRunsAgainUnchangedKept(t *testing.T) {
 	dir := t.TempDir()
 	count := filepath.Join(dir, "count")
 	path := filepath.Join(dir, "c.yaml")
-	write := func(bMsg string) *Plan {
+	write := func(bMsg string) *campaign.Plan {
 		return writeCampaign(t, path, fmt.Sprintf("name: change\nphases:\n  - id: a\n    steps: [{run: 'echo a >> %s'}]\n  - id: b\n    steps: [{run: 'echo %s >> %s'}]\n", count, bMsg, count))
 	}
 	opts := testOptions(t)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/greenlight-run/greenlight/internal/format"
 )
 
 // diskGuard watches free space where the results, logs and artifacts
@@ -49,7 +51,7 @@ func (r *Runner) checkDisk(now time.Time, force bool) {
 		}
 		if !r.q.paused {
 			r.setPaused(true, fmt.Sprintf("disk nearly full: %s free, under the %s limit; the queue goes on by itself once %s are free",
-				FormatBytes(free), FormatBytes(g.limit), FormatBytes(g.limit+diskMargin(g.limit))))
+				format.Bytes(free), format.Bytes(g.limit), format.Bytes(g.limit+diskMargin(g.limit))))
 		}
 	case free < g.limit:
 		for _, pr := range r.phases {
@@ -61,7 +63,7 @@ func (r *Runner) checkDisk(now time.Time, force bool) {
 		g.low = false
 		if r.q.paused && r.q.pauseWhy != "user" {
 			r.setPaused(false, "")
-			r.warn(fmt.Sprintf("disk space is back (%s free): the queue goes on", FormatBytes(free)))
+			r.warn(fmt.Sprintf("disk space is back (%s free): the queue goes on", format.Bytes(free)))
 		}
 	}
 }
@@ -94,5 +96,5 @@ func spaceNote(path string) string {
 	if err != nil {
 		return "its folder is gone: " + err.Error()
 	}
-	return FormatBytes(free) + " free on its filesystem"
+	return format.Bytes(free) + " free on its filesystem"
 }

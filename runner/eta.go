@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/format"
+
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
@@ -47,13 +49,13 @@ func (e ETA) Text() string {
 	}
 	switch {
 	case e.Over > 0:
-		return "over by " + FormatDuration(e.Over)
+		return "over by " + format.Duration(e.Over)
 	case !e.Known, e.Partial && e.Remaining < time.Second:
 		return "no estimate" // "≥ 0s" says nothing
 	case e.Partial:
-		return "≥ " + FormatDuration(e.Remaining)
+		return "≥ " + format.Duration(e.Remaining)
 	}
-	return FormatDuration(e.Remaining)
+	return format.Duration(e.Remaining)
 }
 
 const (

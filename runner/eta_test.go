@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/internal/format"
 )
 
 // vllmLoad returns the times at which each of 64 shards finished in a
@@ -69,9 +71,9 @@ func TestETAThroughA36MinuteLoad(t *testing.T) {
 		errRel := math.Abs(float64(e.Remaining-truth)) / float64(truth)
 		if e.Source != SourceProgress || !e.Known || errRel > 0.10 {
 			t.Errorf("at %.0f%%: ETA %s (%s), truth %s: off by %.1f%%; want log progress within 10%%",
-				frac*100, FormatDuration(e.Remaining), e.Source, FormatDuration(truth), errRel*100)
+				frac*100, format.Duration(e.Remaining), e.Source, format.Duration(truth), errRel*100)
 		} else {
-			t.Logf("at %.0f%%: ETA %s, truth %s, off by %.1f%%, rate %s, %v/%v", frac*100, FormatDuration(e.Remaining), FormatDuration(truth), errRel*100, e.Rate, e.Done, e.Total)
+			t.Logf("at %.0f%%: ETA %s, truth %s, off by %.1f%%, rate %s, %v/%v", frac*100, format.Duration(e.Remaining), format.Duration(truth), errRel*100, e.Rate, e.Done, e.Total)
 		}
 	}
 }
@@ -89,7 +91,7 @@ func TestETADuringStallHolds(t *testing.T) {
 	for _, stall := range []time.Duration{0, time.Minute, 10 * time.Minute, 40 * time.Minute} {
 		e := stepETA(last.Add(stall), start, &p, 0, 0, 0)
 		if !e.Known || e.Remaining < floor || e.Remaining > 32*30*time.Second {
-			t.Errorf("stalled %s: ETA %s; want between %s and 16m", stall, FormatDuration(e.Remaining), FormatDuration(floor))
+			t.Errorf("stalled %s: ETA %s; want between %s and 16m", stall, format.Duration(e.Remaining), format.Duration(floor))
 		}
 	}
 }
@@ -107,7 +109,7 @@ func TestETAFromHistoryIgnoresOutlier(t *testing.T) {
 		e := stepETA(now, start, nil, typ, 20*time.Minute, 0)
 		truth := real - now.Sub(start)
 		if e.Source != SourceHistory || math.Abs(float64(e.Remaining-truth)) > 0.1*float64(truth) {
-			t.Errorf("at %.0f%%: ETA %s from %s; truth %s", frac*100, FormatDuration(e.Remaining), e.Source, FormatDuration(truth))
+			t.Errorf("at %.0f%%: ETA %s from %s; truth %s", frac*100, format.Duration(e.Remaining), e.Source, format.Duration(truth))
 		}
 	}
 }
@@ -157,12 +159,12 @@ func TestCampaignETASimulatesTheQueue(t *testing.T) {
 	e := campaignETA(phases)
 	want := 14*m + 10*m + 8*m + 45*m
 	if !e.Known || e.Remaining != want || !e.Waiting {
-		t.Errorf("campaign ETA %s (waiting %v); want %s with a gate waiting", FormatDuration(e.Remaining), e.Waiting, FormatDuration(want))
+		t.Errorf("campaign ETA %s (waiting %v); want %s with a gate waiting", format.Duration(e.Remaining), e.Waiting, format.Duration(want))
 	}
 	// Disjoint GPUs overlap.
 	e = campaignETA([]simPhase{{id: "a", gpus: []int{0}, remaining: 10 * m, known: true}, {id: "b", gpus: []int{1}, remaining: 7 * m, known: true}})
 	if e.Remaining != 10*m {
-		t.Errorf("disjoint phases: %s; want 10m", FormatDuration(e.Remaining))
+		t.Errorf("disjoint phases: %s; want 10m", format.Duration(e.Remaining))
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/format"
+
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -49,7 +51,7 @@ func (r *Runner) setFrozen(f bool) error {
 		}
 	}
 	r.q.frozen = f
-	r.emit(Event{Kind: kind, Message: fmt.Sprintf("%s %s", word, Count(n, "running step"))})
+	r.emit(Event{Kind: kind, Message: fmt.Sprintf("%s %s", word, format.Count(n, "running step"))})
 	return nil
 }
 

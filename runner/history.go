@@ -5,7 +5,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner/files"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
+	"github.com/greenlight-run/greenlight/internal/files"
 )
 
 // history keeps how long each step took on earlier runs, keyed by the
@@ -45,7 +47,7 @@ func (h *history) add(key string, d time.Duration) error {
 
 // guess is how long a step that has not started is expected to take:
 // its history, else its estimate; 0 and "" when neither says.
-func (h *history) guess(s *Step) (time.Duration, string) {
+func (h *history) guess(s *campaign.Step) (time.Duration, string) {
 	if d := h.typical(s.Key); d > 0 {
 		return d, SourceHistory
 	}

@@ -24,8 +24,8 @@ type record struct {
 	Reason   string    `json:"reason,omitempty"`
 	Dir      string    `json:"dir,omitempty"`
 	ExitCode int       `json:"exit,omitempty"`
-	PID      int       `json:"pid,omitempty"` // the step's supervisor
-	Job      string    `json:"job,omitempty"` // the step's Slurm job id
+	PID      int       `json:"pid,omitempty"`   // the step's supervisor
+	Job      string    `json:"job,omitempty"`   // the step's Slurm job id
 	Slurm    *SlurmJob `json:"slurm,omitempty"` // at a phase's end: Slurm's last word on its job
 }
 

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/greenlight-run/greenlight/runner/safe"
+	"github.com/greenlight-run/greenlight/internal/safe"
 )
 
 // A step or service that fails says why in its last lines ("can't open

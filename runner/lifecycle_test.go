@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // TestStopThenRunFinishes: the campaign stopped while a phase that needs a
@@ -68,7 +70,7 @@ phases:
 func TestEditedPhaseAsksItsGateAgain(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.yaml")
-	write := func(msg string) *Plan {
+	write := func(msg string) *campaign.Plan {
 		return writeCampaign(t, path, fmt.Sprintf("name: regate\nphases:\n  - id: a\n    gate: manual\n    steps:\n      - run: |\n          echo %s\n", msg))
 	}
 	opts := testOptions(t)

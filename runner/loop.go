@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/format"
+
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -19,7 +21,7 @@ func (r *Runner) loop() {
 		r.times.started = r.opts.Now()
 	}
 	r.journal(record{Kind: recCampaign, Hash: r.plan.Hash})
-	r.emit(Event{Kind: CampaignStarted, Message: fmt.Sprintf("campaign %s: %s", r.plan.Name, Count(len(r.plan.Phases), "phase"))})
+	r.emit(Event{Kind: CampaignStarted, Message: fmt.Sprintf("campaign %s: %s", r.plan.Name, format.Count(len(r.plan.Phases), "phase"))})
 	for _, w := range r.warnings {
 		r.emit(Event{Kind: Warning, Message: w})
 	}
@@ -284,10 +286,10 @@ func (r *Runner) checkFinished() {
 	}
 	msg := "campaign finished: every phase done"
 	if skipped > 0 {
-		msg = fmt.Sprintf("campaign finished: every phase done or skipped (%s skipped)", Count(skipped, "phase"))
+		msg = fmt.Sprintf("campaign finished: every phase done or skipped (%s skipped)", format.Count(skipped, "phase"))
 	}
 	if failed > 0 {
-		msg = fmt.Sprintf("campaign finished: %s failed or blocked", Count(failed, "phase"))
+		msg = fmt.Sprintf("campaign finished: %s failed or blocked", format.Count(failed, "phase"))
 	}
 	if r.q.stopping {
 		msg = "campaign stopped"

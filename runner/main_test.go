@@ -9,14 +9,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // TestMain lets the test binary be the supervisor, as the real binary is.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
-		case SuperviseCommand:
-			os.Exit(SuperviseMain(os.Args[2:]))
+		case supervise.Command:
+			os.Exit(supervise.Main(os.Args[2:]))
 		case "__test-http":
 			os.Exit(testHTTPServer(os.Args[2:]))
 		case "__test-runner":
@@ -48,13 +51,13 @@ func testHTTPServer(args []string) int {
 // testRunner runs a campaign in a process of its own, so a test can kill
 // it with SIGKILL as a crash or a lost ssh session would.
 func testRunner(args []string) int {
-	p, err := Load(args[0])
+	p, err := campaign.Load(args[0])
 	if err != nil {
 		fmt.Println(err)
 		return 2
 	}
 	exe, _ := os.Executable()
-	r, err := New(p, Options{StateDir: args[1], Self: []string{exe, SuperviseCommand}, Grace: 300 * time.Millisecond, Poll: 20 * time.Millisecond})
+	r, err := New(p, Options{StateDir: args[1], Self: []string{exe, supervise.Command}, Grace: 300 * time.Millisecond, Poll: 20 * time.Millisecond})
 	if err != nil {
 		fmt.Println(err)
 		return 1
@@ -65,14 +68,14 @@ func testRunner(args []string) int {
 }
 
 // campaign writes a campaign file into a fresh folder and loads it.
-func loadCampaign(t *testing.T, body string) *Plan {
+func loadCampaign(t *testing.T, body string) *campaign.Plan {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.yaml")
 	if err := os.WriteFile(path, []byte(strings.TrimLeft(body, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Load(path)
+	p, err := campaign.Load(path)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -81,12 +84,12 @@ func loadCampaign(t *testing.T, body string) *Plan {
 
 // writeCampaign writes body to path (a campaign edited between runs) and
 // loads it.
-func writeCampaign(t *testing.T, path, body string) *Plan {
+func writeCampaign(t *testing.T, path, body string) *campaign.Plan {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, err := Load(path)
+	p, err := campaign.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +101,7 @@ func testOptions(t *testing.T) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Options{Self: []string{exe, SuperviseCommand}, Grace: 300 * time.Millisecond, Poll: 20 * time.Millisecond, GPUCount: -1}
+	return Options{Self: []string{exe, supervise.Command}, Grace: 300 * time.Millisecond, Poll: 20 * time.Millisecond, GPUCount: -1}
 }
 
 // run starts a runner and collects its events until the campaign finishes.
@@ -109,7 +112,7 @@ type harness struct {
 	seen   []Event
 }
 
-func start(t *testing.T, p *Plan, opts Options) *harness {
+func start(t *testing.T, p *campaign.Plan, opts Options) *harness {
 	t.Helper()
 	r, err := New(p, opts)
 	if err != nil {

@@ -10,7 +10,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner/safe"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
+	"github.com/greenlight-run/greenlight/internal/safe"
 )
 
 // A campaign that waits for a person while its owner sleeps tells them:
@@ -57,7 +59,7 @@ func NoticeOf(e Event) (Notice, bool) {
 // channel closes; say is told, once, of a command that fails or hangs.
 // Notices that come while one runs wait their turn (up to 64; past that
 // they are dropped and that is said).
-func Notify(plan *Plan, events <-chan Event, say func(string)) {
+func Notify(plan *campaign.Plan, events <-chan Event, say func(string)) {
 	queue := make(chan Notice, 64)
 	done := make(chan struct{})
 	go func() {
@@ -89,7 +91,7 @@ func Notify(plan *Plan, events <-chan Event, say func(string)) {
 	<-done
 }
 
-func runNotify(plan *Plan, n Notice) error {
+func runNotify(plan *campaign.Plan, n Notice) error {
 	ctx, cancel := context.WithTimeout(context.Background(), notifyLimit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", plan.Notify)

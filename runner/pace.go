@@ -3,6 +3,8 @@ package runner
 import (
 	"math"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // SourceLearned is an ETA whose stages still to come are rescaled by the
@@ -25,7 +27,7 @@ const priorWeight = 0.05
 // stageExpect is the expected duration of each of a service's stages and
 // where they come from ("" when there is no basis: no history, no
 // estimate; shares alone then say only how the stages compare).
-func (r *Runner) stageExpect(svc *Service, key string) ([]time.Duration, string) {
+func (r *Runner) stageExpect(svc *campaign.Service, key string) ([]time.Duration, string) {
 	total, basis := r.store.hist.typical(key), SourceHistory
 	if total <= 0 {
 		total, basis = svc.Estimate, SourceEstimate

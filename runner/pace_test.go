@@ -7,10 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // A service campaign with the stages of examples/kimi-k25-vllm.yaml.
-func kimiService(t *testing.T, estimate string) *Plan {
+func kimiService(t *testing.T, estimate string) *campaign.Plan {
 	t.Helper()
 	est := ""
 	if estimate != "" {
@@ -109,7 +112,7 @@ func replayLoad(t *testing.T, r *Runner, total time.Duration, fracs []float64) (
 	return out, sr
 }
 
-func newReplayRunner(t *testing.T, plan *Plan, stateDir string) *Runner {
+func newReplayRunner(t *testing.T, plan *campaign.Plan, stateDir string) *Runner {
 	t.Helper()
 	opts := testOptions(t)
 	opts.StateDir = stateDir
@@ -154,7 +157,7 @@ func TestServiceETALearnsThePace(t *testing.T) {
 			row += fmt.Sprintf(" %+6.1f%% (%s)", off*100, e.Source)
 			if !e.Known || math.Abs(off) > limit[i] {
 				t.Errorf("%s at %.0f%%: ETA %s (%s), truth %s: off by %+.1f%%; want within %.0f%%",
-					tt.name, fracs[i]*100, e.Text(), e.Source, FormatDuration(truth), off*100, limit[i]*100)
+					tt.name, fracs[i]*100, e.Text(), e.Source, format.Duration(truth), off*100, limit[i]*100)
 			}
 		}
 		table = append(table, row)
@@ -172,7 +175,7 @@ func TestServiceETALearnsThePace(t *testing.T) {
 			row += fmt.Sprintf(" %+6.1f%% (%s)", off*100, e.Source)
 			if !e.Known || math.Abs(off) > 0.10 {
 				t.Errorf("%s, second load at %.0f%%: ETA %s (%s), truth %s: off by %+.1f%%; want within 10%%",
-					tt.name, fracs[i]*100, e.Text(), e.Source, FormatDuration(truth), off*100)
+					tt.name, fracs[i]*100, e.Text(), e.Source, format.Duration(truth), off*100)
 			}
 		}
 		table = append(table, row)

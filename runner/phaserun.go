@@ -6,13 +6,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/runner/campaign"
-	"github.com/greenlight-run/greenlight/runner/format"
 )
 
 // phaseRun is the loop's own record of a phase.
 type phaseRun struct {
-	ph             *Phase
+	ph             *campaign.Phase
 	state          PhaseState
 	cur            *stepRun // running step, or the service's run
 	gateOpen       bool
@@ -25,7 +25,7 @@ type phaseRun struct {
 	savedRead      map[string]bool // --save-result files already read as rows
 }
 
-func newPhaseRun(ph *Phase, artRoot string) *phaseRun {
+func newPhaseRun(ph *campaign.Phase, artRoot string) *phaseRun {
 	pr := &phaseRun{ph: ph, artDir: artRoot + string(os.PathSeparator) + ph.ID}
 	pr.state = PhaseState{ID: ph.ID, Title: ph.Label(), Manual: ph.Manual, GPUs: ph.GPUs}
 	pr.reset()
@@ -291,7 +291,7 @@ func (r *Runner) endPhase(pr *phaseRun, st Status, reason string) {
 		msg += ": " + reason
 	}
 	if !pr.state.Started.IsZero() && st != Blocked {
-		msg += " in " + FormatDuration(pr.state.Ended.Sub(pr.state.Started))
+		msg += " in " + format.Duration(pr.state.Ended.Sub(pr.state.Started))
 	}
 	r.emit(Event{Kind: PhaseFinished, Phase: pr.ph.ID, Message: msg})
 }
@@ -315,7 +315,7 @@ func phaseEnd(ps PhaseState, now time.Time) time.Time {
 // missingExpects lists the expected results no row produced as a number:
 // a benchmark that died before printing its figure, or a typo in a result
 // name, must read as a failed expectation, not a pass.
-func missingExpects(ph *Phase, steps []StepState) []Expect {
+func missingExpects(ph *campaign.Phase, steps []StepState) []campaign.Expect {
 	produced := func(col string, rows []Row) bool {
 		for _, r := range rows {
 			for i, c := range r.Cols {
@@ -330,7 +330,7 @@ func missingExpects(ph *Phase, steps []StepState) []Expect {
 	for _, s := range steps {
 		all = append(all, s.Results...)
 	}
-	var out []Expect
+	var out []campaign.Expect
 	for _, e := range ph.Expect {
 		if !produced(e.Column, all) {
 			out = append(out, e)

@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	"github.com/greenlight-run/greenlight/runner/slurm"
 )
 
@@ -25,7 +28,7 @@ type PreflightProblem struct {
 // CheckPreflight checks the plan's preflight: commands on the PATH, free
 // disk where the results go, endpoints answering, enough GPUs. gpuCount
 // is -1 when the monitor cannot count GPUs.
-func CheckPreflight(p *Plan, gpuCount int) []PreflightProblem {
+func CheckPreflight(p *campaign.Plan, gpuCount int) []PreflightProblem {
 	var out []PreflightProblem
 	for _, c := range p.Preflight.Commands {
 		if _, err := exec.LookPath(c); err != nil {
@@ -44,7 +47,7 @@ func CheckPreflight(p *Plan, gpuCount int) []PreflightProblem {
 			limit, what = total/20, "5% of the filesystem"
 		}
 		if free < limit {
-			out = append(out, PreflightProblem{What: fmt.Sprintf("only %s free in %s, under %s (%s); free space or lower disk_free", FormatBytes(free), dir, FormatBytes(limit), what)})
+			out = append(out, PreflightProblem{What: fmt.Sprintf("only %s free in %s, under %s (%s); free space or lower disk_free", format.Bytes(free), dir, format.Bytes(limit), what)})
 		}
 	}
 	client := &http.Client{Timeout: 5 * time.Second}
@@ -90,7 +93,7 @@ func PreflightError(ps []PreflightProblem) error {
 
 // slurmPreflight checks what phases on Slurm need: sbatch on the PATH and
 // their partitions in sinfo's list.
-func slurmPreflight(p *Plan) []PreflightProblem {
+func slurmPreflight(p *campaign.Plan) []PreflightProblem {
 	parts := map[string][]string{}
 	onSlurm := false
 	for _, ph := range p.Phases {

@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // Replay is what a campaign's journal and step folders say happened, for
@@ -10,7 +12,7 @@ import (
 // runs, signals and writes nothing, and decides nothing: a phase is as
 // its last attempt was recorded (running, or ended with its status), not
 // what a runner resuming it would make of it (re-run, re-adopt).
-func Replay(plan *Plan, stateDir string) (*State, error) {
+func Replay(plan *campaign.Plan, stateDir string) (*State, error) {
 	if stateDir == "" {
 		stateDir = DefaultStateDir(plan)
 	}

@@ -11,8 +11,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/supervise"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // Options tune a Runner; the zero value works.
@@ -48,7 +50,7 @@ type Options struct {
 
 // Runner runs one campaign. Controls may be called from any goroutine.
 type Runner struct {
-	plan   *Plan
+	plan   *campaign.Plan
 	opts   Options
 	dirs   Layout
 	store  stores    // the journal, the step history, the lock
@@ -126,7 +128,7 @@ type campaignTimes struct {
 }
 
 // DefaultStateDir is where a plan's state lives unless told otherwise.
-func DefaultStateDir(p *Plan) string {
+func DefaultStateDir(p *campaign.Plan) string {
 	return filepath.Join(filepath.Dir(p.Report), ".greenlight", campaign.SafeName(p.Name))
 }
 
@@ -135,7 +137,7 @@ var ErrLocked = errors.New("another greenlight is already running this campaign"
 
 // New prepares a Runner: it creates the state dir, takes its lock and
 // reads the journal to resume. Nothing runs until Start.
-func New(plan *Plan, opts Options) (*Runner, error) {
+func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 	if opts.StateDir == "" {
 		opts.StateDir = DefaultStateDir(plan)
 	}
@@ -153,7 +155,7 @@ func New(plan *Plan, opts Options) (*Runner, error) {
 		if err != nil {
 			return nil, fmt.Errorf("finding greenlight's own executable for the supervisor: %w", err)
 		}
-		opts.Self = []string{exe, SuperviseCommand}
+		opts.Self = []string{exe, supervise.Command}
 	}
 	root, _ := filepath.Abs(opts.StateDir)
 	r := &Runner{plan: plan, opts: opts,
@@ -256,7 +258,7 @@ func (r *Runner) unlock() {
 }
 
 // Plan is the plan this runner runs.
-func (r *Runner) Plan() *Plan { return r.plan }
+func (r *Runner) Plan() *campaign.Plan { return r.plan }
 
 // StateDir is the folder holding the journal, logs and artifacts.
 func (r *Runner) StateDir() string { return r.dirs.Root() }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 func TestOrderResultsAndRetry(t *testing.T) {
@@ -91,7 +93,7 @@ func TestLoadRejectsNothingWrittenOnDisk(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(path, []byte("name: x\nphases:\n  - id: a\n    stepz: []\n"), 0o644)
-	if _, err := Load(path); err == nil {
+	if _, err := campaign.Load(path); err == nil {
 		t.Fatal("Load accepted an unknown key")
 	}
 	ents, _ := os.ReadDir(dir)

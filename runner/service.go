@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/format"
+
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
@@ -81,7 +83,7 @@ func (sr *stepRun) checkService(now time.Time) {
 				sr.learnStages(now)
 			}
 			r.journal(record{Kind: recReady, Phase: pr.ph.ID, Attempt: pr.state.Attempt})
-			msg := fmt.Sprintf("%s ready after %s", pr.ph.Label(), FormatDuration(took))
+			msg := fmt.Sprintf("%s ready after %s", pr.ph.Label(), format.Duration(took))
 			if sr.adopted {
 				msg = fmt.Sprintf("%s re-adopted and ready: no reload", pr.ph.Label())
 			}
@@ -89,7 +91,7 @@ func (sr *stepRun) checkService(now time.Time) {
 			return
 		}
 		if svc.ReadyTimeout > 0 && now.Sub(sr.started) > svc.ReadyTimeout && sr.proc.stopFor == "" && !pr.state.Slurm.Queued() {
-			sr.proc.stopFor, sr.proc.stopWhy = Failed, "not ready after "+FormatDuration(svc.ReadyTimeout)
+			sr.proc.stopFor, sr.proc.stopWhy = Failed, "not ready after "+format.Duration(svc.ReadyTimeout)
 			sr.stop(r.opts.Grace)
 		}
 	case Ready:

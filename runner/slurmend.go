@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/supervise"
+
 	"github.com/greenlight-run/greenlight/runner/slurm"
 )
 
@@ -17,7 +19,7 @@ import (
 // to record, or nil to wait for the other side: the status file may lag
 // Slurm's word on a shared filesystem, and Slurm's final state (TIMEOUT,
 // NODE_FAIL) says more than the exit code of a step it killed.
-func (sr *stepRun) slurmEnd(st *StepStatus, now time.Time) *StepStatus {
+func (sr *stepRun) slurmEnd(st *supervise.Status, now time.Time) *supervise.Status {
 	j := sr.job
 	if j.submitting {
 		return nil
@@ -45,7 +47,7 @@ func (sr *stepRun) slurmEnd(st *StepStatus, now time.Time) *StepStatus {
 			return nil // its status file may not have reached us yet
 		}
 		code, sig := j.last.Code()
-		out := &StepStatus{State: "exited", ExitCode: code, Ended: j.last.Ended}
+		out := &supervise.Status{State: "exited", ExitCode: code, Ended: j.last.Ended}
 		if sig > 0 {
 			out.ExitCode = 128 + sig
 		}
@@ -64,7 +66,7 @@ func (sr *stepRun) slurmEnd(st *StepStatus, now time.Time) *StepStatus {
 		}
 		return out
 	case j.unknown:
-		return &StepStatus{State: "exited", ExitCode: -1, Ended: now,
+		return &supervise.Status{State: "exited", ExitCode: -1, Ended: now,
 			Error: fmt.Sprintf("lost: Slurm no longer knows job %s (accounting off or purged) and its status file does not say it ended", j.id)}
 	}
 	return nil

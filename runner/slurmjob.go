@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/format"
+
 	"github.com/greenlight-run/greenlight/runner/slurm"
 )
 
@@ -98,7 +100,7 @@ func (j *SlurmJob) Words(now time.Time) string {
 			s += " (" + j.Reason + ")"
 		}
 		if !j.Submitted.IsZero() {
-			s += " · queued " + FormatDuration(now.Sub(j.Submitted))
+			s += " · queued " + format.Duration(now.Sub(j.Submitted))
 		}
 		if !j.StartsAt.IsZero() {
 			s += " · starts ~" + j.StartsAt.Format("15:04") + " (Slurm)"
@@ -112,7 +114,7 @@ func (j *SlurmJob) Words(now time.Time) string {
 		s += " (" + j.Reason + ")"
 	}
 	if !j.Started.IsZero() {
-		s += " · queued " + FormatDuration(j.QueueWait)
+		s += " · queued " + format.Duration(j.QueueWait)
 	}
 	return s
 }

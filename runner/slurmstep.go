@@ -12,8 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/runner/supervise"
+
+	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/runner/campaign"
-	"github.com/greenlight-run/greenlight/runner/safe"
 	"github.com/greenlight-run/greenlight/runner/slurm"
 )
 
@@ -36,7 +39,7 @@ type slurmJob struct {
 	last       *slurm.Job // Slurm's last word; nil before the first
 	unknown    bool       // Slurm (and sacct) no longer know it
 	terminalAt time.Time  // when Slurm was first seen to have ended it
-	exited     *StepStatus
+	exited     *supervise.Status
 	exitedAt   time.Time // when the status file said it ended
 	cancel     bool      // a stop asked before sbatch answered
 	addrAsked  bool
@@ -122,7 +125,7 @@ func (sr *stepRun) slurmHeard(n slurmNews) {
 	case "submitted":
 		j.submitting = false
 		if n.err != nil {
-			sr.onExit(&StepStatus{State: "exited", ExitCode: 1, Error: "sbatch refused the job: " + n.err.Error(), Ended: now}, now)
+			sr.onExit(&supervise.Status{State: "exited", ExitCode: 1, Error: "sbatch refused the job: " + n.err.Error(), Ended: now}, now)
 			return
 		}
 		j.id, j.urgent = n.id, true
@@ -291,7 +294,7 @@ func (sr *stepRun) slurmStarted(started, now time.Time) {
 		where = " on " + sj.Nodes
 	}
 	r.emit(Event{Kind: StepStarted, Phase: pr.ph.ID, Step: sr.step.Index,
-		Message: fmt.Sprintf("%s: Slurm job %s runs%s after %s in the queue", pr.ph.Label(), sj.ID, where, FormatDuration(sj.QueueWait))})
+		Message: fmt.Sprintf("%s: Slurm job %s runs%s after %s in the queue", pr.ph.Label(), sj.ID, where, format.Duration(sj.QueueWait))})
 	if r.q.frozen && pr.ph.Service == nil {
 		sr.freezeSlurm(true, now)
 	}

@@ -1,6 +1,10 @@
 package runner
 
-import "time"
+import (
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
 
 // Status of a phase or a step.
 type Status string
@@ -46,28 +50,28 @@ type State struct {
 
 // PhaseState is the state of one phase.
 type PhaseState struct {
-	ID           string      `json:",omitzero"`
-	Title        string      `json:",omitzero"`
-	Status       Status      `json:",omitzero"`
-	Reason       string      `json:",omitzero"` // why it failed, was skipped or blocked
-	WaitReason   string      `json:",omitzero"` // why a phase not yet started waits ("waits for GPU 0 held by serve")
-	Manual       bool        `json:",omitzero"`
-	Attempt      int         `json:",omitzero"` // 1 on the first run
-	Started      time.Time   `json:",omitzero"`
-	Ended        time.Time   `json:",omitzero"`
-	Steps        []StepState `json:",omitzero"`
-	Current      int         `json:",omitzero"` // index of the running or last step
-	GPUs         []int       `json:",omitzero"`
-	ETA          ETA         `json:",omitzero"`
-	Readopted    bool        `json:",omitzero"` // a step or service was re-adopted after a restart
-	Frozen       bool        `json:",omitzero"`
-	WasFrozen    bool        `json:",omitzero"` // frozen at some point in this attempt
-	Retried      int         `json:",omitzero"` // steps retried in this attempt
-	Changed      bool        `json:",omitzero"` // definition changed since a previous run
-	ExpectFailed int         `json:",omitzero"` // checks that failed, and expectations never produced
-	Missing      []Expect    `json:",omitzero"` // expected results the phase never produced
-	Artifacts    []Artifact  `json:",omitzero"`
-	Slurm        *SlurmJob   `json:",omitzero"` // the current or last step's Slurm job, for a phase on Slurm
+	ID           string            `json:",omitzero"`
+	Title        string            `json:",omitzero"`
+	Status       Status            `json:",omitzero"`
+	Reason       string            `json:",omitzero"` // why it failed, was skipped or blocked
+	WaitReason   string            `json:",omitzero"` // why a phase not yet started waits ("waits for GPU 0 held by serve")
+	Manual       bool              `json:",omitzero"`
+	Attempt      int               `json:",omitzero"` // 1 on the first run
+	Started      time.Time         `json:",omitzero"`
+	Ended        time.Time         `json:",omitzero"`
+	Steps        []StepState       `json:",omitzero"`
+	Current      int               `json:",omitzero"` // index of the running or last step
+	GPUs         []int             `json:",omitzero"`
+	ETA          ETA               `json:",omitzero"`
+	Readopted    bool              `json:",omitzero"` // a step or service was re-adopted after a restart
+	Frozen       bool              `json:",omitzero"`
+	WasFrozen    bool              `json:",omitzero"` // frozen at some point in this attempt
+	Retried      int               `json:",omitzero"` // steps retried in this attempt
+	Changed      bool              `json:",omitzero"` // definition changed since a previous run
+	ExpectFailed int               `json:",omitzero"` // checks that failed, and expectations never produced
+	Missing      []campaign.Expect `json:",omitzero"` // expected results the phase never produced
+	Artifacts    []Artifact        `json:",omitzero"`
+	Slurm        *SlurmJob         `json:",omitzero"` // the current or last step's Slurm job, for a phase on Slurm
 }
 
 // StepState is the state of one step.
@@ -102,7 +106,7 @@ type Row struct {
 
 // Check is a row's value tested against an Expect.
 type Check struct {
-	Expect Expect
+	Expect campaign.Expect
 	Value  float64
 	Pass   bool
 }

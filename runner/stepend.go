@@ -3,6 +3,9 @@ package runner
 import (
 	"fmt"
 	"time"
+
+	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // A step's end: recorded with its reason, then the phase's next step, a
@@ -10,7 +13,7 @@ import (
 
 // onExit records the step's end, however it was seen (its status file,
 // its supervisor's exit, Slurm's word), and moves the phase on.
-func (sr *stepRun) onExit(st *StepStatus, now time.Time) {
+func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	r := sr.r
 	pr := sr.pr
 	// Whatever way its end was seen, all it wrote is taken in first.
@@ -77,9 +80,9 @@ func (sr *stepRun) onExit(st *StepStatus, now time.Time) {
 		}
 		if r.checkDisk(now, true); sr.diskFilled || r.disk.low {
 			r.warn(fmt.Sprintf("%s: the disk filled up while step %d %s ran (%s free now): it exited %d and is recorded done; check that its outputs are whole",
-				pr.ph.Label(), sr.step.Index+1, sr.step.Label(), FormatBytes(r.disk.free), st.ExitCode))
+				pr.ph.Label(), sr.step.Index+1, sr.step.Label(), format.Bytes(r.disk.free), st.ExitCode))
 		}
-		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s done in %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), FormatDuration(dur))})
+		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s done in %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), format.Duration(dur))})
 		if sr.step.WaitQuiet > 0 {
 			sr.proc.exitedSeen = false
 			sr.quiet.waiting = true
@@ -138,7 +141,7 @@ func (sr *stepRun) checkQuiet(now time.Time) {
 	}
 }
 
-func exitReason(st *StepStatus) string {
+func exitReason(st *supervise.Status) string {
 	switch {
 	case st.Error != "":
 		return st.Error

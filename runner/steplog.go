@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // Reading a step's log: lines split on \n and \r (tqdm redraws),
@@ -111,7 +113,7 @@ func (sr *stepRun) logLine(line []byte, now time.Time) {
 		sr.stageLine(line, now)
 	}
 	sr.progressLine(line, now)
-	if sr.step.ResultsFormat == FormatVLLMBench {
+	if sr.step.ResultsFormat == campaign.FormatVLLMBench {
 		if cols, vals, done := sr.vllm.line(line); done {
 			sr.addRow(Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, true)
 		}

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner/safe"
+	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
+	"github.com/greenlight-run/greenlight/internal/safe"
 )
 
 // Reading what a step writes to $GREENLIGHT_RESULTS and $GREENLIGHT_SUMMARY.
@@ -48,7 +51,7 @@ func (sr *stepRun) readResults(now time.Time) {
 				// No row is that long: a step writing binary or one endless
 				// line. Say so once per line and skip to its end.
 				if !sr.out.resSkipping {
-					sr.r.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS of over %s: skipped", sr.pr.ph.ID, sr.step.Index+1, FormatBytes(maxResultLine)))
+					sr.r.warn(fmt.Sprintf("%s step %d wrote a line to $GREENLIGHT_RESULTS of over %s: skipped", sr.pr.ph.ID, sr.step.Index+1, format.Bytes(maxResultLine)))
 				}
 				sr.out.resSkipping = true
 				return
@@ -101,7 +104,7 @@ func (sr *stepRun) emitRow(row Row) {
 
 func (sr *stepRun) addRow(row Row, announce bool) {
 	pr := sr.pr
-	for _, list := range [][]Expect{pr.ph.Expect, sr.step.Expect} {
+	for _, list := range [][]campaign.Expect{pr.ph.Expect, sr.step.Expect} {
 		for _, e := range list {
 			for i, c := range row.Cols {
 				if c != e.Column {

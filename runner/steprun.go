@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -17,7 +19,7 @@ import (
 type stepRun struct {
 	r       *Runner // the loop it reports to: events, journal, the other phases
 	pr      *phaseRun
-	step    *Step
+	step    *campaign.Step
 	try     int
 	dir     string
 	files   stepFiles
@@ -63,7 +65,7 @@ func filesIn(dir string) stepFiles {
 // newStepDir makes the folder of one try of a step. Its name is never
 // reused, even when the journal that counted attempts is gone: a status
 // file left by another try must never be read as this one's.
-func newStepDir(dirs Layout, pr *phaseRun, step *Step, try int) (string, error) {
+func newStepDir(dirs Layout, pr *phaseRun, step *campaign.Step, try int) (string, error) {
 	parent := filepath.Join(dirs.Steps(), pr.ph.ID)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", err
@@ -84,7 +86,7 @@ func newStepDir(dirs Layout, pr *phaseRun, step *Step, try int) (string, error) 
 
 // launchStep starts one try of a step in dir: its supervisor here, detached in
 // a session of its own, or its Slurm job.
-func launchStep(r *Runner, pr *phaseRun, step *Step, try int, dir string, now time.Time) (*stepRun, error) {
+func launchStep(r *Runner, pr *phaseRun, step *campaign.Step, try int, dir string, now time.Time) (*stepRun, error) {
 	if err := os.MkdirAll(pr.artDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -184,7 +186,7 @@ func (sr *stepRun) stop(grace time.Duration) {
 		grace = sr.pr.ph.Service.StopTimeout
 	}
 	if pgid > 0 {
-		go StopGroup(pgid, grace)
+		go supervise.StopGroup(pgid, grace)
 	} else if sr.proc.sup > 0 {
 		// Not started its command yet: the supervisor passes it on.
 		syscall.Kill(sr.proc.sup, syscall.SIGTERM)
@@ -258,7 +260,7 @@ func (sr *stepRun) follow(now time.Time) {
 	if sr.job != nil {
 		// No status file yet, or one unchanged: Slurm's word may end it.
 		if err != nil || st == nil {
-			var cur *StepStatus
+			var cur *supervise.Status
 			if s, rerr := supervise.ReadStatus(sr.files.status); rerr == nil {
 				cur = s
 			}
@@ -283,10 +285,10 @@ func (sr *stepRun) follow(now time.Time) {
 				// state dir removed): the supervisor's exit code is the step's.
 				r.warn(fmt.Sprintf("%s: step %d's status file could not be written (%s); its exit code %d is taken from its supervisor",
 					sr.pr.ph.Label(), sr.step.Index+1, spaceNote(sr.files.status), sr.proc.waitCode))
-				sr.onExit(&StepStatus{State: "exited", ExitCode: sr.proc.waitCode, Ended: now}, now)
+				sr.onExit(&supervise.Status{State: "exited", ExitCode: sr.proc.waitCode, Ended: now}, now)
 				return
 			}
-			sr.onExit(&StepStatus{State: "exited", ExitCode: -1, Error: "its supervisor died (machine restarted or killed); the step's end was not seen", Ended: now}, now)
+			sr.onExit(&supervise.Status{State: "exited", ExitCode: -1, Error: "its supervisor died (machine restarted or killed); the step's end was not seen", Ended: now}, now)
 			return
 		}
 	}
@@ -299,7 +301,7 @@ func (sr *stepRun) follow(now time.Time) {
 		}
 	}
 	if pr.ph.Timeout > 0 && pr.ph.Service == nil && ran > pr.ph.Timeout && sr.proc.stopFor == "" {
-		sr.proc.stopFor, sr.proc.stopWhy = Failed, "phase timed out after "+FormatDuration(pr.ph.Timeout)
+		sr.proc.stopFor, sr.proc.stopWhy = Failed, "phase timed out after "+format.Duration(pr.ph.Timeout)
 		sr.stop(r.opts.Grace)
 	}
 	sr.updateETA(now)
@@ -332,7 +334,7 @@ type statKey struct {
 
 // readStatusIfChanged reads the status file only when it changed; nil, nil
 // means unchanged.
-func (sr *stepRun) readStatusIfChanged() (*StepStatus, error) {
+func (sr *stepRun) readStatusIfChanged() (*supervise.Status, error) {
 	fi, err := os.Stat(sr.files.status)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner/files"
+	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // vllmBench reads the block, line by line:
@@ -121,7 +123,7 @@ func isSavedResult(path string) bool {
 // readSavedResults adds a row for each --save-result JSON among the
 // phase's artifacts written while the step ran, once each.
 func (sr *stepRun) readSavedResults(now time.Time) {
-	if sr.step.ResultsFormat != FormatVLLMBench {
+	if sr.step.ResultsFormat != campaign.FormatVLLMBench {
 		return
 	}
 	pr := sr.pr

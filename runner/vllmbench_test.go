@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // TestVLLMBenchFormat: a step that prints `vllm bench serve`'s result
@@ -77,7 +79,7 @@ func TestVLLMBenchFormatErrors(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "c.yaml")
 		os.WriteFile(path, []byte("name: x\nphases:\n  - id: a\n    steps:\n      - run: \"true\"\n        "+body+"\n"), 0o644)
-		_, err := Load(path)
+		_, err := campaign.Load(path)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "c.yaml:6:") {
 			t.Errorf("%s: %v", body, err)
 		}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/format"
 )
 
 // bar draws frac (0..1) in width cells; frac < 0 draws an empty track.

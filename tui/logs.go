@@ -10,8 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
 // logPane is the tail of the selected phase's current step log, with

@@ -13,6 +13,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
@@ -45,7 +47,7 @@ type Options struct {
 	Runner       Controller
 	Events       <-chan runner.Event
 	Sampler      GPUs // may be nil
-	Plan         *runner.Plan
+	Plan         *campaign.Plan
 	ReportPath   string
 	StateDir     string
 	Note         string         // said once in the log pane, e.g. why there is no GPU

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/format"
-	"github.com/greenlight-run/greenlight/runner/safe"
 )
 
 func PlainLine(e runner.Event, lastETA *time.Duration) string {

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/exp/teatest/v2"
@@ -50,8 +52,8 @@ phases:
     steps: [{run: d, estimate: 45m}]
 `
 
-func testPlan(t testing.TB) *runner.Plan {
-	p, err := runner.Parse("c.yaml", "/c/c.yaml", []byte(campaignYAML))
+func testPlan(t testing.TB) *campaign.Plan {
+	p, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(campaignYAML))
 	if err != nil {
 		t.Fatal(err)
 	}

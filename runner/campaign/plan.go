@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner/format"
+	"github.com/greenlight-run/greenlight/internal/format"
 )
 
 // Plan is a campaign file checked and resolved: durations parsed, regexes

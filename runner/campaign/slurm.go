@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner/format"
+	"github.com/greenlight-run/greenlight/internal/format"
 )
 
 // SlurmSpec is `slurm:` as written, on the campaign (every phase's

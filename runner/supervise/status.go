@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner/files"
+	"github.com/greenlight-run/greenlight/internal/files"
 )
 
 // A step's status file must be writable when the step has filled the

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner/format"
+	"github.com/greenlight-run/greenlight/internal/format"
 )
 
 // Command is the hidden subcommand that runs one step.
