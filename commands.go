@@ -106,7 +106,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 			kept = append(kept, a)
 		}
 	}
-	f, rest, err := parseRunFlags("report", kept, stderr)
+	f, rest, err := parseRunFlags("report", kept)
 	if err != nil || len(rest) != 1 {
 		fmt.Fprintln(stderr, "usage: greenlight report [--report PATH] [--state-dir DIR] [--versions | --version N] CAMPAIGN.yaml")
 		return 2
@@ -115,13 +115,11 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	if f.report != "" {
-		plan.Report, _ = filepath.Abs(f.report)
+	if err := locate(plan, &f.Config, stderr); err != nil {
+		fmt.Fprintf(stderr, "greenlight report: %v\n", err)
+		return 2
 	}
-	dir := f.stateDir
-	if dir == "" {
-		dir = runner.DefaultStateDir(plan)
-	}
+	dir := f.StateDir
 	if list || version > 0 {
 		return reportVersions(dir, version, stdout, stderr)
 	}

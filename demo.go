@@ -5,31 +5,19 @@ package main
 // vLLM's real log formats, so the demo needs no GPU, Python or network.
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/demo"
+	"github.com/greenlight-run/greenlight/internal/statedir"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
-	"github.com/greenlight-run/greenlight/examples"
-	"github.com/greenlight-run/greenlight/gpu"
-	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/runner"
-)
-
-const (
-	demoServerCommand = "__demo-server"
-	demoClientCommand = "__demo-client"
 )
 
 func cmdDemo(args []string, stdout, stderr io.Writer) int {
@@ -58,12 +46,12 @@ func cmdDemo(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "greenlight demo: %v\n", err)
 			return exitFailed
 		}
-		port, err := freePort()
+		port, err := demo.FreePort()
 		if err != nil {
 			fmt.Fprintf(stderr, "greenlight demo: no free loopback port: %v\n", err)
 			return exitFailed
 		}
-		if err := os.WriteFile(campaign, demoCampaign(exe, port), 0o644); err != nil {
+		if err := os.WriteFile(campaign, demo.Campaign(exe, port), 0o644); err != nil {
 			fmt.Fprintf(stderr, "greenlight demo: %v\n", err)
 			return exitFailed
 		}
@@ -116,12 +104,16 @@ func demoRunning(file string) bool {
 	if err != nil {
 		return false
 	}
-	if _, held := runner.LockHolder(runner.DefaultStateDir(plan)); held {
+	dir, _, err := statedir.Resolve(plan, "")
+	if err != nil {
+		return false
+	}
+	if _, held := runner.LockHolder(dir); held {
 		return true
 	}
 	// Not locked: a demo left running in the background (steps, the
 	// simulated server) is re-adopted by running the same file again.
-	return liveSteps(runner.DefaultStateDir(plan))
+	return liveSteps(dir)
 }
 
 // liveSteps reports whether a step of a state dir still runs.
@@ -140,222 +132,4 @@ func liveSteps(stateDir string) bool {
 		}
 	}
 	return false
-}
-
-// demoCampaign is the bundled demo with its port and the path of this
-// binary written in, so the file runs again as it is (`greenlight run`),
-// from any shell.
-func demoCampaign(exe string, port int) []byte {
-	p := strconv.Itoa(port)
-	r := strings.NewReplacer(
-		"${DEMO_PORT}", p,
-		`"$DEMO_PORT"`, p,
-		`"$GREENLIGHT_BIN"`, safe.Shell(exe),
-		"# $GREENLIGHT_BIN and $DEMO_PORT are set by `greenlight demo`.", "# Written by `greenlight demo`: the simulated server listens on "+p+".")
-	return []byte(r.Replace(string(examples.Demo)))
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func vlog(w io.Writer, src, msg string, a ...any) {
-	fmt.Fprintf(w, "INFO %s [%s] %s\n", time.Now().Format("01-02 15:04:05"), src, fmt.Sprintf(msg, a...))
-}
-
-// demoServer prints what `vllm serve` prints while it loads, then answers
-// /health, /v1/completions and the profiler endpoints on loopback.
-func demoServer(args []string) int {
-	fs := flag.NewFlagSet(demoServerCommand, flag.ContinueOnError)
-	port := fs.Int("port", 8000, "")
-	shards := fs.Int("shards", 64, "")
-	load := fs.Duration("load", 30*time.Second, "")
-	if fs.Parse(args) != nil {
-		return 2
-	}
-	out, errw := os.Stdout, os.Stderr
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		<-sigs
-		fmt.Fprintln(out, "INFO:     Shutting down")
-		fmt.Fprintln(out, "INFO:     Finished server process")
-		os.Exit(0)
-	}()
-	model := "moonshotai/Kimi-K2.5"
-	vlog(out, "__init__.py:241", "Automatically detected platform cuda.")
-	vlog(out, "api_server.py:1805", "vLLM API server version 0.11.0")
-	vlog(out, "core.py:74", "Initializing a V1 LLM engine (v0.11.0) with config: model='%s', tensor_parallel_size=7, quantization=compressed-tensors", model)
-	time.Sleep(*load / 10)
-	vlog(out, "gpu_model_runner.py:2007", "Starting to load model %s...", model)
-	start := time.Now()
-	per := *load * 6 / 10 / time.Duration(*shards)
-	for i := 0; i <= *shards; i++ {
-		el := time.Since(start)
-		rate := "?it/s"
-		if i > 0 {
-			rate = fmt.Sprintf("%.2fs/it", el.Seconds()/float64(i))
-		}
-		left := time.Duration(*shards-i) * per
-		fmt.Fprintf(errw, "\rLoading safetensors checkpoint shards: %3d%% Completed | %d/%d [%s<%s, %s]", i*100 / *shards, i, *shards, mmss(el), mmss(left), rate)
-		if i < *shards {
-			// Shards are not all the same size.
-			time.Sleep(per * time.Duration(70+(i*37)%60) / 100)
-		}
-	}
-	fmt.Fprintln(errw)
-	vlog(out, "default_loader.py:267", "Loading weights took %.2f seconds", time.Since(start).Seconds())
-	vlog(out, "gpu_model_runner.py:2039", "Model loading took 71.43 GiB and %.2f seconds", time.Since(start).Seconds()+1.2)
-	vlog(out, "gpu_worker.py:276", "Available KV cache memory: 48.17 GiB")
-	graphs := 67
-	for i := 0; i <= graphs; i += 4 {
-		fmt.Fprintf(errw, "\rCapturing CUDA graph shapes: %3d%%|%-10s| %d/%d [00:02<00:01, 22.10it/s]", i*100/graphs, "##########"[:i*10/graphs], i, graphs)
-		time.Sleep(*load * 15 / 100 / time.Duration(graphs/4+1))
-	}
-	fmt.Fprintln(errw)
-	vlog(out, "gpu_model_runner.py:2765", "Graph capturing finished in 3 secs, took 1.37 GiB")
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", *port))
-	if err != nil {
-		fmt.Fprintf(errw, "ERROR: [Errno 98] error while attempting to bind on address ('127.0.0.1', %d): address already in use\n", *port)
-		return 1
-	}
-	vlog(out, "api_server.py:1880", "Starting vLLM API server 0 on http://127.0.0.1:%d", *port)
-	fmt.Fprintf(out, "INFO:     Started server process [%d]\nINFO:     Waiting for application startup.\nINFO:     Application startup complete.\n", os.Getpid())
-	var profiling atomic.Bool
-	mux := http.NewServeMux()
-	access := func(r *http.Request, code int) {
-		fmt.Fprintf(out, "INFO:     %s - \"%s %s HTTP/1.1\" %d OK\n", r.RemoteAddr, r.Method, r.URL.Path, code)
-	}
-	mux.HandleFunc("/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) })
-	mux.HandleFunc("/start_profile", func(w http.ResponseWriter, r *http.Request) {
-		profiling.Store(true)
-		vlog(out, "api_server.py:1210", "Starting profiler...")
-		access(r, 200)
-	})
-	mux.HandleFunc("/stop_profile", func(w http.ResponseWriter, r *http.Request) {
-		vlog(out, "api_server.py:1218", "Stopping profiler...")
-		time.Sleep(time.Second)
-		profiling.Store(false)
-		vlog(out, "api_server.py:1220", "Profiler stopped.")
-		access(r, 200)
-	})
-	mux.HandleFunc("/v1/completions", func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(250 * time.Millisecond)
-		access(r, 200)
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"id":"cmpl-demo","object":"text_completion","model":"`+model+`","choices":[{"index":0,"text":" ok","finish_reason":"length"}],"usage":{"prompt_tokens":128,"completion_tokens":16,"total_tokens":144}}`)
-	})
-	http.Serve(l, mux)
-	return 0
-}
-
-func mmss(d time.Duration) string {
-	s := int(d.Seconds())
-	return fmt.Sprintf("%02d:%02d", s/60, s%60)
-}
-
-// demoClient is the decode load and the profiler calls of the demo.
-func demoClient(args []string) int {
-	fs := flag.NewFlagSet(demoClientCommand, flag.ContinueOnError)
-	url := fs.String("url", "", "")
-	requests := fs.Int("requests", 0, "")
-	trace := fs.String("trace", "", "")
-	if fs.Parse(args) != nil || *url == "" {
-		return 2
-	}
-	client := &http.Client{Timeout: 30 * time.Second}
-	if *requests == 0 {
-		resp, err := client.Post(*url, "application/json", nil)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "curl: (7) Failed to connect: %v\n", err)
-			return 7
-		}
-		resp.Body.Close()
-		fmt.Printf("POST %s: HTTP %d\n", *url, resp.StatusCode)
-		if *trace != "" {
-			// The traces are flushed in pieces after the call returns, one
-			// per rank, as vLLM's are.
-			done := make(chan error, 1)
-			go func() { done <- writeDemoTraces(*trace, 7) }()
-			time.Sleep(300 * time.Millisecond)
-			fmt.Println("trace flush started:", *trace)
-			if err := <-done; err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
-			}
-		}
-		return 0
-	}
-	start := time.Now()
-	tokens := 0
-	for i := 1; i <= *requests; i++ {
-		resp, err := client.Post(*url, "application/json", nil)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "request %d failed: %v\n", i, err)
-			return 1
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		tokens += 16
-		el := time.Since(start)
-		fmt.Fprintf(os.Stderr, "\r%3d%%|%-10s| %d/%d [%s<%s, %.2fit/s]", i*100 / *requests, "##########"[:i*10 / *requests], i, *requests, mmss(el), mmss(el/time.Duration(i)*time.Duration(*requests-i)), float64(i)/el.Seconds())
-	}
-	el := time.Since(start).Seconds()
-	fmt.Fprintln(os.Stderr)
-	fmt.Println("============ Serving Benchmark Result ============")
-	fmt.Printf("%-40s %d\n", "Successful requests:", *requests)
-	fmt.Printf("%-40s %.2f\n", "Benchmark duration (s):", el)
-	fmt.Printf("%-40s %.2f\n", "Output token throughput (tok/s):", float64(tokens)/el)
-	fmt.Printf("%-40s %.2f\n", "Mean TPOT (ms):", el*1000/float64(tokens))
-	fmt.Println("==================================================")
-	return 0
-}
-
-// feedFake drives the fake fleet from what the campaign does, so the
-// demo's gauges move with it.
-func feedFake(f *gpu.Fake, n int, events <-chan runner.Event, plan *campaign.Plan) {
-	for e := range events {
-		a := gpu.Activity{Devices: map[int]gpu.Load{}}
-		for _, p := range e.State.Phases {
-			ph := plan.Phase(p.ID)
-			gpus := ph.GPUs
-			if gpus == nil {
-				gpus = make([]int, n)
-				for i := range gpus {
-					gpus[i] = i
-				}
-			}
-			var pids []int
-			if p.Status == runner.Running || p.Status == runner.Ready {
-				if pg := p.Steps[p.Current].PGID; pg > 0 {
-					pids = []int{pg}
-				}
-			}
-			for _, g := range gpus {
-				l, ok := a.Devices[g]
-				if !ok {
-					l.Loading = -1
-				}
-				switch {
-				case ph.Service != nil && p.Status == runner.Running:
-					l.Loading = max(0, p.Steps[0].Progress)
-				case ph.Service != nil && p.Status == runner.Ready:
-					l.ServiceUp = true
-				case p.Status == runner.Running && ph.Service == nil:
-					// A client of a service loads the service's GPUs.
-					l.Busy = true
-				default:
-					continue
-				}
-				l.PIDs = append(l.PIDs, pids...)
-				a.Devices[g] = l
-			}
-		}
-		f.SetActivity(a)
-	}
 }

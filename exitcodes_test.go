@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -231,7 +232,7 @@ func TestOneRunnerPerResultsFile(t *testing.T) {
 		t.Errorf("the same results file through a symlink: exit %d\n%s", code, out)
 	}
 	// The runner holds the lock itself: started without a client's check.
-	out, code = runBin(t, dir, runnerCommand, "--state-dir", filepath.Join(dir, "other3"), "--gpu", "none", c)
+	out, code = runBin(t, dir, daemon.Command, "--state-dir", filepath.Join(dir, "other3"), "--gpu", "none", c)
 	if code != exitLocked || !strings.Contains(out, "one runner per results file") {
 		t.Errorf("a runner started directly: exit %d\n%s", code, out)
 	}

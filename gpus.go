@@ -9,9 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/gpu"
-	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/slurm"
 )
 
 // cmdGPUs prints what the GPU source reads now: a quick check of the
@@ -20,7 +19,7 @@ import (
 func cmdGPUs(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gpus", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var src gpuFlag
+	var src daemon.GPUFlag
 	fs.Var(&src, "gpu", "auto, nvml, fake:N, none or dcgm:URL[,URL...]; repeat to combine")
 	asJSON := fs.Bool("json", false, "one JSON object per device and round")
 	rounds := fs.Int("samples", 1, "rounds to take")
@@ -28,7 +27,7 @@ func cmdGPUs(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	s, _, note, err := openGPU(src, *every)
+	s, _, note, err := daemon.OpenGPU(src, *every)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight gpus: %v\n", err)
 		return 2
@@ -125,38 +124,4 @@ func hostName(d gpu.Device) string {
 		return "local"
 	}
 	return d.Host
-}
-
-// followSlurmNodes keeps the scraped exporters (dcgm:slurm-nodes:PORT) on
-// the nodes of the campaign's running Slurm jobs: as a job starts its
-// nodes are added, as it ends they stop being scraped. Node lists are
-// expanded as `scontrol show hostnames` does (slurm.Hostnames).
-func followSlurmNodes(src gpu.Source, events <-chan runner.Event) {
-	if !gpu.FollowsSlurm(src) {
-		for range events {
-		}
-		return
-	}
-	last := "\x00"
-	for e := range events {
-		if e.State == nil {
-			continue
-		}
-		var lists []string
-		for _, p := range e.State.Phases {
-			if j := p.Slurm; j != nil && j.Nodes != "" && (j.State == "RUNNING" || j.State == "SUSPENDED" || j.State == "COMPLETING") {
-				lists = append(lists, j.Nodes)
-			}
-		}
-		key := strings.Join(lists, " ")
-		if key == last {
-			continue
-		}
-		var nodes []string
-		for _, l := range lists {
-			nodes = append(nodes, slurm.Hostnames(l)...)
-		}
-		last = key
-		gpu.FollowNodes(src, nodes)
-	}
 }

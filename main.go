@@ -1,8 +1,9 @@
 // Command greenlight runs a GPU profiling or benchmark campaign in the
 // background and is the window you keep open on it in tmux.
 //
-// main.go holds the flags, the subcommands and the wiring: it is the only
-// place that knows every package.
+// The root package holds the commands: their flags, help and output.
+// The runner process is package daemon, the way to reach it package
+// client, the window package tui.
 package main
 
 import (
@@ -11,14 +12,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
-	"strings"
-	"time"
 
+	"github.com/greenlight-run/greenlight/daemon"
+	"github.com/greenlight-run/greenlight/demo"
+	"github.com/greenlight-run/greenlight/internal/statedir"
+	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/supervise"
-
-	"github.com/greenlight-run/greenlight/gpu"
 )
 
 // version is stamped by the release build (-X main.version=...).
@@ -81,13 +83,13 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// Exit statuses, as the README documents them.
+// Exit statuses, as the README documents them (runner.Exit*).
 const (
-	exitOK          = 0   // every phase done or skipped by the user; or the user detached on purpose
-	exitFailed      = 1   // a phase failed or was blocked
-	exitUsage       = 2   // bad input: campaign file, flags, arguments
-	exitLocked      = 3   // another greenlight already runs this campaign
-	exitInterrupted = 130 // interrupted (Ctrl-C, SIGTERM, a lost terminal) before the end
+	exitOK          = runner.ExitOK
+	exitFailed      = runner.ExitFailed
+	exitUsage       = runner.ExitUsage
+	exitLocked      = runner.ExitLocked
+	exitInterrupted = runner.ExitInterrupted
 )
 
 // commandHelp is each command's own help, for -h and --help.
@@ -204,12 +206,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case supervise.Command:
 		return supervise.Main(args[1:])
-	case runnerCommand:
-		return cmdRunner(args[1:], stdout, stderr)
-	case demoServerCommand:
-		return demoServer(args[1:])
-	case demoClientCommand:
-		return demoClient(args[1:])
+	case daemon.Command:
+		return daemon.Main(version, args[1:], stdout, stderr)
+	case demo.ServerCommand:
+		return demo.Server(args[1:])
+	case demo.ClientCommand:
+		return demo.Client(args[1:])
 	case "run":
 		return cmdRun(args[1:], stdout, stderr, false)
 	case "demo":
@@ -239,44 +241,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
+// runFlags are run's and demo's flags: how to start the runner (shared
+// with it, daemon.Config) and how to watch it.
 type runFlags struct {
-	plain    bool
-	gpu      gpuFlag
-	report   string
-	stateDir string
-	interval time.Duration
-	approve  string
-	fresh    bool
-	detach   bool   // start the runner and return
-	demo     bool   // the demo's runner: its gate opens when no window is attached
-	retry    string // the runner: a finished phase to run again as it starts
-	given    map[string]bool
+	daemon.Config
+	plain  bool
+	fresh  bool
+	detach bool // start the runner and return
 }
 
-func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, []string, error) {
+func parseRunFlags(name string, args []string) (*runFlags, []string, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	f := &runFlags{}
+	f.Register(fs)
 	fs.BoolVar(&f.plain, "plain", false, "")
-	fs.Var(&f.gpu, "gpu", "")
-	fs.StringVar(&f.report, "report", "", "")
-	fs.StringVar(&f.stateDir, "state-dir", "", "")
-	fs.DurationVar(&f.interval, "interval", time.Second, "")
-	fs.StringVar(&f.approve, "approve", "", "")
 	fs.BoolVar(&f.fresh, "fresh", false, "")
 	fs.BoolVar(&f.detach, "detach", false, "")
-	if name == runnerCommand {
-		fs.BoolVar(&f.demo, "demo", false, "")
-		fs.StringVar(&f.retry, "retry", "", "")
-	}
 	rest, err := parseAnywhere(fs, args)
 	if err != nil {
 		return nil, nil, err
 	}
-	f.given = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
-	if f.interval < 100*time.Millisecond {
-		return nil, nil, fmt.Errorf("--interval %s is below 100ms", f.interval)
+	if err := f.Check(fs); err != nil {
+		return nil, nil, err
 	}
 	return f, rest, nil
 }
@@ -298,32 +285,6 @@ func parseAnywhere(fs *flag.FlagSet, args []string) ([]string, error) {
 	return rest, nil
 }
 
-// gpuFlag collects --gpu, which may be given more than once: a source for
-// this machine and dcgm-exporter lists for others.
-type gpuFlag []string
-
-func (g *gpuFlag) String() string     { return strings.Join(*g, " ") }
-func (g *gpuFlag) Set(v string) error { *g = append(*g, v); return nil }
-
-// openGPU parses sources in the campaign's grammar (none named: auto)
-// and opens them as one fleet (see gpu.Open).
-func openGPU(raws []string, interval time.Duration) (gpu.Source, bool, string, error) {
-	srcs, err := campaign.ParseGPUSources(raws)
-	if err != nil {
-		return nil, false, "", fmt.Errorf("--gpu: %v", err)
-	}
-	return openSources(srcs, interval)
-}
-
-// openSources opens parsed sources (a campaign's gpus.sources).
-func openSources(srcs []campaign.GPUSource, interval time.Duration) (gpu.Source, bool, string, error) {
-	specs := make([]gpu.Spec, len(srcs))
-	for i, s := range srcs {
-		specs[i] = gpu.Spec{Kind: s.Kind, N: s.N, URLs: s.URLs}
-	}
-	return gpu.Open(specs, interval)
-}
-
 func loadPlan(path string, stderr io.Writer) (*campaign.Plan, bool) {
 	plan, err := campaign.Load(path)
 	if err != nil {
@@ -335,4 +296,34 @@ func loadPlan(path string, stderr io.Writer) (*campaign.Plan, bool) {
 		return nil, false
 	}
 	return plan, true
+}
+
+// locate resolves where a command finds the campaign: its state dir
+// (statedir.Resolve) and its results file (--report, else the one its
+// last runner was started with, else the campaign's report:). What it
+// took from the last runner is said on notes.
+func locate(plan *campaign.Plan, cfg *daemon.Config, notes io.Writer) error {
+	dir, note, err := statedir.Resolve(plan, cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		fmt.Fprintf(notes, "greenlight: %s\n", note)
+	}
+	cfg.StateDir = dir
+	switch saved := daemon.SavedReport(dir); {
+	case cfg.Report != "":
+		abs, err := filepath.Abs(cfg.Report)
+		if err != nil {
+			return fmt.Errorf("--report: %v", err)
+		}
+		cfg.Report = abs
+	case saved != "" && saved != plan.Report:
+		cfg.Report = saved
+		fmt.Fprintf(notes, "greenlight: --report %s, as the campaign was started with (give --report to change it)\n", saved)
+	}
+	if cfg.Report != "" {
+		plan.Report = cfg.Report
+	}
+	return nil
 }

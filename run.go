@@ -9,12 +9,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/client"
+	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/charmbracelet/x/term"
@@ -29,7 +30,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1) // a window is one core's worth of competition at most
 	}
-	f, rest, err := parseRunFlags("run", args, stderr)
+	f, rest, err := parseRunFlags("run", args)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight run: %v\n\n%s", err, usage)
 		return exitUsage
@@ -38,34 +39,24 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		fmt.Fprintf(stderr, "greenlight run: give one campaign file\n\n%s", usage)
 		return exitUsage
 	}
-	f.demo = demo
+	f.Demo = demo
 	plan, ok := loadPlan(rest[0], stderr)
 	if !ok {
 		return exitUsage
 	}
-	if f.report != "" {
-		abs, err := filepath.Abs(f.report)
-		if err != nil {
-			fmt.Fprintf(stderr, "greenlight: --report: %v\n", err)
-			return exitUsage
-		}
-		plan.Report = abs
-	}
-	if _, err := approveList(plan, f.approve); err != nil {
+	if _, err := daemon.ApproveList(plan, f.Approve); err != nil {
 		fmt.Fprintf(stderr, "greenlight run: --approve: %v\n", err)
 		return exitUsage
 	}
 	plain := f.plain || !term.IsTerminal(os.Stdout.Fd())
-	if demo && plain && f.approve == "" {
-		f.approve = "all" // nobody is there to press g
+	if demo && plain && f.Approve == "" {
+		f.Approve = "all" // nobody is there to press g
 	}
-	stateDir := f.stateDir
-	if stateDir == "" {
-		stateDir = runner.DefaultStateDir(plan)
+	if err := locate(plan, &f.Config, stdout); err != nil {
+		fmt.Fprintf(stderr, "greenlight run: %v\n", err)
+		return exitUsage
 	}
-	if abs, err := filepath.Abs(stateDir); err == nil {
-		stateDir = abs
-	}
+	stateDir := f.StateDir
 	if f.fresh {
 		if c, err := link.Dial(stateDir); err == nil {
 			fmt.Fprintf(stderr, "greenlight run --fresh: the campaign's runner (pid %d) is running it; `greenlight stop %s` first\n", c.PID(), plan.File)
@@ -76,28 +67,28 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 			return code
 		}
 	}
-	c, started, code := attachRunner(plan, f, stateDir, stdout, stderr)
+	c, started, code := client.Attach(plan, &f.Config, stdout, stderr)
 	if c == nil {
 		return code
 	}
-	s := newSession(plan, f, stateDir, c, stdout)
+	s := client.NewSession(plan, &f.Config, c, stdout)
 	edited := ""
 	if !started && c.Hello.Plan != "" && c.Hello.Plan != plan.Hash {
 		edited = fmt.Sprintf("%s changed since its runner (pid %d) started: the runner goes on with the file as it was; `greenlight stop` then `greenlight run` takes the edits (finished phases whose work did not change are kept)", plan.File, c.PID())
 	}
 	if !started {
-		ids, _ := approveList(plan, f.approve)
-		if err := approveAttached(s, ids); err != nil {
+		ids, _ := daemon.ApproveList(plan, f.Approve)
+		if err := s.Approve(ids); err != nil {
 			fmt.Fprintf(stderr, "greenlight run: --approve: %v\n", err)
 		}
 	}
 	if f.detach {
-		fmt.Fprintf(stdout, "greenlight: the campaign runs in the background (runner pid %d, its lines in %s)\n", c.PID(), runnerLog(stateDir))
+		fmt.Fprintf(stdout, "greenlight: the campaign runs in the background (runner pid %d, its lines in %s)\n", c.PID(), client.RunnerLog(stateDir))
 		fmt.Fprintf(stdout, "greenlight: `greenlight run %s` attaches a window; `greenlight status %s` says how it stands\n", plan.File, plan.File)
 		s.Close()
 		return exitOK
 	}
-	go s.run()
+	go s.Run()
 	if plain {
 		// Ctrl-C stops the campaign only in the client that started it: a
 		// second session that attached to watch must not end a
@@ -114,7 +105,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		}
 		var lastETA time.Duration = -1
 		for _, e := range s.Earlier() {
-			if line := tui.PlainLine(e, &lastETA); line != "" {
+			if line := runner.EventLine(e, &lastETA); line != "" {
 				fmt.Fprintln(stdout, line)
 			}
 		}
@@ -148,9 +139,9 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	fmt.Fprintf(stdout, "results: %s\n", plan.Report)
 	if res.Detached {
 		fmt.Fprintf(stdout, "greenlight: the campaign goes on (runner pid %d); `greenlight run %s` attaches again\n", c.PID(), plan.File)
-		return exitCode(res.Final, false, true)
+		return res.Final.ExitCode(false, true)
 	}
-	return exitCode(res.Final, res.Interrupted, false)
+	return res.Final.ExitCode(res.Interrupted, false)
 }
 
 // joinNotes is the notes that are not empty, one line.
@@ -177,7 +168,7 @@ func gpuNote(inv gpu.Inventory) string {
 // the campaign (its running steps too); a second Ctrl-C, SIGTERM or a
 // lost terminal (SIGHUP) detach, leaving it running. A client that
 // attached to a runner started elsewhere detaches at the first Ctrl-C.
-func followPlain(s *session, out io.Writer, started bool) int {
+func followPlain(s *client.Session, out io.Writer, started bool) int {
 	// A reader that goes away (`| head`) must not end the campaign: it
 	// lives in the runner; only these lines are lost.
 	signal.Ignore(syscall.SIGPIPE)
@@ -197,7 +188,7 @@ func followPlain(s *session, out io.Writer, started bool) int {
 				go s.Stop()
 				continue
 			}
-			fmt.Fprintf(out, "%s got %v: leaving the campaign running in its runner; `greenlight run %s` attaches again\n", ts, sig, s.plan.File)
+			fmt.Fprintf(out, "%s got %v: leaving the campaign running in its runner; `greenlight run %s` attaches again\n", ts, sig, s.Plan().File)
 			s.Close()
 			return exitInterrupted
 		case e, ok := <-s.Events():
@@ -205,9 +196,9 @@ func followPlain(s *session, out io.Writer, started bool) int {
 				if final == nil {
 					return exitInterrupted
 				}
-				return exitCode(final, interrupted, false)
+				return final.ExitCode(interrupted, false)
 			}
-			if line := tui.PlainLine(e, &lastETA); line != "" {
+			if line := runner.EventLine(e, &lastETA); line != "" {
 				fmt.Fprintln(out, line)
 			}
 			if e.Kind == runner.CampaignFinished || e.State != nil && e.State.Finished {
@@ -219,9 +210,6 @@ func followPlain(s *session, out io.Writer, started bool) int {
 
 // startOver sets a campaign's old state and results aside for --fresh.
 func startOver(plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) int {
-	if stateDir == "" {
-		stateDir = runner.DefaultStateDir(plan)
-	}
 	a, err := report.SetAside(plan, stateDir, time.Now())
 	if err != nil && a == nil {
 		fmt.Fprintf(stderr, "greenlight run --fresh: %v\n", err)
@@ -240,55 +228,4 @@ func startOver(plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) i
 		return exitFailed
 	}
 	return exitOK
-}
-
-// approveList checks --approve's phase ids like needs: an unknown one is
-// bad input, with the nearest id, never a gate that waits forever.
-func approveList(plan *campaign.Plan, flag string) ([]string, error) {
-	if strings.TrimSpace(flag) == "" {
-		return nil, nil
-	}
-	var ids []string
-	for _, id := range strings.Split(flag, ",") {
-		id = strings.TrimSpace(id)
-		if id == "" {
-			continue
-		}
-		if id != "all" {
-			if err := plan.CheckPhaseID(id); err != nil {
-				return nil, err
-			}
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
-}
-
-// exitCode is the documented exit status for how the campaign stands when
-// greenlight leaves it: a failed phase first; then a campaign left running
-// on purpose (detached) is 0 and one cut short is 130.
-func exitCode(st *runner.State, interrupted, detached bool) int {
-	if st == nil {
-		if detached {
-			return exitOK
-		}
-		return exitInterrupted
-	}
-	if st.Failed() {
-		return exitFailed
-	}
-	if detached {
-		return exitOK
-	}
-	if interrupted || !st.Finished || st.Stopped() {
-		return exitInterrupted
-	}
-	return exitOK
-}
-
-// feedSessions tells the sampler which sessions are the campaign's.
-func feedSessions(s *gpu.Sampler, events <-chan runner.Event) {
-	for e := range events {
-		s.SetSessions(e.State.Sessions)
-	}
 }

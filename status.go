@@ -6,18 +6,18 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"time"
 
+	"github.com/greenlight-run/greenlight/client"
+	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/link"
 )
 
 // statusSchema names the JSON below; a change that is not an addition
@@ -133,17 +133,19 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	dir := *stateDir
-	if dir == "" {
-		dir = runner.DefaultStateDir(plan)
+	cfg := daemon.Config{StateDir: *stateDir}
+	if err := locate(plan, &cfg, stderr); err != nil {
+		fmt.Fprintf(stderr, "greenlight status: %v\n", err)
+		return exitUsage
 	}
+	dir := cfg.StateDir
 	var out statusJSON
-	st, pid, problem := liveState(dir)
+	st, pid, problem := client.LiveState(dir)
 	if st != nil {
 		out = statusOf(plan, dir, st)
 		out.Monitor = statusMonitor{PID: pid, Kind: "runner"}
 	} else {
-		if !hasJournal(dir) {
+		if !client.HasJournal(dir) {
 			fmt.Fprintf(stderr, "greenlight status: %s has not run here (no journal in %s): `greenlight run %s` starts it\n", plan.Name, dir, plan.File)
 			return exitUsage
 		}
@@ -284,23 +286,4 @@ func printStatus(w io.Writer, s statusJSON) {
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "results: %s\n", s.Report)
-}
-
-// liveState is the runner's own state (results included), when a runner
-// answers for the campaign.
-// problem is set when a runner holds the campaign but did not answer.
-func liveState(dir string) (st *runner.State, pid int, problem error) {
-	c, err := link.Dial(dir)
-	if err != nil {
-		if errors.Is(err, link.ErrNoRunner) {
-			return nil, 0, nil
-		}
-		return nil, 0, err
-	}
-	defer c.Close()
-	m, err := c.Request(link.OpState, "")
-	if err != nil {
-		return nil, 0, err
-	}
-	return m.State, c.PID(), nil
 }

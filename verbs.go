@@ -5,16 +5,16 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/client"
+	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/internal/safe"
@@ -44,13 +44,12 @@ func verbArgs(name string, args []string, stderr io.Writer, follow *bool) (plan 
 	if !ok {
 		return nil, "", nil, exitUsage
 	}
-	stateDir = *dir
-	if stateDir == "" {
-		stateDir = runner.DefaultStateDir(plan)
+	cfg := daemon.Config{StateDir: *dir}
+	if err := locate(plan, &cfg, stderr); err != nil {
+		fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
+		return nil, "", nil, exitUsage
 	}
-	if abs, err := filepath.Abs(stateDir); err == nil {
-		stateDir = abs
-	}
+	stateDir = cfg.StateDir
 	for _, id := range pos[1:] {
 		if err := plan.CheckPhaseID(id); err != nil {
 			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
@@ -58,59 +57,6 @@ func verbArgs(name string, args []string, stderr io.Writer, follow *bool) (plan 
 		}
 	}
 	return plan, stateDir, pos[1:], exitOK
-}
-
-// hasJournal reports whether the campaign has run here.
-func hasJournal(stateDir string) bool {
-	_, err := os.Stat(runner.Layout(stateDir).Journal())
-	return err == nil
-}
-
-// reachRunner is a verb's way to the runner: the running one, or a new
-// one when the campaign ran here and is not finished (said on stderr). A
-// campaign that never ran, or has finished, has none: code says so.
-func reachRunner(name string, plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) (*link.Client, int) {
-	c, _, code := reachRunnerFor(name, "", plan, stateDir, stdout, stderr)
-	return c, code
-}
-
-// reachRunnerFor is reachRunner for a verb that names a phase: `retry` of a
-// phase on a finished campaign starts a runner that runs it again (and
-// what it needs) and ends; retried says so, and the retry is not asked
-// again.
-func reachRunnerFor(name, phase string, plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) (c *link.Client, retried bool, code int) {
-	c, err := link.Dial(stateDir)
-	if err == nil {
-		return c, false, exitOK
-	}
-	var refused *link.RefusedError
-	if errors.As(err, &refused) {
-		fmt.Fprintf(stderr, "greenlight %s: %s\n", name, refused.Why)
-		return nil, false, exitLocked
-	}
-	if !errors.Is(err, link.ErrNoRunner) {
-		fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
-		return nil, false, exitFailed
-	}
-	if !hasJournal(stateDir) {
-		fmt.Fprintf(stderr, "greenlight %s: %s has not run here (no journal in %s): `greenlight run %s` starts it\n", name, plan.Name, stateDir, plan.File)
-		return nil, false, exitUsage
-	}
-	f := &runFlags{interval: time.Second}
-	st, err := runner.Replay(plan, stateDir)
-	switch {
-	case err == nil && st.Finished && name == "retry" && phase != "":
-		fmt.Fprintf(stderr, "greenlight retry: %s has finished: starting its runner to run %s again (and what it needs); it ends after\n", plan.Name, phase)
-		f.retry = phase
-	case err == nil && st.Finished:
-		fmt.Fprintf(stderr, "greenlight %s: %s has finished (%s); nothing runs it now; `greenlight run --fresh %s` starts it over\n",
-			name, plan.Name, st.Ended.Format("2006-01-02 15:04:05"), plan.File)
-		return nil, false, exitUsage
-	default:
-		fmt.Fprintf(stderr, "greenlight %s: no runner runs %s: starting one, which resumes it from its journal\n", name, plan.Name)
-	}
-	c, _, code = attachRunner(plan, f, stateDir, stdout, stderr)
-	return c, f.retry != "" && c != nil, code
 }
 
 // cmdControl is approve, pause, resume, skip, retry and stop.
@@ -146,7 +92,7 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 	if name == "retry" {
 		target = phases[0]
 	}
-	c, retried, code := reachRunnerFor(name, target, plan, stateDir, stdout, stderr)
+	c, retried, code := client.ReachFor(name, target, plan, stateDir, stdout, stderr)
 	if c == nil {
 		return code
 	}
@@ -156,8 +102,7 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	defer c.Close()
-	op := map[string]string{"approve": link.OpGreenlight, "pause": link.OpPause, "resume": link.OpResume,
-		"skip": link.OpSkip, "retry": link.OpRetry, "stop": link.OpStop}[name]
+	op, _ := link.OpOfVerb(name)
 	if name == "resume" {
 		// Resume undoes a freeze too: that is what a person who says
 		// "resume" from another shell means.
@@ -214,7 +159,7 @@ func cmdLogs(args []string, stdout, stderr io.Writer) int {
 	if cl, err := link.Dial(stateDir); err == nil {
 		c, st = cl, cl.First.State
 		defer c.Close()
-	} else if hasJournal(stateDir) {
+	} else if client.HasJournal(stateDir) {
 		if st, err = runner.Replay(plan, stateDir); err != nil {
 			fmt.Fprintf(stderr, "greenlight logs: %v\n", err)
 			return exitFailed

@@ -45,6 +45,5 @@ type Event struct {
 	Phase   string // phase id, when the event concerns one
 	Step    int    // step index, when it concerns one
 	Message string // a line a person can read
-	Result  *Row   // for ResultRecorded
 	State   *State
 }

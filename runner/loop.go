@@ -209,8 +209,8 @@ func (r *Runner) greenlight(id string) error {
 	if !pr.ph.Manual {
 		return fmt.Errorf("phase %q has no manual gate", id)
 	}
-	if pr.state.Status.Finished() || pr.state.Status == Running {
-		return fmt.Errorf("phase %q is %s", id, pr.state.Status)
+	if !pr.state.Gated() {
+		return fmt.Errorf("phase %q is %s: past its gate", id, pr.state.Status)
 	}
 	pr.gateOpen = true
 	if pr.state.Status == Waiting {

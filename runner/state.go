@@ -21,6 +21,14 @@ const (
 	Stopped Status = "stopped" // interrupted by the user stopping the campaign
 )
 
+// Gated says a greenlight would open the phase's gate: it has one (gate:
+// manual) and has not passed it (it waits there now, or has not reached
+// it yet). The one rule for the window's g, approve, --approve and the
+// runner.
+func (p *PhaseState) Gated() bool {
+	return p.Manual && (p.Status == Pending || p.Status == Waiting)
+}
+
 // Finished reports whether the status is final for this run.
 func (s Status) Finished() bool {
 	switch s {

@@ -93,13 +93,13 @@ func (sr *stepRun) announceRows(first int) {
 		return
 	}
 	last := rows[len(rows)-1]
-	r.emit(Event{Kind: ResultRecorded, Phase: sr.pr.ph.ID, Step: sr.step.Index, Result: &last,
+	r.emit(Event{Kind: ResultRecorded, Phase: sr.pr.ph.ID, Step: sr.step.Index,
 		Message: fmt.Sprintf("%s: %d results (%d in all), the last %s", sr.pr.ph.ID, len(rows)-first, len(rows), rowText(last))})
 }
 
 func (sr *stepRun) emitRow(row Row) {
 	r := sr.r
-	r.emit(Event{Kind: ResultRecorded, Phase: sr.pr.ph.ID, Step: sr.step.Index, Result: &row, Message: fmt.Sprintf("%s: result %s", sr.pr.ph.ID, rowText(row))})
+	r.emit(Event{Kind: ResultRecorded, Phase: sr.pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: result %s", sr.pr.ph.ID, rowText(row))})
 }
 
 func (sr *stepRun) addRow(row Row, announce bool) {

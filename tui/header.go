@@ -22,12 +22,10 @@ func (m *model) stateWord() string {
 		return m.st.warn.Render("stopped: `greenlight run` resumes")
 	case h == runner.HeadFinished:
 		return m.st.ok.Render(string(h))
-	case s.Paused && s.PauseWhy != "user":
+	case h == runner.HeadPaused && s.PauseWhy != "user":
 		return m.st.bad.Render("paused: disk")
-	case s.Paused:
-		return m.st.warn.Render("paused")
-	case s.Frozen:
-		return m.st.warn.Render("frozen")
+	case h == runner.HeadPaused, h == runner.HeadFrozen:
+		return m.st.warn.Render(string(h))
 	}
 	for _, p := range s.Phases {
 		if p.Status == runner.Waiting {

@@ -326,10 +326,7 @@ func (m *model) gateTarget() int {
 	if m.state == nil {
 		return -1
 	}
-	gated := func(ps *runner.PhaseState) bool {
-		return ps.Status == runner.Waiting || ps.Manual && ps.Status == runner.Pending
-	}
-	if ps := m.selected(); ps != nil && gated(ps) {
+	if ps := m.selected(); ps != nil && ps.Gated() {
 		return m.sel
 	}
 	for i := range m.state.Phases {

@@ -1,7 +1,6 @@
 package link
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -22,19 +22,19 @@ type fakeHandler struct {
 	st  *runner.State
 }
 
-func (h *fakeHandler) Snapshot() (*runner.State, json.RawMessage) {
+func (h *fakeHandler) Snapshot() (*runner.State, *GPURound) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.st, json.RawMessage(`{"n":1}`)
+	return h.st, &GPURound{Hosts: []gpu.HostState{{Name: "n1"}}}
 }
 
-func (h *fakeHandler) Do(op, phase string) error {
+func (h *fakeHandler) Do(op Op, phase string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if phase == "nope" {
 		return errors.New("no phase nope")
 	}
-	h.ops = append(h.ops, op+" "+phase)
+	h.ops = append(h.ops, string(op)+" "+phase)
 	return nil
 }
 
@@ -98,8 +98,8 @@ func TestSnapshotEventsAndRequests(t *testing.T) {
 	if len(c1.First.Recent) != 1 || c1.First.Recent[0].Message != "a started" {
 		t.Errorf("recent events on attach: %+v", c1.First.Recent)
 	}
-	if string(c1.First.GPU) != `{"n":1}` {
-		t.Errorf("gpu %s", c1.First.GPU)
+	if g := c1.First.GPU; g == nil || len(g.Hosts) != 1 || g.Hosts[0].Name != "n1" {
+		t.Errorf("gpu %+v", g)
 	}
 	s.Event(runner.Event{Kind: runner.ResultRecorded, Time: time.Now(), Phase: "a", Message: "x=1", State: h.st})
 	for _, c := range []*Client{c1, c2} {

@@ -44,19 +44,6 @@ const (
 	KindTick     = "tick"    // nothing else was said for a while: the runner is alive
 )
 
-// Request ops.
-const (
-	OpPause      = "pause"
-	OpResume     = "resume"
-	OpFreeze     = "freeze"
-	OpThaw       = "thaw"
-	OpSkip       = "skip"
-	OpRetry      = "retry"
-	OpGreenlight = "greenlight"
-	OpStop       = "stop"
-	OpState      = "state" // the whole state, results included
-)
-
 // Msg is one line on the wire. Kind says which fields are set.
 type Msg struct {
 	Kind string `json:"t"`
@@ -72,9 +59,8 @@ type Msg struct {
 	// snapshot, event, reply to OpState
 	Event *Event        `json:"event,omitempty"`
 	State *runner.State `json:"state,omitempty"`
-	// GPU is the sampler's side, opaque here: the runner process and the
-	// client agree on it (see main's wiring); the link only carries it.
-	GPU json.RawMessage `json:"gpu,omitempty"`
+	// GPU is the sampler's side (gpu.go).
+	GPU *GPURound `json:"gpu,omitempty"`
 	// NPhases, on an event, says its State carries only the phases listed
 	// in Changed, by index; the others (of NPhases in all) are as the last
 	// event left them. Zero: the State is whole. Client merges them, so its
@@ -87,7 +73,7 @@ type Msg struct {
 
 	// req and reply
 	ID    int    `json:"id,omitempty"`
-	Op    string `json:"op,omitempty"`
+	Op    Op     `json:"op,omitempty"`
 	Phase string `json:"phase,omitempty"`
 	Err   string `json:"err,omitempty"`
 
@@ -103,7 +89,6 @@ type Event struct {
 	Phase   string           `json:"phase,omitempty"`
 	Step    int              `json:"step,omitempty"`
 	Message string           `json:"msg,omitempty"`
-	Result  *runner.Row      `json:"result,omitempty"`
 }
 
 // maxLine bounds one message: a snapshot with 20k results rows and eight
@@ -148,12 +133,12 @@ func encode(m *Msg) ([]byte, error) {
 
 // WireEvent is e as it travels.
 func WireEvent(e runner.Event) *Event {
-	return &Event{Kind: e.Kind, Time: e.Time, Phase: e.Phase, Step: e.Step, Message: e.Message, Result: e.Result}
+	return &Event{Kind: e.Kind, Time: e.Time, Phase: e.Phase, Step: e.Step, Message: e.Message}
 }
 
 // Event is the wire event back as a runner.Event over st.
 func (e *Event) Event(st *runner.State) runner.Event {
-	return runner.Event{Kind: e.Kind, Time: e.Time, Phase: e.Phase, Step: e.Step, Message: e.Message, Result: e.Result, State: st}
+	return runner.Event{Kind: e.Kind, Time: e.Time, Phase: e.Phase, Step: e.Step, Message: e.Message, State: st}
 }
 
 // Lite is st without its results rows, for an event: a copy, st is shared.

@@ -1,7 +1,6 @@
 package link
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -19,10 +18,10 @@ import (
 type Handler interface {
 	// Snapshot is what a client gets on connecting: the whole state and
 	// the GPU side (inventory, hosts, recent history).
-	Snapshot() (*runner.State, json.RawMessage)
+	Snapshot() (*runner.State, *GPURound)
 	// Do carries out a client's request; OpState is answered by the
 	// server from Snapshot.
-	Do(op, phase string) error
+	Do(op Op, phase string) error
 }
 
 // Server is the runner's end: it accepts clients, says every event and
@@ -194,10 +193,10 @@ func (s *Server) Event(e runner.Event) {
 	}
 }
 
-// GPU says a GPU round (opaque: see Msg.GPU) to every client. A client
+// GPU says a GPU round to every client. A client
 // that has not taken the last round yet gets this one instead.
-func (s *Server) GPU(raw json.RawMessage) {
-	s.broadcast(&Msg{Kind: KindGPU, GPU: raw}, true)
+func (s *Server) GPU(round *GPURound) {
+	s.broadcast(&Msg{Kind: KindGPU, GPU: round}, true)
 }
 
 func (s *Server) broadcast(m *Msg, latestOnly bool) {

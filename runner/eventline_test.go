@@ -1,29 +1,27 @@
-package tui
+package runner
 
 import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/greenlight-run/greenlight/runner"
 )
 
-// TestPlainLineSaysSlurmNews: a Progress event carries a message only
+// TestEventLineSaysSlurmNews: a Progress event carries a message only
 // for news worth a line (a Slurm job submitted, queued for a reason,
 // running); the plain printer prints it, escaped, and stays quiet about
 // bare progress whose ETA is not known.
-func TestPlainLineSaysSlurmNews(t *testing.T) {
+func TestEventLineSaysSlurmNews(t *testing.T) {
 	at := time.Date(2026, 12, 3, 14, 0, 0, 0, time.UTC)
-	st := &runner.State{Phases: []runner.PhaseState{{ID: "gemm", Steps: []runner.StepState{{Progress: -1}}}}}
+	st := &State{Phases: []PhaseState{{ID: "gemm", Steps: []StepState{{Progress: -1}}}}}
 	last := time.Duration(-1)
-	news := runner.Event{Kind: runner.Progress, Time: at, Phase: "gemm", State: st,
+	news := Event{Kind: Progress, Time: at, Phase: "gemm", State: st,
 		Message: "gemm: Slurm job 42 PENDING (Resources) \x1b[31m· starts ~14:05 (Slurm)"}
-	got := PlainLine(news, &last)
+	got := EventLine(news, &last)
 	if !strings.HasPrefix(got, "14:00:00 gemm: Slurm job 42 PENDING (Resources)") || strings.Contains(got, "\x1b") {
 		t.Errorf("news line %q", got)
 	}
-	bare := runner.Event{Kind: runner.Progress, Time: at, Phase: "gemm", State: st}
-	if got := PlainLine(bare, &last); got != "" {
+	bare := Event{Kind: Progress, Time: at, Phase: "gemm", State: st}
+	if got := EventLine(bare, &last); got != "" {
 		t.Errorf("bare progress with no ETA printed %q", got)
 	}
 }

@@ -1,24 +1,26 @@
-package tui
+package runner
 
-// The plain printer: the other way to watch a campaign, one line per
-// event, for CI, scripts and the runner's own log (main's followPlain
-// prints them as a client of the runner).
+// The runner's event line: the other way to watch a campaign, one line per
+// event, for CI, scripts (the plain client) and the runner's own log.
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/internal/safe"
-	"github.com/greenlight-run/greenlight/runner"
 )
 
-func PlainLine(e runner.Event, lastETA *time.Duration) string {
+// EventLine is e as one line of text, escaped; "" when e is not worth a
+// line. lastETA is the last ETA said (-1: none yet): progress is said
+// when it moved by a minute or more.
+func EventLine(e Event, lastETA *time.Duration) string {
 	ts := e.Time.Format("15:04:05")
-	if e.Kind == runner.Progress && e.Message != "" {
+	if e.Kind == Progress && e.Message != "" {
 		return ts + " " + safe.Line(e.Message, safe.CSV) // a Slurm job's news
 	}
-	if e.Kind == runner.Progress {
+	if e.Kind == Progress {
 		ps := e.State.Phase(e.Phase)
 		if ps == nil || e.Step >= len(ps.Steps) {
 			return ""
@@ -45,13 +47,15 @@ func PlainLine(e runner.Event, lastETA *time.Duration) string {
 		return ""
 	}
 	e.Message = safe.Line(e.Message, safe.CSV) // it may quote a step's output
-	if e.Kind == runner.CampaignStarted || e.Kind == runner.PhaseFinished {
+	if e.Kind == CampaignStarted || e.Kind == PhaseFinished {
 		if eta := e.State.ETA; eta.Known && !e.State.Finished {
 			return fmt.Sprintf("%s %s (campaign ETA %s)", ts, e.Message, format.Duration(eta.Remaining))
 		}
 	}
 	return ts + " " + e.Message
 }
+
+func trimNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func absDur(d time.Duration) time.Duration {
 	if d < 0 {

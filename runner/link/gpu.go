@@ -1,11 +1,11 @@
-package main
+package link
 
 // The GPU side of the runner's socket: each round of the runner's sampler
 // as compact JSON (a few hundred bytes a second for eight GPUs), and on
 // attach its inventory, hosts and recent history, so a window that
 // attaches at hour five draws the same sparklines as one open since the
-// start. Only this file and its test know the format: runner/link carries
-// it as opaque bytes.
+// start. It is part of the protocol: a change an older peer would misread
+// gets a new Protocol number.
 
 import (
 	"encoding/json"
@@ -17,11 +17,13 @@ import (
 	"github.com/greenlight-run/greenlight/gpu"
 )
 
-type gpuWire struct {
+// GPURound is the sampler's side of a snapshot (inventory, hosts, history)
+// or of one round (samples; the inventory when it changed).
+type GPURound struct {
 	Inv     *gpu.Inventory  `json:"inv,omitempty"` // on attach, and when it changed
 	Hosts   []gpu.HostState `json:"hosts,omitempty"`
 	Samples []wireSample    `json:"s,omitempty"`
-	Hist    [][]wirePoint   `json:"hist,omitempty"` // on attach: per device of Inv, oldest first
+	Hist    [][]gpuPoint    `json:"hist,omitempty"` // on attach: per device of Inv, oldest first
 }
 
 // wireSample is a gpu.Sample: the device by its place in the inventory,
@@ -73,10 +75,10 @@ func metrics(s *gpu.Sample) []*gpu.Metric {
 		&s.SMClock, &s.MemClock, &s.PCIeRx, &s.PCIeTx, &s.ECCErrors, &s.XID}
 }
 
-// wirePoint is a gpu.Point: [unix ms, util, mem GiB, power, temp, throttle bits, xid, lost].
-type wirePoint gpu.Point
+// gpuPoint is a gpu.Point: [unix ms, util, mem GiB, power, temp, throttle bits, xid, lost].
+type gpuPoint gpu.Point
 
-func (p wirePoint) MarshalJSON() ([]byte, error) {
+func (p gpuPoint) MarshalJSON() ([]byte, error) {
 	b := []byte{'['}
 	b = strconv.AppendInt(b, p.T.UnixMilli(), 10)
 	for _, v := range []float32{p.Util, p.MemUsed, p.Power, p.Temp} {
@@ -95,19 +97,19 @@ func (p wirePoint) MarshalJSON() ([]byte, error) {
 	return append(b, ']'), nil
 }
 
-func (p *wirePoint) UnmarshalJSON(b []byte) error {
+func (p *gpuPoint) UnmarshalJSON(b []byte) error {
 	var a [8]float64
 	if err := json.Unmarshal(b, &a); err != nil {
 		return err
 	}
-	*p = wirePoint{T: time.UnixMilli(int64(a[0])), Util: float32(a[1]), MemUsed: float32(a[2]), Power: float32(a[3]), Temp: float32(a[4]),
+	*p = gpuPoint{T: time.UnixMilli(int64(a[0])), Util: float32(a[1]), MemUsed: float32(a[2]), Power: float32(a[3]), Temp: float32(a[4]),
 		Throttle: uint16(a[5]), XID: uint16(a[6]), Lost: a[7] != 0}
 	return nil
 }
 
-// gpuEncoder turns the runner's rounds into wire rounds; it remembers the
+// GPUEncoder turns the runner's rounds into wire rounds; it remembers the
 // inventory it last sent, so an unchanged one is not sent again.
-type gpuEncoder struct {
+type GPUEncoder struct {
 	lastInv   gpu.Inventory
 	sent      bool
 	lastProcs map[int]string // device -> its processes as last sent
@@ -141,9 +143,9 @@ func encodeSamples(inv gpu.Inventory, samples []gpu.Sample) []wireSample {
 	return out
 }
 
-// round is one of the runner's rounds on the wire.
-func (e *gpuEncoder) round(inv gpu.Inventory, hosts []gpu.HostState, samples []gpu.Sample) json.RawMessage {
-	w := gpuWire{Hosts: hosts, Samples: encodeSamples(inv, samples)}
+// Round is one of the runner's rounds on the wire.
+func (e *GPUEncoder) Round(inv gpu.Inventory, hosts []gpu.HostState, samples []gpu.Sample) *GPURound {
+	w := GPURound{Hosts: hosts, Samples: encodeSamples(inv, samples)}
 	if !e.sent || !reflect.DeepEqual(inv, e.lastInv) {
 		w.Inv = &inv
 		e.lastInv, e.sent = inv, true
@@ -162,33 +164,43 @@ func (e *gpuEncoder) round(inv gpu.Inventory, hosts []gpu.HostState, samples []g
 		}
 		e.lastProcs[ws.Dev] = string(b)
 	}
-	b, _ := json.Marshal(w)
-	return b
+	return &w
 }
 
 // historyPoints is how much history a client gets on attach: enough for
 // the widest sparkline.
 const historyPoints = 1200
 
-// gpuSnapshot is the runner's GPU side for a client that attaches.
-func gpuSnapshot(s *gpu.Sampler) json.RawMessage {
+// GPUSnapshot is the runner's GPU side for a client that attaches.
+func GPUSnapshot(s *gpu.Sampler) *GPURound {
 	inv := s.Inventory()
-	w := gpuWire{Inv: &inv, Hosts: s.Hosts(), Samples: encodeSamples(inv, s.Latest())}
+	w := GPURound{Inv: &inv, Hosts: s.Hosts(), Samples: encodeSamples(inv, s.Latest())}
 	for _, d := range inv.Devices {
 		pts := s.History(d.ID(), historyPoints)
-		wp := make([]wirePoint, len(pts))
+		wp := make([]gpuPoint, len(pts))
 		for i, p := range pts {
-			wp[i] = wirePoint(p)
+			wp[i] = gpuPoint(p)
 		}
 		w.Hist = append(w.Hist, wp)
 	}
-	b, _ := json.Marshal(w)
-	return b
+	return &w
 }
 
-// decodeSamples is the other way; inv is the inventory the round refers
+// History is device i's recent points, oldest first (a snapshot's).
+func (w *GPURound) History(i int) []gpu.Point {
+	if w == nil || i >= len(w.Hist) {
+		return nil
+	}
+	out := make([]gpu.Point, len(w.Hist[i]))
+	for j, p := range w.Hist[i] {
+		out[j] = gpu.Point(p)
+	}
+	return out
+}
+
+// DecodeSamples is the other way; inv is the inventory the round refers
 // to, prev the last round decoded (for process lists that did not change).
-func decodeSamples(inv gpu.Inventory, ws []wireSample, prev []gpu.Sample) []gpu.Sample {
+func DecodeSamples(inv gpu.Inventory, ws []wireSample, prev []gpu.Sample) []gpu.Sample {
 	out := make([]gpu.Sample, 0, len(ws))
 	for _, w := range ws {
 		if w.Dev < 0 || w.Dev >= len(inv.Devices) {

@@ -1,18 +1,16 @@
-package main
-
-// The campaign's runner process: `greenlight __runner`, started by the
-// first client (`greenlight run`, or a verb on a campaign left unfinished)
-// in a session of its own, its output in STATE/runner.log. It owns the
-// campaign: the scheduler and journal (runner), the results file
-// (report), the GPU sampler and its history, the disk guard. Windows, the
-// plain printer and the verbs are its clients, over STATE/runner.sock
-// (runner/link). It ends when the campaign ends (the results file
-// written), when a client stops it, or on SIGTERM/SIGINT, which let go of
-// the campaign: steps and services run on and the next runner re-adopts
-// them.
+// Package daemon is the campaign's runner process: `greenlight __runner`,
+// started by the first client (`greenlight run`, or a verb on a campaign
+// left unfinished) in a session of its own, its output in
+// STATE/runner.log. It owns the campaign: the scheduler and journal
+// (runner), the results file (report), the GPU sampler and its history,
+// the disk guard. Windows, the plain printer and the verbs are its
+// clients (package client), over STATE/runner.sock (runner/link). It ends
+// when the campaign ends (the results file written), when a client stops
+// it, or on SIGTERM/SIGINT, which let go of the campaign: steps and
+// services run on and the next runner re-adopts them.
+package daemon
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,46 +21,47 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/internal/statedir"
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
-	"github.com/greenlight-run/greenlight/tui"
 )
 
-const runnerCommand = "__runner"
-
-// Exit statuses of the runner process, read by the client that started
-// it: preflight and bad input are said in runner.log.
-func cmdRunner(args []string, stdout, stderr io.Writer) int {
+// Main is the runner process: args are Config.Args. Its exit status
+// (runner.Exit*) is read by the client that started it; preflight and
+// bad input are said on stderr, which is runner.log.
+func Main(version string, args []string, stdout, stderr io.Writer) int {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1) // one core's worth of competition at most for a benchmark (see DESIGN.md)
 	}
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
-	f, rest, err := parseRunFlags(runnerCommand, args, stderr)
-	if err != nil || len(rest) != 1 {
-		fmt.Fprintf(stderr, "greenlight %s: %v %v\n", runnerCommand, err, rest)
-		return exitUsage
+	f, err := Parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight %s: %v\n", Command, err)
+		return runner.ExitUsage
 	}
-	plan, ok := loadPlan(rest[0], stderr)
-	if !ok {
-		return exitUsage
+	plan, err := campaign.Load(f.File)
+	if err != nil {
+		fmt.Fprintf(stderr, "%v\n", err)
+		return runner.ExitUsage
 	}
-	if f.report != "" {
-		plan.Report = f.report // made absolute by the client
+	if f.Report != "" {
+		plan.Report = f.Report // made absolute by the client
 	}
 	var src gpu.Source
 	var local bool
 	var note string
-	if len(f.gpu) > 0 || len(plan.GPUSources) == 0 { // --gpu overrides the campaign's sources
-		src, local, note, err = openGPU(f.gpu, f.interval)
+	if len(f.GPU) > 0 || len(plan.GPUSources) == 0 { // --gpu overrides the campaign's sources
+		src, local, note, err = OpenGPU(f.GPU, f.Interval)
 	} else {
-		src, local, note, err = openSources(plan.GPUSources, f.interval)
+		src, local, note, err = openSources(plan.GPUSources, f.Interval)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		return exitUsage
+		return runner.ExitUsage
 	}
-	sampler := gpu.NewSampler(src, f.interval, 4*time.Hour)
+	sampler := gpu.NewSampler(src, f.Interval, 4*time.Hour)
 	inv := sampler.Inventory()
 	count := -1 // phases name this machine's GPUs; remote ones are not counted
 	if local {
@@ -88,40 +87,43 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "greenlight: warning: %s\n", n)
 		}
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		return exitFailed
+		return runner.ExitFailed
 	}
-	approve, err := approveList(plan, f.approve)
+	approve, err := ApproveList(plan, f.Approve)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: --approve: %v\n", err)
-		return exitUsage
+		return runner.ExitUsage
 	}
-	release, err := report.LockResults(plan.Report, f.stateDir)
+	release, err := report.LockResults(plan.Report, f.StateDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		if errors.Is(err, runner.ErrLocked) {
-			return exitLocked
+			return runner.ExitLocked
 		}
-		return exitFailed
+		return runner.ExitFailed
 	}
 	defer release()
 	var retry []string
-	if f.retry != "" {
-		retry = []string{f.retry}
+	if f.Retry != "" {
+		retry = []string{f.Retry}
 	}
-	r, err := runner.New(plan, runner.Options{StateDir: f.stateDir, GPUCount: count, Approve: approve, Notes: notes, Retry: retry})
+	r, err := runner.New(plan, runner.Options{StateDir: f.StateDir, GPUCount: count, Approve: approve, Notes: notes, Retry: retry})
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		if errors.Is(err, runner.ErrLocked) {
-			return exitLocked
+			return runner.ExitLocked
 		}
-		return exitFailed
+		return runner.ExitFailed
 	}
-	saveRunnerFlags(r.StateDir(), f)
+	f.save()
+	if err := statedir.Remember(plan, f.StateDir); err != nil {
+		fmt.Fprintf(stdout, "%s warning: could not note the state dir beside the default one: %v\n", time.Now().Format("15:04:05"), err)
+	}
 	host, _ := os.Hostname()
 	w := report.NewWriter(plan.Report, plan, report.Env{Host: host, Inventory: inv}, sampler, r.StateDir())
 	reportEvents, linkEvents, printEvents := r.Subscribe(), r.Subscribe(), r.Subscribe()
 	reportDone := make(chan struct{})
-	srv := &runnerServer{r: r, sampler: sampler}
+	srv := &server{r: r, sampler: sampler, version: version}
 	go func() {
 		defer close(reportDone)
 		w.Run(reportEvents, func(err error) {
@@ -141,7 +143,7 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		r.Close()
 		<-reportDone
-		return exitFailed
+		return runner.ExitFailed
 	}
 	sampler.Start()
 	if fake, ok := src.(*gpu.Fake); ok {
@@ -158,7 +160,7 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 		})
 	}
 	go srv.forwardGPU()
-	if f.demo {
+	if f.Demo {
 		go demoGates(r, srv.link)
 	}
 	fmt.Fprintf(stdout, "%s runner pid %d for %s (greenlight %s), socket %s\n", time.Now().Format("15:04:05"), os.Getpid(), plan.File, version, srv.link.Path())
@@ -167,7 +169,7 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	var lastETA time.Duration = -1
-	code := exitInterrupted
+	code := runner.ExitInterrupted
 	for done := false; !done; {
 		select {
 		case s := <-sigs:
@@ -183,12 +185,12 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 			}
 			srv.link.Event(e)
 			if e.Kind == runner.CampaignFinished {
-				code = exitCode(e.State, false, false)
+				code = e.State.ExitCode(false, false)
 				done = true
 			}
 		case e, ok := <-printEvents:
 			if ok {
-				if line := tui.PlainLine(e, &lastETA); line != "" {
+				if line := runner.EventLine(e, &lastETA); line != "" {
 					fmt.Fprintln(stdout, line)
 				}
 			}
@@ -197,7 +199,7 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 	r.Close()
 	<-reportDone // the results file holds the last state before anyone is told the end
 	sampler.Stop()
-	if code != exitInterrupted {
+	if code != runner.ExitInterrupted {
 		// A campaign that is already over when its runner starts waits a
 		// little for the client that started it, which is told the end too.
 		select {
@@ -211,56 +213,41 @@ func cmdRunner(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// runnerServer answers the runner's clients.
-type runnerServer struct {
+// server answers the runner's clients.
+type server struct {
 	r       *runner.Runner
 	sampler *gpu.Sampler
 	link    *link.Server
+	version string
 }
 
 // Snapshot implements link.Handler.
-func (s *runnerServer) Snapshot() (*runner.State, json.RawMessage) {
-	return s.r.Snapshot(), gpuSnapshot(s.sampler)
+func (s *server) Snapshot() (*runner.State, *link.GPURound) {
+	return s.r.Snapshot(), link.GPUSnapshot(s.sampler)
 }
 
 // Do implements link.Handler.
-func (s *runnerServer) Do(op, phase string) error {
-	r := s.r
-	switch op {
-	case link.OpPause:
-		return r.Pause()
-	case link.OpResume:
-		return r.Resume()
-	case link.OpFreeze:
-		return r.Freeze()
-	case link.OpThaw:
-		return r.Thaw()
-	case link.OpStop:
-		return r.Stop()
-	case link.OpSkip, link.OpRetry, link.OpGreenlight:
-		if err := r.Plan().CheckPhaseID(phase); err != nil {
+func (s *server) Do(op link.Op, phase string) error {
+	if op.TakesPhase() {
+		if err := s.r.Plan().CheckPhaseID(phase); err != nil {
 			return err
 		}
-		switch op {
-		case link.OpSkip:
-			return r.Skip(phase)
-		case link.OpRetry:
-			return r.Retry(phase)
-		}
-		return r.Greenlight(phase)
 	}
-	return fmt.Errorf("this runner (greenlight %s) does not know %q", version, op)
+	if err := link.Apply(s.r, op, phase); err != nil {
+		return fmt.Errorf("this runner (greenlight %s): %v", s.version, err)
+	}
+	return nil
 }
 
 // forwardGPU says each of the sampler's rounds to the clients.
-func (s *runnerServer) forwardGPU() {
-	var enc gpuEncoder
+func (s *server) forwardGPU() {
+	var enc link.GPUEncoder
 	for samples := range s.sampler.Samples() {
 		if s.link.Clients() == 0 {
-			enc = gpuEncoder{} // nobody to tell; the next client's first round is whole
+			enc = link.GPUEncoder{} // nobody to tell; the next client's first round is whole
 			continue
 		}
-		s.link.GPU(enc.round(s.sampler.Inventory(), s.sampler.Hosts(), samples))
+		s.link.GPU(enc.Round(s.sampler.Inventory(), s.sampler.Hosts(), samples))
 	}
 }
 
@@ -282,7 +269,7 @@ func demoGates(r *runner.Runner, srv *link.Server) {
 			continue
 		}
 		for _, p := range r.Snapshot().Phases {
-			if p.Manual && p.Status == runner.Waiting {
+			if p.Gated() {
 				r.Greenlight(p.ID)
 			}
 		}

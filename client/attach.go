@@ -1,12 +1,11 @@
-package main
-
-// A client of the campaign's runner: finding it (or starting it), and the
-// session that a window or the plain printer watches it through. The
-// session implements what the window asks of a runner (tui.Controller)
-// and of a sampler (tui.GPUs); the window never learns it is a socket.
+// Package client is the one way to reach a campaign's runner (package
+// daemon): finding it, or starting it, and the session that a window or
+// the plain printer watches it through. A Session implements what the
+// window asks of a runner (tui.Controller) and of a sampler (tui.GPUs);
+// the window never learns it is a socket.
+package client
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/gpu"
@@ -32,54 +32,56 @@ const runnerStart = 2 * time.Minute
 // runnerKilled is a runner's exit status when a signal ended it.
 const runnerKilled = -1
 
-// runnerLog is the runner's own lines, in its state dir.
-func runnerLog(stateDir string) string { return runner.Layout(stateDir).RunnerLog() }
+// RunnerLog is the runner's own lines, in its state dir.
+func RunnerLog(stateDir string) string { return runner.Layout(stateDir).RunnerLog() }
 
-// attachRunner connects to the campaign's runner, starting one when none
-// runs (it resumes from the journal). started says whether it was started
-// here. On failure it has said why on stderr and returns the exit status.
-func attachRunner(plan *campaign.Plan, f *runFlags, stateDir string, stdout, stderr io.Writer) (c *link.Client, started bool, code int) {
+// Attach connects to the campaign's runner (cfg.StateDir), starting one
+// with cfg when none runs (it resumes from the journal). started says
+// whether it was started here. On failure it has said why on stderr and
+// returns the exit status.
+func Attach(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (c *link.Client, started bool, code int) {
+	stateDir := cfg.StateDir
 	for try := 0; try < 3; try++ {
 		c, err := link.Dial(stateDir)
 		if err == nil {
-			return c, started, exitOK
+			return c, started, runner.ExitOK
 		}
 		var refused *link.RefusedError
 		if errors.As(err, &refused) {
 			fmt.Fprintf(stderr, "greenlight: %s\n", refused.Why)
-			return nil, false, exitLocked
+			return nil, false, runner.ExitLocked
 		}
 		if !errors.Is(err, link.ErrNoRunner) {
 			fmt.Fprintf(stderr, "greenlight: %v\n", err)
-			return nil, false, exitFailed
+			return nil, false, runner.ExitFailed
 		}
 		if pid, held := runner.LockHolder(stateDir); held {
 			// A runner starting up, or a greenlight from before runners.
 			if c := waitSocket(stateDir, pid, 10*time.Second, nil); c != nil {
-				return c, false, exitOK
+				return c, false, runner.ExitOK
 			}
 			if syscall.Kill(pid, 0) != nil {
 				continue // it died meanwhile (killed as we looked): start a new one
 			}
 			fmt.Fprintf(stderr, "greenlight: pid %d holds this campaign (%s) but does not answer on its socket: an older greenlight's window? Quit it there, or wait for it\n",
 				pid, stateDir)
-			return nil, false, exitLocked
+			return nil, false, runner.ExitLocked
 		}
-		c, code := startRunner(plan, f, stateDir, stdout, stderr)
+		c, code := startRunner(plan, cfg, stdout, stderr)
 		if c != nil {
-			return c, true, exitOK
+			return c, true, runner.ExitOK
 		}
 		if code == resultsHeld {
-			return nil, false, exitLocked
+			return nil, false, runner.ExitLocked
 		}
-		if code != exitLocked && code != runnerKilled {
+		if code != runner.ExitLocked && code != runnerKilled {
 			return nil, false, code
 		}
 		// Another client started one at the same moment: attach to it; or
 		// the one we started was killed before we attached: start another.
 	}
-	fmt.Fprintf(stderr, "greenlight: could not attach to this campaign's runner (%s); see %s\n", stateDir, runnerLog(stateDir))
-	return nil, false, exitFailed
+	fmt.Fprintf(stderr, "greenlight: could not attach to this campaign's runner (%s); see %s\n", stateDir, RunnerLog(stateDir))
+	return nil, false, runner.ExitFailed
 }
 
 // resultsHeld is startRunner's word for a results file another runner
@@ -90,11 +92,16 @@ const resultsHeld = -3
 // of its own and waits for its socket. A runner that exits first (bad
 // input, preflight) has its lines copied to stderr and its status
 // returned.
-func startRunner(plan *campaign.Plan, f *runFlags, stateDir string, stdout, stderr io.Writer) (*link.Client, int) {
+func startRunner(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (*link.Client, int) {
+	stateDir := cfg.StateDir
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		return nil, exitFailed
+		return nil, runner.ExitFailed
+	}
+	cfg.Reuse(stdout)
+	if cfg.Report != "" {
+		plan.Report = cfg.Report
 	}
 	// One runner per results file: another state dir's runner writing
 	// it is said before anything is made here (the runner checks again).
@@ -104,31 +111,15 @@ func startRunner(plan *campaign.Plan, f *runFlags, stateDir string, stdout, stde
 	}
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		fmt.Fprintf(stderr, "greenlight: cannot create the state dir: %v\n", err)
-		return nil, exitFailed
+		return nil, runner.ExitFailed
 	}
-	reuseRunnerFlags(stateDir, f, stdout)
-	args := []string{runnerCommand, "--state-dir", stateDir, "--interval", f.interval.String()}
-	for _, g := range f.gpu {
-		args = append(args, "--gpu", g)
-	}
-	if f.report != "" {
-		args = append(args, "--report", plan.Report)
-	}
-	if f.approve != "" {
-		args = append(args, "--approve", f.approve)
-	}
-	if f.demo {
-		args = append(args, "--demo")
-	}
-	if f.retry != "" {
-		args = append(args, "--retry", f.retry)
-	}
-	args = append(args, plan.File)
-	logPath := runnerLog(stateDir)
+	cfg.File = plan.File
+	args := append([]string{daemon.Command}, cfg.Args()...)
+	logPath := RunnerLog(stateDir)
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		return nil, exitFailed
+		return nil, runner.ExitFailed
 	}
 	defer logf.Close()
 	from, _ := logf.Seek(0, io.SeekEnd)
@@ -137,7 +128,7 @@ func startRunner(plan *campaign.Plan, f *runFlags, stateDir string, stdout, stde
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "greenlight: cannot start the campaign's runner: %v\n", err)
-		return nil, exitFailed
+		return nil, runner.ExitFailed
 	}
 	exited := make(chan int, 1)
 	go func() {
@@ -146,24 +137,24 @@ func startRunner(plan *campaign.Plan, f *runFlags, stateDir string, stdout, stde
 	}()
 	c := waitSocket(stateDir, cmd.Process.Pid, runnerStart, exited)
 	if c != nil {
-		return c, exitOK
+		return c, runner.ExitOK
 	}
-	code := exitFailed
+	code := runner.ExitFailed
 	select {
 	case code = <-exited:
 	default:
 		fmt.Fprintf(stderr, "greenlight: the campaign's runner (pid %d) did not open its socket within %v; its lines are in %s\n", cmd.Process.Pid, runnerStart, logPath)
-		return nil, exitFailed
+		return nil, runner.ExitFailed
 	}
 	if code == runnerKilled {
 		return nil, code // killed before we attached: the caller starts another
 	}
-	if code != exitLocked {
+	if code != runner.ExitLocked {
 		if b, err := os.ReadFile(logPath); err == nil && int64(len(b)) > from {
 			stderr.Write(b[from:])
 		}
-		if code == exitOK || code == exitInterrupted {
-			code = exitFailed // it ended without a word to us: not a success
+		if code == runner.ExitOK || code == runner.ExitInterrupted {
+			code = runner.ExitFailed // it ended without a word to us: not a success
 		}
 	}
 	return nil, code
@@ -192,16 +183,17 @@ func waitSocket(stateDir string, pid int, wait time.Duration, exited chan int) *
 	return nil
 }
 
-// session is a client's view of the campaign: the runner's events as
+// Session is a client's view of the campaign: the runner's events as
 // runner events, its GPU rounds through a mirror sampler, its controls as
 // requests. When the runner goes away before the campaign's end (killed),
 // the session starts a new one, which resumes from the journal, and goes
 // on with it.
-type session struct {
-	plan     *campaign.Plan
-	flags    *runFlags
-	stateDir string
-	log      io.Writer // where the session says what it did (the plain printer's output)
+type Session struct {
+	link.Remote // the runner's controls, asked for over the link
+
+	plan *campaign.Plan
+	cfg  *daemon.Config // how to start a new runner, should this one be killed
+	log  io.Writer      // where the session says what it did (the plain printer's output)
 
 	mu     sync.Mutex
 	c      *link.Client
@@ -215,25 +207,26 @@ type session struct {
 	bye    string // the runner's last word, when it ended the stream
 }
 
-func newSession(plan *campaign.Plan, f *runFlags, stateDir string, c *link.Client, log io.Writer) *session {
-	s := &session{plan: plan, flags: f, stateDir: stateDir, log: log, c: c, events: make(chan runner.Event, 64)}
-	var w gpuWire
-	json.Unmarshal(c.First.GPU, &w)
+// NewSession watches the runner c answers for; cfg is how a new runner
+// is started should that one be killed.
+func NewSession(plan *campaign.Plan, cfg *daemon.Config, c *link.Client, log io.Writer) *Session {
+	s := &Session{plan: plan, cfg: cfg, log: log, c: c, events: make(chan runner.Event, 64)}
+	s.Remote = s.do
+	w := c.First.GPU
+	if w == nil {
+		w = &link.GPURound{}
+	}
 	if w.Inv != nil {
 		s.inv = *w.Inv
 	}
 	s.mirror = gpu.NewMirror(s.inv)
-	s.gpus = gpu.NewSampler(s.mirror, f.interval, 4*time.Hour)
-	for i, pts := range w.Hist {
-		if i < len(s.inv.Devices) {
-			hp := make([]gpu.Point, len(pts))
-			for j, p := range pts {
-				hp[j] = gpu.Point(p)
-			}
-			s.gpus.Seed(s.inv.Devices[i], hp)
+	s.gpus = gpu.NewSampler(s.mirror, cfg.Interval, 4*time.Hour)
+	for i, d := range s.inv.Devices {
+		if h := w.History(i); h != nil {
+			s.gpus.Seed(d, h)
 		}
 	}
-	s.prev = decodeSamples(s.inv, w.Samples, nil)
+	s.prev = link.DecodeSamples(s.inv, w.Samples, nil)
 	s.mirror.Set(s.inv, w.Hosts, s.prev)
 	s.gpus.Round()
 	s.state = c.First.State
@@ -241,7 +234,7 @@ func newSession(plan *campaign.Plan, f *runFlags, stateDir string, c *link.Clien
 }
 
 // Earlier is what the runner said before this client attached.
-func (s *session) Earlier() []runner.Event {
+func (s *Session) Earlier() []runner.Event {
 	c := s.client()
 	out := make([]runner.Event, 0, len(c.First.Recent))
 	for _, e := range c.First.Recent {
@@ -250,8 +243,11 @@ func (s *session) Earlier() []runner.Event {
 	return out
 }
 
+// Plan is the campaign the session watches.
+func (s *Session) Plan() *campaign.Plan { return s.plan }
+
 // State is the campaign's state as last heard.
-func (s *session) State() *runner.State {
+func (s *Session) State() *runner.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state
@@ -259,16 +255,16 @@ func (s *session) State() *runner.State {
 
 // Events are the runner's events, the first one its state on attach; the
 // channel closes when the runner has ended the stream or is gone for good.
-func (s *session) Events() <-chan runner.Event { return s.events }
+func (s *Session) Events() <-chan runner.Event { return s.events }
 
-func (s *session) client() *link.Client {
+func (s *Session) client() *link.Client {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.c
 }
 
-// run feeds Events until the end; call it once, in a goroutine.
-func (s *session) run() {
+// Run feeds Events until the end; call it once, in a goroutine.
+func (s *Session) Run() {
 	defer close(s.events)
 	defer s.readingsStopped()
 	s.events <- runner.Event{Kind: runner.Progress, Time: time.Now(), State: s.State()}
@@ -321,10 +317,10 @@ func (s *session) run() {
 		}
 		// Gone without a word: killed. A new runner resumes the campaign.
 		old := c.PID()
-		nc, started, code := attachRunner(s.plan, s.flags, s.stateDir, io.Discard, io.Discard)
+		nc, started, code := Attach(s.plan, s.cfg, io.Discard, io.Discard)
 		if nc == nil {
 			s.events <- runner.Event{Kind: runner.Warning, Time: time.Now(), State: s.State(),
-				Message: fmt.Sprintf("the campaign's runner (pid %d) went away and no new one could start (exit %d; see %s)", old, code, runnerLog(s.stateDir))}
+				Message: fmt.Sprintf("the campaign's runner (pid %d) went away and no new one could start (exit %d; see %s)", old, code, RunnerLog(s.cfg.StateDir))}
 			return
 		}
 		how := "another client had started"
@@ -342,7 +338,7 @@ func (s *session) run() {
 // readingsStopped marks the GPUs' last readings as no longer current once
 // the runner, which took them, is gone: a finished campaign's window must
 // not show a GPU busy at 95% forever.
-func (s *session) readingsStopped() {
+func (s *Session) readingsStopped() {
 	why := "no readings since " + time.Now().Format("15:04:05") + ": the campaign's runner ended"
 	last := make([]gpu.Sample, len(s.prev))
 	for i, p := range s.prev {
@@ -352,50 +348,39 @@ func (s *session) readingsStopped() {
 	s.gpus.Round()
 }
 
-func (s *session) gpuRound(raw json.RawMessage) {
-	var w gpuWire
-	if json.Unmarshal(raw, &w) != nil {
+func (s *Session) gpuRound(w *link.GPURound) {
+	if w == nil {
 		return
 	}
 	if w.Inv != nil {
 		s.inv = *w.Inv
 	}
-	s.prev = decodeSamples(s.inv, w.Samples, s.prev)
+	s.prev = link.DecodeSamples(s.inv, w.Samples, s.prev)
 	s.mirror.Set(s.inv, w.Hosts, s.prev)
 	s.gpus.Round()
 }
 
-func (s *session) do(op, phase string) error {
+func (s *Session) do(op link.Op, phase string) error {
 	_, err := s.client().Request(op, phase)
 	return err
 }
 
 // Close detaches: the campaign goes on.
-func (s *session) Close() { s.client().Close() }
-
-// tui.Controller
-func (s *session) Pause() error               { return s.do(link.OpPause, "") }
-func (s *session) Resume() error              { return s.do(link.OpResume, "") }
-func (s *session) Freeze() error              { return s.do(link.OpFreeze, "") }
-func (s *session) Thaw() error                { return s.do(link.OpThaw, "") }
-func (s *session) Skip(id string) error       { return s.do(link.OpSkip, id) }
-func (s *session) Retry(id string) error      { return s.do(link.OpRetry, id) }
-func (s *session) Greenlight(id string) error { return s.do(link.OpGreenlight, id) }
-func (s *session) Stop() error                { return s.do(link.OpStop, "") }
+func (s *Session) Close() { s.client().Close() }
 
 // tui.GPUs
-func (s *session) Samples() <-chan []gpu.Sample               { return s.gpus.Samples() }
-func (s *session) History(id gpu.DeviceID, n int) []gpu.Point { return s.gpus.History(id, n) }
-func (s *session) Hosts() []gpu.HostState                     { return s.gpus.Hosts() }
-func (s *session) Inventory() gpu.Inventory                   { return s.gpus.Inventory() }
+func (s *Session) Samples() <-chan []gpu.Sample               { return s.gpus.Samples() }
+func (s *Session) History(id gpu.DeviceID, n int) []gpu.Point { return s.gpus.History(id, n) }
+func (s *Session) Hosts() []gpu.HostState                     { return s.gpus.Hosts() }
+func (s *Session) Inventory() gpu.Inventory                   { return s.gpus.Inventory() }
 
-// approveAttached opens the gates --approve names on a runner that was
-// already running (a new runner takes them as a flag). As there, a phase
-// with no gate, or past its gate, is left as it is.
-func approveAttached(s *session, ids []string) error {
+// Approve opens the gates --approve names on a runner that was already
+// running (a new runner takes them as a flag). As there, a phase with no
+// gate, or past its gate, is left as it is.
+func (s *Session) Approve(ids []string) error {
 	all := slices.Contains(ids, "all")
 	for _, p := range s.State().Phases {
-		if !p.Manual || p.Status != runner.Waiting && p.Status != runner.Pending || !all && !slices.Contains(ids, p.ID) {
+		if !p.Gated() || !all && !slices.Contains(ids, p.ID) {
 			continue
 		}
 		if err := s.Greenlight(p.ID); err != nil {

@@ -1,4 +1,4 @@
-package main
+package demo
 
 // The demo's torch.profiler traces: one gzipped Chrome trace per rank, as
 // vLLM writes them on /stop_profile, with the kernels a decode step of a
@@ -35,9 +35,9 @@ var demoLayer = []demoKernel{
 	{"void vllm::cross_device_reduce_1stage<__nv_bfloat16, 7>(vllm::RankData*, vllm::RankSignals, vllm::Signal*, __nv_bfloat16*, int, int)", 10.9, "kernel"},
 }
 
-// writeDemoTraces writes ranks traces into dir, a piece at a time over
+// writeTraces writes ranks traces into dir, a piece at a time over
 // about two seconds, and returns when all are closed.
-func writeDemoTraces(dir string, ranks int) error {
+func writeTraces(dir string, ranks int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package link
 
 import (
 	"encoding/json"
@@ -25,16 +25,17 @@ func TestGPUWireRoundTrip(t *testing.T) {
 	samples[1].Power = gpu.Metric{Why: "MIG slice"}
 	samples[2].Procs = []gpu.Process{{PID: 42, Name: "python3", MemUsed: 1 << 30, Campaign: true}}
 	samples[2].Throttle = []string{"power cap"}
-	var enc gpuEncoder
-	raw := enc.round(inv, nil, samples)
-	var w gpuWire
+	wire := func(r *GPURound) []byte { b, _ := json.Marshal(r); return b }
+	var enc GPUEncoder
+	raw := wire(enc.Round(inv, nil, samples))
+	var w GPURound
 	if err := json.Unmarshal(raw, &w); err != nil {
 		t.Fatal(err)
 	}
 	if w.Inv == nil {
 		t.Fatal("the first round lacks the inventory")
 	}
-	got := decodeSamples(*w.Inv, w.Samples, nil)
+	got := DecodeSamples(*w.Inv, w.Samples, nil)
 	for i := range samples {
 		want := samples[i]
 		want.Time = time.UnixMilli(want.Time.UnixMilli())
@@ -51,40 +52,36 @@ func TestGPUWireRoundTrip(t *testing.T) {
 			t.Errorf("sample %d:\n got %+v\nwant %+v", i, got[i], want)
 		}
 	}
-	again := enc.round(inv, nil, samples)
+	again := wire(enc.Round(inv, nil, samples))
 	if len(again) >= len(raw) {
 		t.Errorf("an unchanged inventory was sent again (%d >= %d bytes)", len(again), len(raw))
 	}
 	// Unchanged process lists are left out, and put back from the last round.
-	var w2 gpuWire
+	var w2 GPURound
 	json.Unmarshal(again, &w2)
 	if w2.Samples[2].Procs != nil || !w2.Samples[2].Same {
 		t.Errorf("an unchanged process list travelled again: %+v", w2.Samples[2])
 	}
-	if back := decodeSamples(inv, w2.Samples, got); !reflect.DeepEqual(back[2].Procs, samples[2].Procs) {
+	if back := DecodeSamples(inv, w2.Samples, got); !reflect.DeepEqual(back[2].Procs, samples[2].Procs) {
 		t.Errorf("the process list was not put back: %+v", back[2].Procs)
 	}
 	// Eight GPUs at 1 Hz: a few hundred bytes a round, not kilobytes.
 	f8 := gpu.NewSampler(gpu.NewFake(8, 1), time.Second, time.Hour)
 	f8.Round()
-	var e8 gpuEncoder
-	e8.round(f8.Inventory(), nil, f8.Latest())
-	if n := len(e8.round(f8.Inventory(), nil, f8.Round())); n > 2000 {
+	var e8 GPUEncoder
+	e8.Round(f8.Inventory(), nil, f8.Latest())
+	if n := len(wire(e8.Round(f8.Inventory(), nil, f8.Round()))); n > 2000 {
 		t.Errorf("a round of 8 GPUs is %d bytes on the wire", n)
 	} else {
 		t.Logf("a round of 8 GPUs: %d bytes", n)
 	}
 
 	// On attach: the history.
-	var snap gpuWire
-	json.Unmarshal(gpuSnapshot(s), &snap)
+	var snap GPURound
+	json.Unmarshal(wire(GPUSnapshot(s)), &snap)
 	c := gpu.NewSampler(gpu.NewMirror(*snap.Inv), time.Second, time.Hour)
-	for i, pts := range snap.Hist {
-		hp := make([]gpu.Point, len(pts))
-		for j, p := range pts {
-			hp[j] = gpu.Point(p)
-		}
-		c.Seed(snap.Inv.Devices[i], hp)
+	for i, d := range snap.Inv.Devices {
+		c.Seed(d, snap.History(i))
 	}
 	for _, d := range inv.Devices {
 		want, have := s.History(d.ID(), 100), c.History(d.ID(), 100)

@@ -1,0 +1,86 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/greenlight-run/greenlight/daemon"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/link"
+)
+
+// HasJournal reports whether the campaign has run here.
+func HasJournal(stateDir string) bool {
+	_, err := os.Stat(runner.Layout(stateDir).Journal())
+	return err == nil
+}
+
+// Reach is a verb's way to the runner: the running one, or a new one
+// when the campaign ran here and is not finished (said on stderr). A
+// campaign that never ran, or has finished, has none: code says so.
+func Reach(name string, plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) (*link.Client, int) {
+	c, _, code := ReachFor(name, "", plan, stateDir, stdout, stderr)
+	return c, code
+}
+
+// ReachFor is Reach for a verb that names a phase: `retry` of a
+// phase on a finished campaign starts a runner that runs it again (and
+// what it needs) and ends; retried says so, and the retry is not asked
+// again.
+func ReachFor(name, phase string, plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) (c *link.Client, retried bool, code int) {
+	c, err := link.Dial(stateDir)
+	if err == nil {
+		return c, false, runner.ExitOK
+	}
+	var refused *link.RefusedError
+	if errors.As(err, &refused) {
+		fmt.Fprintf(stderr, "greenlight %s: %s\n", name, refused.Why)
+		return nil, false, runner.ExitLocked
+	}
+	if !errors.Is(err, link.ErrNoRunner) {
+		fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
+		return nil, false, runner.ExitFailed
+	}
+	if !HasJournal(stateDir) {
+		fmt.Fprintf(stderr, "greenlight %s: %s has not run here (no journal in %s): `greenlight run %s` starts it\n", name, plan.Name, stateDir, plan.File)
+		return nil, false, runner.ExitUsage
+	}
+	cfg := &daemon.Config{StateDir: stateDir, Interval: time.Second}
+	st, err := runner.Replay(plan, stateDir)
+	switch {
+	case err == nil && st.Finished && name == "retry" && phase != "":
+		fmt.Fprintf(stderr, "greenlight retry: %s has finished: starting its runner to run %s again (and what it needs); it ends after\n", plan.Name, phase)
+		cfg.Retry = phase
+	case err == nil && st.Finished:
+		fmt.Fprintf(stderr, "greenlight %s: %s has finished (%s); nothing runs it now; `greenlight run --fresh %s` starts it over\n",
+			name, plan.Name, st.Ended.Format("2006-01-02 15:04:05"), plan.File)
+		return nil, false, runner.ExitUsage
+	default:
+		fmt.Fprintf(stderr, "greenlight %s: no runner runs %s: starting one, which resumes it from its journal\n", name, plan.Name)
+	}
+	c, _, code = Attach(plan, cfg, stdout, stderr)
+	return c, cfg.Retry != "" && c != nil, code
+}
+
+// LiveState is the runner's own state (results included), when a runner
+// answers for the campaign.
+// problem is set when a runner holds the campaign but did not answer.
+func LiveState(dir string) (st *runner.State, pid int, problem error) {
+	c, err := link.Dial(dir)
+	if err != nil {
+		if errors.Is(err, link.ErrNoRunner) {
+			return nil, 0, nil
+		}
+		return nil, 0, err
+	}
+	defer c.Close()
+	m, err := c.Request(link.OpState, "")
+	if err != nil {
+		return nil, 0, err
+	}
+	return m.State, c.PID(), nil
+}

@@ -1,0 +1,100 @@
+package link
+
+import "fmt"
+
+// Op is a request a client makes of the runner. The table below is the
+// one place an op meets the runner's method that carries it out, the
+// client's method that asks for it, and the verb a person types.
+type Op string
+
+const (
+	OpPause      Op = "pause"
+	OpResume     Op = "resume"
+	OpFreeze     Op = "freeze"
+	OpThaw       Op = "thaw"
+	OpSkip       Op = "skip"
+	OpRetry      Op = "retry"
+	OpGreenlight Op = "greenlight"
+	OpStop       Op = "stop"
+	OpState      Op = "state" // the whole state, results included (answered by the link)
+)
+
+// Controls are the runner's controls, as runner.Runner has them and as a
+// window asks for them.
+type Controls interface {
+	Pause() error
+	Resume() error
+	Freeze() error
+	Thaw() error
+	Stop() error
+	Skip(phase string) error
+	Retry(phase string) error
+	Greenlight(phase string) error
+}
+
+type opEntry struct {
+	op    Op
+	verb  string // the command a person types; "" when it has none
+	phase bool   // it names a phase
+	do    func(c Controls, phase string) error
+}
+
+var ops = []opEntry{
+	{OpPause, "pause", false, func(c Controls, _ string) error { return c.Pause() }},
+	{OpResume, "resume", false, func(c Controls, _ string) error { return c.Resume() }},
+	{OpFreeze, "", false, func(c Controls, _ string) error { return c.Freeze() }},
+	{OpThaw, "", false, func(c Controls, _ string) error { return c.Thaw() }},
+	{OpStop, "stop", false, func(c Controls, _ string) error { return c.Stop() }},
+	{OpSkip, "skip", true, func(c Controls, p string) error { return c.Skip(p) }},
+	{OpRetry, "retry", true, func(c Controls, p string) error { return c.Retry(p) }},
+	{OpGreenlight, "approve", true, func(c Controls, p string) error { return c.Greenlight(p) }},
+}
+
+func entry(op Op) *opEntry {
+	for i := range ops {
+		if ops[i].op == op {
+			return &ops[i]
+		}
+	}
+	return nil
+}
+
+// OpOfVerb is the op a command (approve, pause, ...) asks for.
+func OpOfVerb(verb string) (Op, bool) {
+	for _, e := range ops {
+		if e.verb != "" && e.verb == verb {
+			return e.op, true
+		}
+	}
+	return "", false
+}
+
+// TakesPhase says the op names a phase.
+func (op Op) TakesPhase() bool {
+	e := entry(op)
+	return e != nil && e.phase
+}
+
+// Apply carries out op on the runner's controls.
+func Apply(c Controls, op Op, phase string) error {
+	e := entry(op)
+	if e == nil {
+		return fmt.Errorf("unknown request %q", op)
+	}
+	return e.do(c, phase)
+}
+
+// Remote asks a runner for ops through request: it is Controls on the
+// client's side of the link.
+type Remote func(op Op, phase string) error
+
+func (r Remote) Pause() error               { return r(OpPause, "") }
+func (r Remote) Resume() error              { return r(OpResume, "") }
+func (r Remote) Freeze() error              { return r(OpFreeze, "") }
+func (r Remote) Thaw() error                { return r(OpThaw, "") }
+func (r Remote) Stop() error                { return r(OpStop, "") }
+func (r Remote) Skip(id string) error       { return r(OpSkip, id) }
+func (r Remote) Retry(id string) error      { return r(OpRetry, id) }
+func (r Remote) Greenlight(id string) error { return r(OpGreenlight, id) }
+
+var _ Controls = Remote(nil)
