@@ -107,7 +107,7 @@ phases:
 		b.Fatal(err)
 	}
 	start := time.Now()
-	r, err := runner.New(plan, runner.Options{Self: []string{bin, supervise.Command}})
+	r, err := runner.New(plan, runner.Options{Self: []string{binary(b), supervise.Command}})
 	if err != nil {
 		b.Fatal(err)
 	}

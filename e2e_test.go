@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/internal/testutil"
 )
 
 // tmuxSession drives the real binary in tmux, as a person over ssh would.
@@ -32,17 +34,11 @@ func (s *tmuxSession) keys(k ...string) { s.run(append([]string{"send-keys", "-t
 // waitFor polls the screen until it shows want.
 func (s *tmuxSession) waitFor(want string, timeout time.Duration) string {
 	s.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		scr := s.screen()
-		if strings.Contains(scr, want) {
-			return scr
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("the screen never showed %q; it shows:\n%s", want, scr)
-		}
-		time.Sleep(200 * time.Millisecond)
+	var scr string
+	if !testutil.Within(timeout, func() bool { scr = s.screen(); return strings.Contains(scr, want) }) {
+		s.t.Fatalf("the screen never showed %q; it shows:\n%s", want, scr)
 	}
+	return scr
 }
 
 func TestDemoInTmux(t *testing.T) {
@@ -60,7 +56,7 @@ func TestDemoInTmux(t *testing.T) {
 	// `greenlight run` on the campaign file it printed, from the same shell.
 	s.run("new-session", "-d", "-s", "gl", "-x", "110", "-y", "32",
 		fmt.Sprintf("cd %s && export XDG_STATE_HOME=%s LANG=C.UTF-8; %s demo; echo $? > %s; %s run %s/campaign.yaml; echo $? > %s; sleep 30",
-			dir, dir, bin, detached, bin, demo, exit))
+			dir, dir, binary(t), detached, binary(t), demo, exit))
 	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
 
 	s.waitFor("vLLM server (simulated)", 20*time.Second)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/daemon"
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -76,7 +78,7 @@ phases:
       - run: |
           sleep 30
 `)
-			cmd := exec.Command(bin, "run", "--plain", "--gpu", "none", c)
+			cmd := exec.Command(binary(t), "run", "--plain", "--gpu", "none", c)
 			cmd.Dir = dir
 			out := &strings.Builder{}
 			cmd.Stdout, cmd.Stderr = out, out
@@ -110,16 +112,9 @@ phases:
 // waitForFile waits until path contains want.
 func waitForFile(t *testing.T, path, want string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, _ := os.ReadFile(path)
-		if strings.Contains(string(b), want) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never held %q; it holds:\n%s", path, want, b)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var b []byte
+	if !testutil.Within(20*time.Second, func() bool { b, _ = os.ReadFile(path); return strings.Contains(string(b), want) }) {
+		t.Fatalf("%s never held %q; it holds:\n%s", path, want, b)
 	}
 }
 
@@ -147,11 +142,8 @@ func killSteps(t *testing.T, stateDir string) {
 			pids = append(pids, id)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
 	for _, pid := range pids {
-		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		testutil.Within(5*time.Second, func() bool { return gone(pid) })
 	}
 }
 
@@ -172,7 +164,7 @@ phases:
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-detach-%d", os.Getpid())}
 	exit := filepath.Join(dir, "exit")
 	s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30",
-		fmt.Sprintf("cd %s && %s run --gpu none c.yaml; echo $? > %s; sleep 30", dir, bin, exit))
+		fmt.Sprintf("cd %s && %s run --gpu none c.yaml; echo $? > %s; sleep 30", dir, binary(t), exit))
 	t.Cleanup(func() {
 		exec.Command("tmux", "-L", s.socket, "kill-server").Run()
 		stopRunner(t, filepath.Join(dir, ".greenlight", "detach"))
@@ -190,11 +182,25 @@ phases:
 // stopRunner ends a campaign's runner and its steps, so the test's folder
 // can go.
 func stopRunner(t *testing.T, stateDir string) {
-	if pid, held := runner.LockHolder(stateDir); held {
+	pid, held := runner.LockHolder(stateDir)
+	if held {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	killSteps(t, stateDir)
-	time.Sleep(200 * time.Millisecond)
+	if held {
+		testutil.Eventually(t, 10*time.Second, fmt.Sprintf("runner %d's end", pid), func() bool { return gone(pid) })
+	}
+}
+
+// gone says pid has exited (a zombie whose parent has not reaped it yet
+// counts as gone).
+func gone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
 }
 
 // TestApproveAPhaseWithNoGateIsBadInput: `approve` of a phase that has no
@@ -251,10 +257,7 @@ func TestCtrlCInAWatchingClientDetaches(t *testing.T) {
 	t.Cleanup(func() { stopRunner(t, state) })
 	waitForFile(t, filepath.Join(state, "journal.jsonl"), `"kind":"step-pid"`)
 	cmd, out := startPlain(t, dir, c)
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "attached to the campaign's runner") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Within(10*time.Second, func() bool { return strings.Contains(out.String(), "attached to the campaign's runner") })
 	if !strings.Contains(out.String(), "Ctrl-C detaches this client") {
 		t.Errorf("the watching client does not say what Ctrl-C does:\n%s", out)
 	}

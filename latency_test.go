@@ -40,7 +40,7 @@ phases:
 		if err != nil {
 			b.Fatal(err)
 		}
-		r, err := runner.New(plan, runner.Options{Self: []string{bin, supervise.Command}})
+		r, err := runner.New(plan, runner.Options{Self: []string{binary(b), supervise.Command}})
 		if err != nil {
 			b.Fatal(err)
 		}

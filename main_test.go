@@ -2,40 +2,107 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/daemon"
+	"github.com/greenlight-run/greenlight/internal/testutil"
 )
 
-// bin is greenlight built the documented way (scripts/build), once.
-var bin string
+// The binary is built the documented way (scripts/build), once, by the
+// first test that needs it: a unit test of the root does not wait for cgo.
+var built struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// binary is greenlight built by scripts/build.
+func binary(t testing.TB) string {
+	t.Helper()
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "greenlight-bin")
+		if built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "greenlight")
+		if out, err := exec.Command("./scripts/build", built.path).CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("scripts/build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
+
+// ownerEnv marks every process the tests start (greenlight, its runners,
+// their steps): TestMain finds the runners that outlived the tests by it.
+const ownerEnv = "GREENLIGHT_TEST_OWNER"
 
 func TestMain(m *testing.M) {
 	if n := os.Getenv("GREENLIGHT_TEST_BURST"); n != "" {
 		os.Exit(burst(n)) // the test binary as a step that writes results fast
 	}
-	dir, err := os.MkdirTemp("", "greenlight-bin")
-	if err != nil {
-		panic(err)
-	}
-	bin = filepath.Join(dir, "greenlight")
-	out, err := exec.Command("./scripts/build", bin).CombinedOutput()
-	if err != nil {
-		os.Stderr.Write(out)
-		panic("scripts/build failed: " + err.Error())
-	}
+	owner := strconv.Itoa(os.Getpid())
+	os.Setenv(ownerEnv, owner)
 	code := m.Run()
-	os.RemoveAll(dir)
+	// A test stops what it started: a runner still there a few seconds
+	// after the last test (its campaign's end said, its results file
+	// written) is a test that left it behind. It is named, killed, and
+	// the run fails.
+	var left []string
+	testutil.Within(5*time.Second, func() bool { left = runnersOf(ownerEnv + "=" + owner); return len(left) == 0 })
+	if len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d runner(s) outlived the tests that started them:\n", len(left))
+		for _, l := range left {
+			fmt.Fprintf(os.Stderr, "  %s\n", l)
+			if pid, err := strconv.Atoi(strings.Fields(l)[0]); err == nil {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		if code == 0 {
+			code = 1
+		}
+	}
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
 	os.Exit(code)
+}
+
+// runnersOf lists the runner processes ("PID cmdline") whose environment
+// holds mark.
+func runnersOf(mark string) []string {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []string
+	for _, p := range procs {
+		cmd, err := os.ReadFile(p + "/cmdline")
+		if err != nil || !bytes.Contains(cmd, []byte("\x00"+daemon.Command+"\x00")) {
+			continue
+		}
+		env, err := os.ReadFile(p + "/environ")
+		if err != nil || !bytes.Contains(append([]byte("\x00"), env...), []byte("\x00"+mark+"\x00")) {
+			continue
+		}
+		out = append(out, filepath.Base(p)+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
+	}
+	return out
 }
 
 // TestBinaryBindsLazily: with eager binding (BIND_NOW, FLAGS NOW) the
 // binary dies at start wherever the NVML driver library is missing or old.
 func TestBinaryBindsLazily(t *testing.T) {
-	out, err := exec.Command("readelf", "-d", bin).CombinedOutput()
+	out, err := exec.Command("readelf", "-d", binary(t)).CombinedOutput()
 	if err != nil {
 		t.Fatalf("readelf -d: %v\n%s", err, out)
 	}
@@ -48,14 +115,14 @@ func TestBinaryBindsLazily(t *testing.T) {
 		}
 	}
 	// And it starts on this machine, which has no NVIDIA driver.
-	if out, err := exec.Command(bin, "version").CombinedOutput(); err != nil {
+	if out, err := exec.Command(binary(t), "version").CombinedOutput(); err != nil {
 		t.Errorf("greenlight version: %v\n%s", err, out)
 	}
 }
 
 func runBin(t *testing.T, dir string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(binary(t), args...)
 	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

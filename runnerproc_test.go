@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -30,18 +31,15 @@ phases:
 
 func waitFinished(t *testing.T, report string, timeout time.Duration) string {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		b, _ := os.ReadFile(report)
-		// Ended: finished, stopped or failed, as the headline says.
-		if strings.Contains(string(b), "Status:** finished") || strings.Contains(string(b), "Status:** stopped") || strings.Contains(string(b), "Status:** failed") {
-			return string(b)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the campaign did not finish with no window:\n%s", b)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var b []byte
+	// Ended: finished, stopped or failed, as the headline says.
+	if !testutil.Within(timeout, func() bool {
+		b, _ = os.ReadFile(report)
+		return strings.Contains(string(b), "Status:** finished") || strings.Contains(string(b), "Status:** stopped") || strings.Contains(string(b), "Status:** failed")
+	}) {
+		t.Fatalf("the campaign did not finish with no window:\n%s", b)
 	}
+	return string(b)
 }
 
 func tmuxOrSkip(t *testing.T) {
@@ -72,7 +70,7 @@ func TestWindowKilledCampaignGoesOn(t *testing.T) {
 	writeCampaign(t, dir, handCampaign)
 	t.Cleanup(func() { stopRunner(t, filepath.Join(dir, ".greenlight", "hand")) })
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-hand-%d", os.Getpid())}
-	s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30", fmt.Sprintf("cd %s && %s run --gpu none c.yaml", dir, bin))
+	s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30", fmt.Sprintf("cd %s && %s run --gpu none c.yaml", dir, binary(t)))
 	s.waitFor("waits for a", 20*time.Second)
 	s.run("kill-server")
 	st, out := liveStatus(t, dir, "c.yaml")
@@ -99,7 +97,7 @@ func TestDetachAndAttachAgain(t *testing.T) {
 	writeCampaign(t, dir, strings.Replace(handCampaign, "sleep 3", "sleep 4", 1))
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-back-%d", os.Getpid())}
 	exit := filepath.Join(dir, "exit")
-	s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30", fmt.Sprintf("cd %s && %s run --gpu none c.yaml; echo $? > %s; sleep 30", dir, bin, exit))
+	s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30", fmt.Sprintf("cd %s && %s run --gpu none c.yaml; echo $? > %s; sleep 30", dir, binary(t), exit))
 	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
 	s.waitFor("waits for a", 20*time.Second)
 	pid, _ := runner.LockHolder(filepath.Join(dir, ".greenlight", "hand"))
@@ -141,13 +139,19 @@ phases:
 	one := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-one-%d", os.Getpid())}
 	two := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-two-%d", os.Getpid())}
 	for _, s := range []*tmuxSession{one, two} {
-		s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30", fmt.Sprintf("cd %s && %s run --gpu none c.yaml; sleep 30", dir, bin))
+		s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30", fmt.Sprintf("cd %s && %s run --gpu none c.yaml; sleep 30", dir, binary(t)))
 		t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
 		s.waitFor("waits for a", 20*time.Second)
 	}
 	one.keys("p")
 	two.waitFor("paused", 5*time.Second)
-	time.Sleep(7 * time.Second) // a ends; b must not start while paused
+	// a ends; the runner's turn that records it is the one that would
+	// start b, were it let.
+	c := filepath.Join(dir, "c.yaml")
+	testutil.Eventually(t, 20*time.Second, "a's end", func() bool {
+		st, _ := liveStatus(t, dir, c)
+		return len(st.Phases) == 2 && st.Phases[0].Status == "done"
+	})
 	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
 		t.Fatal("b started while paused")
 	}
@@ -193,17 +197,12 @@ func TestVerbsDriveACampaign(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "greenlight run") {
 		t.Fatalf("run --detach: exit %d:\n%s", code, out)
 	}
-	deadline := time.Now().Add(20 * time.Second)
 	var st statusJSON
-	for {
+	if !testutil.Within(20*time.Second, func() bool {
 		st, out = liveStatus(t, dir, c)
-		if len(st.Phases) == 2 && st.Phases[1].Status == "waiting" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gate never waited:\n%s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return len(st.Phases) == 2 && st.Phases[1].Status == "waiting"
+	}) {
+		t.Fatalf("the gate never waited:\n%s", out)
 	}
 	if st.Schema != "greenlight.status/v2" || st.Monitor.Kind != "runner" || st.Monitor.PID <= 0 || st.Finished || !st.Phases[1].Gate || st.Phases[1].Waiting == "" {
 		t.Errorf("live status: %s", out)
@@ -223,16 +222,7 @@ func TestVerbsDriveACampaign(t *testing.T) {
 		t.Errorf("logs: exit %d:\n%s", code, out)
 	}
 	// The runner has ended with the campaign; the verbs say so.
-	deadline = time.Now().Add(10 * time.Second)
-	for {
-		if _, held := runner.LockHolder(state); !held {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the runner did not end with its campaign")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the runner's end with its campaign", func() bool { _, held := runner.LockHolder(state); return !held })
 	if _, err := os.Stat(filepath.Join(state, "runner.sock")); err == nil {
 		t.Error("the socket is left after the runner ended")
 	}
@@ -268,7 +258,12 @@ phases:
 	if out, code := runBin(t, dir, "pause", c); code != 0 || !strings.Contains(out, "paused") {
 		t.Fatalf("pause: %d %s", code, out)
 	}
-	time.Sleep(3 * time.Second)
+	// The runner's turn that records a's end is the one that would start
+	// b, were it let.
+	testutil.Eventually(t, 20*time.Second, "a's end", func() bool {
+		st, _ := liveStatus(t, dir, c)
+		return len(st.Phases) == 2 && st.Phases[0].Status == "done"
+	})
 	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
 		t.Fatal("b started while paused")
 	}
@@ -315,9 +310,7 @@ phases:
 		t.Fatal("no runner holds the campaign")
 	}
 	syscall.Kill(pid, syscall.SIGKILL)
-	for syscall.Kill(pid, 0) == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the killed runner's end", func() bool { return gone(pid) })
 	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c)
 	if code != 0 || !strings.Contains(out, "tok_s=7") || !strings.Contains(out, "started the campaign's runner") {
 		t.Errorf("after the runner was killed: exit %d:\n%s", code, out)
@@ -347,7 +340,7 @@ phases:
 	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
 		t.Fatalf("run --detach: %d %s", code, out)
 	}
-	cmd := exec.Command(bin, "logs", "-f", c)
+	cmd := exec.Command(binary(t), "logs", "-f", c)
 	cmd.Dir = dir
 	pipe, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -387,7 +380,7 @@ func TestDemoFinishesWithNoWindow(t *testing.T) {
 	dir := t.TempDir()
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-nowin-%d", os.Getpid())}
 	s.run("new-session", "-d", "-s", "gl", "-x", "110", "-y", "32",
-		fmt.Sprintf("cd %s && export XDG_STATE_HOME=%s LANG=C.UTF-8; %s demo", dir, dir, bin))
+		fmt.Sprintf("cd %s && export XDG_STATE_HOME=%s LANG=C.UTF-8; %s demo", dir, dir, binary(t)))
 	s.waitFor("loading weights", 30*time.Second)
 	s.run("kill-server")
 	md := waitFinished(t, filepath.Join(dir, "greenlight", "demo", "demo-results.md"), 150*time.Second)
@@ -444,12 +437,7 @@ phases:
 	t.Cleanup(func() { stopRunner(t, state) })
 	cmd, out := startPlain(t, dir, c)
 	waitForFile(t, filepath.Join(state, "journal.jsonl"), `"kind":"step-pid"`)
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), "a started"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("the follower never attached:\n%s", out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the follower's attach", func() bool { return strings.Contains(out.String(), "a started") })
 	pid, _ := runner.LockHolder(state)
 	syscall.Kill(pid, syscall.SIGKILL)
 	done := make(chan error, 1)

@@ -33,7 +33,7 @@ func steadyState(b *testing.B, cols, rows uint16) {
 		dir := b.TempDir()
 		c := filepath.Join(dir, "c.yaml")
 		os.WriteFile(c, []byte("name: steady\nphases:\n  - id: long\n    steps: [{run: 'sleep 120', estimate: 2m}]\n"), 0o644)
-		cmd := exec.Command(bin, "run", "--gpu", "fake:8", c)
+		cmd := exec.Command(binary(b), "run", "--gpu", "fake:8", c)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "LANG=C.UTF-8", "TERM=xterm-256color")
 		f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: rows})

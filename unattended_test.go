@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -39,7 +40,7 @@ func (s *syncBuffer) String() string {
 // startPlain starts `greenlight run --plain` in the background.
 func startPlain(t *testing.T, dir string, args ...string) (*exec.Cmd, *syncBuffer) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"run", "--plain", "--gpu", "none"}, args...)...)
+	cmd := exec.Command(binary(t), append([]string{"run", "--plain", "--gpu", "none"}, args...)...)
 	cmd.Dir = dir
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -117,10 +118,7 @@ phases:
 	// SIGTERM detaches the client; its runner would wait at the gate for
 	// good: stop it, so the test leaves nothing running.
 	t.Cleanup(func() { stopRunner(t, filepath.Join(dir, ".greenlight", "gate")) })
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "waits for your greenlight") && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.Within(20*time.Second, func() bool { return strings.Contains(out.String(), "waits for your greenlight") })
 	cmd.Process.Signal(syscall.SIGTERM)
 	cmd.Wait()
 	if !strings.Contains(out.String(), "--approve bench") || !strings.Contains(out.String(), "press g") {
@@ -196,7 +194,8 @@ phases:
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	time.Sleep(2 * time.Second) // time enough for next to start, were it let
+	// trace's end is the runner's turn that would start next, were it let.
+	testutil.Eventually(t, 30*time.Second, "trace's end", func() bool { return strings.Contains(out.String(), "trace done") })
 	state := filepath.Join(dir, ".greenlight", "full")
 	journalWhole(t, filepath.Join(state, "journal.jsonl"))
 	if strings.Contains(out.String(), "next started") {
@@ -330,7 +329,7 @@ phases:
       - run: |
           echo '{"y": 2}' >> "$GREENLIGHT_RESULTS"
 `)
-	cmd := exec.Command("sh", "-c", bin+" run --plain --gpu none c.yaml | head -1")
+	cmd := exec.Command("sh", "-c", binary(t)+" run --plain --gpu none c.yaml | head -1")
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)

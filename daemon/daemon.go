@@ -208,7 +208,10 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		}
 		srv.link.Close("the campaign has finished; its results are in " + plan.Report)
 	}
-	for range printEvents {
+	for e := range printEvents { // the last lines (the campaign's end) go to the log too
+		if line := runner.EventLine(e, &lastETA); line != "" {
+			fmt.Fprintln(stdout, line)
+		}
 	}
 	return code
 }

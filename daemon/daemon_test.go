@@ -1,0 +1,156 @@
+package daemon
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/internal/testutil"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/runner/supervise"
+)
+
+// TestMain lets the test binary be the step supervisor, as the real
+// binary is: the runner process runs here, in-process, without building
+// greenlight.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == supervise.Command {
+		os.Exit(supervise.Main(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// TestConfigRoundTrip: what a client writes to the runner's argv is what
+// the runner reads back.
+func TestConfigRoundTrip(t *testing.T) {
+	in := Config{File: "/c/c.yaml", StateDir: "/c/.greenlight/x", Report: "/c/out.md", GPU: []string{"fake:8", "dcgm:http://n1:9400"},
+		Interval: 1500 * time.Millisecond, Approve: "a,b", Demo: true, Retry: "gemm"}
+	out, err := Parse(in.Args())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Given, in.Given = nil, nil
+	if !reflect.DeepEqual(in, out) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", out, in)
+	}
+	for _, bad := range [][]string{
+		{"--state-dir", "rel", "c.yaml"},
+		{"--state-dir", "/s", "--interval", "10ms", "c.yaml"},
+		{"--state-dir", "/s"},
+		{"--bogus", "c.yaml"},
+	} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) took it", bad)
+		}
+	}
+}
+
+// TestConfigReuse: a runner started again without flags takes the GPU
+// source, interval and results file of the last one, and says so; a
+// flag given wins, and the difference is said.
+func TestConfigReuse(t *testing.T) {
+	dir := t.TempDir()
+	first := Config{StateDir: dir, GPU: []string{"fake:8"}, Interval: 2 * time.Second, Report: "/r/bench.md"}
+	first.save()
+	var said bytes.Buffer
+	again := Config{StateDir: dir, Interval: time.Second, Given: map[string]bool{}}
+	again.Reuse(&said)
+	if !reflect.DeepEqual(again.GPU, first.GPU) || again.Interval != first.Interval || again.Report != first.Report {
+		t.Errorf("reused %+v; want the first runner's flags", again)
+	}
+	for _, want := range []string{"--gpu fake:8, as the campaign was started with", "--report /r/bench.md, as the campaign was started with"} {
+		if !strings.Contains(said.String(), want) {
+			t.Errorf("not said: %q in\n%s", want, said.String())
+		}
+	}
+	said.Reset()
+	given := Config{StateDir: dir, GPU: []string{"none"}, Interval: time.Second, Report: "/r/other.md", Given: map[string]bool{"gpu": true, "interval": true, "report": true}}
+	given.Reuse(&said)
+	if given.GPU[0] != "none" || given.Interval != time.Second || given.Report != "/r/other.md" {
+		t.Errorf("given flags lost: %+v", given)
+	}
+	for _, want := range []string{"where the campaign was started with --gpu fake:8", "where the campaign was started with 2s", "where the campaign was started with --report /r/bench.md"} {
+		if !strings.Contains(said.String(), want) {
+			t.Errorf("not said: %q in\n%s", want, said.String())
+		}
+	}
+	if SavedReport(dir) != "/r/bench.md" {
+		t.Errorf("SavedReport = %q", SavedReport(dir))
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// TestMainRunsACampaign: the runner process, in-process: it answers on
+// its socket while the campaign runs (state and GPU side in the
+// snapshot, a request carried out), writes the results file, prints its
+// event lines, and exits 0 once every phase is done.
+func TestMainRunsACampaign(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.yaml")
+	os.WriteFile(file, []byte(`name: d
+phases:
+  - id: a
+    steps:
+      - run: |
+          echo '{"x": 1}' >> "$GREENLIGHT_RESULTS"
+          while [ ! -e go ]; do sleep 0.05; done
+  - id: b
+    needs: [a]
+    gate: manual
+    steps:
+      - run: |
+          echo b ran
+`), 0o644)
+	state := filepath.Join(dir, ".greenlight", "d")
+	cfg := Config{File: file, StateDir: state, GPU: []string{"fake:2"}, Interval: 200 * time.Millisecond}
+	var out syncBuf
+	code := make(chan int, 1)
+	go func() { code <- Main("test", cfg.Args(), &out, &out) }()
+	var c *link.Client
+	testutil.Eventually(t, 20*time.Second, "the runner's socket", func() bool {
+		var err error
+		c, err = link.Dial(state)
+		return err == nil
+	})
+	defer c.Close()
+	if c.First.State == nil || len(c.First.State.Phases) != 2 || c.First.GPU == nil || c.First.GPU.Inv == nil || len(c.First.GPU.Inv.Devices) != 2 {
+		t.Fatalf("snapshot: state %+v, gpu %+v", c.First.State, c.First.GPU)
+	}
+	if _, err := c.Request(link.OpGreenlight, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Request(link.OpSkip, "nope"); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("a request for an unknown phase: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+	select {
+	case got := <-code:
+		if got != runner.ExitOK {
+			t.Errorf("Main = %d; want 0\n%s", got, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the runner did not end with its campaign:\n%s", out.String())
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "d.md"))
+	if !strings.Contains(string(md), "Status:** finished") {
+		t.Errorf("results file:\n%s", md)
+	}
+	for _, want := range []string{"runner pid", "b greenlit", "campaign finished"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the runner's lines lack %q:\n%s", want, out.String())
+		}
+	}
+}
