@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/client"
 	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
 )
@@ -49,10 +50,10 @@ func tmuxOrSkip(t *testing.T) {
 }
 
 // liveStatus is `greenlight status --json`, decoded strictly.
-func liveStatus(t *testing.T, dir, campaign string) (statusJSON, string) {
+func liveStatus(t *testing.T, dir, campaign string) (client.Status, string) {
 	t.Helper()
 	out, code := runBin(t, dir, "status", "--json", campaign)
-	var st statusJSON
+	var st client.Status
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if code != 0 || dec.Decode(&st) != nil {
@@ -197,7 +198,7 @@ func TestVerbsDriveACampaign(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "greenlight run") {
 		t.Fatalf("run --detach: exit %d:\n%s", code, out)
 	}
-	var st statusJSON
+	var st client.Status
 	if !testutil.Within(20*time.Second, func() bool {
 		st, out = liveStatus(t, dir, c)
 		return len(st.Phases) == 2 && st.Phases[1].Status == "waiting"

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/greenlight-run/greenlight/client"
 )
 
 // The results file never states a falsehood: each test runs the real
@@ -288,7 +290,7 @@ phases:
 	}
 	runBin(t, dir, "run", "--plain", "--gpu", "none", "--approve", "later", c)
 	out, code := runBin(t, dir, "status", "--json", c)
-	var st statusJSON
+	var st client.Status
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if code != 0 || dec.Decode(&st) != nil {

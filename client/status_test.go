@@ -1,4 +1,4 @@
-package main
+package client
 
 import (
 	"encoding/json"
@@ -24,11 +24,11 @@ func TestStatusJSONSaysTheSlurmJob(t *testing.T) {
 		Steps: []runner.StepState{{Status: runner.Running, Progress: -1, ETA: runner.ETA{Queued: true, StartsAt: starts}}},
 		ETA:   runner.ETA{Queued: true, StartsAt: starts},
 		Slurm: &runner.SlurmJob{ID: "77", State: "PENDING", Reason: "Priority", Partition: "h200", Submitted: sub, StartsAt: starts}}}}
-	b, _ := json.Marshal(statusOf(plan, t.TempDir(), st))
+	b, _ := json.Marshal(StatusOf(plan, t.TempDir(), st))
 	var got struct {
 		Phases []struct {
-			ETA   *statusETA   `json:"eta"`
-			Slurm *statusSlurm `json:"slurm"`
+			ETA   *StatusETA   `json:"eta"`
+			Slurm *StatusSlurm `json:"slurm"`
 		} `json:"phases"`
 	}
 	if err := json.Unmarshal(b, &got); err != nil {

@@ -1,0 +1,188 @@
+package client
+
+import (
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// A campaign's status for a person in another shell or a script: its
+// runner's own state when one runs it (live progress and ETAs), else its
+// journal. Reading it runs nothing and signals nothing.
+
+// StatusSchema names the JSON below; a change that is not an addition
+// gets a new version.
+const StatusSchema = "greenlight.status/v2"
+
+type Status struct {
+	Schema   string        `json:"schema"`
+	Campaign string        `json:"campaign"`
+	File     string        `json:"file"`
+	Report   string        `json:"report"`
+	StateDir string        `json:"state_dir"`
+	Monitor  StatusMonitor `json:"monitor"`
+	State    string        `json:"state"` // running, paused, frozen, stopped, finished, failed
+	Finished bool          `json:"finished"`
+	Failed   bool          `json:"failed"`
+	Paused   bool          `json:"paused"`
+	Frozen   bool          `json:"frozen"`
+	Started  *time.Time    `json:"started,omitempty"`
+	Ended    *time.Time    `json:"ended,omitempty"`
+	ETA      *StatusETA    `json:"eta,omitempty"` // the whole campaign's; only from a live runner
+	Phases   []StatusPhase `json:"phases"`
+}
+
+// StatusETA is an ETA as the window shows it, for a script.
+type StatusETA struct {
+	StartsAt   *time.Time `json:"starts_at,omitempty"` // Slurm's expected start of a queued job, counted in remaining_s
+	RemainingS float64    `json:"remaining_s"`
+	Source     string     `json:"source"`           // progress, history, estimate, learned, stages...
+	LowerBound bool       `json:"lower_bound"`      // some remaining work has no estimate
+	WaitsGate  bool       `json:"waits_for_gate"`   // a gate waits for a person on the way
+	OverS      float64    `json:"over_s,omitempty"` // running past its estimate by this much
+	Text       string     `json:"text"`             // as the window says it
+}
+
+func etaOf(e runner.ETA) *StatusETA {
+	if !e.Known && e.Over == 0 && !e.Queued {
+		return nil
+	}
+	return &StatusETA{RemainingS: e.Remaining.Seconds(), Source: e.Source, LowerBound: e.Partial || e.Queued && !e.Known,
+		WaitsGate: e.Waiting, OverS: e.Over.Seconds(), Text: e.Text(), StartsAt: timePtr(e.StartsAt)}
+}
+
+type StatusMonitor struct {
+	PID int `json:"pid,omitempty"`
+	// Problem says why the runner holding the campaign did not answer
+	// (stopped with kill -STOP, stuck); the figures are then the journal's.
+	Problem string `json:"problem,omitempty"`
+	Kind    string `json:"kind"` // "runner" (live: the figures are its own) or "none" (from the journal)
+}
+
+type StatusPhase struct {
+	ID           string       `json:"id"`
+	Title        string       `json:"title"`
+	Status       string       `json:"status"`
+	Reason       string       `json:"reason,omitempty"`
+	Waiting      string       `json:"waiting,omitempty"` // why a phase not started waits
+	Gate         bool         `json:"gate"`              // has a manual gate
+	Attempt      int          `json:"attempt"`
+	Started      *time.Time   `json:"started,omitempty"`
+	Ended        *time.Time   `json:"ended,omitempty"`
+	Progress     *float64     `json:"progress,omitempty"` // 0..1 of the running step; live only
+	ETA          *StatusETA   `json:"eta,omitempty"`      // live only
+	Results      int          `json:"results"`
+	ExpectFailed int          `json:"expect_failed"`
+	NotProduced  []string     `json:"not_produced,omitempty"`
+	Slurm        *StatusSlurm `json:"slurm,omitempty"` // the phase's current or last Slurm job
+}
+
+// StatusSlurm is a phase's Slurm job as Slurm last said it.
+type StatusSlurm struct {
+	Job           string     `json:"job"`
+	State         string     `json:"state,omitempty"`  // PENDING, RUNNING, COMPLETED, TIMEOUT, ...
+	Reason        string     `json:"reason,omitempty"` // why it pends, or how Slurm ended it
+	Nodes         string     `json:"nodes,omitempty"`  // Slurm's node list
+	Node          string     `json:"node,omitempty"`   // the batch node's address (${GREENLIGHT_NODE})
+	Partition     string     `json:"partition,omitempty"`
+	Submitted     *time.Time `json:"submitted,omitempty"`
+	Started       *time.Time `json:"started,omitempty"`
+	ExpectedStart *time.Time `json:"expected_start,omitempty"` // Slurm's, while it pends
+	QueueWaitS    float64    `json:"queue_wait_s"`             // submission to start, or so far
+	Text          string     `json:"text"`
+}
+
+func slurmOf(j *runner.SlurmJob, now time.Time) *StatusSlurm {
+	if j == nil {
+		return nil
+	}
+	wait := j.QueueWait
+	if j.Queued() && !j.Submitted.IsZero() {
+		wait = now.Sub(j.Submitted)
+	}
+	return &StatusSlurm{Job: j.ID, State: j.State, Reason: j.Reason, Nodes: j.Nodes, Node: j.Node, Partition: j.Partition,
+		Submitted: timePtr(j.Submitted), Started: timePtr(j.Started), ExpectedStart: timePtr(j.StartsAt),
+		QueueWaitS: wait.Seconds(), Text: j.Words(now)}
+}
+
+// monitorOf says who holds the campaign: its runner, or nobody.
+func monitorOf(dir string) StatusMonitor {
+	pid, held := runner.LockHolder(dir)
+	if !held {
+		return StatusMonitor{Kind: "none"}
+	}
+	return StatusMonitor{PID: pid, Kind: "runner"}
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// StatusOf is st as the status of the campaign in dir.
+func StatusOf(plan *campaign.Plan, dir string, st *runner.State) Status {
+	abs, _ := filepath.Abs(dir)
+	out := Status{Schema: StatusSchema, Campaign: plan.Name, File: plan.File, Report: plan.Report, StateDir: abs,
+		Monitor: monitorOf(dir), State: string(st.Headline()), Finished: st.Finished, Failed: st.Failed(), Paused: st.Paused, Frozen: st.Frozen,
+		Started: timePtr(st.Started), Ended: timePtr(st.Ended)}
+	if !st.Finished {
+		out.ETA = etaOf(st.ETA)
+	}
+	for _, p := range st.Phases {
+		sp := StatusPhase{ID: p.ID, Title: p.Title, Status: string(p.Status), Reason: p.Reason, Waiting: p.WaitReason,
+			Gate: p.Manual, Attempt: p.Attempt, Started: timePtr(p.Started), Ended: timePtr(p.Ended), ExpectFailed: p.ExpectFailed}
+		for _, s := range p.Steps {
+			sp.Results += len(s.Results)
+		}
+		if p.Status == runner.Running {
+			sp.ETA = etaOf(p.ETA)
+			if c := p.Current; c < len(p.Steps) && p.Steps[c].Progress >= 0 {
+				f := p.Steps[c].Progress
+				sp.Progress = &f
+			}
+		}
+		for _, m := range p.Missing {
+			sp.NotProduced = append(sp.NotProduced, m.Column)
+		}
+		sp.Slurm = slurmOf(p.Slurm, time.Now())
+		out.Phases = append(out.Phases, sp)
+	}
+	return out
+}
+
+// ErrNeverRan is a campaign that has not run here: no journal.
+var ErrNeverRan = errors.New("has not run here")
+
+// ReadStatus is the campaign's status: from its runner when one answers,
+// else from its journal (ETAs and progress left out: nobody measures
+// them). problem says why a runner that holds the campaign did not
+// answer; err is ErrNeverRan, or a journal that cannot be read.
+func ReadStatus(plan *campaign.Plan, dir string) (out Status, problem, err error) {
+	st, pid, problem := LiveState(dir)
+	if st != nil {
+		out = StatusOf(plan, dir, st)
+		out.Monitor = StatusMonitor{PID: pid, Kind: "runner"}
+		return out, nil, nil
+	}
+	if !HasJournal(dir) {
+		return out, problem, ErrNeverRan
+	}
+	st, err = runner.Replay(plan, dir)
+	if err != nil {
+		return out, problem, err
+	}
+	out = StatusOf(plan, dir, st)
+	if problem != nil {
+		out.Monitor.Problem = problem.Error()
+	}
+	out.ETA = nil
+	for i := range out.Phases {
+		out.Phases[i].ETA, out.Phases[i].Progress = nil, nil
+	}
+	return out, problem, nil
+}
