@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
-
-	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // Freezing: SIGSTOP and SIGCONT to running steps' groups, and their timeout clocks.
@@ -32,22 +30,8 @@ func (r *Runner) setFrozen(f bool) error {
 	}
 	n := 0
 	for _, pr := range r.phases {
-		if sr := pr.cur; sr != nil && sr.job != nil {
-			if pr.ph.Service == nil && !sr.proc.exitedSeen && sr.freezeSlurm(f, r.opts.Now()) {
-				n++
-			}
-			continue
-		}
-		if sr := pr.cur; sr != nil && sr.proc.pgid == 0 {
-			// Started moments ago: its status file may already say where.
-			if st, err := supervise.ReadStatus(sr.files.status); err == nil {
-				sr.proc.pgid, sr.proc.pausesClock = st.PGID, st.PausesClock
-			}
-		}
-		if sr := pr.cur; sr != nil && pr.ph.Service == nil && sr.proc.pgid > 0 && !sr.proc.exitedSeen {
-			if sr.freeze(f, r.opts.Now()) {
-				n++
-			}
+		if sr := pr.cur; sr != nil && pr.ph.Service == nil && !sr.proc.exitedSeen && sr.on().freeze(f, r.opts.Now()) {
+			n++
 		}
 	}
 	r.q.frozen = f

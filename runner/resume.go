@@ -135,16 +135,13 @@ func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
 		sr.readLog(now, true)
 		sr.drainResults(now)
 		sr.readSummary()
-		if pr.ph.Slurm != nil {
-			sr.readoptSlurm(start.Job)
+		st, err := supervise.ReadStatus(sr.files.status)
+		if err != nil {
+			st = nil
 		}
-		if st, err := supervise.ReadStatus(sr.files.status); err == nil && sr.job != nil {
+		sr.on().restore(start, st)
+		if st != nil {
 			ss.PGID = st.PGID
-			if st.State == "exited" {
-				ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
-			}
-		} else if err == nil {
-			ss.PGID, sr.proc.pgid, sr.proc.sup = st.PGID, st.PGID, st.Supervisor
 			if st.State == "exited" {
 				ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
 			}
@@ -183,14 +180,7 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		return
 	}
 	st, err := supervise.ReadStatus(sr.files.status)
-	var alive bool
-	var slurmWord string
-	if sr.job != nil {
-		sr.findUnjournaled()
-		alive, slurmWord = slurmAlive(sr.job.id)
-	} else {
-		alive = supervise.Alive(sr.proc.sup, sr.files.status)
-	}
+	alive, adopted := sr.on().alive(pr.ph.Service != nil)
 	r.times.ranAny = true // a step of this run is taken over: not a finished campaign
 	switch {
 	case err == nil && st.State == "exited":
@@ -202,18 +192,10 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		sr.out.logOff, sr.out.logRest = 0, nil // read again for readiness and stages
 		pr.state.Readopted = true
 		pr.state.Steps[sr.step.Index].Status = Running
-		switch {
-		case sr.job != nil && pr.ph.Service != nil:
+		if pr.ph.Service != nil {
 			sr.readyLog = false
-			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted the service's Slurm job %s (%s): no reload", pr.ph.Label(), sr.job.id, slurmWord))
-		case sr.job != nil:
-			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted step %d's Slurm job %s (%s): not submitted again", pr.ph.Label(), sr.step.Index+1, sr.job.id, slurmWord))
-		case pr.ph.Service != nil:
-			sr.readyLog = false
-			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted the running service (pid %d): no reload", pr.ph.Label(), sr.proc.sup))
-		default:
-			r.warnings = append(r.warnings, fmt.Sprintf("%s: re-adopted step %d still running (pid %d)", pr.ph.Label(), sr.step.Index+1, sr.proc.sup))
 		}
+		r.warnings = append(r.warnings, pr.ph.Label()+": "+adopted)
 		sr.readLog(r.opts.Now(), true)
 		sr.prog.rebase(r.opts.Now())
 		// Read back at once, the stages' lines all carry this instant: only
@@ -224,18 +206,12 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 			}
 		}
 	default:
-		if sr.job != nil {
-			if sr.job.id != "" {
-				// Slurm ended it while no runner watched: the loop settles it
-				// from its status file, or from Slurm's final word.
-				sr.adopted = true
-				pr.state.Readopted = true
-				r.warnings = append(r.warnings, fmt.Sprintf("%s: step %d's Slurm job %s ended while no runner watched (%s)", pr.ph.Label(), sr.step.Index+1, sr.job.id, slurmWord))
-				return
-			}
-			r.warnings = append(r.warnings, fmt.Sprintf("%s: step %d was never submitted to Slurm (%s): submitting it now", pr.ph.Label(), sr.step.Index+1, slurmWord))
-		} else {
-			r.warnings = append(r.warnings, fmt.Sprintf("%s: step %d's supervisor is gone (a reboot?): running the step again", pr.ph.Label(), sr.step.Index+1))
+		settle, why := sr.where.gone()
+		r.warnings = append(r.warnings, pr.ph.Label()+": "+why)
+		if settle {
+			sr.adopted = true
+			pr.state.Readopted = true
+			return
 		}
 		pr.state.Steps[sr.step.Index].Status = Pending
 		pr.state.Steps[sr.step.Index].Results = nil

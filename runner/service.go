@@ -126,13 +126,11 @@ func (sr *stepRun) readyURL() string {
 	if !strings.Contains(u, campaign.NodeVar) {
 		return u
 	}
-	if sr.job == nil {
-		return strings.ReplaceAll(u, campaign.NodeVar, "localhost")
-	}
-	if sr.job.nodeAddr == "" {
+	node := sr.on().node()
+	if node == "" {
 		return ""
 	}
-	return strings.ReplaceAll(u, campaign.NodeVar, sr.job.nodeAddr)
+	return strings.ReplaceAll(u, campaign.NodeVar, node)
 }
 
 // serviceNodes are GREENLIGHT_NODE and GREENLIGHT_NODE_<SERVICE> for a
@@ -146,8 +144,8 @@ func (r *Runner) serviceNodes(pr *phaseRun) []string {
 			continue
 		}
 		node := "localhost"
-		if o.cur != nil && o.cur.job != nil {
-			node = o.cur.job.nodeAddr
+		if o.cur != nil {
+			node = o.cur.on().node()
 		}
 		if node == "" {
 			continue

@@ -136,7 +136,7 @@ func (sr *stepRun) freezeSlurm(frozen bool, now time.Time) bool {
 
 // readoptSlurm takes a journaled job back after a restart, by its id.
 func (sr *stepRun) readoptSlurm(id string) {
-	sr.job = &slurmJob{id: id, name: sr.jobName(), urgent: true}
+	*sr.job = slurmJob{id: id, name: sr.jobName(), urgent: true}
 	if sr.pr.state.Slurm == nil {
 		sr.pr.state.Slurm = &SlurmJob{ID: sr.job.id, Partition: sr.pr.ph.Slurm.Partition, Submitted: sr.started}
 	}

@@ -48,6 +48,7 @@ type slurmJob struct {
 	lastErr    string    // the last failure to ask Slurm, said once
 	cancelAt   time.Time // a graceful stop asked: scancel if it still runs then
 	since      time.Time // when Slurm's word last changed
+	word       string    // at a restart, what Slurm said of it
 }
 
 // slurmNews is a Slurm command's answer, for the loop.
@@ -99,7 +100,7 @@ func (sr *stepRun) launchSlurm(env []string, supArgs []string) error {
 	sub := slurm.Submit{Request: slurm.Request{Partition: sl.Partition, Nodes: sl.Nodes, GPUsPerNode: sl.GPUsPerNode,
 		Time: sl.Time, Account: sl.Account, Args: sl.Args},
 		Name: sr.jobName(), Script: script, Output: sr.files.log, Dir: sr.step.Dir, Env: env}
-	sr.job = &slurmJob{name: sub.Name, submitting: true}
+	*sr.job = slurmJob{name: sub.Name, submitting: true}
 	pr.state.Slurm = &SlurmJob{Partition: sl.Partition, Submitted: sr.started, State: "SUBMITTING"}
 	go func() {
 		id, err := slurm.Sbatch(context.Background(), sub)
@@ -334,4 +335,70 @@ func (sr *stepRun) pollSlurm(now time.Time) {
 		}
 		r.slurmSend(slurmNews{sr: sr, kind: "shown", id: id, job: job, err: err})
 	}()
+}
+
+// slurmBackend runs a step as a Slurm job (see the top of this file).
+type slurmBackend struct{ sr *stepRun }
+
+func (b *slurmBackend) launch(env, args []string, _ *os.File) error {
+	return b.sr.launchSlurm(env, args)
+}
+func (b *slurmBackend) stop(grace time.Duration)           { b.sr.stopSlurm(grace) }
+func (b *slurmBackend) freeze(on bool, now time.Time) bool { return b.sr.freezeSlurm(on, now) }
+func (b *slurmBackend) freezePending() bool                { return false }
+func (b *slurmBackend) look(now time.Time)                 { b.sr.pollSlurm(now) }
+func (b *slurmBackend) remoteClock() bool                  { return true }
+
+// ended: the job's processes are on another node; nothing of them is
+// signalled from here, and Slurm says whether it lives. Its status file
+// and Slurm's word are reconciled by slurmEnd.
+func (b *slurmBackend) ended(st *supervise.Status, now time.Time) *supervise.Status {
+	sr := b.sr
+	if st != nil {
+		if st.State == "running" && sr.pr.state.Slurm.Queued() {
+			sr.slurmStarted(st.Started, now)
+		}
+		return sr.slurmEnd(st, now)
+	}
+	// No status file yet, or one unchanged: Slurm's word may end it.
+	cur, err := supervise.ReadStatus(sr.files.status)
+	if err != nil {
+		cur = nil
+	}
+	return sr.slurmEnd(cur, now)
+}
+
+func (b *slurmBackend) queue() (time.Duration, bool, time.Time) {
+	sj := b.sr.pr.state.Slurm
+	if sj == nil {
+		return 0, false, time.Time{}
+	}
+	return sj.QueueWait, sj.Queued(), sj.StartsAt
+}
+
+// node is the address of the node the job's batch script runs on, ""
+// until Slurm has said which.
+func (b *slurmBackend) node() string { return b.sr.job.nodeAddr }
+
+func (b *slurmBackend) restore(start record, _ *supervise.Status) { b.sr.readoptSlurm(start.Job) }
+
+func (b *slurmBackend) alive(service bool) (bool, string) {
+	sr := b.sr
+	sr.findUnjournaled()
+	alive, word := slurmAlive(sr.job.id)
+	sr.job.word = word
+	if service {
+		return alive, fmt.Sprintf("re-adopted the service's Slurm job %s (%s): no reload", sr.job.id, word)
+	}
+	return alive, fmt.Sprintf("re-adopted step %d's Slurm job %s (%s): not submitted again", sr.step.Index+1, sr.job.id, word)
+}
+
+func (b *slurmBackend) gone() (bool, string) {
+	sr := b.sr
+	if sr.job.id != "" {
+		// Slurm ended it while no runner watched: the loop settles it
+		// from its status file, or from Slurm's final word.
+		return true, fmt.Sprintf("step %d's Slurm job %s ended while no runner watched (%s)", sr.step.Index+1, sr.job.id, sr.job.word)
+	}
+	return false, fmt.Sprintf("step %d was never submitted to Slurm (%s): submitting it now", sr.step.Index+1, sr.job.word)
 }

@@ -23,10 +23,10 @@ func (sr *stepRun) updateETA(now time.Time) {
 			ss.ETA.Source = SourceLearned
 		}
 	}
-	if sj := pr.state.Slurm; sr.job != nil && sj.Queued() {
-		ss.ETA.Queued, ss.ETA.StartsAt = true, sj.StartsAt
-		if !sj.StartsAt.IsZero() && sj.StartsAt.After(now) {
-			ss.ETA.Remaining += sj.StartsAt.Sub(now)
+	if _, queued, startsAt := sr.on().queue(); queued {
+		ss.ETA.Queued, ss.ETA.StartsAt = true, startsAt
+		if !startsAt.IsZero() && startsAt.After(now) {
+			ss.ETA.Remaining += startsAt.Sub(now)
 		}
 	}
 	ss.Progress = ss.ETA.Fraction

@@ -29,7 +29,7 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	}
 	ss := &pr.state.Steps[sr.step.Index]
 	ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
-	if sr.job != nil && !st.Started.IsZero() && !st.Ended.IsZero() && !ss.Started.IsZero() {
+	if sr.on().remoteClock() && !st.Started.IsZero() && !st.Ended.IsZero() && !ss.Started.IsZero() {
 		// Its times are the node's clock, which may be off this machine's:
 		// its duration is the node's, placed from its start as seen here.
 		ss.Ended = ss.Started.Add(st.Ended.Sub(st.Started))

@@ -3,10 +3,8 @@ package runner
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
@@ -42,7 +40,16 @@ type stepRun struct {
 	shown  shownMark   // what the last Progress event showed
 	quiet  quietWatch  // wait_quiet: its artifacts' growth after its command exited
 
-	job *slurmJob // its Slurm job, for a phase with slurm:; nil runs here
+	where backend   // where it runs: here, or as a Slurm job (see on)
+	job   *slurmJob // the Slurm backend's record of its job
+}
+
+// on is the step's backend, made on first use from its phase's settings.
+func (sr *stepRun) on() backend {
+	if sr.where == nil {
+		sr.where = newBackend(sr)
+	}
+	return sr.where
 }
 
 type stepFiles struct{ log, status, results, summary string }
@@ -84,8 +91,8 @@ func newStepDir(dirs Layout, pr *phaseRun, step *campaign.Step, try int) (string
 	}
 }
 
-// launchStep starts one try of a step in dir: its supervisor here, detached in
-// a session of its own, or its Slurm job.
+// launchStep starts one try of a step in dir, on its backend: its
+// supervisor here, detached in a session of its own, or its Slurm job.
 func launchStep(r *Runner, pr *phaseRun, step *campaign.Step, try int, dir string, now time.Time) (*stepRun, error) {
 	if err := os.MkdirAll(pr.artDir, 0o755); err != nil {
 		return nil, err
@@ -128,34 +135,9 @@ func launchStep(r *Runner, pr *phaseRun, step *campaign.Step, try int, dir strin
 	args := append(append([]string(nil), r.opts.Self[1:]...),
 		"--status", sr.files.status, "--log", sr.files.log, "--dir", step.Dir,
 		"--timeout", timeout.String(), "--grace", r.opts.Grace.String(), "--", "sh", "-c", step.Run)
-	if pr.ph.Slurm != nil {
-		if err := sr.launchSlurm(env, args); err != nil {
-			return nil, err
-		}
-		return sr, nil
-	}
-	cmd := exec.Command(r.opts.Self[0], args...)
-	cmd.Env = env
-	cmd.Dir = step.Dir
-	cmd.Stdout, cmd.Stderr = logf, logf // the supervisor's own last words
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	if err := sr.on().launch(env, args, logf); err != nil {
 		return nil, err
 	}
-	sr.proc.sup = cmd.Process.Pid
-	sr.proc.lastAlive = now
-	go func() {
-		err := cmd.Wait()
-		ex := stepExit{sr: sr, code: -1}
-		if cmd.ProcessState != nil && cmd.ProcessState.Exited() {
-			ex.code = cmd.ProcessState.ExitCode()
-		}
-		_ = err // a non-zero exit is the step's; the code says which
-		select {
-		case r.watch.exited <- ex:
-		case <-r.life.done:
-		}
-	}()
 	return sr, nil
 }
 
@@ -168,30 +150,9 @@ func (sr *stepRun) reaped(code int) {
 	}
 }
 
-// stop stops the step's process group (SIGINT, SIGTERM, SIGKILL, grace
-// apart; a service's stop_timeout instead of grace), or its supervisor
-// before it started the command.
-func (sr *stepRun) stop(grace time.Duration) {
-	if sr.job != nil {
-		sr.stopSlurm(grace)
-		return
-	}
-	if sr.proc.pgid <= 0 {
-		if st, err := supervise.ReadStatus(sr.files.status); err == nil {
-			sr.proc.pgid = st.PGID
-		}
-	}
-	pgid := sr.proc.pgid
-	if sr.step != nil && sr.pr.ph.Service != nil && sr.pr.ph.Service.StopTimeout > 0 {
-		grace = sr.pr.ph.Service.StopTimeout
-	}
-	if pgid > 0 {
-		go supervise.StopGroup(pgid, grace)
-	} else if sr.proc.sup > 0 {
-		// Not started its command yet: the supervisor passes it on.
-		syscall.Kill(sr.proc.sup, syscall.SIGTERM)
-	}
-}
+// stop stops the step, grace apart between its signals (a service's
+// stop_timeout instead of grace, here).
+func (sr *stepRun) stop(grace time.Duration) { sr.on().stop(grace) }
 
 // follow reads what a running step wrote since the last look, and handles
 // its end.
@@ -206,10 +167,8 @@ func (sr *stepRun) follow(now time.Time) {
 	sr.readResults(now)
 	sr.readSummary()
 	// A freeze asked before the step's group was known waits for its status.
-	frozenPending := r.q.frozen && sr.proc.pgid == 0 && pr.ph.Service == nil && sr.job == nil
-	if sr.job != nil {
-		sr.pollSlurm(now)
-	}
+	frozenPending := sr.on().freezePending()
+	sr.where.look(now)
 	if now.Sub(sr.out.lastRead) < logEvery && !sr.proc.reaped && !frozenPending {
 		return
 	}
@@ -223,82 +182,26 @@ func (sr *stepRun) follow(now time.Time) {
 		return
 	}
 	st, err := sr.readStatusIfChanged()
-	if err == nil && st != nil {
+	if err != nil {
+		st = nil
+	}
+	if st != nil {
 		sr.proc.pausesClock = st.PausesClock
-		if sr.job != nil {
-			// Its processes are on another node: nothing of them is signalled
-			// from here, and Slurm says whether it lives.
-			pr.state.Steps[sr.step.Index].PGID = st.PGID
-			if st.State == "running" && pr.state.Slurm.Queued() {
-				sr.slurmStarted(st.Started, now)
-			}
-			if end := sr.slurmEnd(st, now); end != nil {
-				sr.readLog(now, true)
-				sr.drainResults(now)
-				sr.readSummary()
-				sr.onExit(end, now)
-				return
-			}
-		} else if sr.proc.pgid == 0 && st.PGID > 0 {
-			sr.proc.pgid = st.PGID
-			if r.q.frozen && pr.ph.Service == nil {
-				sr.freeze(true, now)
-			}
-		}
 		pr.state.Steps[sr.step.Index].PGID = st.PGID
-		if st.Supervisor > 0 && sr.job == nil {
-			sr.proc.sup = st.Supervisor
-		}
-		if st.State == "exited" && sr.job == nil {
-			sr.readLog(now, true)
-			sr.drainResults(now)
-			sr.readSummary()
-			sr.onExit(st, now)
-			return
-		}
 	}
-	if sr.job != nil {
-		// No status file yet, or one unchanged: Slurm's word may end it.
-		if err != nil || st == nil {
-			var cur *supervise.Status
-			if s, rerr := supervise.ReadStatus(sr.files.status); rerr == nil {
-				cur = s
-			}
-			if end := sr.slurmEnd(cur, now); end != nil {
-				sr.readLog(now, true)
-				sr.drainResults(now)
-				sr.readSummary()
-				sr.onExit(end, now)
-				return
-			}
-		}
-	} else if sr.proc.reaped || now.Sub(sr.proc.lastAlive) > 5*time.Second {
-		sr.proc.lastAlive = now
-		if sr.proc.reaped || !supervise.Alive(sr.proc.sup, sr.files.status) {
-			// Re-check: it may have written its status just now.
-			if st, err := supervise.ReadStatus(sr.files.status); err == nil && st.State == "exited" {
-				sr.onExit(st, now)
-				return
-			}
-			if sr.proc.reaped && sr.proc.waitCode >= 0 {
-				// Its status file could not be written (a full disk, the
-				// state dir removed): the supervisor's exit code is the step's.
-				r.warn(fmt.Sprintf("%s: step %d's status file could not be written (%s); its exit code %d is taken from its supervisor",
-					sr.pr.ph.Label(), sr.step.Index+1, spaceNote(sr.files.status), sr.proc.waitCode))
-				sr.onExit(&supervise.Status{State: "exited", ExitCode: sr.proc.waitCode, Ended: now}, now)
-				return
-			}
-			sr.onExit(&supervise.Status{State: "exited", ExitCode: -1, Error: "its supervisor died (machine restarted or killed); the step's end was not seen", Ended: now}, now)
-			return
-		}
+	if end := sr.where.ended(st, now); end != nil {
+		sr.readLog(now, true)
+		sr.drainResults(now)
+		sr.readSummary()
+		sr.onExit(end, now)
+		return
 	}
+	// A phase's timeout counts its run, not its time in a queue.
 	ran := pr.ranFor(now)
-	if sj := pr.state.Slurm; sr.job != nil && sj != nil {
-		// A phase's timeout counts its run, not its time in Slurm's queue.
-		ran -= sj.QueueWait
-		if sj.Queued() {
-			ran = 0
-		}
+	if waited, queued, _ := sr.where.queue(); queued {
+		ran = 0
+	} else {
+		ran -= waited
 	}
 	if pr.ph.Timeout > 0 && pr.ph.Service == nil && ran > pr.ph.Timeout && sr.proc.stopFor == "" {
 		sr.proc.stopFor, sr.proc.stopWhy = Failed, "phase timed out after "+format.Duration(pr.ph.Timeout)
