@@ -1,0 +1,100 @@
+package main
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/greenlight-run/greenlight"
+
+// imports lists, per package folder, the packages of ours its non-test
+// files import, and counts the root's non-test lines.
+func imports(t *testing.T) (map[string]map[string]bool, int) {
+	t.Helper()
+	out := map[string]map[string]bool{}
+	rootLines := 0
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir := filepath.Dir(path)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		if out[dir] == nil {
+			out[dir] = map[string]bool{}
+		}
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if p == module {
+				out[dir]["."] = true
+			} else if rel, ok := strings.CutPrefix(p, module+"/"); ok {
+				out[dir][rel] = true
+			}
+		}
+		if dir == "." {
+			b, _ := os.ReadFile(path)
+			rootLines += strings.Count(string(b), "\n")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, rootLines
+}
+
+// TestTheHouse: the architecture the README's layout and DESIGN.md draw,
+// held by the code: the runner and the GPU side import nothing of ours
+// above them, only the commands import the window, the runner process
+// does not, and the root holds commands only (under 1,500 lines).
+func TestTheHouse(t *testing.T) {
+	pkgs, rootLines := imports(t)
+	below := func(dir string, allowed ...string) {
+		for im := range pkgs[dir] {
+			ok := false
+			for _, a := range allowed {
+				ok = ok || im == a || strings.HasPrefix(im, a+"/")
+			}
+			if !ok {
+				t.Errorf("%s imports %s: it may import only %v", dir, im, allowed)
+			}
+		}
+	}
+	for dir := range pkgs {
+		switch {
+		case dir == "runner/link":
+			below(dir, "runner", "internal", "gpu") // the GPU rounds travel on it
+		case dir == "runner" || strings.HasPrefix(dir, "runner/"):
+			below(dir, "runner", "internal")
+		case dir == "gpu":
+			below(dir)
+		case strings.HasPrefix(dir, "internal/") && dir != "internal/statedir":
+			below(dir, "internal")
+		case dir == "report" || strings.HasPrefix(dir, "report/"):
+			below(dir, "report", "runner", "gpu", "internal")
+		case dir == "daemon":
+			below(dir, "runner", "report", "gpu", "internal")
+		case dir == "client":
+			below(dir, "daemon", "runner", "report", "gpu", "internal")
+		}
+		if pkgs[dir]["tui"] && dir != "." && dir != "client" {
+			t.Errorf("%s imports tui: only the commands (and a client) may", dir)
+		}
+	}
+	if rootLines >= 1500 {
+		t.Errorf("the root package has %d lines of non-test Go: it holds commands only (under 1,500)", rootLines)
+	}
+}
