@@ -22,6 +22,7 @@ require (
 	github.com/prometheus/common v0.73.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0
+	gonum.org/v1/gonum v0.17.0
 )
 
 require (

@@ -120,6 +120,12 @@ func printStatus(w io.Writer, s client.Status) {
 		if p.Results > 0 {
 			line += fmt.Sprintf(" · %s", format.Count(p.Results, "result"))
 		}
+		if pt := p.Points; pt != nil {
+			line += fmt.Sprintf(" · points %d/%d done", pt.Done, pt.Total)
+			if pt.Current != "" {
+				line += fmt.Sprintf(", running %s (repeat %d/%d)", pt.Current, pt.Repeat, pt.Repeats)
+			}
+		}
 		for _, m := range p.NotProduced {
 			line += " · ✗ " + m + " not produced"
 		}

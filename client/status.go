@@ -3,6 +3,7 @@ package client
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner"
@@ -63,21 +64,75 @@ type StatusMonitor struct {
 }
 
 type StatusPhase struct {
-	ID           string       `json:"id"`
-	Title        string       `json:"title"`
-	Status       string       `json:"status"`
-	Reason       string       `json:"reason,omitempty"`
-	Waiting      string       `json:"waiting,omitempty"` // why a phase not started waits
-	Gate         bool         `json:"gate"`              // has a manual gate
-	Attempt      int          `json:"attempt"`
-	Started      *time.Time   `json:"started,omitempty"`
-	Ended        *time.Time   `json:"ended,omitempty"`
-	Progress     *float64     `json:"progress,omitempty"` // 0..1 of the running step; live only
-	ETA          *StatusETA   `json:"eta,omitempty"`      // live only
-	Results      int          `json:"results"`
-	ExpectFailed int          `json:"expect_failed"`
-	NotProduced  []string     `json:"not_produced,omitempty"`
-	Slurm        *StatusSlurm `json:"slurm,omitempty"` // the phase's current or last Slurm job
+	ID           string        `json:"id"`
+	Title        string        `json:"title"`
+	Status       string        `json:"status"`
+	Reason       string        `json:"reason,omitempty"`
+	Waiting      string        `json:"waiting,omitempty"` // why a phase not started waits
+	Gate         bool          `json:"gate"`              // has a manual gate
+	Attempt      int           `json:"attempt"`
+	Started      *time.Time    `json:"started,omitempty"`
+	Ended        *time.Time    `json:"ended,omitempty"`
+	Progress     *float64      `json:"progress,omitempty"` // 0..1 of the running step; live only
+	ETA          *StatusETA    `json:"eta,omitempty"`      // live only
+	Results      int           `json:"results"`
+	ExpectFailed int           `json:"expect_failed"`
+	NotProduced  []string      `json:"not_produced,omitempty"`
+	Slurm        *StatusSlurm  `json:"slurm,omitempty"`  // the phase's current or last Slurm job
+	Points       *StatusPoints `json:"points,omitempty"` // a sweep's grid
+}
+
+// StatusPoints is a sweep phase's grid: how many points are done (every
+// repeat run), which one runs, and each point's status (pending,
+// running, done, failed, skipped).
+type StatusPoints struct {
+	Done    int               `json:"done"`
+	Total   int               `json:"total"`
+	Current string            `json:"current,omitempty"` // m=64,shape=down
+	Repeat  int               `json:"repeat,omitempty"`  // of the current point
+	Repeats int               `json:"repeats"`
+	Status  map[string]string `json:"status"`
+}
+
+// pointsOf is the grid of a sweep phase as its steps stand: a point is
+// running or failed when one of its runs is, done when every run is,
+// skipped when every run is done or skipped, else pending.
+func pointsOf(ph *campaign.Phase, p runner.PhaseState) *StatusPoints {
+	sw := ph.Sweep
+	if sw == nil || len(sw.Units) == 0 {
+		return nil
+	}
+	out := &StatusPoints{Total: sw.Points, Repeats: sw.Repeat, Status: map[string]string{}}
+	seen := map[int][]runner.Status{}
+	for i, st := range ph.AllSteps() {
+		status := runner.Pending
+		if i < len(p.Steps) {
+			status = p.Steps[i].Status
+		}
+		seen[st.Unit.Point] = append(seen[st.Unit.Point], status)
+		if status == runner.Running && i == p.Current {
+			out.Current, out.Repeat = sw.Key(*st.Unit), st.Unit.Repeat
+		}
+	}
+	for _, u := range sw.Units {
+		key, all := sw.Key(u), seen[u.Point]
+		word := runner.Pending
+		switch {
+		case slices.Contains(all, runner.Running):
+			word = runner.Running
+		case slices.Contains(all, runner.Failed):
+			word = runner.Failed
+		case !slices.ContainsFunc(all, func(s runner.Status) bool { return s != runner.Done }):
+			word = runner.Done
+		case !slices.ContainsFunc(all, func(s runner.Status) bool { return s != runner.Done && s != runner.Skipped }):
+			word = runner.Skipped
+		}
+		if _, ok := out.Status[key]; !ok && (word == runner.Done || word == runner.Skipped) {
+			out.Done++
+		}
+		out.Status[key] = string(word)
+	}
+	return out
 }
 
 // StatusSlurm is a phase's Slurm job as Slurm last said it.
@@ -150,6 +205,9 @@ func StatusOf(plan *campaign.Plan, dir string, st *runner.State) Status {
 			sp.NotProduced = append(sp.NotProduced, m.Column)
 		}
 		sp.Slurm = slurmOf(p.Slurm, time.Now())
+		if ph := plan.Phase(p.ID); ph != nil {
+			sp.Points = pointsOf(ph, p)
+		}
 		out.Phases = append(out.Phases, sp)
 	}
 	return out

@@ -42,3 +42,26 @@ func TestStatusJSONSaysTheSlurmJob(t *testing.T) {
 		t.Errorf("eta = %+v; want Slurm's expected start", e)
 	}
 }
+
+// TestStatusPoints: a sweep's grid in status --json: points done when
+// every repeat ran, the running one named with its repeat, a cut point
+// skipped.
+func TestStatusPoints(t *testing.T) {
+	plan, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte("name: p\nphases:\n  - id: g\n    sweep: {m: [1, 2, 3]}\n    repeat: 2\n    steps:\n      - run: |\n          true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// interleaved: m=1 r1, m=2 r1, m=3 r1, m=1 r2, m=2 r2, m=3 r2
+	statuses := []runner.Status{runner.Done, runner.Done, runner.Skipped, runner.Done, runner.Running, runner.Skipped}
+	ps := runner.PhaseState{ID: "g", Status: runner.Running, Current: 4}
+	for i, s := range statuses {
+		ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: s})
+	}
+	got := StatusOf(plan, t.TempDir(), &runner.State{Phases: []runner.PhaseState{ps}}).Phases[0].Points
+	if got == nil || got.Done != 2 || got.Total != 3 || got.Current != "m=2" || got.Repeat != 2 || got.Repeats != 2 {
+		t.Fatalf("points = %+v; want 2 of 3 done (m=1, m=3 skipped), m=2 repeat 2 running", got)
+	}
+	if got.Status["m=1"] != "done" || got.Status["m=2"] != "running" || got.Status["m=3"] != "skipped" {
+		t.Errorf("per point: %v", got.Status)
+	}
+}

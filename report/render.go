@@ -258,12 +258,16 @@ func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []g
 		b.WriteString("\n")
 	}
 	steps := ph.AllSteps()
-	for i, s := range p.Steps {
-		if len(s.Results) == 0 {
-			continue
+	if ph.Sweep != nil {
+		b.WriteString(sweepTables(ph, p)) // every repeat's row is in the CSV
+	} else {
+		for i, s := range p.Steps {
+			if len(s.Results) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "\n### Results: step %d, %s\n\n", i+1, cell(steps[i].Label()))
+			b.WriteString(results(i, s))
 		}
-		fmt.Fprintf(&b, "\n### Results: step %d, %s\n\n", i+1, cell(steps[i].Label()))
-		b.WriteString(results(i, s))
 	}
 	if csv != "" {
 		fmt.Fprintf(&b, "\nThe full table of the phase, every row and column: [%s](%s).\n", csv, csv)

@@ -146,6 +146,16 @@ phases:
 			t.Errorf("row %d recorded %v, then %v after a restart", i, first[i].Time, again[i].Time)
 		}
 	}
+	// status with no runner counts from the journal what the file holds:
+	// both rows, the results file's and the one read from the log.
+	h2.r.Close()
+	st, err := Replay(p, opts.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := st.Phase("a").Steps[0].Results; len(rows) != 2 {
+		t.Errorf("the journal's replay counts %d rows; the step wrote 2", len(rows))
+	}
 }
 
 // TestNotify: the notify command runs for a gate that waits, a phase that

@@ -108,15 +108,16 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 func (sr *stepRun) next(now time.Time) {
 	r, pr := sr.r, sr.pr
 	sr.proc.exitedSeen = true
-	if sr.step.Index+1 < len(pr.ph.AllSteps()) {
+	idx := pr.nextStep(sr.step.Index + 1)
+	if idx < len(pr.ph.AllSteps()) {
 		r.checkDisk(now, true)
 		if r.q.paused || r.q.stopping {
-			pr.state.Current = sr.step.Index + 1
+			pr.state.Current = idx
 			pr.cur = nil
 			pr.state.Status = Running
 			return
 		}
-		r.startStep(pr, sr.step.Index+1, 1, now)
+		r.startStep(pr, idx, 1, now)
 		return
 	}
 	r.endPhase(pr, Done, "")

@@ -104,6 +104,7 @@ func (sr *stepRun) emitRow(row Row) {
 
 func (sr *stepRun) addRow(row Row, announce bool) {
 	pr := sr.pr
+	row = sr.withPoint(row)
 	for _, list := range [][]campaign.Expect{pr.ph.Expect, sr.step.Expect} {
 		for _, e := range list {
 			for i, c := range row.Cols {

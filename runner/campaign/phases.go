@@ -55,7 +55,10 @@ func workHash(ps PhaseSpec, env map[string]string, sl *Slurm) string {
 		Env     map[string]string
 		Steps   []cmd
 		Service *cmd
-	}{Needs: ps.Needs, GPUs: ps.GPUs.List, Env: ps.Env}
+		Sweep   SweepSpec `json:",omitempty"` // the grid is the work; its noise limit and until are not
+		Repeat  *int      `json:",omitempty"`
+		Order   string    `json:",omitempty"`
+	}{Needs: ps.Needs, GPUs: ps.GPUs.List, Env: ps.Env, Sweep: ps.Sweep, Repeat: ps.Repeat, Order: ps.Order}
 	if ps.GPUs.None {
 		work.GPUs = []int{-1} // none: its own work, distinct from every list
 	}
@@ -121,7 +124,7 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *
 		if _, err := filepath.Match(g, ""); err != nil || strings.TrimSpace(g) == "" {
 			l.add(at(fmt.Sprintf(".artifacts[%d]", j)), fmt.Sprintf("bad glob %q", g), "use shell globs such as traces/*.json.gz")
 		}
-		ph.Artifacts = append(ph.Artifacts, l.abs(plan.Dir, l.expand(at(fmt.Sprintf(".artifacts[%d]", j)), g, spec.Env)))
+		ph.Artifacts = append(ph.Artifacts, l.abs(plan.Dir, unmask(l.expand(at(fmt.Sprintf(".artifacts[%d]", j)), mask(g, ps.Sweep), spec.Env))))
 	}
 	var err error
 	var col string
@@ -151,8 +154,106 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *
 			ph.Steps = append(ph.Steps, l.step(plan, &ps.Steps[j], at(fmt.Sprintf(".steps[%d]", j)), j, env))
 		}
 	}
+	hasExpect := len(ph.Expect) > 0
+	for _, st := range ph.Steps {
+		hasExpect = hasExpect || len(st.Expect) > 0
+	}
+	if ph.Sweep = l.sweep(&ps, at, env, hasExpect); ph.Sweep != nil {
+		if ph.Service != nil {
+			l.add(at(".sweep"), "a sweep over a service phase is not built yet", "sweep the phases that use the service; for a grid of server flags, write one service phase per setting for now")
+		}
+		l.expandSweep(plan, &ps, ph, at, env)
+	}
 	return ph
 }
+
+// expandSweep makes a sweep phase's steps: its steps as written, once per
+// unit, the unit's values put in. The steps as written are checked once
+// (their errors said once, not once per point).
+func (l *loader) expandSweep(plan *Plan, ps *PhaseSpec, ph *Phase, at func(string) string, env map[string]string) {
+	sw := ph.Sweep
+	for j, st := range ps.Steps {
+		p := at(fmt.Sprintf(".steps[%d]", j))
+		l.checkVars(p+".run", st.Run, sw, env)
+		l.checkVars(p+".dir", st.Dir, sw, env)
+		for k, v := range st.Env {
+			l.checkVars(p+".env."+k, v, sw, env)
+		}
+		if st.Results != nil {
+			l.checkVars(p+".results.regex", st.Results.Regex, sw, env)
+		}
+	}
+	for j, g := range ps.Artifacts {
+		l.checkVars(at(fmt.Sprintf(".artifacts[%d]", j)), g, sw, env)
+	}
+	if len(l.errs) > 0 || len(sw.Units) == 0 {
+		return
+	}
+	quiet := &loader{name: l.name, lines: l.lines, file: l.file}
+	var steps []*Step
+	arts := map[string]bool{}
+	var artifacts []string
+	for ui := range sw.Units {
+		u := &sw.Units[ui]
+		vars := sw.Vars(*u)
+		uenv := merge(env, sw.Env(*u))
+		for j := range ps.Steps {
+			spec := ps.Steps[j]
+			spec.Run, spec.Dir = put(spec.Run, vars), put(spec.Dir, vars)
+			spec.Env = map[string]string{}
+			for k, v := range ps.Steps[j].Env {
+				spec.Env[k] = put(v, vars)
+			}
+			if r := ps.Steps[j].Results; r != nil {
+				spec.Results = &ResultsSpec{Regex: put(r.Regex, vars), Format: r.Format}
+			}
+			st := quiet.step(plan, &spec, at(fmt.Sprintf(".steps[%d]", j)), len(steps), uenv)
+			if len(quiet.errs) > 0 {
+				e := quiet.errs[0]
+				e.Msg = fmt.Sprintf("at point %s: %s", sw.Key(*u), e.Msg)
+				l.errs = append(l.errs, e)
+				return
+			}
+			st.Unit = u
+			st.Name = ph.Steps[j].Label()
+			if len(sw.Axes) > 0 {
+				st.Name += fmt.Sprintf(" · point %d/%d (%s)", u.Point+1, sw.Points, sw.Key(*u))
+			}
+			if sw.Repeat > 1 {
+				st.Name += fmt.Sprintf(" · repeat %d/%d", u.Repeat, sw.Repeat)
+			}
+			steps = append(steps, st)
+		}
+		for j, g := range ps.Artifacts {
+			if a := put(ph.Artifacts[j], vars); !arts[a] && strings.Contains(g, "${") {
+				arts[a] = true
+				artifacts = append(artifacts, a)
+			}
+		}
+	}
+	ph.Steps = steps
+	if len(artifacts) > 0 {
+		var kept []string
+		for j, g := range ps.Artifacts {
+			if !strings.Contains(g, "${") {
+				kept = append(kept, ph.Artifacts[j])
+			}
+		}
+		ph.Artifacts = append(kept, artifacts...)
+	}
+}
+
+// mask hides a sweep's ${axis} from the expansion of environment
+// variables: each point puts its own values in (expandSweep).
+func mask(s string, sw SweepSpec) string {
+	for _, it := range sw {
+		s = strings.ReplaceAll(s, "${"+fmt.Sprint(it.Key)+"}", "\x00{"+fmt.Sprint(it.Key)+"}")
+		s = strings.ReplaceAll(s, "${"+fmt.Sprint(it.Key)+".", "\x00{"+fmt.Sprint(it.Key)+".")
+	}
+	return s
+}
+
+func unmask(s string) string { return strings.ReplaceAll(s, "\x00{", "${") }
 
 func (l *loader) step(plan *Plan, s *StepSpec, at string, idx int, env map[string]string) *Step {
 	st := &Step{Index: idx, Name: s.Name, Run: s.Run, AllowFailure: s.AllowFailure}

@@ -57,6 +57,9 @@ type Phase struct {
 	// Slurm, when set, runs the phase's steps (or its service) as Slurm
 	// jobs; nil runs them on this machine.
 	Slurm *Slurm
+	// Sweep, when set, is the phase's grid: Steps are then its units'
+	// steps, one unit after another (see sweep.go).
+	Sweep *Sweep
 	// Hash identifies the phase's work: a changed file re-runs a finished
 	// phase only when its hash changed.
 	Hash string
@@ -85,6 +88,9 @@ type Step struct {
 	WaitQuiet     time.Duration
 	// Key names the step in the history file; an edited command is a new key.
 	Key string
+	// Unit is the point and repeat of a sweep the step runs; nil outside
+	// a sweep.
+	Unit *Unit
 }
 
 // Service is a long-running process with a readiness check.

@@ -110,6 +110,13 @@ type PhaseSpec struct {
 	Steps        []StepSpec        `yaml:"steps" json:"steps,omitempty"`
 	Service      *ServiceSpec      `yaml:"service" json:"service,omitempty"`
 	Slurm        *SlurmSpec        `yaml:"slurm" json:"slurm,omitempty"`
+	// The grid (sweep.go): axes, runs of each point, their order, an
+	// SLO search along the last axis, the noise limit.
+	Sweep  SweepSpec `yaml:"sweep" json:"sweep,omitempty"`
+	Repeat *int      `yaml:"repeat" json:"repeat,omitempty"`
+	Order  string    `yaml:"order" json:"order,omitempty"`
+	Until  string    `yaml:"until" json:"until,omitempty"`
+	Noise  string    `yaml:"noise" json:"noise,omitempty"`
 }
 
 // StepSpec is one command of a phase.

@@ -1,0 +1,196 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// A sweep phase's record: one table per metric, the first axis down, the
+// other axes' points across, each cell the mean over the point's repeats
+// with its 95% confidence interval (Student's t), and ⚠ where the
+// repeats disagree beyond the phase's noise limit. Every repeat is in the
+// phase's CSV.
+
+// PointStat is one metric at one point, over its repeats.
+type PointStat struct {
+	N          int
+	Mean, Half float64 // Half: the 95% interval's half-width; 0 when N < 2
+	CV         float64 // standard deviation over mean; 0 when N < 2
+}
+
+// pointStat is the mean and 95% confidence interval of xs (Student's t
+// with n-1 degrees of freedom).
+func pointStat(xs []float64) PointStat {
+	s := PointStat{N: len(xs)}
+	switch len(xs) {
+	case 0:
+		return s
+	case 1:
+		s.Mean = xs[0]
+		return s
+	}
+	mean, sd := stat.MeanStdDev(xs, nil)
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975)
+	s.Mean, s.Half = mean, t*sd/math.Sqrt(float64(len(xs)))
+	if mean != 0 {
+		s.CV = math.Abs(sd / mean)
+	}
+	return s
+}
+
+// sweepValues gathers, per metric and point, the values of the point's
+// repeats; metrics in the order they first appear.
+func sweepValues(ph *campaign.Phase, p runner.PhaseState) (metrics []string, vals map[string]map[int][]float64) {
+	sw := ph.Sweep
+	skip := map[string]bool{"repeat": true}
+	for _, a := range sw.Axes {
+		skip[a.Name] = true
+	}
+	vals = map[string]map[int][]float64{}
+	steps := ph.AllSteps()
+	for i, s := range p.Steps {
+		if i >= len(steps) || steps[i].Unit == nil {
+			continue
+		}
+		pt := steps[i].Unit.Point
+		for _, row := range s.Results {
+			for j, c := range row.Cols {
+				f, ok := row.Values[j].(float64)
+				if !ok || skip[c] {
+					continue
+				}
+				if vals[c] == nil {
+					vals[c] = map[int][]float64{}
+					metrics = append(metrics, c)
+				}
+				vals[c][pt] = append(vals[c][pt], f)
+			}
+		}
+	}
+	return metrics, vals
+}
+
+// sweepTables is the phase's results by point.
+func sweepTables(ph *campaign.Phase, p runner.PhaseState) string {
+	sw := ph.Sweep
+	metrics, vals := sweepValues(ph, p)
+	if len(metrics) == 0 {
+		return ""
+	}
+	// The point of each (first-axis value, other axes' combination).
+	steps := ph.AllSteps()
+	var colKeys []string
+	cols := map[string]int{}
+	at := map[[2]int]int{} // (row, col) -> point
+	cut := map[int]string{}
+	for i, st := range steps {
+		u := st.Unit
+		if u == nil {
+			continue
+		}
+		rest := make([]string, 0, len(sw.Axes))
+		for k := 1; k < len(sw.Axes); k++ {
+			rest = append(rest, sw.Axes[k].Name+"="+sw.Axes[k].Values[u.Values[k]].Name)
+		}
+		key := strings.Join(rest, ",")
+		c, ok := cols[key]
+		if !ok {
+			c = len(colKeys)
+			cols[key] = c
+			colKeys = append(colKeys, key)
+		}
+		row := 0
+		if len(sw.Axes) > 0 {
+			row = u.Values[0]
+		}
+		at[[2]int{row, c}] = u.Point
+		if i < len(p.Steps) && p.Steps[i].Status == runner.Skipped && strings.HasPrefix(p.Steps[i].Reason, "until:") {
+			cut[u.Point] = "cut (until: failed)"
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### Results by point\n\n%s; each cell the mean over the point's repeats ± the half-width of its 95%% confidence interval (Student's t; one run shows its value), ⚠ where the repeats' coefficient of variation is over %s. Every repeat is a row of the phase's CSV.\n",
+		gridWords(sw), FormatNumber(sw.Noise*100)+"%")
+	first := "point"
+	if len(sw.Axes) > 0 {
+		first = sw.Axes[0].Name
+	}
+	nrows := 1
+	if len(sw.Axes) > 0 {
+		nrows = len(sw.Axes[0].Values)
+	}
+	for _, m := range metrics {
+		fmt.Fprintf(&b, "\n#### %s\n\n| %s |", cell(m), cell(first))
+		for _, k := range colKeys {
+			fmt.Fprintf(&b, " %s |", cell(firstOr(k, m)))
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---:|", len(colKeys)) + "\n")
+		for r := 0; r < nrows; r++ {
+			name := "all"
+			if len(sw.Axes) > 0 {
+				name = sw.Axes[0].Values[r].Name
+			}
+			fmt.Fprintf(&b, "| %s |", cell(name))
+			for c := range colKeys {
+				pt, ok := at[[2]int{r, c}]
+				xs := vals[m][pt]
+				switch {
+				case !ok:
+					b.WriteString(" |")
+				case len(xs) == 0 && cut[pt] != "":
+					fmt.Fprintf(&b, " %s |", cut[pt])
+				case len(xs) == 0:
+					b.WriteString(" — |")
+				default:
+					fmt.Fprintf(&b, " %s |", statCell(pointStat(xs), sw.Noise))
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// statCell is a point's mean ± its interval, with n and the noise mark.
+func statCell(s PointStat, noise float64) string {
+	if s.N < 2 {
+		return FormatNumber(s.Mean)
+	}
+	out := fmt.Sprintf("%s ± %s (n=%d)", FormatNumber(s.Mean), FormatNumber(s.Half), s.N)
+	if s.CV > noise {
+		out += fmt.Sprintf(" ⚠ CV %.1f%%", s.CV*100)
+	}
+	return out
+}
+
+// gridWords says the grid: its axes, their sizes, the repeats and order.
+func gridWords(sw *campaign.Sweep) string {
+	var axes []string
+	for _, a := range sw.Axes {
+		names := make([]string, len(a.Values))
+		for i, v := range a.Values {
+			names[i] = v.Name
+		}
+		if len(names) > 8 {
+			names = append(slices.Clone(names[:3]), "…", names[len(names)-1])
+		}
+		axes = append(axes, fmt.Sprintf("%s (%s)", a.Name, strings.Join(names, ", ")))
+	}
+	w := fmt.Sprintf("%d point(s)", sw.Points)
+	if len(axes) > 0 {
+		w = fmt.Sprintf("%d points over %s", sw.Points, strings.Join(axes, " × "))
+	}
+	w += fmt.Sprintf(", each run %d time(s), %s", sw.Repeat, sw.Order)
+	if sw.Until != "" {
+		w += ", until: failed along " + sw.Axes[len(sw.Axes)-1].Name
+	}
+	return cell(w)
+}

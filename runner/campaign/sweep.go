@@ -1,0 +1,317 @@
+package campaign
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// A phase over a grid: `sweep:` names axes, each a list of values or of
+// small records with a name; `repeat:` runs each point that many times.
+// The grid is expanded when the file is loaded: each point and repeat is
+// a unit of the phase, its steps the phase's steps with the point's
+// values put in (${axis}, ${axis.field}), run one unit after another in
+// the order `order:` says. Each unit's steps are steps of the phase, so
+// the journal, resume, progress and ETA hold per point as per step.
+
+// Sweep is a phase's grid.
+type Sweep struct {
+	Axes   []Axis
+	Repeat int     // runs of each point; 1 when not said
+	Order  string  // interleaved (default) or grouped
+	Until  string  // "failed": along the last axis, stop at the first point whose expectation fails
+	Noise  float64 // coefficient of variation over which a point is marked noisy (0.05)
+	Units  []Unit  // in run order
+	Points int     // distinct points
+}
+
+// Axis is one dimension of the grid.
+type Axis struct {
+	Name   string
+	Values []AxisValue
+}
+
+// AxisValue is one value of an axis: a plain value (Name is its text) or
+// a record with a name and fields.
+type AxisValue struct {
+	Name   string
+	Fields map[string]string
+}
+
+// Unit is one run of one point: its value on each axis (by index), its
+// point's number (0-based, grid order) and its repeat (1-based).
+type Unit struct {
+	Values []int
+	Point  int
+	Repeat int
+}
+
+// Maximum grid size: past it a campaign is a typo, not a measurement.
+const maxPoints = 10000
+
+// Key is the unit's point as GREENLIGHT_POINT says it: m=64,shape=down.
+func (s *Sweep) Key(u Unit) string {
+	parts := make([]string, len(s.Axes))
+	for i, a := range s.Axes {
+		parts[i] = a.Name + "=" + a.Values[u.Values[i]].Name
+	}
+	return strings.Join(parts, ",")
+}
+
+// Vars are the unit's ${axis} and ${axis.field} values.
+func (s *Sweep) Vars(u Unit) map[string]string {
+	vars := map[string]string{}
+	for i, a := range s.Axes {
+		v := a.Values[u.Values[i]]
+		vars[a.Name] = v.Name
+		for f, x := range v.Fields {
+			vars[a.Name+"."+f] = x
+		}
+	}
+	return vars
+}
+
+// Env is what a unit's steps get in their environment.
+func (s *Sweep) Env(u Unit) map[string]string {
+	env := map[string]string{"GREENLIGHT_POINT": s.Key(u), "GREENLIGHT_REPEAT": strconv.Itoa(u.Repeat)}
+	for i, a := range s.Axes {
+		env["GREENLIGHT_P_"+strings.ToUpper(a.Name)] = a.Values[u.Values[i]].Name
+	}
+	return env
+}
+
+// SweepSpec is the grid as written: axes in the file's order.
+type SweepSpec = yaml.MapSlice
+
+var axisName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// sweep resolves a phase's sweep:, repeat:, order:, until: and noise:.
+// nil when the phase has none of them.
+func (l *loader) sweep(ps *PhaseSpec, at func(string) string, env map[string]string, expects bool) *Sweep {
+	if len(ps.Sweep) == 0 && ps.Repeat == nil && ps.Order == "" && ps.Until == "" && ps.Noise == "" {
+		return nil
+	}
+	sw := &Sweep{Repeat: 1, Order: "interleaved", Noise: 0.05}
+	if ps.Repeat != nil {
+		sw.Repeat = *ps.Repeat
+		if sw.Repeat < 1 {
+			l.add(at(".repeat"), fmt.Sprintf("repeat: %d runs nothing", sw.Repeat), "repeat: N runs each point N times (1 or more); leave it out for once")
+		}
+	}
+	switch ps.Order {
+	case "", "interleaved":
+	case "grouped":
+		sw.Order = "grouped"
+	default:
+		l.add(at(".order"), fmt.Sprintf("order: %q is not interleaved or grouped", ps.Order),
+			"interleaved (the default) goes round the whole grid once per repeat, so drift and heat fall on every point alike; grouped runs a point's repeats one after another")
+	}
+	if ps.Noise != "" {
+		v := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(ps.Noise), "%"))
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || !strings.HasSuffix(strings.TrimSpace(ps.Noise), "%") {
+			l.add(at(".noise"), fmt.Sprintf("noise: %q is not a percentage", ps.Noise), "write noise: 5% (the coefficient of variation over which a point is marked noisy)")
+		} else {
+			sw.Noise = f / 100
+		}
+	}
+	for _, item := range ps.Sweep {
+		name := fmt.Sprint(item.Key)
+		p := at(".sweep." + name)
+		ax := Axis{Name: name}
+		if !axisName.MatchString(name) {
+			l.add(p, fmt.Sprintf("axis %q: an axis name is lower case letters, digits and _", name), "it becomes ${"+strings.ToLower(name)+"} in commands and GREENLIGHT_P_"+strings.ToUpper(name)+" in their environment")
+		}
+		if _, ok := env[name]; ok {
+			l.add(p, fmt.Sprintf("axis %q has the name of a variable of env:, which ${%s} already expands", name, name), "rename the axis (or the variable)")
+		}
+		if _, ok := env[strings.ToUpper(name)]; ok && strings.ToUpper(name) != name {
+			l.add(p, fmt.Sprintf("axis %q is named like the variable %s of env:", name, strings.ToUpper(name)), "rename the axis, so that ${"+name+"} and ${"+strings.ToUpper(name)+"} are not confused")
+		}
+		list, ok := item.Value.([]any)
+		if !ok || len(list) == 0 {
+			l.add(p, fmt.Sprintf("axis %q has no values", name), "give it a list: "+name+": [1, 8, 64]")
+			continue
+		}
+		seen := map[string]bool{}
+		for j, raw := range list {
+			v, err := axisValue(raw)
+			if err != nil {
+				l.add(fmt.Sprintf("%s[%d]", p, j), fmt.Sprintf("axis %q, value %d: %v", name, j+1, err), "a value is a number or a word, or a record with a name: {name: down, n: 7168, k: 2048}")
+				continue
+			}
+			if seen[v.Name] {
+				l.add(fmt.Sprintf("%s[%d]", p, j), fmt.Sprintf("axis %q has %s twice", name, v.Name), "each value of an axis once")
+			}
+			seen[v.Name] = true
+			ax.Values = append(ax.Values, v)
+		}
+		sw.Axes = append(sw.Axes, ax)
+	}
+	points := 1
+	for _, a := range sw.Axes {
+		points *= max(1, len(a.Values))
+		if points > maxPoints {
+			break
+		}
+	}
+	if points > maxPoints {
+		l.add(at(".sweep"), fmt.Sprintf("the grid has more than %d points", maxPoints), "sweep fewer values, or split the phase in two")
+		return sw
+	}
+	switch ps.Until {
+	case "":
+	case "failed":
+		if !expects {
+			l.add(at(".until"), "until: failed stops at the first point whose expectation fails, but the phase has no expect:", "add expect: under the phase or a step, e.g. expect: {tpot_ms: '<= 50'}")
+		}
+		if len(sw.Axes) == 0 {
+			l.add(at(".until"), "until: failed stops along the last axis of a sweep:, and the phase has none", "add sweep: with the axis to search along last")
+		}
+		sw.Until = "failed"
+	default:
+		l.add(at(".until"), fmt.Sprintf("until: %q is not failed", ps.Until), "until: failed stops each line of the last axis at its first failing point")
+	}
+	sw.Points = points
+	sw.Units = units(sw)
+	return sw
+}
+
+func axisValue(raw any) (AxisValue, error) {
+	switch x := raw.(type) {
+	case map[string]any:
+		v := AxisValue{Fields: map[string]string{}}
+		for k, f := range x {
+			s, err := scalar(f)
+			if err != nil {
+				return v, fmt.Errorf("field %s: %v", k, err)
+			}
+			if k == "name" {
+				v.Name = s
+				continue
+			}
+			if !axisName.MatchString(k) {
+				return v, fmt.Errorf("field %q: a field name is lower case letters, digits and _", k)
+			}
+			v.Fields[k] = s
+		}
+		if v.Name == "" {
+			return v, fmt.Errorf("a record needs a name")
+		}
+		return v, nil
+	case yaml.MapSlice:
+		m := map[string]any{}
+		for _, it := range x {
+			m[fmt.Sprint(it.Key)] = it.Value
+		}
+		return axisValue(m)
+	}
+	s, err := scalar(raw)
+	return AxisValue{Name: s}, err
+}
+
+func scalar(raw any) (string, error) {
+	switch x := raw.(type) {
+	case string:
+		if strings.TrimSpace(x) == "" || strings.ContainsAny(x, ",=") {
+			return "", fmt.Errorf("%q: a value is not empty and has no ',' or '='", x)
+		}
+		return x, nil
+	case int, int64, uint64, float64, bool:
+		return fmt.Sprint(x), nil
+	case nil:
+		return "", fmt.Errorf("empty")
+	}
+	return "", fmt.Errorf("a list or a deeper record is not a value")
+}
+
+// units is the grid in run order: interleaved goes round the whole grid
+// once per repeat; grouped runs a point's repeats together. Points are in
+// grid order, the last axis changing fastest.
+func units(sw *Sweep) []Unit {
+	var points [][]int
+	var walk func(i int, cur []int)
+	walk = func(i int, cur []int) {
+		if i == len(sw.Axes) {
+			points = append(points, append([]int(nil), cur...))
+			return
+		}
+		for j := range sw.Axes[i].Values {
+			walk(i+1, append(cur, j))
+		}
+	}
+	walk(0, nil)
+	var out []Unit
+	if sw.Order == "grouped" {
+		for p, v := range points {
+			for r := 1; r <= sw.Repeat; r++ {
+				out = append(out, Unit{Values: v, Point: p, Repeat: r})
+			}
+		}
+		return out
+	}
+	for r := 1; r <= sw.Repeat; r++ {
+		for p, v := range points {
+			out = append(out, Unit{Values: v, Point: p, Repeat: r})
+		}
+	}
+	return out
+}
+
+// sweepVar is ${name} or ${name.field} in a step's text.
+var sweepVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(\.[A-Za-z_][A-Za-z0-9_]*)?\}`)
+
+// checkVars reports each ${name} in text that names no axis (or no field
+// of one) of the sweep: a lower-case name that is no variable of env: is
+// a typo of an axis, not a shell variable.
+func (l *loader) checkVars(path, text string, sw *Sweep, env map[string]string) {
+	vars := map[string]bool{}
+	fields := map[string][]string{}
+	for _, a := range sw.Axes {
+		vars[a.Name] = true
+		for _, v := range a.Values {
+			for f := range v.Fields {
+				if !vars[a.Name+"."+f] {
+					fields[a.Name] = append(fields[a.Name], f)
+				}
+				vars[a.Name+"."+f] = true
+			}
+		}
+	}
+	var names []string
+	for _, a := range sw.Axes {
+		names = append(names, a.Name)
+	}
+	for _, m := range sweepVar.FindAllStringSubmatch(text, -1) {
+		name := m[1] + m[2]
+		if vars[name] {
+			continue
+		}
+		if _, ok := env[m[1]]; ok && m[2] == "" {
+			continue
+		}
+		if m[2] == "" && strings.ToUpper(m[1]) == m[1] {
+			continue // a shell variable
+		}
+		hint := "the axes are " + strings.Join(names, ", ")
+		if fs := fields[m[1]]; m[2] != "" && len(fs) > 0 {
+			sort.Strings(fs)
+			hint = fmt.Sprintf("the fields of %s are %s", m[1], strings.Join(fs, ", "))
+		}
+		l.add(path, fmt.Sprintf("${%s} names no axis of the sweep", name), hint)
+	}
+}
+
+// put is text with the unit's ${axis} and ${axis.field} values in.
+func put(text string, vars map[string]string) string {
+	return sweepVar.ReplaceAllStringFunc(text, func(m string) string {
+		if v, ok := vars[m[2:len(m)-1]]; ok {
+			return v
+		}
+		return m
+	})
+}
