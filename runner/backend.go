@@ -187,7 +187,13 @@ func (b *localBackend) restore(start record, st *supervise.Status) {
 func (b *localBackend) alive(service bool) (bool, string) {
 	sr := b.sr
 	if !supervise.Alive(sr.proc.sup, sr.files.status) {
-		return false, ""
+		// Its pid may not have reached the journal (the last runner was
+		// killed as it started the step): look for it by its status file.
+		pid := supervise.Find(sr.files.status)
+		if pid == 0 {
+			return false, ""
+		}
+		sr.proc.sup = pid
 	}
 	if service {
 		return true, fmt.Sprintf("re-adopted the running service (pid %d): no reload", sr.proc.sup)

@@ -23,6 +23,7 @@ type phaseRun struct {
 	artDir         string
 	artScanPending bool
 	savedRead      map[string]bool // --save-result files already read as rows
+	noisySaid      map[string]bool // a sweep's points said noisy, by point and metric
 }
 
 func newPhaseRun(ph *campaign.Phase, artRoot string) *phaseRun {

@@ -108,6 +108,7 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 func (sr *stepRun) next(now time.Time) {
 	r, pr := sr.r, sr.pr
 	sr.proc.exitedSeen = true
+	sr.sayNoisy()
 	idx := pr.nextStep(sr.step.Index + 1)
 	if idx < len(pr.ph.AllSteps()) {
 		r.checkDisk(now, true)

@@ -1,8 +1,12 @@
 package runner
 
 import (
+	"fmt"
+	"math"
 	"slices"
 	"strconv"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // A sweep's units run as the phase's steps (campaign.Sweep); what the
@@ -76,4 +80,55 @@ func (sr *stepRun) withPoint(row Row) Row {
 	row.Cols = append(cols, row.Cols...)
 	row.Values = append(vals, row.Values...)
 	return row
+}
+
+// sayNoisy tells, as it happens, of a point whose repeats so far disagree
+// beyond the phase's noise limit (their coefficient of variation), once
+// per point and metric.
+func (sr *stepRun) sayNoisy() {
+	pr, sw, u := sr.pr, sr.pr.ph.Sweep, sr.step.Unit
+	if sw == nil || u == nil || sw.Repeat < 2 {
+		return
+	}
+	skip := map[string]bool{"repeat": true}
+	for _, a := range sw.Axes {
+		skip[a.Name] = true
+	}
+	vals := map[string][]float64{}
+	var order []string
+	for i, st := range pr.ph.AllSteps() {
+		if st.Unit == nil || st.Unit.Point != u.Point || i >= len(pr.state.Steps) {
+			continue
+		}
+		for _, row := range pr.state.Steps[i].Results {
+			for j, c := range row.Cols {
+				if f, ok := row.Values[j].(float64); ok && !skip[c] {
+					if vals[c] == nil {
+						order = append(order, c)
+					}
+					vals[c] = append(vals[c], f)
+				}
+			}
+		}
+	}
+	for _, c := range order {
+		xs := vals[c]
+		if len(xs) < 2 {
+			continue
+		}
+		mean, sd := stat.MeanStdDev(xs, nil)
+		if mean == 0 || math.Abs(sd/mean) <= sw.Noise {
+			continue
+		}
+		key := sw.Key(*u) + " " + c
+		if pr.noisySaid == nil {
+			pr.noisySaid = map[string]bool{}
+		}
+		if pr.noisySaid[key] {
+			continue
+		}
+		pr.noisySaid[key] = true
+		sr.r.warn(fmt.Sprintf("%s: point %s is noisy: %d repeats of %s disagree by %.1f%% (coefficient of variation; the limit is %s%%)",
+			pr.ph.Label(), sw.Key(*u), len(xs), c, math.Abs(sd/mean)*100, strconv.FormatFloat(sw.Noise*100, 'f', -1, 64)))
+	}
 }

@@ -94,3 +94,34 @@ func fileLines(t *testing.T, path string) []string {
 	}
 	return strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 }
+
+// TestSweepSaysANoisyPoint: a point whose repeats disagree beyond the
+// noise limit is said as it happens, once; a quiet one is not.
+func TestSweepSaysANoisyPoint(t *testing.T) {
+	p := loadCampaign(t, `
+name: noisy
+phases:
+  - id: g
+    sweep: {m: [1, 2]}
+    repeat: 3
+    noise: 5%
+    steps:
+      - run: |
+          if [ ${m} = 1 ]; then v=$(( 100 + GREENLIGHT_REPEAT * 20 )); else v=100; fi
+          echo "{\"tflops\": $v}" >> "$GREENLIGHT_RESULTS"
+`)
+	h := start(t, p, testOptions(t))
+	st := h.finished(60 * time.Second)
+	var said []string
+	for _, e := range h.seen {
+		if e.Kind == Warning && strings.Contains(e.Message, "is noisy") {
+			said = append(said, e.Message)
+		}
+	}
+	if len(said) != 1 || !strings.Contains(said[0], "point m=1 is noisy") || !strings.Contains(said[0], "tflops") {
+		t.Errorf("noise said %q; want once, of m=1", said)
+	}
+	if g := st.Phase("g"); g.Status != Done {
+		t.Errorf("g = %s", g.Status)
+	}
+}

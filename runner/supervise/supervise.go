@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -238,4 +239,28 @@ func Alive(pid int, statusPath string) bool {
 		return false
 	}
 	return strings.Contains(string(b), Command) && strings.Contains(string(b), statusPath)
+}
+
+// Find is the live supervisor of the step whose status file is
+// statusPath, found by its command line; 0 when none runs. A runner
+// killed between journaling a step's start and its supervisor's pid
+// finds the supervisor it had started this way, and never starts the
+// step a second time.
+func Find(statusPath string) int {
+	want := "\x00--status\x00" + statusPath + "\x00"
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + p.Name() + "/cmdline")
+		if err != nil || !strings.Contains(string(b), want) || !strings.Contains(string(b), "\x00"+Command+"\x00") {
+			continue
+		}
+		if Alive(pid, statusPath) {
+			return pid
+		}
+	}
+	return 0
 }
