@@ -31,6 +31,12 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%s: campaign %q is valid\nresults file: %s\n\n", args[0], plan.Name, plan.Report)
 	for i, ph := range plan.Phases {
 		kind := fmt.Sprintf("%d step(s)", len(ph.Steps))
+		if sw := ph.Sweep; sw != nil {
+			kind = fmt.Sprintf("%d point(s) x %d repeat(s), %d step(s)", sw.Points, sw.Repeat, len(ph.Steps))
+			if sw.Until != "" {
+				kind += ", until one fails"
+			}
+		}
 		if ph.Service != nil {
 			kind = "service"
 		}

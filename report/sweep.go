@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/gonum/stat"
@@ -164,7 +165,17 @@ func statCell(s PointStat, noise float64) string {
 	if s.N < 2 {
 		return FormatNumber(s.Mean)
 	}
-	out := fmt.Sprintf("%s ± %s (n=%d)", FormatNumber(s.Mean), FormatNumber(s.Half), s.N)
+	mean := FormatNumber(s.Mean)
+	half := FormatNumber(s.Half)
+	if !strings.ContainsAny(mean, "eE") {
+		// The interval to the mean's own precision: 0.01277 ± 0.00014.
+		dec := 0
+		if i := strings.IndexByte(mean, '.'); i >= 0 {
+			dec = len(mean) - i - 1
+		}
+		half = strconv.FormatFloat(s.Half, 'f', dec, 64)
+	}
+	out := fmt.Sprintf("%s ± %s (n=%d)", mean, half, s.N)
 	if s.CV > noise {
 		out += fmt.Sprintf(" ⚠ CV %.1f%%", s.CV*100)
 	}

@@ -24,7 +24,7 @@ func TestPointStatIsStudentsT(t *testing.T) {
 	if one := pointStat([]float64{7}); one.N != 1 || one.Mean != 7 || one.Half != 0 {
 		t.Errorf("one run = %+v", one)
 	}
-	if got := statCell(pointStat([]float64{10, 12, 14}), 0.05); !strings.Contains(got, "12 ± 4.968 (n=3)") || !strings.Contains(got, "⚠") {
+	if got := statCell(pointStat([]float64{10, 12, 14}), 0.05); !strings.Contains(got, "12 ± 5 (n=3)") || !strings.Contains(got, "⚠") {
 		t.Errorf("a noisy cell = %q", got)
 	}
 	if got := statCell(pointStat([]float64{100, 101, 99, 100, 100}), 0.05); strings.Contains(got, "⚠") {
@@ -60,7 +60,7 @@ phases:
 		ps.Steps = append(ps.Steps, ss)
 	}
 	got := sweepTables(ph, ps)
-	for _, want := range []string{"#### tflops", "| m | shape=up | shape=down |", "| 1 | 15 ± 63.53 (n=2) ⚠ CV 47.1% | 15 ± 63.53 (n=2) ⚠ CV 47.1% |", "| 8 | 120 ± 508.2 (n=2) ⚠ CV 47.1% | cut (until: failed) |"} {
+	for _, want := range []string{"#### tflops", "| m | shape=up | shape=down |", "| 1 | 15 ± 64 (n=2) ⚠ CV 47.1% | 15 ± 64 (n=2) ⚠ CV 47.1% |", "| 8 | 120 ± 508 (n=2) ⚠ CV 47.1% | cut (until: failed) |"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the table lacks %q:\n%s", want, got)
 		}
