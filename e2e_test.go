@@ -45,6 +45,7 @@ func TestDemoInTmux(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo takes about a minute")
 	}
+	t.Parallel() // its own folder and tmux server: it overlaps the others' waits
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (.ci/run installs it)")
 	}

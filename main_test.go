@@ -122,8 +122,18 @@ func TestBinaryBindsLazily(t *testing.T) {
 
 func runBin(t *testing.T, dir string, args ...string) (string, int) {
 	t.Helper()
+	return runBinEnv(t, dir, nil, args...)
+}
+
+// runBinEnv is runBin with env added to the environment (a parallel test
+// cannot t.Setenv).
+func runBinEnv(t *testing.T, dir string, env []string, args ...string) (string, int) {
+	t.Helper()
 	cmd := exec.Command(binary(t), args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -213,10 +223,10 @@ func TestDemoPlain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo takes about a minute")
 	}
+	t.Parallel() // most of its minute is the demo's own waits
 	dir := t.TempDir()
-	t.Setenv("XDG_STATE_HOME", dir)
 	start := time.Now()
-	out, code := runBin(t, dir, "demo", "--plain")
+	out, code := runBinEnv(t, dir, []string{"XDG_STATE_HOME=" + dir}, "demo", "--plain")
 	if code != 0 {
 		t.Fatalf("demo exit %d\n%s", code, out)
 	}

@@ -67,6 +67,7 @@ func liveStatus(t *testing.T, dir, campaign string) (client.Status, string) {
 // and each step ran once.
 func TestWindowKilledCampaignGoesOn(t *testing.T) {
 	tmuxOrSkip(t)
+	t.Parallel() // its own folder and tmux server: it overlaps the others' waits
 	dir := t.TempDir()
 	writeCampaign(t, dir, handCampaign)
 	t.Cleanup(func() { stopRunner(t, filepath.Join(dir, ".greenlight", "hand")) })
@@ -94,6 +95,7 @@ func TestWindowKilledCampaignGoesOn(t *testing.T) {
 // attaches to the same runner and follows the campaign to its end.
 func TestDetachAndAttachAgain(t *testing.T) {
 	tmuxOrSkip(t)
+	t.Parallel() // its own folder and tmux server: it overlaps the others' waits
 	dir := t.TempDir()
 	writeCampaign(t, dir, strings.Replace(handCampaign, "sleep 3", "sleep 4", 1))
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-back-%d", os.Getpid())}
@@ -123,6 +125,7 @@ func TestDetachAndAttachAgain(t *testing.T) {
 // pauses the campaign and the other shows it.
 func TestTwoWindowsOneCampaign(t *testing.T) {
 	tmuxOrSkip(t)
+	t.Parallel() // its own folder and tmux server: it overlaps the others' waits
 	dir := t.TempDir()
 	writeCampaign(t, dir, `name: two
 phases:

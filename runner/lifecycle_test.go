@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -263,4 +265,38 @@ phases:
 	}
 	h2 := start(t, p, opts)
 	h2.kind(GateWaiting, "b")
+}
+
+// TestLeftoversStoppedAndSaid: a step that setsids a helper and exits:
+// the helper is stopped with the step and the runner says which it was.
+func TestLeftoversStoppedAndSaid(t *testing.T) {
+	dir := t.TempDir()
+	pids := filepath.Join(dir, "pids")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: leak
+phases:
+  - id: leak
+    steps:
+      - run: |
+          setsid sh -c 'echo $$ > %[1]s; exec sleep 300' &
+          while [ ! -s %[1]s ]; do sleep 0.02; done
+  - id: next
+    needs: [leak]
+    steps:
+      - run: |
+          true
+`, pids))
+	h := start(t, p, testOptions(t))
+	e := h.until(30*time.Second, "the leftover said", func(e Event) bool {
+		return e.Kind == Warning && strings.Contains(e.Message, "left 1 process(es) running")
+	})
+	if !strings.Contains(e.Message, "sleep") || !strings.Contains(e.Message, "stopped with the step") {
+		t.Errorf("said %q", e.Message)
+	}
+	h.finished(30 * time.Second)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(pids)))))
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(b), ") Z") {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the setsid'd helper %d outlived its step: %s", pid, b)
+	}
 }

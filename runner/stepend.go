@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
@@ -29,6 +30,11 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	}
 	ss := &pr.state.Steps[sr.step.Index]
 	ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
+	if len(st.Left) > 0 {
+		// Its supervisor stopped them: a GPU they held is free for the next
+		// phase, and the record says who they were.
+		r.warn(fmt.Sprintf("%s: step %d left %d process(es) running (%s): stopped with the step", pr.ph.Label(), sr.step.Index+1, len(st.Left), strings.Join(st.Left, ", ")))
+	}
 	if sr.on().remoteClock() && !st.Started.IsZero() && !st.Ended.IsZero() && !ss.Started.IsZero() {
 		// Its times are the node's clock, which may be off this machine's:
 		// its duration is the node's, placed from its start as seen here.

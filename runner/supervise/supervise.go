@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
+	"golang.org/x/sys/unix"
 )
 
 // Command is the hidden subcommand that runs one step.
@@ -36,6 +38,10 @@ type Status struct {
 	// the timeout clock) and SIGUSR2 (thawed: run it again). Supervisors
 	// without it die of SIGUSR1, so the monitor sends it only when set.
 	PausesClock bool `json:"pauses_clock,omitempty"`
+	// Left are the processes of the step's tree still running when its
+	// command ended ("pid 1480 python3"), which the supervisor then
+	// stopped: a setsid'd helper, a daemon, a worker that outlived it.
+	Left []string `json:"left,omitempty"`
 }
 
 // Main runs a step's command with its output going to the log
@@ -67,6 +73,10 @@ func Main(args []string) int {
 	// The supervisor itself must outlive a lost terminal and pass stop
 	// requests on to the command's group rather than die and lose the status.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	// A child subreaper: whatever the step starts and orphans (setsid, a
+	// double fork, a parent that exits) becomes this supervisor's child,
+	// not init's, so the whole tree is found, stopped and reaped here.
+	subreaper := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == nil
 	stopReq := make(chan os.Signal, 1)
 	signal.Notify(stopReq, syscall.SIGINT, syscall.SIGTERM)
 	freezeReq := make(chan os.Signal, 4)
@@ -127,13 +137,13 @@ func Main(args []string) int {
 			fmt.Fprintf(logf, "\ngreenlight: step timed out after %s; stopping it\n", format.Duration(*timeout))
 			if !stopping {
 				stopping = true
-				go StopGroup(st.PGID, *grace)
+				go StopTree(st.PGID, *grace)
 			}
 		case s := <-stopReq:
 			fmt.Fprintf(logf, "\ngreenlight: supervisor got %v; stopping the step\n", s)
 			if !stopping {
 				stopping = true
-				go StopGroup(st.PGID, *grace)
+				go StopTree(st.PGID, *grace)
 			}
 		}
 	}
@@ -149,11 +159,20 @@ func Main(args []string) int {
 	} else if werr != nil {
 		st.ExitCode, st.Error = 1, werr.Error()
 	}
-	// What the command left behind in its group would hold GPUs and ports.
-	if GroupAlive(st.PGID) {
-		fmt.Fprintf(logf, "greenlight: the step left processes in its group; stopping them\n")
-		StopGroup(st.PGID, *grace)
+	// What the command left behind, in its group or anywhere in its tree,
+	// would hold GPUs and ports into the next phase: it is stopped, and
+	// named in the status.
+	if left := Tree(st.PGID); len(left) > 0 {
+		for _, pid := range left {
+			st.Left = append(st.Left, fmt.Sprintf("pid %d %s", pid, procName(pid)))
+		}
+		fmt.Fprintf(logf, "greenlight: the step left %d process(es) running (%s); stopping them\n", len(left), strings.Join(st.Left, ", "))
+		StopTree(st.PGID, *grace)
 	}
+	if !subreaper {
+		fmt.Fprintf(logf, "greenlight: could not become a child subreaper: processes the step orphaned were not followed\n")
+	}
+	reapOrphans()
 	if err := WriteStatus(*statusPath, st); err != nil {
 		fmt.Fprintf(logf, "greenlight: cannot write status: %v\n", err)
 	}
@@ -161,6 +180,119 @@ func Main(args []string) int {
 	// reads it from the wait status when the status file could not be
 	// written (a full disk, the state dir removed).
 	return min(st.ExitCode, 255)
+}
+
+// Tree is the live processes of the step: this supervisor's descendants
+// (orphans come to it: it is their subreaper) and the members of the
+// step's group, pgid, wherever they are. Zombies are not counted.
+func Tree(pgid int) []int {
+	self := os.Getpid()
+	parent := map[int]int{}
+	group := map[int]bool{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		state, ppid, pg, ok := procStat(pid)
+		if !ok || state == 'Z' || state == 'X' {
+			continue
+		}
+		parent[pid] = ppid
+		if pgid > 1 && pg == pgid {
+			group[pid] = true
+		}
+	}
+	var out []int
+	for pid := range parent {
+		in := group[pid]
+		for p, hops := parent[pid], 0; !in && p > 1 && hops < 64; p, hops = parent[p], hops+1 {
+			in = p == self
+		}
+		if !in && parent[pid] == self {
+			in = true
+		}
+		if in {
+			out = append(out, pid)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// StopTree asks every process of the step's tree (Tree) to end: SIGINT,
+// then SIGTERM, then SIGKILL, grace apart, each sent to the group and to
+// every process found, found again at each look (a fork storm's new
+// children too). A frozen process is thawed so it can obey.
+func StopTree(pgid int, grace time.Duration) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+		send := func() int {
+			tree := Tree(pgid)
+			if pgid > 1 {
+				syscall.Kill(-pgid, sig)
+				syscall.Kill(-pgid, syscall.SIGCONT)
+			}
+			for _, pid := range tree {
+				syscall.Kill(pid, sig)
+				syscall.Kill(pid, syscall.SIGCONT)
+			}
+			return len(tree)
+		}
+		if send() == 0 {
+			return
+		}
+		deadline := time.Now().Add(grace)
+		for time.Now().Before(deadline) {
+			if len(Tree(pgid)) == 0 {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+			if sig == syscall.SIGKILL {
+				send() // children forked since the last look
+			}
+		}
+	}
+}
+
+// reapOrphans waits for the orphans that came to this supervisor and
+// have ended, so they do not linger as zombies. It is called only once
+// the step's own command has been waited for (a wait for any child
+// before that could take the command's own exit status).
+func reapOrphans() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// procName is a process's command name, for the record.
+func procName(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// procStat reads a process's state letter, parent and group from /proc.
+func procStat(pid int) (state byte, ppid, pgid int, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return 0, 0, 0, false
+	}
+	if _, err := fmt.Sscanf(s[i+2:], "%c %d %d", &state, &ppid, &pgid); err != nil {
+		return 0, 0, 0, false
+	}
+	return state, ppid, pgid, true
 }
 
 // StopGroup asks a process group to end: SIGINT, then SIGTERM, then SIGKILL,

@@ -1,0 +1,113 @@
+package supervise
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/internal/testutil"
+)
+
+// TestMain lets the test binary be the supervisor.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == Command {
+		os.Exit(Main(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// escapees is a step that leaves behind, each writing its pid to pids: a
+// setsid'd process, a double-forked daemon, a process that ignores
+// SIGTERM (and SIGINT), and a fork storm of short-lived children.
+const escapees = `
+setsid sh -c 'echo $$ >> pids; exec sleep 300' &
+sh -c 'sh -c "echo \$\$ >> pids; exec sleep 300" &' &
+setsid sh -c 'trap "" TERM INT; echo $$ >> pids; while :; do sleep 0.05; done' &
+sh -c 'echo $$ >> pids; while :; do (sleep 0.01 &) ; sleep 0.005; done' &
+while [ "$(wc -l < pids 2>/dev/null || echo 0)" -lt 4 ]; do sleep 0.02; done
+`
+
+func supervised(t *testing.T, script string) (cmd *exec.Cmd, dir, status string) {
+	t.Helper()
+	dir = t.TempDir()
+	status = filepath.Join(dir, "status.json")
+	cmd = exec.Command(os.Args[0], Command, "--status", status, "--log", filepath.Join(dir, "log"), "--dir", dir, "--grace", "300ms", "--", "sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, dir, status
+}
+
+func pidsIn(t *testing.T, dir string) []int {
+	t.Helper()
+	b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// live says pid runs (a zombie does not).
+func live(pid int) bool {
+	state, _, _, ok := procStat(pid)
+	return ok && state != 'Z' && state != 'X'
+}
+
+func checkNoneLeft(t *testing.T, dir string, want int) {
+	t.Helper()
+	pids := pidsIn(t, dir)
+	if len(pids) < want {
+		t.Fatalf("the step wrote %d pids; want %d", len(pids), want)
+	}
+	for _, pid := range pids {
+		if live(pid) {
+			t.Errorf("pid %d of the step's tree is still running", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// TestNothingLeftAtTheEnd: a step whose command exits while its tree
+// lives on: every process of the tree is stopped (the one that ignores
+// SIGTERM too) and named in the status.
+func TestNothingLeftAtTheEnd(t *testing.T) {
+	cmd, dir, status := supervised(t, escapees)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("supervisor: %v", err)
+	}
+	checkNoneLeft(t, dir, 4)
+	st, err := ReadStatus(status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Left) < 4 || !strings.Contains(strings.Join(st.Left, " "), "sleep") {
+		t.Errorf("the status names %v; want the 4 left behind", st.Left)
+	}
+}
+
+// TestNothingLeftAfterAStop: a step stopped mid-run (skip, stop,
+// timeout: the supervisor gets SIGTERM): its whole tree ends, escapees
+// included.
+func TestNothingLeftAfterAStop(t *testing.T) {
+	cmd, dir, _ := supervised(t, escapees+"sleep 300\n")
+	testutil.Eventually(t, 10*time.Second, "the step's 4 escapees", func() bool { return len(pidsIn(t, dir)) >= 4 })
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the supervisor did not end after its stop")
+	}
+	checkNoneLeft(t, dir, 4)
+}
