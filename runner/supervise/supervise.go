@@ -168,6 +168,12 @@ func Main(args []string) int {
 		}
 		fmt.Fprintf(logf, "greenlight: the step left %d process(es) running (%s); stopping them\n", len(left), strings.Join(st.Left, ", "))
 		StopTree(st.PGID, *grace)
+		// A process holding a GPU takes a while to let go of it after its
+		// last signal (its CUDA context torn down, thread by thread): the
+		// step ends, and the next phase starts, once each is gone for good.
+		if !waitGone(left, 30*time.Second) {
+			fmt.Fprintf(logf, "greenlight: some of them were still exiting after 30s\n")
+		}
 	}
 	if !subreaper {
 		fmt.Fprintf(logf, "greenlight: could not become a child subreaper: processes the step orphaned were not followed\n")
@@ -196,7 +202,7 @@ func Tree(pgid int) []int {
 			continue
 		}
 		state, ppid, pg, ok := procStat(pid)
-		if !ok || state == 'Z' || state == 'X' {
+		if !ok || (state == 'Z' || state == 'X') && !threadsLive(pid) {
 			continue
 		}
 		parent[pid] = ppid
@@ -266,6 +272,50 @@ func reapOrphans() {
 		if pid <= 0 || err != nil {
 			return
 		}
+	}
+}
+
+// threadsLive says a process whose leader has exited still has threads
+// running (a multi-threaded process dying: its leader shows Z first).
+func threadsLive(pid int) bool {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X' {
+			return true
+		}
+	}
+	return false
+}
+
+// waitGone reaps the orphans that end and waits, up to limit, until none
+// of pids is left in /proc (a child of another parent is gone once it is
+// a zombie with no live thread). Called once the step's command has been
+// waited for.
+func waitGone(pids []int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		reapOrphans()
+		left := 0
+		for _, pid := range pids {
+			state, ppid, _, ok := procStat(pid)
+			switch {
+			case !ok:
+			case (state == 'Z' || state == 'X') && ppid != os.Getpid() && !threadsLive(pid):
+			default:
+				left++
+			}
+		}
+		if left == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
