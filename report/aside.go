@@ -46,6 +46,8 @@ func SetAside(plan *campaign.Plan, stateDir string, now time.Time) (*Aside, erro
 	files := []string{plan.Report}
 	for _, ph := range plan.Phases {
 		files = append(files, filepath.Join(dir, csvName(plan.Report, ph.ID)), filepath.Join(dir, kernelsCSV(plan.Report, ph.ID)))
+		charts, _ := filepath.Glob(filepath.Join(dir, strings.TrimSuffix(csvName(plan.Report, ph.ID), ".csv")+".*.svg"))
+		files = append(files, charts...)
 	}
 	var errs []error
 	for _, f := range files {

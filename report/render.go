@@ -211,7 +211,7 @@ func rowKey(last *runner.Row, pass int) string {
 // results renders step i's results table; csv is the phase's full table
 // beside the results file ("" when it has no results).
 func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []gpu.Summary,
-	results func(i int, s runner.StepState) string, csv string) string {
+	results func(i int, s runner.StepState) string, csv string, charts map[string]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s (`%s`)\n\n", p.Title, p.ID)
 	fmt.Fprintf(&b, "**Status:** %s", statusWord(p))
@@ -259,7 +259,7 @@ func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []g
 	}
 	steps := ph.AllSteps()
 	if ph.Sweep != nil {
-		b.WriteString(sweepTables(ph, p)) // every repeat's row is in the CSV
+		b.WriteString(sweepTables(ph, p, charts)) // every repeat's row is in the CSV
 	} else {
 		for i, s := range p.Steps {
 			if len(s.Results) == 0 {

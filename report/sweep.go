@@ -80,7 +80,7 @@ func sweepValues(ph *campaign.Phase, p runner.PhaseState) (metrics []string, val
 }
 
 // sweepTables is the phase's results by point.
-func sweepTables(ph *campaign.Phase, p runner.PhaseState) string {
+func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]string) string {
 	sw := ph.Sweep
 	metrics, vals := sweepValues(ph, p)
 	if len(metrics) == 0 {
@@ -155,6 +155,9 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState) string {
 				}
 			}
 			b.WriteString("\n")
+		}
+		if c := charts[m]; c != "" {
+			fmt.Fprintf(&b, "\n![%s by %s](%s)\n", cell(m), cell(first), c)
 		}
 	}
 	return b.String()

@@ -59,7 +59,7 @@ phases:
 		}
 		ps.Steps = append(ps.Steps, ss)
 	}
-	got := sweepTables(ph, ps)
+	got := sweepTables(ph, ps, nil)
 	for _, want := range []string{"#### tflops", "| m | shape=up | shape=down |", "| 1 | 15 ± 64 (n=2) ⚠ CV 47.1% | 15 ± 64 (n=2) ⚠ CV 47.1% |", "| 8 | 120 ± 508 (n=2) ⚠ CV 47.1% | cut (until: failed) |"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the table lacks %q:\n%s", want, got)

@@ -45,6 +45,7 @@ type Writer struct {
 	remade  []string
 	tables  tables
 	csvs    map[string]*phaseCSV
+	charts  map[string]charted // a sweep phase's charts, by phase
 	file    fileState
 	envSent bool
 	traces  *traceBook
@@ -62,7 +63,7 @@ type Writer struct {
 // report` can rebuild the file.
 func NewWriter(path string, plan *campaign.Plan, env Env, gpus GPUHistory, stateDir string) *Writer {
 	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, stateDir: stateDir,
-		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}}
+		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}}
 	w.traces = newTraceBook(plan, stateDir)
 	w.file.versions = newVersions(stateDir)
 	if stateDir != "" {
@@ -213,6 +214,9 @@ func (w *Writer) Write(st *runner.State) error {
 		if err := w.updateCSV(&st.Phases[i]); err != nil {
 			errs = append(errs, fmt.Errorf("results table of %s: %w", st.Phases[i].ID, err))
 		}
+		if err := w.updateCharts(&st.Phases[i]); err != nil {
+			errs = append(errs, fmt.Errorf("charts of %s: %w", st.Phases[i].ID, err))
+		}
 	}
 	if terr != nil {
 		errs = append(errs, terr)
@@ -227,6 +231,31 @@ func (w *Writer) Write(st *runner.State) error {
 		w.OnWrite(st, time.Now())
 	}
 	return errors.Join(errs...)
+}
+
+// charted is what a sweep phase's charts were last drawn from.
+type charted struct {
+	rows, attempt int
+	names         map[string]string // metric -> SVG beside the results file
+}
+
+// updateCharts draws a sweep phase's charts again when its rows changed
+// (this runs with the file's coalesced writes, never on the loop).
+func (w *Writer) updateCharts(p *runner.PhaseState) error {
+	ph := w.plan.Phase(p.ID)
+	if ph == nil || ph.Sweep == nil {
+		return nil
+	}
+	rows := 0
+	for _, s := range p.Steps {
+		rows += len(s.Results)
+	}
+	if c, ok := w.charts[p.ID]; rows == 0 || ok && c.rows == rows && c.attempt == p.Attempt {
+		return nil
+	}
+	names, err := sweepCharts(w.path, ph, *p)
+	w.charts[p.ID] = charted{rows: rows, attempt: p.Attempt, names: names}
+	return err
 }
 
 func (w *Writer) updateCSV(p *runner.PhaseState) error {
@@ -305,7 +334,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 			return w.tables.render(tableKey{p.ID, p.Attempt, i, s.Attempt}, s.Results, csv)
 		}
 		id := "phase:" + p.ID
-		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv) + w.traceSection(p)
+		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv, w.charts[p.ID].names) + w.traceSection(p)
 		order = append(order, id)
 	}
 	return bodies, order

@@ -1,0 +1,231 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/greenlight-run/greenlight/internal/files"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// A sweep's curves as SVG beside the results file, one chart per metric:
+// x the first axis (log scale when its values are positive and span two
+// decades or more), one series per point of the other axes, the mean of
+// each point with its 95% interval as an error bar, a point whose
+// repeats disagree beyond the noise limit circled in red, and a limit
+// the phase expects drawn as a dashed line. Plain SVG with a white
+// background, written by gonum's plot.
+
+// chartName is the file of a phase's chart of metric, beside the results
+// file.
+func chartName(report, phase, metric string) string {
+	base := strings.TrimSuffix(filepath.Base(report), filepath.Ext(report))
+	return base + "." + phase + "." + campaign.SafeName(metric) + ".svg"
+}
+
+// chartSeries is one line of a chart: a point of the other axes.
+type chartSeries struct {
+	name  string
+	x     []float64
+	stats []PointStat
+}
+
+// sweepChart draws metric of a sweep phase; nil when there is nothing to
+// draw yet.
+func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map[int][]float64) ([]byte, error) {
+	sw := ph.Sweep
+	if len(sw.Axes) == 0 {
+		return nil, nil
+	}
+	xAxis := sw.Axes[0]
+	xs := make([]float64, len(xAxis.Values))
+	numeric := true
+	for i, v := range xAxis.Values {
+		f, err := strconv.ParseFloat(v.Name, 64)
+		if err != nil {
+			numeric = false
+		}
+		xs[i] = f
+	}
+	if !numeric {
+		for i := range xs {
+			xs[i] = float64(i + 1)
+		}
+	}
+	series := map[string]*chartSeries{}
+	var order []string
+	for _, u := range sw.Units {
+		if u.Repeat != 1 {
+			continue
+		}
+		var rest []string
+		for k := 1; k < len(sw.Axes); k++ {
+			rest = append(rest, sw.Axes[k].Name+"="+sw.Axes[k].Values[u.Values[k]].Name)
+		}
+		key := strings.Join(rest, ",")
+		s := series[key]
+		if s == nil {
+			s = &chartSeries{name: firstOr(key, metric)}
+			series[key] = s
+			order = append(order, key)
+		}
+		if v := vals[u.Point]; len(v) > 0 {
+			s.x = append(s.x, xs[u.Values[0]])
+			s.stats = append(s.stats, pointStat(v))
+		}
+	}
+	pl := plot.New()
+	pl.Title.Text = fmt.Sprintf("%s: %s by %s", ph.Label(), metric, xAxis.Name)
+	pl.X.Label.Text, pl.Y.Label.Text = xAxis.Name, metric
+	pl.BackgroundColor = color.White
+	pl.Legend.Top, pl.Legend.Left = true, true
+	pl.Legend.XOffs, pl.Legend.YOffs = vg.Points(8), -vg.Points(4)
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	if numeric && lo > 0 && hi/lo >= 100 {
+		pl.X.Scale = plot.LogScale{}
+		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	if !numeric {
+		var ticks []plot.Tick
+		for i, v := range xAxis.Values {
+			ticks = append(ticks, plot.Tick{Value: float64(i + 1), Label: v.Name})
+		}
+		pl.X.Tick.Marker = plot.ConstantTicks(ticks)
+	}
+	drawn := 0
+	var noisy plotter.XYs
+	for i, key := range order {
+		s := series[key]
+		if len(s.x) == 0 {
+			continue
+		}
+		drawn++
+		pts := make(plotter.XYs, len(s.x))
+		errs := make(plotter.YErrors, len(s.x))
+		for j := range s.x {
+			pts[j] = plotter.XY{X: s.x[j], Y: s.stats[j].Mean}
+			errs[j] = struct{ Low, High float64 }{s.stats[j].Half, s.stats[j].Half}
+			if s.stats[j].N >= 2 && s.stats[j].CV > sw.Noise {
+				noisy = append(noisy, pts[j])
+			}
+		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		c := plotColor(i)
+		line.Color, points.Color = c, c
+		points.Shape = draw.CircleGlyph{}
+		pl.Add(line, points)
+		pl.Legend.Add(s.name, line, points)
+		if bars, err := plotter.NewYErrorBars(struct {
+			plotter.XYer
+			plotter.YErrorer
+		}{pts, errs}); err == nil {
+			bars.Color = c
+			pl.Add(bars)
+		}
+	}
+	if drawn == 0 {
+		return nil, nil
+	}
+	if len(noisy) > 0 {
+		marks, err := plotter.NewScatter(noisy)
+		if err == nil {
+			marks.Shape = draw.RingGlyph{}
+			marks.Radius = vg.Points(6)
+			marks.Color = color.RGBA{R: 220, A: 255}
+			pl.Add(marks)
+			pl.Legend.Add("noisy: repeats disagree", marks)
+		}
+	}
+	for _, e := range append(append([]campaign.Expect{}, ph.Expect...), stepExpects(ph)...) {
+		if e.Column != metric || (e.Op != "<=" && e.Op != "<" && e.Op != ">=" && e.Op != ">") {
+			continue
+		}
+		limit := plotter.XYs{{X: lo, Y: e.Value}, {X: hi, Y: e.Value}}
+		l, err := plotter.NewLine(limit)
+		if err != nil {
+			continue
+		}
+		l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		l.Color = color.RGBA{R: 200, G: 60, B: 60, A: 255}
+		pl.Add(l)
+		pl.Legend.Add(fmt.Sprintf("expect %s %s", e.Op, FormatNumber(e.Value)), l)
+	}
+	w, err := pl.WriterTo(7*vg.Inch, 4.5*vg.Inch, "svg")
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if _, err := w.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func stepExpects(ph *campaign.Phase) []campaign.Expect {
+	var out []campaign.Expect
+	seen := map[string]bool{}
+	for _, s := range ph.Steps {
+		for _, e := range s.Expect {
+			if k := e.Column + e.Op + FormatNumber(e.Value); !seen[k] {
+				seen[k] = true
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// plotColor is series i's color: a palette that reads on white.
+func plotColor(i int) color.Color {
+	palette := []color.RGBA{{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {148, 103, 189, 255},
+		{140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}, {188, 189, 34, 255}, {23, 190, 207, 255}}
+	return palette[i%len(palette)]
+}
+
+// sweepCharts writes a sweep phase's charts beside the results file and
+// returns the names written, by metric.
+func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[string]string, error) {
+	if ph.Sweep == nil {
+		return nil, nil
+	}
+	metrics, vals := sweepValues(ph, p)
+	out := map[string]string{}
+	var errs []error
+	for _, m := range metrics {
+		svg, err := sweepChart(ph, p, m, vals[m])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("chart of %s: %w", m, err))
+			continue
+		}
+		if svg == nil {
+			continue
+		}
+		name := chartName(report, ph.ID, m)
+		if err := files.WriteAtomic(filepath.Join(filepath.Dir(report), name), svg); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out[m] = name
+	}
+	if len(errs) > 0 {
+		return out, errs[0]
+	}
+	return out, nil
+}

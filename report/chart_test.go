@@ -1,0 +1,131 @@
+package report
+
+import (
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// svgTexts is every text an SVG draws, in order.
+func svgTexts(t *testing.T, b []byte) []string {
+	t.Helper()
+	d := xml.NewDecoder(strings.NewReader(string(b)))
+	var out []string
+	in := false
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not well-formed SVG: %v", err)
+		}
+		switch x := tok.(type) {
+		case xml.StartElement:
+			in = x.Name.Local == "text"
+		case xml.EndElement:
+			in = false
+		case xml.CharData:
+			if in && strings.TrimSpace(string(x)) != "" {
+				out = append(out, strings.TrimSpace(string(x)))
+			}
+		}
+	}
+	return out
+}
+
+// TestSweepChart: the chart of a metric is SVG with its title and axis
+// labels, one legend entry per series of the other axes, a log x axis
+// for M over three decades, the noisy points marked, and the limit the
+// phase expects drawn and named; written beside the results file, and
+// embedded under its table.
+func TestSweepChart(t *testing.T) {
+	p, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(`name: t
+phases:
+  - id: gemm
+    sweep: {m: [1, 16, 256, 2048], shape: [up, down]}
+    repeat: 3
+    expect: {tflops: "<= 500"}
+    steps:
+      - run: |
+          true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := p.Phases[0]
+	ps := runner.PhaseState{ID: "gemm", Title: "gemm", Status: runner.Done}
+	for i, st := range ph.Steps {
+		m := []float64{1, 16, 256, 2048}[st.Unit.Values[0]]
+		v := m * 0.2
+		if st.Unit.Point == 2 { // m=16, shape=up: noisy
+			v *= float64(st.Unit.Repeat)
+		}
+		ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: runner.Done,
+			Results: []runner.Row{{Cols: []string{"m", "shape", "repeat", "tflops"}, Values: []any{m, "x", float64(st.Unit.Repeat), v}}}})
+	}
+	dir := t.TempDir()
+	report := filepath.Join(dir, "bench.md")
+	names, err := sweepCharts(report, ph, ps)
+	if err != nil || names["tflops"] != "bench.gemm.tflops.svg" {
+		t.Fatalf("charts = %v, %v", names, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, names["tflops"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := svgTexts(t, b)
+	for _, want := range []string{"gemm: tflops by m", "m", "tflops", "shape=up", "shape=down", "noisy: repeats disagree", "expect <= 500", "10", "100", "1000"} {
+		if !slices.Contains(texts, want) {
+			t.Errorf("the chart does not say %q; it says %q", want, texts)
+		}
+	}
+	if !strings.Contains(string(b), `fill="#FFFFFF"`) && !strings.Contains(string(b), "fill:#FFFFFF") && !strings.Contains(strings.ToLower(string(b)), "ffffff") {
+		t.Error("no white background")
+	}
+	if strings.Contains(string(b), "<script") {
+		t.Error("a script in the chart")
+	}
+	again, _ := sweepChart(ph, ps, "tflops", func() map[int][]float64 { _, v := sweepValues(ph, ps); return v["tflops"] }())
+	if string(again) != string(b) {
+		t.Error("the same rows drew another chart: not deterministic")
+	}
+	block := sweepTables(ph, ps, names)
+	if !strings.Contains(block, "![tflops by m](bench.gemm.tflops.svg)") {
+		t.Errorf("the chart is not embedded:\n%s", block)
+	}
+}
+
+// BenchmarkSweepCharts1000: the charts of a 1,000-point sweep (10 series
+// of 100 M values, one metric), drawn and written as a write does.
+func BenchmarkSweepCharts1000(b *testing.B) {
+	ms := make([]string, 100)
+	for i := range ms {
+		ms[i] = strconv.Itoa(i + 1)
+	}
+	p, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte("name: t\nphases:\n  - id: g\n    sweep: {m: ["+strings.Join(ms, ", ")+"], s: [a, b, c, d, e, f, g, h, i, j]}\n    steps:\n      - run: |\n          true\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ph := p.Phases[0]
+	ps := runner.PhaseState{ID: "g", Status: runner.Done}
+	for i, st := range ph.Steps {
+		ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: runner.Done,
+			Results: []runner.Row{{Cols: []string{"tflops"}, Values: []any{float64(st.Unit.Values[0] * (1 + st.Unit.Values[1]))}}}})
+	}
+	report := filepath.Join(b.TempDir(), "r.md")
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := sweepCharts(report, ph, ps); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
