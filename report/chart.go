@@ -43,7 +43,14 @@ type chartSeries struct {
 
 // sweepChart draws metric of a sweep phase; nil when there is nothing to
 // draw yet.
-func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map[int][]float64) ([]byte, error) {
+func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map[int][]float64) (svg []byte, err error) {
+	// A chart never takes the runner down with it: a plotting library's
+	// panic on odd data is this chart's error, said once.
+	defer func() {
+		if r := recover(); r != nil {
+			svg, err = nil, fmt.Errorf("drawing failed: %v", r)
+		}
+	}()
 	sw := ph.Sweep
 	if len(sw.Axes) == 0 {
 		return nil, nil
@@ -94,6 +101,13 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, x := range xs {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	// The x axis spans the whole grid from the first point on, so that
+	// the chart does not jump as points land (and a log axis never sees
+	// the padding gonum puts around a single point).
+	pl.X.Min, pl.X.Max = lo, hi
+	if lo == hi {
+		pl.X.Min, pl.X.Max = lo-1, hi+1
 	}
 	if numeric && lo > 0 && hi/lo >= 100 {
 		pl.X.Scale = plot.LogScale{}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/greenlight-run/greenlight/examples"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -98,6 +99,12 @@ phases:
 	if string(again) != string(b) {
 		t.Error("the same rows drew another chart: not deterministic")
 	}
+	// The first point alone (a log axis over one value) draws, never panics.
+	first := ps
+	first.Steps = []runner.StepState{ps.Steps[0]}
+	if _, err := sweepCharts(report, ph, first); err != nil {
+		t.Errorf("the chart of the first point: %v", err)
+	}
 	block := sweepTables(ph, ps, names)
 	if !strings.Contains(block, "![tflops by m](bench.gemm.tflops.svg)") {
 		t.Errorf("the chart is not embedded:\n%s", block)
@@ -127,5 +134,22 @@ func BenchmarkSweepCharts1000(b *testing.B) {
 		if _, err := sweepCharts(report, ph, ps); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestDemoChartFromItsFirstRow: the demo's GEMM grid with only its first
+// row in (a log axis over one point): the chart draws; a runner once
+// died here of a panic inside the plotting library.
+func TestDemoChartFromItsFirstRow(t *testing.T) {
+	body := strings.NewReplacer("${DEMO_PORT}", "1", `"$DEMO_PORT"`, "1").Replace(string(examples.Demo))
+	p, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := runner.PhaseState{ID: "gemm", Status: runner.Running, Steps: []runner.StepState{{Index: 0, Status: runner.Done,
+		Results: []runner.Row{{Cols: []string{"m", "shape", "repeat", "time_ms", "TFLOP/s"}, Values: []any{1.0, "gate_up", 1.0, 0.0112, 5.2}}}}}}
+	names, err := sweepCharts(filepath.Join(t.TempDir(), "r.md"), p.Phase("gemm"), ps)
+	if err != nil || len(names) != 2 {
+		t.Errorf("charts of the first row: %v, %v", names, err)
 	}
 }
