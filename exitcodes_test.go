@@ -295,6 +295,7 @@ func TestRetryOnAFinishedCampaign(t *testing.T) {
 // stopped is resumed without the flag: the runner reads the same source
 // (said), so preflight's count holds; a flag given again wins, said too.
 func TestResumeKeepsTheGPUSource(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, "name: keep\ngpus: 2\nphases:\n  - id: a\n    steps:\n      - run: |\n          sleep 2; echo a >> ran\n")
 	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "fake:2", c); code != 0 {
@@ -317,6 +318,7 @@ func TestResumeKeepsTheGPUSource(t *testing.T) {
 // whose last line had no newline, and ends with the phase, not the
 // campaign.
 func TestLogsFollowOnePhase(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: follow
 phases:

@@ -241,6 +241,7 @@ func TestVerbsDriveACampaign(t *testing.T) {
 // TestPauseResumeStopFromAShell: pause holds the queue, resume lets it go,
 // stop ends the campaign with its running step stopped.
 func TestPauseResumeStopFromAShell(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: ctl
 phases:
@@ -289,6 +290,7 @@ phases:
 // and a step runs; `greenlight run` starts a new runner that re-adopts
 // both: the step ran once, the service was started once.
 func TestRunnerKilledResumes(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: kill
 phases:
@@ -330,6 +332,7 @@ phases:
 // TestLogsFollow: logs -f prints a step's lines as they come and the next
 // step's too, and ends with the campaign.
 func TestLogsFollow(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: follow
 phases:
@@ -380,6 +383,7 @@ func TestDemoFinishesWithNoWindow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo takes about a minute")
 	}
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	tmuxOrSkip(t)
 	dir := t.TempDir()
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-nowin-%d", os.Getpid())}
@@ -396,6 +400,7 @@ func TestDemoFinishesWithNoWindow(t *testing.T) {
 // TestStoppedRunnerSaidSo: a runner that stops answering (kill -STOP) is
 // said so within the client's 2 s, by status and by a verb, never waited on.
 func TestStoppedRunnerSaidSo(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: stopped
 phases:
@@ -429,6 +434,7 @@ phases:
 // runner is killed under it: it starts a new runner, which resumes, and
 // follows that one to the end (the step ran once).
 func TestFollowerOutlivesItsRunner(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: outlive
 phases:
@@ -463,6 +469,7 @@ phases:
 // TestEditedFileSaidOnAttach: a client whose campaign file changed since
 // its runner started says the runner goes on with the file as it was.
 func TestEditedFileSaidOnAttach(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	dir := t.TempDir()
 	body := "name: edited\nphases:\n  - id: a\n    steps:\n      - run: |\n          sleep 2\n"
 	c := writeCampaign(t, dir, body)

@@ -74,6 +74,7 @@ var elapsedRe = regexp.MustCompile(`\*\*Elapsed:\*\* (\S+)`)
 // rebuilding its file, keep its start, end and elapsed time, its status
 // and its GPU inventory; a phase ends when its step ended.
 func TestTimesComeFromTheJournal(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: times
 phases:
@@ -198,6 +199,7 @@ phases:
 // at once (more than one read of the results file takes in) has every row
 // recorded, in the CSV and in the count the file shows.
 func TestEveryRowOfAFastStepIsKept(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: fast
 phases:

@@ -64,6 +64,7 @@ func exitOf(err error) int {
 // with SIGKILL and started again without the flag does not wait at the
 // gate.
 func TestApprovalSurvivesAKill(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: approve
 phases:
@@ -230,6 +231,7 @@ phases:
 // removed while a step runs; the step is not marked dead, its result is
 // recorded, the next phase runs, and the journal is whole again after.
 func TestStateRemovedMidRun(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	for _, what := range []string{"state dir", "journal"} {
 		t.Run(what, func(t *testing.T) {
 			dir := t.TempDir()
@@ -287,6 +289,7 @@ phases:
 // removed between runs runs the step again in a new folder; the old
 // folder's "exited" status is not taken for the new step's.
 func TestJournalRemovedStepsKept(t *testing.T) {
+	t.Parallel() // its own folder, its own runner: it overlaps the others' waits
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: fresh
 phases:

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
@@ -26,6 +27,7 @@ func TestMain(m *testing.M) {
 			os.Exit(testRunner(os.Args[2:]))
 		}
 	}
+	testutil.WaitBoundParallel(6) // Slurm's cases wait on its controller, a minute for a time limit
 	os.Exit(m.Run())
 }
 

@@ -90,6 +90,8 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 		}
 		if cur.Stage != "" {
 			parts = append(parts, cur.Stage)
+		} else if where := m.pointWords(p); where != "" {
+			parts = append(parts, where)
 		} else if len(p.Steps) > 1 {
 			parts = append(parts, fmt.Sprintf("step %d/%d", p.Current+1, len(p.Steps)))
 		}
@@ -177,6 +179,27 @@ func shortSource(s string) string {
 		return "pace"
 	}
 	return s
+}
+
+// pointWords is where a sweep phase is in its grid: "point 4/10
+// m=8,shape=down · rep 2/3"; "" for a phase without one.
+func (m *model) pointWords(p runner.PhaseState) string {
+	if m.opts.Plan == nil {
+		return ""
+	}
+	ph := m.opts.Plan.Phase(p.ID)
+	if ph == nil || ph.Sweep == nil || p.Current >= len(ph.Steps) || ph.Steps[p.Current].Unit == nil {
+		return ""
+	}
+	sw, u := ph.Sweep, ph.Steps[p.Current].Unit
+	w := fmt.Sprintf("point %d/%d", u.Point+1, sw.Points)
+	if k := sw.Key(*u); k != "" {
+		w += " " + k
+	}
+	if sw.Repeat > 1 {
+		w += fmt.Sprintf(" · rep %d/%d", u.Repeat, sw.Repeat)
+	}
+	return w
 }
 
 func trimNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

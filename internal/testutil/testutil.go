@@ -4,7 +4,9 @@
 package testutil
 
 import (
+	"flag"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,4 +51,19 @@ func Busy(t testing.TB) {
 		}()
 	}
 	t.Cleanup(func() { stop.Store(true) })
+}
+
+// WaitBoundParallel lets n tests marked t.Parallel run at once when the
+// command line did not say -parallel: a package whose slow tests wait on
+// processes, sleeps and Slurm (not on a CPU) is not held to one per
+// core. Call it in TestMain, before m.Run.
+func WaitBoundParallel(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0))))
+	}
 }
