@@ -166,6 +166,7 @@ func must(b []byte, err error) []byte {
 }
 
 func TestPauseHoldsQueueAndFreezeStops(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	dir := t.TempDir()
 	tick := filepath.Join(dir, "ticks")
 	p := loadCampaign(t, fmt.Sprintf(`
@@ -315,6 +316,7 @@ func readoptedOnce(t *testing.T, h *harness, count string, timeout time.Duration
 }
 
 func TestResumeAfterKill9RunsStepOnce(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	dir := t.TempDir()
 	count := filepath.Join(dir, "count")
 	body := fmt.Sprintf(`
@@ -351,6 +353,7 @@ phases:
 }
 
 func TestLiveServiceReadoptedNotRestarted(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	port := freePort(t)
 	dir := t.TempDir()
 	count := filepath.Join(dir, "starts")
@@ -415,6 +418,7 @@ func TestChangedPhaseRunsAgainUnchangedKept(t *testing.T) {
 // with the whole chain up, and the chain must come down after it, head
 // last.
 func TestServiceChainStaysUp(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	p := loadCampaign(t, `
 name: chain
 phases:
@@ -458,6 +462,7 @@ phases:
 // TestFreezeStopsTheTimeoutClock: a step frozen for longer than its
 // timeout is not killed for it; thawed, it finishes.
 func TestFreezeStopsTheTimeoutClock(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	p := loadCampaign(t, `
 name: freeze-timeout
 phases:
@@ -491,6 +496,7 @@ phases:
 // (killed mid-step, back three seconds later); the phase's end is the
 // step's, from its supervisor's status file, not when the monitor looked.
 func TestPhaseEndsWhenItsStepEnded(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	dir := t.TempDir()
 	p := loadCampaign(t, `
 name: away
@@ -543,6 +549,7 @@ func TestJournalOfAnEarlierGreenlightIsResumed(t *testing.T) {
 // before the runner looks is still said as the state dir removed, not the
 // journal alone: the step logs of ended steps are gone too.
 func TestStateDirRemovedAndMadeAgainIsSaid(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	p := loadCampaign(t, `
 name: remade
 phases:

@@ -18,6 +18,7 @@ import (
 // stopped phase runs to its end, with no key pressed. The stopped
 // campaign's headline is "stopped", not "finished".
 func TestStopThenRunFinishes(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	dir := t.TempDir()
 	starts, ran := filepath.Join(dir, "starts"), filepath.Join(dir, "ran")
 	p := loadCampaign(t, fmt.Sprintf(`
@@ -116,6 +117,7 @@ phases:
 // TestRecordedKeptAcrossRestarts: a row's recorded time is when it was
 // first read, not when a runner started again read it anew.
 func TestRecordedKeptAcrossRestarts(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	dir := t.TempDir()
 	p := loadCampaign(t, `
 name: rec
@@ -270,6 +272,7 @@ phases:
 // TestLeftoversStoppedAndSaid: a step that setsids a helper and exits:
 // the helper is stopped with the step and the runner says which it was.
 func TestLeftoversStoppedAndSaid(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	dir := t.TempDir()
 	pids := filepath.Join(dir, "pids")
 	p := loadCampaign(t, fmt.Sprintf(`

@@ -16,6 +16,7 @@ import (
 // TestSlurm runs phases as jobs of a real single-node Slurm cluster (see
 // slurmtest), one cluster for all the cases, which run side by side.
 func TestSlurm(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	c := slurmtest.Start(t)
 	old, had := os.LookupEnv("SLURM_CONF")
 	os.Setenv("SLURM_CONF", c.Conf)

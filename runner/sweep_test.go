@@ -14,6 +14,7 @@ import (
 // point whose expectation fails stops the points after it, on that line
 // of the grid only, and not before; rows carry their point.
 func TestSweepUntilStopsAtTheFirstFailure(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	dir := t.TempDir()
 	ran := filepath.Join(dir, "ran")
 	p := loadCampaign(t, fmt.Sprintf(`
@@ -52,6 +53,7 @@ phases:
 // a grid; a new one runs each point once, the one that was running
 // re-adopted, not run again.
 func TestSweepResumesPerPoint(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	dir := t.TempDir()
 	ran := filepath.Join(dir, "ran")
 	p := loadCampaign(t, fmt.Sprintf(`
@@ -98,6 +100,7 @@ func fileLines(t *testing.T, path string) []string {
 // TestSweepSaysANoisyPoint: a point whose repeats disagree beyond the
 // noise limit is said as it happens, once; a quiet one is not.
 func TestSweepSaysANoisyPoint(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	p := loadCampaign(t, `
 name: noisy
 phases:
