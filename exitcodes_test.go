@@ -19,6 +19,7 @@ import (
 // TestHelpOnEveryCommand: -h and --help print the command's help and exit
 // 0, creating nothing (no demo folder, no state dir).
 func TestHelpOnEveryCommand(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, "name: h\nphases:\n  - id: a\n    steps: [{run: 'true'}]\n")
 	os.Remove(c)
@@ -41,6 +42,7 @@ func TestHelpOnEveryCommand(t *testing.T) {
 // TestApproveTypoIsBadInput: --approve names phases like needs does; a typo
 // is exit 2 with the nearest id, before anything is created or run.
 func TestApproveTypoIsBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: gates
 phases:
@@ -65,6 +67,7 @@ phases:
 // its runner (--detach: at once, 0); 130 when interrupted (SIGINT twice,
 // SIGTERM); 0 and 1 are in TestRunPlainExitStatus.
 func TestExitStatuses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		sigs []syscall.Signal
@@ -150,6 +153,7 @@ func killSteps(t *testing.T, stateDir string) {
 // TestDetachIsZero: in the window, q then d leaves the campaign running on
 // purpose: exit 0, and the step goes on.
 func TestDetachIsZero(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (.ci/run installs it)")
 	}
@@ -206,6 +210,7 @@ func gone(pid int) bool {
 // TestApproveAPhaseWithNoGateIsBadInput: `approve` of a phase that has no
 // gate is bad input (2), said before any runner is reached.
 func TestApproveAPhaseWithNoGateIsBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, "name: nogate\nphases:\n  - id: one\n    steps:\n      - run: |\n          true\n")
 	var out, errb strings.Builder
@@ -219,6 +224,7 @@ func TestApproveAPhaseWithNoGateIsBadInput(t *testing.T) {
 // runner writes (another --state-dir; another path to it through a
 // symlink) is refused with exit 3, naming the runner; it makes nothing.
 func TestOneRunnerPerResultsFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, "name: once\nphases:\n  - id: a\n    steps:\n      - run: |\n          sleep 30\n")
 	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
@@ -248,6 +254,7 @@ func TestOneRunnerPerResultsFile(t *testing.T) {
 // runner it did not start says so, and its Ctrl-C detaches it alone: the
 // campaign (a long load, say) goes on.
 func TestCtrlCInAWatchingClientDetaches(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, "name: watch\nphases:\n  - id: a\n    steps:\n      - run: |\n          sleep 30\n")
 	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
@@ -272,6 +279,7 @@ func TestCtrlCInAWatchingClientDetaches(t *testing.T) {
 // finished starts its runner, which runs that phase again (and only it)
 // and ends; the record says finished again.
 func TestRetryOnAFinishedCampaign(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, "name: again\nphases:\n  - id: a\n    steps:\n      - run: |\n          echo a >> ran\n  - id: b\n    needs: [a]\n    steps:\n      - run: |\n          echo b >> ran\n")
 	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {

@@ -148,6 +148,7 @@ func runBinEnv(t *testing.T, dir string, env []string, args ...string) (string, 
 }
 
 func TestExitCodesForBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("name: x\nphases:\n  - id: a\n    steps:\n      - run: echo\n        timeout: soon\n"), 0o644)
@@ -176,6 +177,7 @@ func TestExitCodesForBadInput(t *testing.T) {
 }
 
 func TestRunPlainExitStatus(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ok := filepath.Join(dir, "ok.yaml")
 	os.WriteFile(ok, []byte("name: ok\nphases:\n  - id: a\n    steps: [{run: 'echo \"{\\\"x\\\": 1}\" >> $GREENLIGHT_RESULTS'}]\n"), 0o644)
@@ -195,6 +197,7 @@ func TestRunPlainExitStatus(t *testing.T) {
 }
 
 func TestValidatePrintsPlan(t *testing.T) {
+	t.Parallel()
 	out, code := runBin(t, ".", "validate", "examples/kimi-k25-vllm.yaml")
 	if code != 0 || !strings.Contains(out, "is valid") || !strings.Contains(out, "waits for a greenlight") {
 		t.Errorf("validate kimi: exit %d\n%s", code, out)
@@ -258,6 +261,7 @@ func TestDemoPlain(t *testing.T) {
 }
 
 func TestReportRebuiltFromStateDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := filepath.Join(dir, "c.yaml")
 	os.WriteFile(c, []byte("name: rebuild\nphases:\n  - id: a\n    steps: [{run: 'echo \"{\\\"tok_s\\\": 61.5}\" >> $GREENLIGHT_RESULTS'}]\n"), 0o644)
@@ -279,6 +283,7 @@ func TestReportRebuiltFromStateDir(t *testing.T) {
 // TestReportVersions: --versions lists the kept versions of the results
 // file and --version N prints one back; a version not kept is exit 2.
 func TestReportVersions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := filepath.Join(dir, "c.yaml")
 	os.WriteFile(c, []byte("name: v\nphases:\n  - id: a\n    steps:\n      - run: |\n          true\n"), 0o644)
@@ -304,6 +309,7 @@ func TestReportVersions(t *testing.T) {
 // TestDemoSetsTheLastOneAside: a new demo moves the last demo's folder to
 // a dated name beside it, its results whole, rather than deleting it.
 func TestDemoSetsTheLastOneAside(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "demo")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "demo.md"), []byte("my notes on the demo\n"), 0o644)

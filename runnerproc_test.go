@@ -184,6 +184,7 @@ phases:
 // alone: run --detach, status --json (live, strict schema), approve with a
 // typo (2, did you mean), approve, logs, and the end.
 func TestVerbsDriveACampaign(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, gateCampaign)
 	state := filepath.Join(dir, ".greenlight", "gated")
@@ -488,6 +489,7 @@ func TestEditedFileSaidOnAttach(t *testing.T) {
 // running runner opens the named gate there; naming a phase with no gate
 // is no error, as it is not when the runner starts.
 func TestApproveWhenAttaching(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, gateCampaign)
 	t.Cleanup(func() { stopRunner(t, filepath.Join(dir, ".greenlight", "gated")) })

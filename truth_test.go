@@ -37,6 +37,7 @@ func readFile(t *testing.T, path string) string {
 // TestExpectedResultNeverProducedFails: a benchmark that dies before
 // printing its number (or a typo in the result's name) is not a pass.
 func TestExpectedResultNeverProducedFails(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: missing
 fail_on_expect: true
@@ -138,6 +139,7 @@ phases:
 // TestStepDataEscaped: control bytes, invalid UTF-8 and a 10 MB value in
 // what a step writes never reach the file or the plain output raw.
 func TestStepDataEscaped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: hostile
 phases:
@@ -179,6 +181,7 @@ phases:
 // newline to $GREENLIGHT_RESULTS gets a warning, not a monitor that holds
 // it all in memory; the rows after it are recorded.
 func TestEndlessResultsLineIsSkipped(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: endless
 phases:
@@ -227,6 +230,7 @@ phases:
 // the results file, never deleted, so the new run never takes the old
 // run's traces for its own; run without it says how to start over.
 func TestFreshStartsOverKeepingTheOld(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: again
 phases:
@@ -272,6 +276,7 @@ phases:
 // TestStatusJSON: greenlight status --json, parsed against its schema,
 // after a run with a failed expectation; and exit 2 where nothing ran.
 func TestStatusJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: st
 phases:

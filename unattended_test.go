@@ -108,6 +108,7 @@ phases:
 // TestWaitingGateSaysHow: in plain output a waiting gate says how to open
 // it.
 func TestWaitingGateSaysHow(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := writeCampaign(t, dir, `name: gate
 phases:
@@ -162,6 +163,7 @@ func journalWhole(t *testing.T, path string) {
 // holds the next phase; freeing space lets the queue go on with no key
 // pressed; the journal and results file stay whole throughout.
 func TestFullDisk(t *testing.T) {
+	t.Parallel()
 	dir := smallDisk(t, 48)
 	c := writeCampaign(t, dir, `name: full
 preflight:
@@ -318,6 +320,7 @@ phases:
 // not end the campaign's monitor: the campaign finishes and its record is
 // whole; preflight's warning is in the record too.
 func TestPlainOutputReaderGoesAway(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeCampaign(t, dir, `name: pipe
 gpus: 8

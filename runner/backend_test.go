@@ -10,6 +10,7 @@ import (
 // runs, what it waited in a queue) from its own record, and follow asks
 // nothing else of either.
 func TestBackendOfAPhase(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, `
 name: be
 phases:

@@ -43,6 +43,7 @@ func lines(t *testing.T, path string) []string {
 }
 
 func TestGPUSetsDisjointOverlapOthersQueue(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, `
 name: gpus
 phases:
@@ -75,6 +76,7 @@ phases:
 }
 
 func TestServiceHTTPReadyThenStoppedWhenUnneeded(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	dir := t.TempDir()
 	count := filepath.Join(dir, "starts")
@@ -104,6 +106,7 @@ phases:
 }
 
 func TestServiceThatDiesFailsWithReason(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, `
 name: svc-dies
 phases:
@@ -126,6 +129,7 @@ phases:
 
 // TestSkipRunningStopsItsGroup: the step's children go too.
 func TestSkipRunningStopsItsGroup(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "child.pid")
 	p := loadCampaign(t, fmt.Sprintf(`
@@ -219,6 +223,7 @@ phases:
 }
 
 func TestManualGateWaitsForGreenlight(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, `
 name: gate
 phases:
@@ -240,6 +245,7 @@ phases:
 }
 
 func TestRetryAfterFailureRunsAgain(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	flag := filepath.Join(dir, "ok")
 	p := loadCampaign(t, fmt.Sprintf(`
@@ -378,6 +384,7 @@ phases:
 }
 
 func TestSecondMonitorIsRefused(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, "name: lock\nphases:\n  - id: a\n    steps: [{run: 'sleep 1'}]\n")
 	opts := testOptions(t)
 	opts.StateDir = t.TempDir()
@@ -392,6 +399,7 @@ func TestSecondMonitorIsRefused(t *testing.T) {
 }
 
 func TestChangedPhaseRunsAgainUnchangedKept(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	count := filepath.Join(dir, "count")
 	path := filepath.Join(dir, "c.yaml")
@@ -519,6 +527,7 @@ phases:
 // the hash earlier greenlights wrote (the whole phase as written) resumes
 // with its finished phases kept, not run again.
 func TestJournalOfAnEarlierGreenlightIsResumed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	count := filepath.Join(dir, "count")
 	p := loadCampaign(t, fmt.Sprintf("name: old\nphases:\n  - id: a\n    steps: [{run: 'echo ran >> %s'}]\n", count))
@@ -577,6 +586,7 @@ phases:
 // and exec, shares the lock's file): New waits for it instead of saying
 // another greenlight runs the campaign.
 func TestLockOfADeadRunnerIsWaitedFor(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("flock"); err != nil {
 		t.Skip("needs flock(1), from util-linux")
 	}

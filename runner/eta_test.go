@@ -47,6 +47,7 @@ func mmss(d time.Duration) string {
 // TestETAThroughA36MinuteLoad replays the load's log lines with a fake
 // clock and checks the ETA at 25%, 50% and 75% of the real duration.
 func TestETAThroughA36MinuteLoad(t *testing.T) {
+	t.Parallel()
 	done, total := vllmLoad()
 	start := time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
 	var p progressTrack
@@ -81,6 +82,7 @@ func TestETAThroughA36MinuteLoad(t *testing.T) {
 // TestETADuringStallHolds: while no shard finishes, the ETA stops falling
 // at what the remaining shards take; it never counts down to zero.
 func TestETADuringStallHolds(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(0, 0)
 	var p progressTrack
 	for i := 0; i <= 32; i++ {
@@ -97,6 +99,7 @@ func TestETADuringStallHolds(t *testing.T) {
 }
 
 func TestETAFromHistoryIgnoresOutlier(t *testing.T) {
+	t.Parallel()
 	hist := []time.Duration{10 * time.Minute, 11 * time.Minute, 45 * time.Minute, 10*time.Minute + 30*time.Second, 11 * time.Minute}
 	typ := typical(hist)
 	if typ != 11*time.Minute {
@@ -115,6 +118,7 @@ func TestETAFromHistoryIgnoresOutlier(t *testing.T) {
 }
 
 func TestETAOverrunAndNothingKnown(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(0, 0)
 	e := stepETA(start.Add(9*time.Minute), start, nil, 0, 5*time.Minute, 0)
 	if e.Known || e.Over != 4*time.Minute || e.Source != SourceEstimate {
@@ -127,6 +131,7 @@ func TestETAOverrunAndNothingKnown(t *testing.T) {
 }
 
 func TestParseProgressFormats(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		line        string
 		done, total float64
@@ -147,6 +152,7 @@ func TestParseProgressFormats(t *testing.T) {
 }
 
 func TestCampaignETASimulatesTheQueue(t *testing.T) {
+	t.Parallel()
 	m := time.Minute
 	phases := []simPhase{
 		{id: "serve", service: true, running: true, remaining: 14 * m, known: true},
@@ -171,6 +177,7 @@ func TestCampaignETASimulatesTheQueue(t *testing.T) {
 // TestHistorySurvivesRestart: the second run of a campaign knows how long
 // its step took the first time.
 func TestHistorySurvivesRestart(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, "name: hist\nphases:\n  - id: a\n    steps: [{run: 'sleep 0.5'}]\n")
 	opts := testOptions(t)
 	opts.StateDir = t.TempDir()
@@ -195,6 +202,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 // second, so many of its lines arrive in one read with one time. The rate
 // still comes from the log (it read as "from estimate" on an H200).
 func TestETAFromBatchedProgress(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(0, 0)
 	var p progressTrack
 	pct := 0

@@ -11,6 +11,7 @@ import (
 // running); the plain printer prints it, escaped, and stays quiet about
 // bare progress whose ETA is not known.
 func TestEventLineSaysSlurmNews(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 3, 14, 0, 0, 0, time.UTC)
 	st := &State{Phases: []PhaseState{{ID: "gemm", Steps: []StepState{{Progress: -1}}}}}
 	last := time.Duration(-1)

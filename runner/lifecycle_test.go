@@ -71,6 +71,7 @@ phases:
 // TestEditedPhaseAsksItsGateAgain: a greenlight was given for the work as
 // it was; the phase edited, it waits for a greenlight again.
 func TestEditedPhaseAsksItsGateAgain(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.yaml")
 	write := func(msg string) *campaign.Plan {
@@ -91,6 +92,7 @@ func TestEditedPhaseAsksItsGateAgain(t *testing.T) {
 // and a step that fails, are recorded with the lines of their log that say
 // why (escaped), not only the log's path.
 func TestFailureQuotesItsLastWords(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, `
 name: words
 phases:
@@ -167,6 +169,7 @@ phases:
 // environment; one that hangs is stopped within its limit, said once, and
 // holds nothing.
 func TestNotify(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	log := filepath.Join(dir, "told")
 	p := loadCampaign(t, fmt.Sprintf(`
@@ -234,6 +237,7 @@ phases:
 // with no runner), as the window and the record say; run again, the gate
 // asks again.
 func TestStopAtAGateReadsStoppedFromTheJournal(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := loadCampaign(t, `
 name: gatestop

@@ -131,6 +131,7 @@ func newReplayRunner(t *testing.T, plan *campaign.Plan, stateDir string) *Runner
 // cannot be foreseen). A second load, with history from the first, is
 // within 10% at 25, 50 and 75% whatever its estimate says.
 func TestServiceETALearnsThePace(t *testing.T) {
+	t.Parallel()
 	fracs := []float64{0.25, 0.5, 0.75}
 	limit := []float64{0.15, 0.10, 0.10}
 	tests := []struct {
@@ -189,6 +190,7 @@ func TestServiceETALearnsThePace(t *testing.T) {
 // stall is held, not extrapolated), and with no estimate says so until
 // something is measured.
 func TestServiceETAHoldsAndNeverZero(t *testing.T) {
+	t.Parallel()
 	total := 36 * time.Minute
 	var fracs []float64
 	for s := 1; s < int(total.Seconds())-5; s++ {
@@ -224,6 +226,7 @@ func TestServiceETAHoldsAndNeverZero(t *testing.T) {
 // TestETAWithoutBasisSaysSo: a running step with no estimate anywhere, on
 // its own or as part of a campaign, reads "no estimate", never "≥ 0s".
 func TestETAWithoutBasisSaysSo(t *testing.T) {
+	t.Parallel()
 	for _, e := range []ETA{{}, {Known: true, Partial: true}, {Known: true, Partial: true, Remaining: 300 * time.Millisecond}} {
 		if got := e.Text(); got != "no estimate" {
 			t.Errorf("%+v.Text() = %q; want no estimate", e, got)
@@ -245,6 +248,7 @@ func TestETAWithoutBasisSaysSo(t *testing.T) {
 // 10 minutes each took 20; the one running and the one after are expected
 // at about 20 each, and the source says the pace was learned.
 func TestLaterStepsTakeTheLearnedPace(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, `
 name: steps
 phases:
@@ -277,6 +281,7 @@ phases:
 
 // TestWaitReasons: a phase that has not started says why it waits.
 func TestWaitReasons(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, `
 name: waits
 phases:
@@ -328,6 +333,7 @@ phases:
 // TestFreezeWithNothingRunningSaysSo: f with no step running is refused
 // with the reason, and nothing is left frozen for the next step.
 func TestFreezeWithNothingRunningSaysSo(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, "name: idle\nphases:\n  - id: a\n    gate: manual\n    steps: [{run: 'true'}]\n")
 	h := start(t, p, testOptions(t))
 	h.kind(GateWaiting, "a")

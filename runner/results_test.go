@@ -77,6 +77,7 @@ func decodeObjectRef(line []byte) ([]string, []any, error) {
 }
 
 func TestDecodeObject(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		cols []string

@@ -11,6 +11,7 @@ import (
 )
 
 func TestOrderResultsAndRetry(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, `
 name: order
 phases:
@@ -58,6 +59,7 @@ phases:
 }
 
 func TestFailureBlocksDependents(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, `
 name: fail
 phases:
@@ -77,6 +79,7 @@ phases:
 }
 
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, `
 name: timeout
 phases:
@@ -90,6 +93,7 @@ phases:
 }
 
 func TestLoadRejectsNothingWrittenOnDisk(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(path, []byte("name: x\nphases:\n  - id: a\n    stepz: []\n"), 0o644)
@@ -105,6 +109,7 @@ func TestLoadRejectsNothingWrittenOnDisk(t *testing.T) {
 // The poll falls on whole multiples of Poll by the clock, with the GPU
 // sampler's rounds and the screen's clock.
 func TestPollFallsOnTheInterval(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC)
 	if got := untilNext(at.Add(250*time.Millisecond), time.Second); got != 750*time.Millisecond {
 		t.Errorf("next poll in %s; want 750ms", got)

@@ -145,6 +145,7 @@ phases:
 // TestSlurmJobOnThisMachine: only a job on this host lends its pids to
 // the GPU sampler's idea of what is the campaign's.
 func TestSlurmJobOnThisMachine(t *testing.T) {
+	t.Parallel()
 	host, _ := os.Hostname()
 	short, _, _ := strings.Cut(host, ".")
 	for nodes, want := range map[string]bool{short: true, short + ".cluster.local": true, "elsewhere01": false, "gpu[01-02]," + short: true, "": false} {
@@ -527,6 +528,7 @@ phases:
 // never name a step's job alike (a restarted runner finds its job by its
 // name, and must not take the other campaign's).
 func TestJobNamesDifferByFolder(t *testing.T) {
+	t.Parallel()
 	p := loadCampaign(t, "name: same\nslurm: {partition: x}\nphases:\n  - id: long\n    steps: [{run: \"true\"}]\n")
 	r := &Runner{plan: p}
 	pr := newPhaseRun(p.Phases[0], t.TempDir())

@@ -6,6 +6,7 @@ import "testing"
 // record, status and the exit status share: can a greenlight open this
 // gate, what is the campaign's word, which exit status.
 func TestVerdicts(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		manual bool
 		status Status

@@ -16,6 +16,7 @@ import (
 // label of the block in snake case, and the JSON's scalar keys (the
 // per-request arrays left out); an expectation on a block column holds.
 func TestVLLMBenchFormat(t *testing.T) {
+	t.Parallel()
 	txt, _ := filepath.Abs("testdata/vllm-bench-serve.txt")
 	js, _ := filepath.Abs("testdata/vllm-save-result.json")
 	p := loadCampaign(t, `
@@ -72,6 +73,7 @@ phases:
 // TestVLLMBenchFormatErrors: a bad format or both format and regex are
 // clear file errors.
 func TestVLLMBenchFormatErrors(t *testing.T) {
+	t.Parallel()
 	for body, want := range map[string]string{
 		"results: {format: vllm}":                   `unknown results format "vllm"`,
 		"results: {format: vllm-bench, regex: 'x'}": "both a format and a regex",
