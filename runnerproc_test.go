@@ -396,6 +396,17 @@ func TestDemoFinishesWithNoWindow(t *testing.T) {
 	if n := strings.Count(md, "✅ done"); n < 5 {
 		t.Errorf("the demo finished with %d phases done; want all 5:\n%s", n, md)
 	}
+	// Its runner ends once its last writes are done: the folder is left
+	// to the test's cleanup only then.
+	state := filepath.Join(dir, "greenlight", "demo", ".greenlight", "demo-vllm-profile")
+	testutil.Eventually(t, 60*time.Second, "the demo's runner's end", func() bool {
+		for _, r := range runnersOf(ownerEnv + "=" + os.Getenv(ownerEnv)) {
+			if strings.Contains(r, state) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // TestStoppedRunnerSaidSo: a runner that stops answering (kill -STOP) is

@@ -15,12 +15,16 @@ import (
 // drops every line after the cut (and the second half, landing later in
 // the file we displaced, comes back as marker lines that re-pair with our
 // blocks). So a version that looks mid-save is not merged until it has
-// been left alone for quiet; a user who deleted their lines sees them
-// deleted once the file has stayed without them that long.
+// been left alone for quiet (3 s); a user who deleted their lines sees
+// them deleted once the file has stayed without them that long.
 
 // quiet is how long a version that looks mid-save must stay unchanged
-// before it is taken as the user's deliberate text.
-const quiet = time.Second
+// before it is taken as the user's deliberate text. An editor stalled a
+// second between its truncate and its write, read a little over a second
+// later on a machine whose every core was busy, lost three notes in
+// TestStallingEditor at one second: three leave room for the reader's
+// own delay on top of the editor's.
+const quiet = 3 * time.Second
 
 // waitMax bounds one write's wait for the file to settle: a file that
 // keeps changing past it is tried again at the next write.
