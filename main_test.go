@@ -53,7 +53,7 @@ func TestMain(m *testing.M) {
 	if n := os.Getenv("GREENLIGHT_TEST_BURST"); n != "" {
 		os.Exit(burst(n)) // the test binary as a step that writes results fast
 	}
-	testutil.WaitBoundParallel(4) // the demos and windows wait, they do not compute
+	testutil.WaitBoundParallel(8) // the demos and windows wait, they do not compute
 	owner := strconv.Itoa(os.Getpid())
 	os.Setenv(ownerEnv, owner)
 	code := m.Run()
