@@ -1,8 +1,12 @@
 package runner
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // TestBackendOfAPhase: a phase with slurm: runs its steps on the Slurm
@@ -50,5 +54,26 @@ phases:
 	there.job.nodeAddr = "10.0.0.7"
 	if there.on().node() != "10.0.0.7" {
 		t.Errorf("node = %q", there.on().node())
+	}
+}
+
+// TestSupervisorCommand: the supervisor's own binary beside greenlight is
+// used when it is there (a step starts without greenlight's package
+// init); otherwise greenlight's hidden subcommand.
+func TestSupervisorCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "greenlight")
+	if got := SupervisorCommand(exe); len(got) != 2 || got[0] != exe || got[1] != supervise.Command {
+		t.Errorf("no supervisor beside greenlight: %v", got)
+	}
+	sup := filepath.Join(dir, SupervisorName)
+	os.WriteFile(sup, []byte("#!/bin/sh\n"), 0o644)
+	if got := SupervisorCommand(exe); got[0] != exe {
+		t.Errorf("a supervisor that cannot run was taken: %v", got)
+	}
+	os.Chmod(sup, 0o755)
+	if got := SupervisorCommand(exe); len(got) != 1 || got[0] != sup {
+		t.Errorf("the supervisor beside greenlight: %v", got)
 	}
 }
