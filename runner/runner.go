@@ -128,7 +128,7 @@ type campaignTimes struct {
 }
 
 // SupervisorName is the supervisor's own binary, beside greenlight.
-const SupervisorName = "greenlight-supervise"
+const SupervisorName = supervise.Binary
 
 // SupervisorCommand is how a step's supervisor is started by greenlight
 // at exe: the supervisor's own binary when it lies beside exe (a step

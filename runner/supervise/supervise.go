@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,20 @@ import (
 
 // Command is the hidden subcommand that runs one step.
 const Command = "__supervise"
+
+// Binary is the supervisor's own binary (cmd/greenlight-supervise), which
+// runs a step as `greenlight __supervise` does.
+const Binary = "greenlight-supervise"
+
+// isSupervisor says a process's command line (NUL-separated) is a
+// supervisor's: greenlight's subcommand, or the supervisor's own binary.
+func isSupervisor(cmdline []byte) bool {
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	if len(args) == 0 {
+		return false
+	}
+	return filepath.Base(args[0]) == Binary || len(args) > 1 && args[1] == Command
+}
 
 // Status is what the supervisor writes, atomically, to a step's status
 // file: once when the command starts and once when it has ended.
@@ -420,7 +435,7 @@ func Alive(pid int, statusPath string) bool {
 	if err != nil {
 		return false
 	}
-	return strings.Contains(string(b), Command) && strings.Contains(string(b), statusPath)
+	return isSupervisor(b) && strings.Contains(string(b), "\x00"+statusPath+"\x00")
 }
 
 // Find is the live supervisor of the step whose status file is
@@ -437,7 +452,7 @@ func Find(statusPath string) int {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + p.Name() + "/cmdline")
-		if err != nil || !strings.Contains(string(b), want) || !strings.Contains(string(b), "\x00"+Command+"\x00") {
+		if err != nil || !strings.Contains(string(b), want) || !isSupervisor(b) {
 			continue
 		}
 		if Alive(pid, statusPath) {

@@ -111,3 +111,19 @@ func TestNothingLeftAfterAStop(t *testing.T) {
 	}
 	checkNoneLeft(t, dir, 4)
 }
+
+// TestIsSupervisor: a supervisor is known by its command line, whether it
+// is greenlight's subcommand or its own binary; nothing else is one.
+func TestIsSupervisor(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"/usr/bin/greenlight\x00__supervise\x00--status\x00/s\x00": true,
+		"/opt/gl/greenlight-supervise\x00--status\x00/s\x00":       true,
+		"/usr/bin/greenlight\x00run\x00c.yaml\x00":                 false,
+		"sh\x00-c\x00echo __supervise greenlight-supervise\x00":    false,
+		"/usr/bin/greenlight-supervise-not\x00--status\x00/s\x00":  false,
+	} {
+		if got := isSupervisor([]byte(cmd)); got != want {
+			t.Errorf("isSupervisor(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}
