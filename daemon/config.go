@@ -138,12 +138,8 @@ func (c *Config) Reuse(out io.Writer) {
 		return
 	}
 	c.reused = true
-	b, err := os.ReadFile(filepath.Join(c.StateDir, savedName))
-	if err != nil {
-		return
-	}
-	var last saved
-	if json.Unmarshal(b, &last) != nil {
+	last, ok := readSaved(c.StateDir)
+	if !ok {
 		return
 	}
 	switch {
@@ -174,11 +170,16 @@ func (c *Config) Reuse(out io.Writer) {
 // SavedReport is the results file the campaign's last runner (in
 // stateDir) was started with by --report; "" when none.
 func SavedReport(stateDir string) string {
-	b, err := os.ReadFile(filepath.Join(stateDir, savedName))
-	if err != nil {
-		return ""
-	}
-	var last saved
-	json.Unmarshal(b, &last)
+	last, _ := readSaved(stateDir)
 	return last.Report
+}
+
+// readSaved is the flags the campaign's last runner saved in stateDir.
+func readSaved(stateDir string) (saved, bool) {
+	var last saved
+	b, err := os.ReadFile(filepath.Join(stateDir, savedName))
+	if err != nil || json.Unmarshal(b, &last) != nil {
+		return saved{}, false
+	}
+	return last, true
 }

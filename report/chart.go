@@ -219,7 +219,7 @@ func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[st
 	if ph.Sweep == nil {
 		return nil, nil
 	}
-	metrics, vals := sweepValues(ph, p)
+	metrics, vals := runner.PointValues(ph, p.Steps)
 	out := map[string]string{}
 	var errs []error
 	for _, m := range metrics {
@@ -242,4 +242,29 @@ func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[st
 		return out, errs[0]
 	}
 	return out, nil
+}
+
+// charted is what a sweep phase's charts were last drawn from.
+type charted struct {
+	rows, attempt int
+	names         map[string]string // metric -> SVG beside the results file
+}
+
+// updateCharts draws a sweep phase's charts again when its rows changed
+// (this runs with the file's coalesced writes, never on the loop).
+func (w *Writer) updateCharts(p *runner.PhaseState) error {
+	ph := w.plan.Phase(p.ID)
+	if ph == nil || ph.Sweep == nil {
+		return nil
+	}
+	rows := 0
+	for _, s := range p.Steps {
+		rows += len(s.Results)
+	}
+	if c, ok := w.charts[p.ID]; rows == 0 || ok && c.rows == rows && c.attempt == p.Attempt {
+		return nil
+	}
+	names, err := sweepCharts(w.path, ph, *p)
+	w.charts[p.ID] = charted{rows: rows, attempt: p.Attempt, names: names}
+	return err
 }

@@ -95,7 +95,7 @@ phases:
 	if strings.Contains(string(b), "<script") {
 		t.Error("a script in the chart")
 	}
-	again, _ := sweepChart(ph, ps, "tflops", func() map[int][]float64 { _, v := sweepValues(ph, ps); return v["tflops"] }())
+	again, _ := sweepChart(ph, ps, "tflops", func() map[int][]float64 { _, v := runner.PointValues(ph, ps.Steps); return v["tflops"] }())
 	if string(again) != string(b) {
 		t.Error("the same rows drew another chart: not deterministic")
 	}

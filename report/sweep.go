@@ -47,42 +47,10 @@ func pointStat(xs []float64) PointStat {
 	return s
 }
 
-// sweepValues gathers, per metric and point, the values of the point's
-// repeats; metrics in the order they first appear.
-func sweepValues(ph *campaign.Phase, p runner.PhaseState) (metrics []string, vals map[string]map[int][]float64) {
-	sw := ph.Sweep
-	skip := map[string]bool{"repeat": true}
-	for _, a := range sw.Axes {
-		skip[a.Name] = true
-	}
-	vals = map[string]map[int][]float64{}
-	steps := ph.AllSteps()
-	for i, s := range p.Steps {
-		if i >= len(steps) || steps[i].Unit == nil {
-			continue
-		}
-		pt := steps[i].Unit.Point
-		for _, row := range s.Results {
-			for j, c := range row.Cols {
-				f, ok := row.Values[j].(float64)
-				if !ok || skip[c] {
-					continue
-				}
-				if vals[c] == nil {
-					vals[c] = map[int][]float64{}
-					metrics = append(metrics, c)
-				}
-				vals[c][pt] = append(vals[c][pt], f)
-			}
-		}
-	}
-	return metrics, vals
-}
-
 // sweepTables is the phase's results by point.
 func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]string) string {
 	sw := ph.Sweep
-	metrics, vals := sweepValues(ph, p)
+	metrics, vals := runner.PointValues(ph, p.Steps)
 	if len(metrics) == 0 {
 		return ""
 	}

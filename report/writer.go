@@ -233,31 +233,6 @@ func (w *Writer) Write(st *runner.State) error {
 	return errors.Join(errs...)
 }
 
-// charted is what a sweep phase's charts were last drawn from.
-type charted struct {
-	rows, attempt int
-	names         map[string]string // metric -> SVG beside the results file
-}
-
-// updateCharts draws a sweep phase's charts again when its rows changed
-// (this runs with the file's coalesced writes, never on the loop).
-func (w *Writer) updateCharts(p *runner.PhaseState) error {
-	ph := w.plan.Phase(p.ID)
-	if ph == nil || ph.Sweep == nil {
-		return nil
-	}
-	rows := 0
-	for _, s := range p.Steps {
-		rows += len(s.Results)
-	}
-	if c, ok := w.charts[p.ID]; rows == 0 || ok && c.rows == rows && c.attempt == p.Attempt {
-		return nil
-	}
-	names, err := sweepCharts(w.path, ph, *p)
-	w.charts[p.ID] = charted{rows: rows, attempt: p.Attempt, names: names}
-	return err
-}
-
 func (w *Writer) updateCSV(p *runner.PhaseState) error {
 	rows := 0
 	for _, s := range p.Steps {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -82,6 +83,42 @@ func (sr *stepRun) withPoint(row Row) Row {
 	return row
 }
 
+// PointValues are a sweep phase's numeric results by metric and point:
+// each point's repeats in run order, metrics in the order they first
+// appear (the axes' columns and repeat are not metrics). The record's
+// tables and charts and the noise said as it happens read them.
+func PointValues(ph *campaign.Phase, steps []StepState) (metrics []string, vals map[string]map[int][]float64) {
+	vals = map[string]map[int][]float64{}
+	if ph.Sweep == nil {
+		return nil, vals
+	}
+	skip := map[string]bool{"repeat": true}
+	for _, a := range ph.Sweep.Axes {
+		skip[a.Name] = true
+	}
+	all := ph.AllSteps()
+	for i, s := range steps {
+		if i >= len(all) || all[i].Unit == nil {
+			continue
+		}
+		pt := all[i].Unit.Point
+		for _, row := range s.Results {
+			for j, c := range row.Cols {
+				f, ok := row.Values[j].(float64)
+				if !ok || skip[c] {
+					continue
+				}
+				if vals[c] == nil {
+					vals[c] = map[int][]float64{}
+					metrics = append(metrics, c)
+				}
+				vals[c][pt] = append(vals[c][pt], f)
+			}
+		}
+	}
+	return metrics, vals
+}
+
 // sayNoisy tells, as it happens, of a point whose repeats so far disagree
 // beyond the phase's noise limit (their coefficient of variation), once
 // per point and metric.
@@ -90,29 +127,9 @@ func (sr *stepRun) sayNoisy() {
 	if sw == nil || u == nil || sw.Repeat < 2 {
 		return
 	}
-	skip := map[string]bool{"repeat": true}
-	for _, a := range sw.Axes {
-		skip[a.Name] = true
-	}
-	vals := map[string][]float64{}
-	var order []string
-	for i, st := range pr.ph.AllSteps() {
-		if st.Unit == nil || st.Unit.Point != u.Point || i >= len(pr.state.Steps) {
-			continue
-		}
-		for _, row := range pr.state.Steps[i].Results {
-			for j, c := range row.Cols {
-				if f, ok := row.Values[j].(float64); ok && !skip[c] {
-					if vals[c] == nil {
-						order = append(order, c)
-					}
-					vals[c] = append(vals[c], f)
-				}
-			}
-		}
-	}
-	for _, c := range order {
-		xs := vals[c]
+	metrics, vals := PointValues(pr.ph, pr.state.Steps)
+	for _, c := range metrics {
+		xs := vals[c][u.Point]
 		if len(xs) < 2 {
 			continue
 		}

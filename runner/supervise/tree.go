@@ -1,0 +1,172 @@
+package supervise
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The step's whole process tree: what it is (the supervisor's descendants,
+// which come to it as their subreaper, and the step's group), how it is
+// stopped, and how its ended members are reaped.
+
+// Tree is the live processes of the step: this supervisor's descendants
+// (orphans come to it: it is their subreaper) and the members of the
+// step's group, pgid, wherever they are. Zombies are not counted.
+func Tree(pgid int) []int {
+	self := os.Getpid()
+	parent := map[int]int{}
+	group := map[int]bool{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		state, ppid, pg, ok := procStat(pid)
+		if !ok || (state == 'Z' || state == 'X') && !threadsLive(pid) {
+			continue
+		}
+		parent[pid] = ppid
+		if pgid > 1 && pg == pgid {
+			group[pid] = true
+		}
+	}
+	var out []int
+	for pid := range parent {
+		in := group[pid]
+		for p, hops := parent[pid], 0; !in && p > 1 && hops < 64; p, hops = parent[p], hops+1 {
+			in = p == self
+		}
+		if !in && parent[pid] == self {
+			in = true
+		}
+		if in {
+			out = append(out, pid)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// StopTree asks every process of the step's tree (Tree) to end: SIGINT,
+// then SIGTERM, then SIGKILL, grace apart, each sent to the group and to
+// every process found, found again at each look (a fork storm's new
+// children too). A frozen process is thawed so it can obey.
+func StopTree(pgid int, grace time.Duration) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+		send := func() int {
+			tree := Tree(pgid)
+			if pgid > 1 {
+				syscall.Kill(-pgid, sig)
+				syscall.Kill(-pgid, syscall.SIGCONT)
+			}
+			for _, pid := range tree {
+				syscall.Kill(pid, sig)
+				syscall.Kill(pid, syscall.SIGCONT)
+			}
+			return len(tree)
+		}
+		if send() == 0 {
+			return
+		}
+		deadline := time.Now().Add(grace)
+		for time.Now().Before(deadline) {
+			if len(Tree(pgid)) == 0 {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+			if sig == syscall.SIGKILL {
+				send() // children forked since the last look
+			}
+		}
+	}
+}
+
+// reapOrphans waits for the orphans that came to this supervisor and
+// have ended, so they do not linger as zombies. It is called only once
+// the step's own command has been waited for (a wait for any child
+// before that could take the command's own exit status).
+func reapOrphans() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// threadsLive says a process whose leader has exited still has threads
+// running (a multi-threaded process dying: its leader shows Z first).
+func threadsLive(pid int) bool {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) && b[i+2] != 'Z' && b[i+2] != 'X' {
+			return true
+		}
+	}
+	return false
+}
+
+// waitGone reaps the orphans that end and waits, up to limit, until none
+// of pids is left in /proc (a child of another parent is gone once it is
+// a zombie with no live thread). Called once the step's command has been
+// waited for.
+func waitGone(pids []int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		reapOrphans()
+		left := 0
+		for _, pid := range pids {
+			state, ppid, _, ok := procStat(pid)
+			switch {
+			case !ok:
+			case (state == 'Z' || state == 'X') && ppid != os.Getpid() && !threadsLive(pid):
+			default:
+				left++
+			}
+		}
+		if left == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// procName is a process's command name, for the record.
+func procName(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// procStat reads a process's state letter, parent and group from /proc.
+func procStat(pid int) (state byte, ppid, pgid int, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return 0, 0, 0, false
+	}
+	if _, err := fmt.Sscanf(s[i+2:], "%c %d %d", &state, &ppid, &pgid); err != nil {
+		return 0, 0, 0, false
+	}
+	return state, ppid, pgid, true
+}
