@@ -46,6 +46,9 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return runner.ExitUsage
 	}
+	// A command without --report looks for the state dir beside the
+	// campaign's own results file: the pointer to it goes there.
+	asWritten := *plan
 	if f.Report != "" {
 		plan.Report = f.Report // made absolute by the client
 	}
@@ -116,7 +119,7 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		return runner.ExitFailed
 	}
 	f.save()
-	if err := statedir.Remember(plan, f.StateDir); err != nil {
+	if err := statedir.Remember(&asWritten, f.StateDir); err != nil {
 		fmt.Fprintf(stdout, "%s warning: could not note the state dir beside the default one: %v\n", time.Now().Format("15:04:05"), err)
 	}
 	host, _ := os.Hostname()

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/statedir"
 	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
@@ -115,7 +117,8 @@ phases:
           echo b ran
 `), 0o644)
 	state := filepath.Join(dir, ".greenlight", "d")
-	cfg := Config{File: file, StateDir: state, GPU: []string{"fake:2"}, Interval: 200 * time.Millisecond}
+	state = filepath.Join(dir, "elsewhere") // not the default: later commands must find it
+	cfg := Config{File: file, StateDir: state, Report: filepath.Join(dir, "out", "d.md"), GPU: []string{"fake:2"}, Interval: 200 * time.Millisecond}
 	var out syncBuf
 	code := make(chan int, 1)
 	go func() { code <- Main("test", cfg.Args(), &out, &out) }()
@@ -144,9 +147,20 @@ phases:
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the runner did not end with its campaign:\n%s", out.String())
 	}
-	md, _ := os.ReadFile(filepath.Join(dir, "d.md"))
+	md, _ := os.ReadFile(filepath.Join(dir, "out", "d.md"))
 	if !strings.Contains(string(md), "Status:** finished") {
 		t.Errorf("results file:\n%s", md)
+	}
+	// A later command given neither --state-dir nor --report finds both.
+	asWritten, err := campaign.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, note, _ := statedir.Resolve(asWritten, ""); got != state || note == "" {
+		t.Errorf("the state dir found without the flag: %q (%q); want %q", got, note, state)
+	}
+	if got := SavedReport(state); got != cfg.Report {
+		t.Errorf("the results file found without the flag: %q; want %q", got, cfg.Report)
 	}
 	for _, want := range []string{"runner pid", "b greenlit", "campaign finished"} {
 		if !strings.Contains(out.String(), want) {
