@@ -13,6 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/greenlight-run/greenlight/conditions"
+
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/report"
@@ -140,6 +142,11 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		env = report.Env{Host: host, Inventory: gpu.Inventory{Source: "none", Why: "GPU inventory " + err.Error()}}
 	}
 	w := report.NewWriter(plan.Report, plan, env, nil, dir)
+	if book, ok, err := conditions.Load(dir); err != nil {
+		fmt.Fprintf(stderr, "greenlight report: warning: %v; the record has no conditions\n", err)
+	} else if ok {
+		w.SetConditions(book)
+	}
 	if err := w.Write(st); err != nil {
 		fmt.Fprintf(stderr, "greenlight report: %v\n", err)
 		return 1

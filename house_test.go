@@ -83,10 +83,16 @@ func TestTheHouse(t *testing.T) {
 			below(dir)
 		case strings.HasPrefix(dir, "internal/") && dir != "internal/statedir":
 			below(dir, "internal")
+		case dir == "conditions":
+			below(dir, "gpu", "runner/campaign", "internal")
+		case dir == "record":
+			below(dir, "conditions", "runner/campaign", "internal")
+		case dir == "compare":
+			below(dir, "record", "conditions", "runner/campaign", "internal")
 		case dir == "report" || strings.HasPrefix(dir, "report/"):
-			below(dir, "report", "runner", "gpu", "internal")
+			below(dir, "report", "record", "compare", "conditions", "runner", "gpu", "internal")
 		case dir == "daemon":
-			below(dir, "runner", "report", "gpu", "internal")
+			below(dir, "runner", "report", "record", "compare", "conditions", "gpu", "internal")
 		case dir == "client":
 			below(dir, "daemon", "runner", "report", "gpu", "internal")
 		}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 
+	"github.com/greenlight-run/greenlight/compare"
 	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/demo"
 	"github.com/greenlight-run/greenlight/internal/statedir"
@@ -40,6 +41,7 @@ Usage:
   greenlight report [flags] CAMPAIGN.yaml rebuild the results file from the state dir
   greenlight report --versions CAMPAIGN.yaml  the versions of your results file that writes replaced
   greenlight trace [--top N] [--csv F] TRACE...  where the GPU time went in profiler traces
+  greenlight compare [flags] OLD NEW      better or worse than last time, and is it noise?
   greenlight demo [flags]                 run the bundled demo (no GPU needed)
   greenlight gpus [--gpu S] [--json]      print what the GPU source reads now
   greenlight version                      print the version
@@ -172,6 +174,7 @@ file does: GPU kernel time per rank, busy fraction and idle gaps, time by
 category, the top kernels; markdown on stdout. --csv writes the top
 kernels with their full names. Exit 0; 1 when no file could be read.
 `,
+	"compare": compare.Help,
 	"gpus": `Usage: greenlight gpus [--gpu SOURCE] [--json] [--samples N] [--interval DUR]
 
 Prints what the GPU source reads now.
@@ -230,6 +233,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdLogs(args[1:], stdout, stderr)
 	case "trace":
 		return cmdTrace(args[1:], stdout, stderr)
+	case "compare":
+		return cmdCompare(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "greenlight", version)
 		return 0

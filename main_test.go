@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/daemon"
+	"github.com/greenlight-run/greenlight/demo"
 	"github.com/greenlight-run/greenlight/internal/testutil"
 )
 
@@ -313,14 +314,14 @@ func TestDemoSetsTheLastOneAside(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "demo.md"), []byte("my notes on the demo\n"), 0o644)
-	old, err := setDemoAside(dir, time.Date(2026, 12, 3, 7, 1, 2, 0, time.UTC))
+	old, err := demo.SetAside(dir, time.Date(2026, 12, 3, 7, 1, 2, 0, time.UTC))
 	if err != nil || old != dir+".20261203-070102" {
-		t.Fatalf("setDemoAside = %q, %v", old, err)
+		t.Fatalf("demo.SetAside = %q, %v", old, err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(old, "demo.md")); string(b) != "my notes on the demo\n" {
 		t.Errorf("the last demo's results were not kept: %q", b)
 	}
-	if again, err := setDemoAside(dir, time.Now()); again != "" || err != nil {
+	if again, err := demo.SetAside(dir, time.Now()); again != "" || err != nil {
 		t.Errorf("nothing to set aside: %q, %v", again, err)
 	}
 }

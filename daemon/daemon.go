@@ -153,6 +153,9 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		go feedFake(fake, len(inv.Devices), r.Subscribe(), plan)
 	}
 	go feedSessions(sampler, r.Subscribe())
+	condsKept := make(chan struct{})
+	go watchConditions(plan, r.StateDir(), sampler, func() bool { return sampler.Latest() != nil }, r.Subscribe(),
+		w.SetConditions, func(msg string) { r.Warn(msg) }, condsKept)
 	go followSlurmNodes(src, r.Subscribe())
 	if plan.Notify != "" {
 		go runner.Notify(plan, r.Subscribe(), func(msg string) {
@@ -197,6 +200,12 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 					fmt.Fprintln(stdout, line)
 				}
 			}
+		}
+	}
+	if code != runner.ExitInterrupted {
+		select { // a campaign shorter than its conditions: commands
+		case <-condsKept:
+		case <-time.After(2 * commandTimeout):
 		}
 	}
 	r.Close()

@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -31,6 +32,18 @@ type Fake struct {
 	temp     []float64
 	mem      []float64
 	lost     map[int]bool
+
+	mu    sync.Mutex // what a test or the demo sets from another goroutine
+	set   map[int]Trouble
+	limit map[int]float64
+}
+
+// Trouble is what a test or the demo makes a fake device report: a
+// throttle reason, an XID error, a process that is not the campaign's.
+type Trouble struct {
+	Throttle []string
+	XID      int
+	Foreign  []Process
 }
 
 // NewFake makes n H200-like devices.
@@ -47,6 +60,43 @@ func (f *Fake) SetActivity(a Activity) { f.activity.Store(&a) }
 
 // Lose marks a device as fallen off the bus, for tests and the demo.
 func (f *Fake) Lose(i int) { f.lost[i] = true }
+
+// SetTrouble makes device i report t from the next sample on (the zero
+// Trouble ends it); any goroutine may call it.
+func (f *Fake) SetTrouble(i int, t Trouble) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.set == nil {
+		f.set = map[int]Trouble{}
+	}
+	f.set[i] = t
+}
+
+// SetPowerLimit sets device i's enforced power limit (700 W by default),
+// as nvidia-smi -pl would; any goroutine may call it.
+func (f *Fake) SetPowerLimit(i int, w float64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.limit == nil {
+		f.limit = map[int]float64{}
+	}
+	f.limit[i] = w
+}
+
+func (f *Fake) powerLimit(i int) float64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if w, ok := f.limit[i]; ok {
+		return w
+	}
+	return 700
+}
+
+func (f *Fake) trouble(i int) Trouble {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.set[i]
+}
 
 const fakeMem = 141 << 30
 
@@ -124,7 +174,9 @@ func (f *Fake) Sample(now time.Time) []Sample {
 		s.Util, s.MemUtil = ok(math.Round(util)), ok(math.Round(util*0.6))
 		s.MemUsed = ok(f.mem[i])
 		s.Temp = ok(math.Round(f.temp[i]))
-		s.Power, s.PowerLimit = ok(math.Round(power)), ok(700)
+		limit := f.powerLimit(i)
+		power = math.Min(power, limit)
+		s.Power, s.PowerLimit = ok(math.Round(power)), ok(limit)
 		clock := 1980.0
 		if util < 5 {
 			clock = 345
@@ -132,9 +184,13 @@ func (f *Fake) Sample(now time.Time) []Sample {
 		s.SMClock, s.MemClock = ok(clock), ok(3201)
 		s.PCIeRx, s.PCIeTx = ok(util*1e8*f.noise(i, 4)), ok(util*4e7*f.noise(i, 5))
 		s.ECCErrors = ok(0)
-		if util >= 97 {
-			s.Throttle = []string{"SW power cap"}
+		tr := f.trouble(i)
+		s.Throttle = tr.Throttle
+		if power >= limit && util > 50 {
+			s.Throttle = append(s.Throttle, "SW power cap")
 		}
+		s.XID = ok(float64(tr.XID))
+		s.Procs = append(s.Procs, tr.Foreign...)
 		if mine && (a.Busy || a.ServiceUp || a.Loading >= 0) {
 			for _, pid := range a.PIDs {
 				s.Procs = append(s.Procs, Process{PID: pid, MemUsed: uint64(f.mem[i]) / uint64(max(1, len(a.PIDs)))})

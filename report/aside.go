@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/runner"
@@ -43,7 +44,7 @@ func SetAside(plan *campaign.Plan, stateDir string, now time.Time) (*Aside, erro
 		return nil, err
 	}
 	a.State = moved
-	files := []string{plan.Report}
+	files := []string{plan.Report, record.Name(plan.Report)}
 	for _, ph := range plan.Phases {
 		files = append(files, filepath.Join(dir, csvName(plan.Report, ph.ID)), filepath.Join(dir, kernelsCSV(plan.Report, ph.ID)))
 		charts, _ := filepath.Glob(filepath.Join(dir, strings.TrimSuffix(csvName(plan.Report, ph.ID), ".csv")+".*.svg"))

@@ -27,6 +27,13 @@ type phaseCSV struct {
 	written map[int]int // rows written, by step index
 	tries   map[int]int // the step's try those rows came from
 	cols    *columns
+	// stamps are the validity stamps the rows were written with, by
+	// step index: a stamp that changes (a throttle later in the step)
+	// rewrites the file, so every row of a step says the same. The
+	// column is there once any row of the phase has one.
+	stamps  map[int]string
+	stampOf func(step int) string
+	stamped bool
 }
 
 // csvName is the CSV file of a phase, beside the results file.
@@ -40,6 +47,12 @@ func (c *phaseCSV) update(p *runner.PhaseState) error {
 	fresh := c.written == nil || c.attempt != p.Attempt
 	for _, s := range p.Steps {
 		if c.written != nil && (c.written[s.Index] > len(s.Results) || c.written[s.Index] > 0 && c.tries[s.Index] != s.Attempt) {
+			fresh = true
+		}
+		if c.written != nil && c.written[s.Index] > 0 && c.stamp(s.Index) != c.stamps[s.Index] {
+			fresh = true
+		}
+		if len(s.Results) > 0 && !c.stamped && c.stamp(s.Index) != "" {
 			fresh = true
 		}
 	}
@@ -99,7 +112,15 @@ func (c *phaseCSV) rewrite(p *runner.PhaseState) error {
 	}
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
-	w.Write(append([]string{"step", "recorded"}, c.cols.names...))
+	c.stamped = false
+	for _, s := range p.Steps {
+		c.stamped = c.stamped || len(s.Results) > 0 && c.stamp(s.Index) != ""
+	}
+	head := append([]string{"step", "recorded"}, c.cols.names...)
+	if c.stamped {
+		head = append(head, "stamp")
+	}
+	w.Write(head)
 	for i := range p.Steps {
 		for j := range p.Steps[i].Results {
 			w.Write(c.record(&p.Steps[i].Results[j]))
@@ -115,14 +136,27 @@ func (c *phaseCSV) rewrite(p *runner.PhaseState) error {
 }
 
 func (c *phaseCSV) mark(p *runner.PhaseState) {
-	c.written, c.tries = map[int]int{}, map[int]int{}
+	c.written, c.tries, c.stamps = map[int]int{}, map[int]int{}, map[int]string{}
 	for _, s := range p.Steps {
 		c.written[s.Index], c.tries[s.Index] = len(s.Results), s.Attempt
+		if len(s.Results) > 0 {
+			c.stamps[s.Index] = c.stamp(s.Index)
+		}
 	}
 }
 
+func (c *phaseCSV) stamp(step int) string {
+	if c.stampOf == nil {
+		return ""
+	}
+	return c.stampOf(step)
+}
+
 func (c *phaseCSV) record(r *runner.Row) []string {
-	rec := make([]string, 2+len(c.cols.names))
+	rec := make([]string, 2+len(c.cols.names), 3+len(c.cols.names))
+	if c.stamped {
+		rec = append(rec, safe.Text(c.stamp(r.Step), safe.CSV))
+	}
 	rec[0] = FormatNumber(float64(r.Step + 1))
 	rec[1] = r.Time.Format(time.RFC3339Nano)
 	for i, name := range r.Cols {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
+	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/internal/safe"
@@ -18,6 +19,9 @@ type Env struct {
 	Host      string
 	Inventory gpu.Inventory
 	Hosts     []gpu.HostState // remote hosts, through dcgm-exporter
+	// Conditions is what the campaign ran under (not kept in the
+	// environment file: the state dir's conditions.json is its own).
+	Conditions *conditions.Book `json:"-"`
 }
 
 // gpuLabel names a device: "3" on this machine, "node2:3" on another.
@@ -121,6 +125,7 @@ func header(plan *campaign.Plan, st *runner.State, env Env, remade []string) str
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(conditionsSection(env.Conditions))
 	b.WriteString("| Phase | Status | Duration | Key result |\n|---|---|---:|---|\n")
 	for _, p := range st.Phases {
 		status := statusWord(p)
@@ -211,7 +216,7 @@ func rowKey(last *runner.Row, pass int) string {
 // results renders step i's results table; csv is the phase's full table
 // beside the results file ("" when it has no results).
 func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []gpu.Summary,
-	results func(i int, s runner.StepState) string, csv string, charts map[string]string) string {
+	results func(i int, s runner.StepState) string, csv string, charts map[string]string, stamps func(i int) []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s (`%s`)\n\n", p.Title, p.ID)
 	fmt.Fprintf(&b, "**Status:** %s", statusWord(p))
@@ -267,6 +272,9 @@ func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []g
 			}
 			fmt.Fprintf(&b, "\n### Results: step %d, %s\n\n", i+1, cell(steps[i].Label()))
 			b.WriteString(results(i, s))
+			if st := stamps(i); len(st) > 0 {
+				fmt.Fprintf(&b, "\n⚠ Taken under bad conditions: %s.\n", cell(strings.Join(st, "; ")))
+			}
 		}
 	}
 	if csv != "" {
@@ -326,6 +334,7 @@ func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []g
 			warns = append(warns, fmt.Sprintf("GPU %s reported XID error(s) %s during the phase (see `dmesg` on %s)", gpuLabel(g.Device), joinInts(g.XIDs), firstOr(g.Device.Host, "this machine")))
 		}
 	}
+	warns = append(warns, stampWarnings(ph, p, stamps)...)
 	if p.WasFrozen {
 		warns = append(warns, "a step was frozen (SIGSTOP) during the phase: its timings include the pause")
 	}

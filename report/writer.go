@@ -12,7 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/internal/files"
+	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/gpu"
@@ -39,17 +41,21 @@ type Writer struct {
 	gpus     GPUHistory // may be nil
 	stateDir string     // keeps GPU summaries and the environment for `greenlight report`
 
-	mu      sync.Mutex
-	st      *runner.State
-	summary map[string][]gpu.Summary
-	remade  []string
-	tables  tables
-	csvs    map[string]*phaseCSV
-	charts  map[string]charted // a sweep phase's charts, by phase
-	file    fileState
-	envSent bool
-	traces  *traceBook
-	kcsv    map[string]string // phase -> the trace summaries its kernels CSV holds
+	mu          sync.Mutex
+	st          *runner.State
+	summary     map[string][]gpu.Summary
+	remade      []string
+	tables      tables
+	csvs        map[string]*phaseCSV
+	charts      map[string]charted // a sweep phase's charts, by phase
+	file        fileState
+	envSent     bool
+	traces      *traceBook
+	kcsv        map[string]string // phase -> the trace summaries its kernels CSV holds
+	record      recordBook
+	conds       *conditions.Book    // what the campaign ran under; nil until gathered
+	stamps      map[string][]string // finished steps' validity stamps, by phase/attempt/step/attempt
+	stampsDirty bool
 
 	// OnWrite, when set, is called after each write that put st on disk
 	// (CSV tables and results file fsynced), for measuring latency.
@@ -65,6 +71,7 @@ func NewWriter(path string, plan *campaign.Plan, env Env, gpus GPUHistory, state
 	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, stateDir: stateDir,
 		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}}
 	w.traces = newTraceBook(plan, stateDir)
+	w.loadStamps()
 	w.file.versions = newVersions(stateDir)
 	if stateDir != "" {
 		if b, err := os.ReadFile(filepath.Join(stateDir, summariesFile)); err == nil {
@@ -78,6 +85,19 @@ const (
 	summariesFile = "gpu-summaries.json"
 	envFile       = "environment.json"
 )
+
+// SetConditions gives the writer what the campaign ran under (gathered
+// off the runner's way, at its start and each phase's); the next write
+// records it.
+func (w *Writer) SetConditions(b conditions.Book) {
+	w.mu.Lock()
+	w.conds = &b
+	kick := w.traces.kick
+	w.mu.Unlock()
+	if kick != nil {
+		kick()
+	}
+}
 
 // Path is the results file.
 func (w *Writer) Path() string { return w.path }
@@ -218,6 +238,10 @@ func (w *Writer) Write(st *runner.State) error {
 			errs = append(errs, fmt.Errorf("charts of %s: %w", st.Phases[i].ID, err))
 		}
 	}
+	if err := w.writeRecord(st); err != nil && terr == nil {
+		errs = append(errs, fmt.Errorf("record %s: %w", filepath.Base(record.Name(w.path)), err))
+	}
+	w.saveStamps()
 	if terr != nil {
 		errs = append(errs, terr)
 	} else if err := w.write(tg); err != nil {
@@ -246,6 +270,7 @@ func (w *Writer) updateCSV(p *runner.PhaseState) error {
 		c = &phaseCSV{path: filepath.Join(filepath.Dir(w.path), csvName(w.path, p.ID))}
 		w.csvs[p.ID] = c
 	}
+	c.stampOf = func(i int) string { return strings.Join(w.stepStamp(p, i), "; ") }
 	return c.update(p)
 }
 
@@ -286,6 +311,7 @@ func (w *Writer) Flush() error {
 // remote hosts answer.
 func (w *Writer) currentEnv() Env {
 	env := w.env
+	env.Conditions = w.conds
 	if live, ok := w.gpus.(liveFleet); ok {
 		env.Inventory, env.Hosts = live.Inventory(), live.Hosts()
 	}
@@ -309,7 +335,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 			return w.tables.render(tableKey{p.ID, p.Attempt, i, s.Attempt}, s.Results, csv)
 		}
 		id := "phase:" + p.ID
-		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv, w.charts[p.ID].names) + w.traceSection(p)
+		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv, w.charts[p.ID].names, func(i int) []string { return w.stepStamp(&p, i) }) + w.traceSection(p)
 		order = append(order, id)
 	}
 	return bodies, order

@@ -333,6 +333,12 @@ func (r *Runner) Retry(id string) error { return r.do(func() error { return r.re
 // Greenlight opens a phase's manual gate.
 func (r *Runner) Greenlight(id string) error { return r.do(func() error { return r.greenlight(id) }) }
 
+// Warn says msg as the runner's own warnings are said: in the window,
+// the plain output, the log and the results file. For what the runner's
+// process watches beside the runner (the conditions the campaign runs
+// under).
+func (r *Runner) Warn(msg string) error { return r.do(func() error { r.warn(msg); return nil }) }
+
 // Stop stops every running step and service; the campaign ends stopped.
 func (r *Runner) Stop() error { return r.do(func() error { r.stopAll(); return nil }) }
 

@@ -19,16 +19,18 @@ const maxErrs = 20
 
 // levels names each mapping of the campaign file for hints.
 var levels = map[reflect.Type]string{
-	reflect.TypeOf(CampaignSpec{}):  "the campaign (top level)",
-	reflect.TypeOf(PhaseSpec{}):     "a phase",
-	reflect.TypeOf(StepSpec{}):      "a step",
-	reflect.TypeOf(ServiceSpec{}):   "a service",
-	reflect.TypeOf(ReadySpec{}):     "ready:",
-	reflect.TypeOf(ResultsSpec{}):   "results:",
-	reflect.TypeOf(StageSpec{}):     "a stage",
-	reflect.TypeOf(PreflightSpec{}): "preflight:",
-	reflect.TypeOf(SlurmSpec{}):     "slurm:",
-	reflect.TypeOf(GPUsSpec{}):      "gpus:",
+	reflect.TypeOf(CampaignSpec{}):   "the campaign (top level)",
+	reflect.TypeOf(PhaseSpec{}):      "a phase",
+	reflect.TypeOf(StepSpec{}):       "a step",
+	reflect.TypeOf(ServiceSpec{}):    "a service",
+	reflect.TypeOf(ReadySpec{}):      "ready:",
+	reflect.TypeOf(ResultsSpec{}):    "results:",
+	reflect.TypeOf(StageSpec{}):      "a stage",
+	reflect.TypeOf(PreflightSpec{}):  "preflight:",
+	reflect.TypeOf(SlurmSpec{}):      "slurm:",
+	reflect.TypeOf(GPUsSpec{}):       "gpus:",
+	reflect.TypeOf(ConditionsSpec{}): "conditions:",
+	reflect.TypeOf(CompareSpec{}):    "compare:",
 }
 
 // fieldsOf are a struct type's YAML keys and their types.

@@ -235,6 +235,7 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 	}
 	l.gpuSources(spec, plan)
 	l.traces(spec, plan)
+	l.conditions(spec, plan)
 	plan.FailOnExpect = spec.FailOnExpect
 	plan.Notify = strings.TrimSpace(spec.Notify)
 	plan.Report = spec.Report

@@ -154,6 +154,7 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *
 			ph.Steps = append(ph.Steps, l.step(plan, &ps.Steps[j], at(fmt.Sprintf(".steps[%d]", j)), j, env))
 		}
 	}
+	ph.Better = l.better(&ps, at(".better"))
 	hasExpect := len(ph.Expect) > 0
 	for _, st := range ph.Steps {
 		hasExpect = hasExpect || len(st.Expect) > 0

@@ -29,7 +29,23 @@ type Plan struct {
 	FailOnExpect bool
 	Preflight    Preflight
 	Traces       Traces
+	Conditions   Conditions
+	Compare      Compare
 	Phases       []*Phase // dependency order, file order among equals
+}
+
+// Conditions is what the record keeps of the software the campaign ran
+// under: each command's output, and the named Python packages' versions.
+type Conditions struct {
+	Commands []string
+	Packages []string
+}
+
+// Compare is how the campaign is held against a previous one.
+type Compare struct {
+	Baseline  string            // absolute path of a record, results file or campaign file; "" for none
+	Tolerance float64           // a change within it is no change, where there are no repeats (0.02)
+	Rename    map[string]string // a baseline metric's old name: its name now
 }
 
 // Preflight is what must hold before the first phase starts.
@@ -60,6 +76,9 @@ type Phase struct {
 	// Sweep, when set, is the phase's grid: Steps are then its units'
 	// steps, one unit after another (see sweep.go).
 	Sweep *Sweep
+	// Better is which way the phase's metrics improve where no expect:
+	// says: "higher", "lower" or "" (unknown: a change is only a change).
+	Better string
 	// Hash identifies the phase's work: a changed file re-runs a finished
 	// phase only when its hash changed.
 	Hash string

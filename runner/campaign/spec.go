@@ -19,7 +19,34 @@ type CampaignSpec struct {
 	Preflight    *PreflightSpec    `yaml:"preflight" json:"preflight,omitempty"`
 	Traces       *TracesSpec       `yaml:"traces" json:"traces,omitempty"`
 	Slurm        *SlurmSpec        `yaml:"slurm" json:"slurm,omitempty"`
+	Conditions   *ConditionsSpec   `yaml:"conditions" json:"conditions,omitempty"`
+	Baseline     string            `yaml:"baseline" json:"baseline,omitempty"`
+	Compare      *CompareSpec      `yaml:"compare" json:"compare,omitempty"`
 	Phases       []PhaseSpec       `yaml:"phases" json:"phases"`
+}
+
+// ConditionsSpec adds what the campaign's record keeps of the software it
+// ran under, beside the machine and GPUs greenlight reads itself:
+//
+//	conditions:
+//	  commands:                    # each output kept; a change is said
+//	    - python3 -c "import vllm; print(vllm.__version__)"
+//	  packages: [vllm, torch]      # versions from pip list
+type ConditionsSpec struct {
+	Commands []string `yaml:"commands" json:"commands,omitempty"`
+	Packages []string `yaml:"packages" json:"packages,omitempty"`
+}
+
+// CompareSpec tunes the comparison with a baseline (and `greenlight
+// compare`): the change within which a metric without repeats is the
+// same, and the old names of renamed metrics.
+//
+//	compare:
+//	  tolerance: 2%
+//	  rename: {tok_s: output_tok_s}   # old name: new name
+type CompareSpec struct {
+	Tolerance string            `yaml:"tolerance" json:"tolerance,omitempty"`
+	Rename    map[string]string `yaml:"rename" json:"rename,omitempty"`
 }
 
 // GPUsSpec is `gpus: 8` (this machine's expected count) or a mapping that
@@ -117,6 +144,9 @@ type PhaseSpec struct {
 	Order  string    `yaml:"order" json:"order,omitempty"`
 	Until  string    `yaml:"until" json:"until,omitempty"`
 	Noise  string    `yaml:"noise" json:"noise,omitempty"`
+	// Better says which way is better for the phase's metrics that no
+	// expect: gives a direction to: higher or lower.
+	Better string `yaml:"better" json:"better,omitempty"`
 }
 
 // StepSpec is one command of a phase.

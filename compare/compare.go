@@ -1,0 +1,312 @@
+// Package compare holds a campaign's record against a previous one's:
+// per phase, point and metric, the old and new values, the change, and a
+// verdict (better, worse, within noise) from Welch's t-test where both
+// sides have repeats, else from a tolerance; the differences in the
+// conditions first, and every result taken under bad conditions flagged.
+// `greenlight compare` prints it; a campaign with baseline: keeps it in
+// its results file as results arrive, and says each new result's change
+// as it lands.
+//
+// compare imports record and conditions, nothing above them.
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/greenlight-run/greenlight/conditions"
+	"github.com/greenlight-run/greenlight/record"
+)
+
+// Options tune a comparison.
+type Options struct {
+	// Tolerance is the change within which a metric without repeats on
+	// both sides is no change (0.02: 2%).
+	Tolerance float64
+	// Alpha is the significance of Welch's test (0.05).
+	Alpha float64
+	// Rename maps a metric's old name (in the baseline) to its name now.
+	Rename map[string]string
+}
+
+func (o Options) alpha() float64 {
+	if o.Alpha <= 0 {
+		return 0.05
+	}
+	return o.Alpha
+}
+
+// Verdict is what a change means.
+type Verdict string
+
+const (
+	Better  Verdict = "better"
+	Worse   Verdict = "worse"
+	Noise   Verdict = "within noise"     // Welch's test finds no difference
+	Same    Verdict = "within tolerance" // no repeats: the change is under the tolerance
+	Changed Verdict = "changed"          // beyond noise, but no way is known to be better
+)
+
+// Stat is one side's values of a metric at a point.
+type Stat struct {
+	N    int
+	Mean float64
+	SD   float64 // sample standard deviation; 0 for one value
+}
+
+func statOf(xs []float64) Stat {
+	if len(xs) == 0 {
+		return Stat{}
+	}
+	if len(xs) == 1 {
+		return Stat{N: 1, Mean: xs[0]}
+	}
+	m, sd := stat.MeanStdDev(xs, nil)
+	return Stat{N: len(xs), Mean: m, SD: sd}
+}
+
+// Line is one metric at one point of one phase, old against new.
+type Line struct {
+	Phase, Point, Metric string
+	Old, New             Stat
+	Change               float64 // (new - old) / |old|; NaN when old is 0
+	Verdict              Verdict
+	P                    float64  // Welch's p-value; NaN when not tested
+	Basis                string   // "Welch's t-test, p = 0.003, n = 5 and 5" or "tolerance 2%, one run each"
+	Stamped              []string // "new: GPU 0 throttled (SW power cap)"
+}
+
+// Result is a whole comparison.
+type Result struct {
+	Old, New   record.Campaign
+	Conditions []conditions.Change // how the new campaign's conditions differ from the old one's
+	During     []string            // changes seen during either campaign
+	Lines      []Line
+	Missing    []string // phases, points or metrics on one side only
+	Notes      []string // a side still running, renames applied
+}
+
+// key is a metric at a point of a phase.
+type key struct{ phase, point, metric string }
+
+type side struct {
+	vals    map[key][]float64
+	stamps  map[key][]string
+	order   []key
+	phases  map[string]record.Phase
+	phaseOf []string
+}
+
+func gather(r *record.Record, rename map[string]string) side {
+	s := side{vals: map[key][]float64{}, stamps: map[key][]string{}, phases: map[string]record.Phase{}}
+	for _, p := range r.Phases {
+		s.phases[p.ID] = p
+		s.phaseOf = append(s.phaseOf, p.ID)
+	}
+	for _, row := range r.Rows {
+		names := make([]string, 0, len(row.Values))
+		for m := range row.Values {
+			names = append(names, m)
+		}
+		sort.Strings(names)
+		for _, m := range names {
+			f, ok := row.Values[m].(float64)
+			if !ok || math.IsNaN(f) {
+				continue
+			}
+			if to, ok := rename[m]; ok {
+				m = to
+			}
+			k := key{row.Phase, row.Point, m}
+			if _, seen := s.vals[k]; !seen {
+				s.order = append(s.order, k)
+			}
+			s.vals[k] = append(s.vals[k], f)
+			for _, st := range row.Stamp {
+				if !slices.Contains(s.stamps[k], st) {
+					s.stamps[k] = append(s.stamps[k], st)
+				}
+			}
+		}
+	}
+	return s
+}
+
+// Compare holds new against old.
+func Compare(old, new *record.Record, o Options) Result {
+	res := Result{Old: old.Campaign, New: new.Campaign}
+	if old.Conditions != nil && new.Conditions != nil {
+		res.Conditions = conditions.Diff(old.Conditions.First, new.Conditions.First)
+	}
+	for _, c := range []struct {
+		name string
+		rec  *record.Record
+	}{{old.Campaign.Name + " (old)", old}, {new.Campaign.Name + " (new)", new}} {
+		if c.rec.Conditions == nil {
+			continue
+		}
+		for _, ch := range c.rec.Conditions.Changes {
+			where := "at the start of " + ch.Phase
+			if ch.Phase == "" {
+				where = "on resuming"
+			}
+			res.During = append(res.During, fmt.Sprintf("%s, %s: %s", c.name, where, ch))
+		}
+	}
+	for _, c := range []record.Campaign{old.Campaign, new.Campaign} {
+		switch c.State {
+		case "running", "paused", "frozen":
+			res.Notes = append(res.Notes, fmt.Sprintf("%s was still %s when its record was written (%s): compared as it stood", c.Name, c.State, c.Written.Format("2006-01-02 15:04")))
+		}
+	}
+	if len(o.Rename) > 0 {
+		var rn []string
+		for from, to := range o.Rename {
+			rn = append(rn, from+" → "+to)
+		}
+		sort.Strings(rn)
+		res.Notes = append(res.Notes, "metrics renamed since the baseline: "+strings.Join(rn, ", "))
+	}
+	a, b := gather(old, o.Rename), gather(new, nil)
+	for _, id := range a.phaseOf {
+		if _, ok := b.phases[id]; !ok {
+			res.Missing = append(res.Missing, fmt.Sprintf("phase %s: only in %s", id, old.Campaign.Name))
+		}
+	}
+	for _, id := range b.phaseOf {
+		if _, ok := a.phases[id]; !ok {
+			res.Missing = append(res.Missing, fmt.Sprintf("phase %s: only in %s", id, new.Campaign.Name))
+		}
+	}
+	for _, k := range b.order {
+		if _, ok := a.vals[k]; !ok {
+			if _, both := a.phases[k.phase]; both {
+				res.Missing = append(res.Missing, fmt.Sprintf("%s: only in %s", describe(k), new.Campaign.Name))
+			}
+			continue
+		}
+		res.Lines = append(res.Lines, judge(k, a, b, better(k, b.phases, a.phases), o))
+	}
+	for _, k := range a.order {
+		if _, ok := b.vals[k]; !ok {
+			if _, both := b.phases[k.phase]; both {
+				res.Missing = append(res.Missing, fmt.Sprintf("%s: only in %s", describe(k), old.Campaign.Name))
+			}
+		}
+	}
+	return res
+}
+
+func describe(k key) string {
+	s := k.phase
+	if k.point != "" {
+		s += " " + k.point
+	}
+	return s + " " + k.metric
+}
+
+// better is which way metric k improves: the new phase's word, else the
+// old one's; "" when neither says.
+func better(k key, phases ...map[string]record.Phase) string {
+	for _, ps := range phases {
+		p, ok := ps[k.phase]
+		if !ok {
+			continue
+		}
+		if d := p.Better[k.metric]; d != "" {
+			return d
+		}
+		if d := p.Better["*"]; d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+func judge(k key, a, b side, dir string, o Options) Line {
+	l := Line{Phase: k.phase, Point: k.point, Metric: k.metric, Old: statOf(a.vals[k]), New: statOf(b.vals[k]), P: math.NaN()}
+	l.Change = math.NaN()
+	if l.Old.Mean != 0 {
+		l.Change = (l.New.Mean - l.Old.Mean) / math.Abs(l.Old.Mean)
+	}
+	for _, s := range a.stamps[k] {
+		l.Stamped = append(l.Stamped, "old: "+s)
+	}
+	for _, s := range b.stamps[k] {
+		l.Stamped = append(l.Stamped, "new: "+s)
+	}
+	differs := false
+	if l.Old.N >= 2 && l.New.N >= 2 {
+		l.P = Welch(l.Old, l.New)
+		differs = l.P < o.alpha()
+		l.Basis = fmt.Sprintf("Welch's t-test, p = %s, n = %d and %d", pWords(l.P), l.Old.N, l.New.N)
+		if !differs {
+			l.Verdict = Noise
+			return l
+		}
+	} else {
+		switch {
+		case math.IsNaN(l.Change):
+			differs = l.New.Mean != l.Old.Mean
+		default:
+			differs = math.Abs(l.Change) > o.Tolerance
+		}
+		l.Basis = fmt.Sprintf("tolerance %s%%, %d and %d run(s)", trim(o.Tolerance*100), l.Old.N, l.New.N)
+		if !differs {
+			l.Verdict = Same
+			return l
+		}
+	}
+	up := l.New.Mean > l.Old.Mean
+	switch {
+	case dir == "higher" && up, dir == "lower" && !up:
+		l.Verdict = Better
+	case dir == "higher" || dir == "lower":
+		l.Verdict = Worse
+	default:
+		l.Verdict = Changed
+	}
+	return l
+}
+
+// Welch is the two-sided p-value of Welch's t-test of a against b: the
+// chance of a difference in means at least this large if both came from
+// distributions of the same mean, their variances not assumed equal.
+func Welch(a, b Stat) float64 {
+	va, vb := a.SD*a.SD/float64(a.N), b.SD*b.SD/float64(b.N)
+	if va+vb == 0 {
+		if a.Mean == b.Mean {
+			return 1
+		}
+		return 0 // no spread on either side, and the means differ
+	}
+	t := (b.Mean - a.Mean) / math.Sqrt(va+vb)
+	df := (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
+	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t))
+}
+
+func pWords(p float64) string {
+	if p < 0.001 {
+		return "< 0.001"
+	}
+	return trim(math.Round(p*1000) / 1000)
+}
+
+func trim(f float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", f), "0"), ".")
+}
+
+// Counts are how many lines got each verdict.
+func (r Result) Counts() map[Verdict]int {
+	c := map[Verdict]int{}
+	for _, l := range r.Lines {
+		c[l.Verdict]++
+	}
+	return c
+}

@@ -1,0 +1,159 @@
+package compare
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/conditions"
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/record"
+)
+
+func statOfT(xs ...float64) Stat { return statOf(xs) }
+
+// TestWelchHandComputed holds the p-value against cases worked by hand:
+// Student's t CDF in closed form for 2 and 4 degrees of freedom, and
+// Simpson's rule over its density for Welch's fractional ones.
+func TestWelchHandComputed(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		a, b Stat
+		want float64
+	}{
+		// n = 3 each, sd 2 each: t = 5/sqrt(8/3), df = 4;
+		// F(t) = 1/2 + 3/8 · t/sqrt(1+t²/4) · (1 − t²/(12(1+t²/4))).
+		{"equal variances, df 4", statOfT(10, 12, 14), statOfT(15, 17, 19), 0.03759011151114655},
+		// n = 2 each: t = 3/sqrt(2), df = 2; F(t) = 1/2 + t/(2 sqrt(2+t²)).
+		{"two runs each, df 2", statOfT(10, 12), statOfT(13, 15), 2 * (0.5 - 3/math.Sqrt(2)/(2*math.Sqrt(6.5)))},
+		// Unequal variances and sizes: t = 2.2514, df = 5.5208.
+		{"Welch's df", statOfT(1, 2, 3, 4), statOfT(2, 4, 6, 8, 10), 0.06913359320381098},
+		{"no spread, same", statOfT(5, 5), statOfT(5, 5, 5), 1},
+		{"no spread, differ", statOfT(5, 5), statOfT(6, 6), 0},
+	} {
+		if got := Welch(c.a, c.b); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("%s: p = %.9f, want %.9f", c.name, got, c.want)
+		}
+	}
+}
+
+func rec(name, state string, phases []record.Phase, rows ...record.Row) *record.Record {
+	return &record.Record{Kind: record.KindName, Schema: record.Schema, Campaign: record.Campaign{Name: name, State: state, Written: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)},
+		Phases: phases, Rows: rows}
+}
+
+func row(phase, point string, vals map[string]any, stamp ...string) record.Row {
+	return record.Row{Phase: phase, Point: point, Values: vals, Stamp: stamp}
+}
+
+func lineOf(t *testing.T, r Result, phase, point, metric string) Line {
+	t.Helper()
+	for _, l := range r.Lines {
+		if l.Phase == phase && l.Point == point && l.Metric == metric {
+			return l
+		}
+	}
+	t.Fatalf("no line for %s %s %s in %+v", phase, point, metric, r.Lines)
+	return Line{}
+}
+
+// TestVerdicts: Welch where both sides repeat, the tolerance where they
+// do not; the way that is better from expect: or better:, "changed"
+// where none is known; a stamped row flagged; phases, points and metrics
+// on one side listed; renames; a baseline still running said.
+func TestVerdicts(t *testing.T) {
+	phases := []record.Phase{
+		{ID: "gemm", Better: map[string]string{"tflops": "higher"}},
+		{ID: "decode", Better: map[string]string{"tpot_ms": "lower", "*": "higher"}},
+		{ID: "old-only"},
+	}
+	old := rec("bench0", "running", phases,
+		row("gemm", "m=1", map[string]any{"tflops": 10.0}), row("gemm", "m=1", map[string]any{"tflops": 12.0}), row("gemm", "m=1", map[string]any{"tflops": 14.0}),
+		row("gemm", "m=64", map[string]any{"tflops": 600.0}), row("gemm", "m=64", map[string]any{"tflops": 601.0}),
+		row("gemm", "m=256", map[string]any{"tflops": 900.0}),
+		row("decode", "", map[string]any{"tok_s": 55.0, "tpot_ms": 20.0, "ttft": 100.0, "output_tok_s": 900.0, "label": "k2"}),
+		row("old-only", "", map[string]any{"x": 1.0}),
+	)
+	newPhases := append([]record.Phase(nil), phases[:2]...)
+	newPhases = append(newPhases, record.Phase{ID: "new-only"})
+	new := rec("bench1", "finished", newPhases,
+		row("gemm", "m=1", map[string]any{"tflops": 15.0}), row("gemm", "m=1", map[string]any{"tflops": 17.0}), row("gemm", "m=1", map[string]any{"tflops": 19.0}),
+		row("gemm", "m=64", map[string]any{"tflops": 601.0}), row("gemm", "m=64", map[string]any{"tflops": 599.0}, "GPU 3 throttled (SW power cap)"),
+		row("gemm", "m=8", map[string]any{"tflops": 80.0}),
+		row("decode", "", map[string]any{"tok_s": 55.5, "tpot_ms": 23.0, "ttft": 90.0, "out_tok_s": 880.0}),
+		row("new-only", "", map[string]any{"y": 1.0}),
+	)
+	r := Compare(old, new, Options{Tolerance: 0.02, Rename: map[string]string{"output_tok_s": "out_tok_s"}})
+
+	for _, c := range []struct {
+		phase, point, metric string
+		want                 Verdict
+	}{
+		{"gemm", "m=1", "tflops", Better},  // Welch p = 0.038 < 0.05, higher is better
+		{"gemm", "m=64", "tflops", Noise},  // Welch, no difference to speak of
+		{"decode", "", "tok_s", Same},      // +0.9%, within 2%
+		{"decode", "", "tpot_ms", Worse},   // +15%, lower is better
+		{"decode", "", "ttft", Worse},      // -10%: better: higher covers what expect: does not name
+		{"decode", "", "out_tok_s", Worse}, // renamed from output_tok_s; -2.2% is beyond 2%
+	} {
+		l := lineOf(t, r, c.phase, c.point, c.metric)
+		if l.Verdict != c.want {
+			t.Errorf("%s %s %s: %s (%s), want %s", c.phase, c.point, c.metric, l.Verdict, l.Basis, c.want)
+		}
+	}
+	if l := lineOf(t, r, "gemm", "m=1", "tflops"); !strings.Contains(l.Basis, "Welch") || math.Abs(l.P-0.0376) > 1e-3 {
+		t.Errorf("gemm m=1: basis %q p %v", l.Basis, l.P)
+	}
+	if l := lineOf(t, r, "gemm", "m=64", "tflops"); len(l.Stamped) != 1 || l.Stamped[0] != "new: GPU 3 throttled (SW power cap)" {
+		t.Errorf("gemm m=64 stamped %q", l.Stamped)
+	}
+	missing := strings.Join(r.Missing, "\n")
+	for _, want := range []string{
+		"phase old-only: only in bench0", "phase new-only: only in bench1",
+		"gemm m=8 tflops: only in bench1", "gemm m=256 tflops: only in bench0",
+	} {
+		if !strings.Contains(missing, want) {
+			t.Errorf("missing lacks %q:\n%s", want, missing)
+		}
+	}
+	if strings.Contains(missing, "label") {
+		t.Errorf("a text value is not a metric: %s", missing)
+	}
+	notes := strings.Join(r.Notes, "\n")
+	if !strings.Contains(notes, "bench0 was still running when its record was written") || !strings.Contains(notes, "output_tok_s → out_tok_s") {
+		t.Errorf("notes: %s", notes)
+	}
+	md := r.Markdown(0)
+	if !strings.Contains(md, "| gemm | m=64 | tflops |") || !strings.Contains(md, "within noise ⚠ new: GPU 3 throttled (SW power cap)") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+// TestNoDirectionIsChanged: without expect: or better:, a change beyond
+// noise is "changed", never better or worse.
+func TestNoDirectionIsChanged(t *testing.T) {
+	ph := []record.Phase{{ID: "p"}}
+	r := Compare(rec("a", "finished", ph, row("p", "", map[string]any{"x": 10.0})), rec("b", "finished", ph, row("p", "", map[string]any{"x": 12.0})), Options{Tolerance: 0.02})
+	if l := lineOf(t, r, "p", "", "x"); l.Verdict != Changed {
+		t.Errorf("verdict %s, want changed", l.Verdict)
+	}
+}
+
+// TestConditionsFirst: the differences in conditions are said before any
+// number, and a change during a campaign too.
+func TestConditionsFirst(t *testing.T) {
+	c0 := conditions.Conditions{Driver: "580.95", GPUs: []gpu.Conditions{{Index: 3, PowerLimitW: 600}}, Packages: map[string]string{"vllm": "0.13.0"}}
+	c1 := conditions.Conditions{Driver: "590.12", GPUs: []gpu.Conditions{{Index: 3, PowerLimitW: 450}}, Packages: map[string]string{"vllm": "0.14.1"}}
+	a, b := rec("bench0", "finished", nil), rec("bench1", "finished", nil)
+	book0, book1 := conditions.NewBook(c0), conditions.NewBook(c1)
+	book1.Changes = []conditions.Change{{What: "GPU 3 power limit", Old: "450 W", New: "300 W", Phase: "decode"}}
+	a.Conditions, b.Conditions = &book0, &book1
+	text := Compare(a, b, Options{}).Text()
+	for _, want := range []string{"driver 580.95 → 590.12", "GPU 3 power limit 600 W → 450 W", "vllm 0.13.0 → 0.14.1",
+		"bench1 (new), at the start of decode: GPU 3 power limit 450 W → 300 W"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, text)
+		}
+	}
+}

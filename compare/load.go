@@ -1,0 +1,29 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/greenlight-run/greenlight/record"
+)
+
+// Load reads the record at path: a record (NAME.json), or a results file
+// (NAME.md) with its record beside it. A campaign file is found by the
+// caller (its results file may have moved with --report).
+func Load(path string) (*record.Record, error) {
+	p := path
+	if !strings.EqualFold(filepath.Ext(path), ".json") {
+		p = record.Name(path)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file", path)
+		}
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s has no record beside it (%s): it was written by a greenlight older than the record, or is not a results file; `greenlight report CAMPAIGN.yaml` writes the record from the campaign's state dir", path, filepath.Base(p))
+		}
+	}
+	return record.Read(p)
+}

@@ -1,0 +1,201 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/greenlight-run/greenlight/internal/safe"
+)
+
+// Header is the comparison's first lines: which two, and the verdicts
+// counted.
+func (r Result) Header() string {
+	c := r.Counts()
+	var parts []string
+	for _, v := range []Verdict{Better, Worse, Changed, Noise, Same} {
+		if c[v] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c[v], v))
+		}
+	}
+	if len(parts) == 0 {
+		parts = []string{"no metric on both sides"}
+	}
+	return fmt.Sprintf("%s (%s) → %s (%s): %s", r.Old.Name, r.Old.State, r.New.Name, r.New.State, strings.Join(parts, ", "))
+}
+
+// Markdown is the comparison as a block of a markdown file; at most
+// limit lines of the table (0: all), the better, worse and changed
+// first when it must cut.
+func (r Result) Markdown(limit int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s.\n", md(r.Header()))
+	if len(r.Conditions) > 0 {
+		b.WriteString("\n**Conditions that differ** (old → new)\n\n")
+		for _, c := range r.Conditions {
+			b.WriteString("- " + md(c.String()) + "\n")
+		}
+	} else {
+		b.WriteString("\nThe conditions recorded by both are the same.\n")
+	}
+	if len(r.During) > 0 {
+		b.WriteString("\n**Conditions that changed during a campaign**\n\n")
+		for _, c := range r.During {
+			b.WriteString("- ⚠ " + md(c) + "\n")
+		}
+	}
+	lines := r.Lines
+	cut := 0
+	if limit > 0 && len(lines) > limit {
+		var first, rest []Line
+		for _, l := range lines {
+			if l.Verdict == Better || l.Verdict == Worse || l.Verdict == Changed {
+				first = append(first, l)
+			} else {
+				rest = append(rest, l)
+			}
+		}
+		lines = append(first, rest...)[:limit]
+		cut = len(r.Lines) - limit
+	}
+	if len(lines) > 0 {
+		b.WriteString("\n| Phase | Point | Metric | Old | New | Change | Verdict | Basis |\n|---|---|---|---:|---:|---:|---|---|\n")
+		for _, l := range lines {
+			v := string(l.Verdict)
+			if len(l.Stamped) > 0 {
+				v += " ⚠ " + strings.Join(l.Stamped, "; ")
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", md(l.Phase), md(l.Point), md(l.Metric),
+				statText(l.Old), statText(l.New), changeText(l.Change), md(v), md(l.Basis))
+		}
+	}
+	if cut > 0 {
+		fmt.Fprintf(&b, "\n…and %d more lines within noise or tolerance (`greenlight compare` lists them all).\n", cut)
+	}
+	if len(r.Missing) > 0 {
+		b.WriteString("\n**On one side only**\n\n")
+		for _, m := range r.Missing {
+			b.WriteString("- " + md(m) + "\n")
+		}
+	}
+	for _, n := range r.Notes {
+		b.WriteString("\n" + md(n) + ".\n")
+	}
+	return b.String()
+}
+
+// Text is the comparison for a terminal: aligned columns, one line each.
+func (r Result) Text() string {
+	var b strings.Builder
+	b.WriteString(line(r.Header()) + "\n")
+	if len(r.Conditions) > 0 {
+		b.WriteString("\nconditions that differ (old → new):\n")
+		for _, c := range r.Conditions {
+			b.WriteString("  " + line(c.String()) + "\n")
+		}
+	}
+	for _, c := range r.During {
+		b.WriteString("  ⚠ " + line(c) + "\n")
+	}
+	if len(r.Lines) > 0 {
+		rows := [][]string{{"phase", "point", "metric", "old", "new", "change", "verdict", "basis"}}
+		for _, l := range r.Lines {
+			v := string(l.Verdict)
+			if len(l.Stamped) > 0 {
+				v += " ⚠"
+			}
+			rows = append(rows, []string{line(l.Phase), line(l.Point), line(l.Metric), statText(l.Old), statText(l.New), changeText(l.Change), v, l.Basis})
+		}
+		width := make([]int, len(rows[0]))
+		for _, row := range rows {
+			for i, c := range row {
+				width[i] = max(width[i], len([]rune(c)))
+			}
+		}
+		b.WriteString("\n")
+		for _, row := range rows {
+			var ln strings.Builder
+			for i, c := range row {
+				pad := strings.Repeat(" ", width[i]-len([]rune(c)))
+				if i >= 3 && i <= 5 {
+					ln.WriteString(pad + c) // numbers to the right
+				} else {
+					ln.WriteString(c + pad)
+				}
+				ln.WriteString("  ")
+			}
+			b.WriteString(strings.TrimRight(ln.String(), " ") + "\n")
+		}
+		for _, l := range r.Lines {
+			for _, s := range l.Stamped {
+				fmt.Fprintf(&b, "⚠ %s %s %s: %s\n", line(l.Phase), line(l.Point), line(l.Metric), line(s))
+			}
+		}
+	}
+	if len(r.Missing) > 0 {
+		b.WriteString("\non one side only:\n")
+		for _, m := range r.Missing {
+			b.WriteString("  " + line(m) + "\n")
+		}
+	}
+	for _, n := range r.Notes {
+		b.WriteString("note: " + line(n) + "\n")
+	}
+	return b.String()
+}
+
+// Word is a new value's change against the baseline, as the window says
+// it when the value lands: "+4.1% vs bench0, beyond noise". "" when the
+// baseline has no such metric.
+func Word(l Line, baseline string) string {
+	ch := changeText(l.Change)
+	switch l.Verdict {
+	case Noise, Same:
+		return fmt.Sprintf("%s vs %s, %s", ch, baseline, l.Verdict)
+	case Better, Worse:
+		return fmt.Sprintf("%s vs %s, %s beyond noise", ch, baseline, l.Verdict)
+	}
+	return fmt.Sprintf("%s vs %s, beyond noise", ch, baseline)
+}
+
+func statText(s Stat) string {
+	if s.N == 0 {
+		return "—"
+	}
+	v := num(s.Mean)
+	if s.N > 1 {
+		v += " ± " + num(s.SD) + " (n=" + strconv.Itoa(s.N) + ")"
+	}
+	return v
+}
+
+func changeText(c float64) string {
+	if math.IsNaN(c) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%+.1f%%", c*100)
+}
+
+func num(v float64) string {
+	switch {
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case math.Abs(v) >= 1000:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case math.Abs(v) >= 1e-3:
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'e', 3, 64)
+}
+
+// md makes untrusted text safe in a markdown table cell or list item.
+func md(s string) string {
+	s = safe.Line(s, safe.CSV)
+	s = strings.ReplaceAll(s, "\\", "\\\\")
+	s = strings.ReplaceAll(s, "|", "\\|")
+	s = strings.ReplaceAll(s, "<", "&lt;")
+	return s
+}
+
+func line(s string) string { return safe.Line(s, safe.CSV) }

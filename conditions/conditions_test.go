@@ -1,0 +1,94 @@
+package conditions
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+type fleet struct{ gpus []gpu.Conditions }
+
+func (f *fleet) Inventory() gpu.Inventory {
+	return gpu.Inventory{Source: "fake", Driver: "580.95", CUDA: "13.0"}
+}
+func (f *fleet) Conditions() []gpu.Conditions { return append([]gpu.Conditions(nil), f.gpus...) }
+
+func h200(i int) gpu.Conditions {
+	return gpu.Conditions{Index: i, Name: "NVIDIA H200", VBIOS: "96.00", PowerLimitW: 700, AppClockSM: 1980, AppClockMem: 3201,
+		ECC: "on", Persistence: "on", MIG: "off", PCIeGen: 5, PCIeWidth: 16}
+}
+
+// TestEachChangeSaid: each condition a phase's start reads again, changed,
+// is said in words, once.
+func TestEachChangeSaid(t *testing.T) {
+	plan := &campaign.Plan{Name: "c", File: "/c.yaml", Dir: t.TempDir(), Hash: strings.Repeat("ab", 32)}
+	f := &fleet{gpus: []gpu.Conditions{h200(0), h200(1)}}
+	book := NewBook(Machine(plan, f))
+	if got := book.Check(Machine(plan, f), "gemm"); len(got) != 0 {
+		t.Fatalf("nothing changed, yet: %v", got)
+	}
+	for _, c := range []struct {
+		change func()
+		want   string
+	}{
+		{func() { f.gpus[1].PowerLimitW = 450 }, "GPU 1 power limit 700 W → 450 W"},
+		{func() { f.gpus[0].AppClockSM = 1500 }, "GPU 0 application clocks 1980/3201 MHz → 1500/3201 MHz"},
+		{func() { f.gpus[0].ECC = "off" }, "GPU 0 ECC on → off"},
+		{func() { f.gpus[1].Persistence = "off" }, "GPU 1 persistence mode on → off"},
+		{func() { f.gpus[1].MIG = "on" }, "GPU 1 MIG off → on"},
+		{func() { f.gpus[0].PCIeWidth = 8 }, "GPU 0 PCIe link gen 5 x16 → gen 5 x8"},
+		{func() { f.gpus[0].VBIOS = "97.00" }, "GPU 0 VBIOS 96.00 → 97.00"},
+		{func() { plan.Hash = strings.Repeat("cd", 32) }, "campaign file abababababab → cdcdcdcdcdcd"},
+		{func() { f.gpus = f.gpus[:1] }, "GPU count 2 → 1"},
+	} {
+		c.change()
+		got := book.Check(Machine(plan, f), "decode")
+		if len(got) != 1 || got[0].String() != c.want || got[0].Phase != "decode" {
+			t.Errorf("said %v, want [%s] once", got, c.want)
+		}
+		if again := book.Check(Machine(plan, f), "next"); len(again) != 0 {
+			t.Errorf("said again at the next phase: %v", again)
+		}
+	}
+	if len(book.Changes) != 9 {
+		t.Errorf("the book keeps %d changes, want 9", len(book.Changes))
+	}
+}
+
+// TestGatherCommandsAndPackages: each command's output kept, a failing
+// one with its error, a hanging one given up; packages from pip's list.
+func TestGatherCommandsAndPackages(t *testing.T) {
+	plan := &campaign.Plan{Name: "c", Dir: t.TempDir(), Conditions: campaign.Conditions{
+		Commands: []string{"echo vllm 0.13.0", "echo oops >&2; exit 3", "sleep 30"},
+	}}
+	start := time.Now()
+	c := Gather(context.Background(), plan, nil, 500*time.Millisecond)
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("a hanging command held the gathering %v", time.Since(start))
+	}
+	if len(c.Commands) != 3 || c.Commands[0].Output != "vllm 0.13.0" || c.Commands[0].Error != "" {
+		t.Fatalf("commands: %+v", c.Commands)
+	}
+	if c.Commands[1].Output != "oops" || !strings.Contains(c.Commands[1].Error, "exit status 3") {
+		t.Errorf("failing command: %+v", c.Commands[1])
+	}
+	if !strings.Contains(c.Commands[2].Error, "gave no answer") {
+		t.Errorf("hanging command: %+v", c.Commands[2])
+	}
+	old := c
+	c.Commands[0].Output = "vllm 0.14.1"
+	old.Commands = append([]Command(nil), old.Commands...)
+	old.Commands[0].Output = "vllm 0.13.0"
+	if d := Diff(old, c); len(d) != 1 || d[0].String() != "output of `echo vllm 0.13.0` vllm 0.13.0 → vllm 0.14.1" {
+		t.Errorf("diff %v", d)
+	}
+	a := Conditions{Packages: map[string]string{"vllm": "0.13.0", "torch": "2.9.0"}}
+	b := Conditions{Packages: map[string]string{"vllm": "0.14.1", "torch": "2.9.0"}}
+	if d := Diff(a, b); len(d) != 1 || d[0].String() != "vllm 0.13.0 → 0.14.1" {
+		t.Errorf("packages diff %v", d)
+	}
+}

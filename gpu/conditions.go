@@ -1,0 +1,124 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// Conditions is how a device is set up, as far as its source can say: what
+// a comparison of two campaigns must know to explain a difference (a
+// power cap, application clocks, a link at half width). A field the
+// source cannot read is empty or zero.
+type Conditions struct {
+	Index        int     `json:"index"`
+	Host         string  `json:"host,omitempty"`
+	Name         string  `json:"name,omitempty"`
+	UUID         string  `json:"uuid,omitempty"`
+	VBIOS        string  `json:"vbios,omitempty"`
+	PowerLimitW  float64 `json:"power_limit_w,omitempty"` // enforced
+	AppClockSM   int     `json:"app_clock_sm_mhz,omitempty"`
+	AppClockMem  int     `json:"app_clock_mem_mhz,omitempty"`
+	ECC          string  `json:"ecc,omitempty"`         // on, off
+	Persistence  string  `json:"persistence,omitempty"` // on, off
+	MIG          string  `json:"mig,omitempty"`         // on, off
+	PCIeGen      int     `json:"pcie_gen,omitempty"`    // current link
+	PCIeWidth    int     `json:"pcie_width,omitempty"`
+	PCIeMaxGen   int     `json:"pcie_max_gen,omitempty"`
+	PCIeMaxWidth int     `json:"pcie_max_width,omitempty"`
+}
+
+// Label names the device as the record does: "3", or "node2:3".
+func (c Conditions) Label() string {
+	if c.Host == "" {
+		return fmt.Sprint(c.Index)
+	}
+	return fmt.Sprintf("%s:%d", c.Host, c.Index)
+}
+
+// Describer is a Source that can say how its devices are set up. Only the
+// Sampler calls it, from its goroutine, as it does Sample.
+type Describer interface {
+	Describe() []Conditions
+}
+
+// Describe reads each device's setup; a device that fails is listed with
+// what its inventory knows.
+func (n *NVML) Describe() []Conditions {
+	out := make([]Conditions, len(n.devs))
+	for i, d := range n.devs {
+		dev := n.inv.Devices[i]
+		c := Conditions{Index: dev.Index, Name: dev.Name, UUID: dev.UUID}
+		if d != nil {
+			n.describeOne(d, &c)
+		}
+		out[i] = c
+	}
+	return out
+}
+
+func (n *NVML) describeOne(d nvml.Device, c *Conditions) {
+	defer func() { recover() }() // a mock or a driver without a symbol: keep what was read
+	if v, ret := d.GetVbiosVersion(); ret == nvml.SUCCESS {
+		c.VBIOS = v
+	}
+	if v, ret := d.GetEnforcedPowerLimit(); ret == nvml.SUCCESS {
+		c.PowerLimitW = float64(v) / 1000
+	}
+	if v, ret := d.GetApplicationsClock(nvml.CLOCK_SM); ret == nvml.SUCCESS {
+		c.AppClockSM = int(v)
+	}
+	if v, ret := d.GetApplicationsClock(nvml.CLOCK_MEM); ret == nvml.SUCCESS {
+		c.AppClockMem = int(v)
+	}
+	onOff := func(on bool) string {
+		if on {
+			return "on"
+		}
+		return "off"
+	}
+	if cur, _, ret := d.GetEccMode(); ret == nvml.SUCCESS {
+		c.ECC = onOff(cur == nvml.FEATURE_ENABLED)
+	}
+	if v, ret := d.GetPersistenceMode(); ret == nvml.SUCCESS {
+		c.Persistence = onOff(v == nvml.FEATURE_ENABLED)
+	}
+	if cur, _, ret := d.GetMigMode(); ret == nvml.SUCCESS {
+		c.MIG = onOff(cur == nvml.DEVICE_MIG_ENABLE)
+	}
+	if v, ret := d.GetCurrPcieLinkGeneration(); ret == nvml.SUCCESS {
+		c.PCIeGen = v
+	}
+	if v, ret := d.GetCurrPcieLinkWidth(); ret == nvml.SUCCESS {
+		c.PCIeWidth = v
+	}
+	if v, ret := d.GetMaxPcieLinkGeneration(); ret == nvml.SUCCESS {
+		c.PCIeMaxGen = v
+	}
+	if v, ret := d.GetMaxPcieLinkWidth(); ret == nvml.SUCCESS {
+		c.PCIeMaxWidth = v
+	}
+}
+
+// Describe gives the fake fleet an H200's setup; SetPowerLimit changes it.
+func (f *Fake) Describe() []Conditions {
+	out := make([]Conditions, f.n)
+	for i := range f.n {
+		d := f.device(i)
+		out[i] = Conditions{Index: i, Name: d.Name, UUID: d.UUID, VBIOS: "96.00.AF.00.01 (fake)", PowerLimitW: f.powerLimit(i),
+			AppClockSM: 1980, AppClockMem: 3201, ECC: "on", Persistence: "on", MIG: "off",
+			PCIeGen: 5, PCIeWidth: 16, PCIeMaxGen: 5, PCIeMaxWidth: 16}
+	}
+	return out
+}
+
+// Multi describes the devices of each source that can.
+func (m Multi) Describe() []Conditions {
+	var out []Conditions
+	for _, s := range m {
+		if d, ok := s.(Describer); ok {
+			out = append(out, d.Describe()...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+// Package record is the campaign's machine-readable record, NAME.json
+// beside the results file NAME.md: every result row with its phase,
+// point, repeat, values, time and validity stamp; each phase's status and
+// times; the conditions the campaign ran under. It is what comparisons
+// read (package compare), never the markdown. Its schema is versioned; a
+// reader refuses a version it does not know and fields it does not know,
+// so that a change of meaning is never read as the old one.
+//
+// record imports conditions and runner/campaign, nothing above them.
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/greenlight-run/greenlight/conditions"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// Schema is the version of the record's format this greenlight
+// writes and reads.
+const Schema = 1
+
+// KindName marks a file as a greenlight record.
+const KindName = "greenlight-results"
+
+// Record is the whole campaign as data.
+type Record struct {
+	Kind       string           `json:"kind"`   // KindName
+	Schema     int              `json:"schema"` // Schema
+	Campaign   Campaign         `json:"campaign"`
+	Conditions *conditions.Book `json:"conditions,omitempty"`
+	Phases     []Phase          `json:"phases"`
+	Rows       []Row            `json:"rows"`
+}
+
+// Campaign is the campaign's identity and where it stands.
+type Campaign struct {
+	Name    string    `json:"name"`
+	File    string    `json:"file"`   // the campaign file
+	Report  string    `json:"report"` // the results file this record is beside
+	State   string    `json:"state"`  // running, paused, frozen, stopped, finished, failed
+	Started time.Time `json:"started,omitzero"`
+	Ended   time.Time `json:"ended,omitzero"` // zero while it runs
+	Written time.Time `json:"written"`
+}
+
+// Phase is one phase: its status and times, its grid, and which
+// way its metrics are better.
+type Phase struct {
+	ID      string            `json:"id"`
+	Title   string            `json:"title,omitempty"`
+	Status  string            `json:"status"`
+	Reason  string            `json:"reason,omitempty"`
+	Attempt int               `json:"attempt,omitempty"`
+	Started time.Time         `json:"started,omitzero"`
+	Ended   time.Time         `json:"ended,omitzero"`
+	Axes    []string          `json:"axes,omitempty"`   // a sweep's axes, in order
+	Repeat  int               `json:"repeat,omitempty"` // runs of each point
+	Better  map[string]string `json:"better,omitempty"` // metric: higher or lower
+	Noise   float64           `json:"noise,omitempty"`  // a sweep's noise limit (coefficient of variation)
+}
+
+// Row is one result.
+type Row struct {
+	Phase  string         `json:"phase"`
+	Step   int            `json:"step"`            // 1-based
+	Point  string         `json:"point,omitempty"` // m=64,shape=down; "" outside a sweep
+	Repeat int            `json:"repeat,omitempty"`
+	Time   time.Time      `json:"time"`
+	Values map[string]any `json:"values"`
+	Stamp  []string       `json:"stamp,omitempty"` // why the row was taken under bad conditions
+	Checks []Check        `json:"checks,omitempty"`
+}
+
+// Check is a value judged against an expectation.
+type Check struct {
+	Metric string  `json:"metric"`
+	Expect string  `json:"expect"` // ">= 55", "57 ± 5%"
+	Value  float64 `json:"value"`
+	Pass   bool    `json:"pass"`
+}
+
+// Name is the record's file beside a results file.
+func Name(report string) string {
+	return strings.TrimSuffix(report, filepath.Ext(report)) + ".json"
+}
+
+// Read reads a record strictly: another kind, another schema
+// version or a field this greenlight does not know is an error that
+// says so.
+func Read(path string) (*Record, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var head struct {
+		Kind   string `json:"kind"`
+		Schema int    `json:"schema"`
+	}
+	if json.NewDecoder(bytes.NewReader(b)).Decode(&head) != nil || head.Kind != KindName {
+		return nil, fmt.Errorf("%s: not a greenlight record (no \"kind\": %q at its top)", path, KindName)
+	}
+	if head.Schema != Schema {
+		return nil, fmt.Errorf("%s: a record of schema %d; this greenlight reads schema %d (use the greenlight that wrote it, or run `greenlight report` on its campaign to write it again)", path, head.Schema, Schema)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	var r Record
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: more after the record's end", path)
+	}
+	for i := range r.Rows {
+		for k, v := range r.Rows[i].Values {
+			if n, ok := v.(json.Number); ok {
+				f, err := n.Float64()
+				if err != nil {
+					return nil, fmt.Errorf("%s: row %d: %s: %w", path, i+1, k, err)
+				}
+				r.Rows[i].Values[k] = f
+			}
+		}
+	}
+	return &r, nil
+}
+
+// Better says which way a phase's metrics improve: an expectation's
+// direction (>= is higher, <= lower), else the phase's better:.
+func Better(ph *campaign.Phase) map[string]string {
+	out := map[string]string{}
+	dir := func(e campaign.Expect) string {
+		switch e.Op {
+		case ">=", ">":
+			return "higher"
+		case "<=", "<":
+			return "lower"
+		}
+		return ""
+	}
+	all := append([]campaign.Expect(nil), ph.Expect...)
+	for _, s := range ph.Steps {
+		all = append(all, s.Expect...)
+	}
+	for _, e := range all {
+		if d := dir(e); d != "" {
+			out[e.Column] = d
+		}
+	}
+	if ph.Better != "" {
+		out["*"] = ph.Better // every other metric
+	}
+	return out
+}

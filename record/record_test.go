@@ -1,0 +1,60 @@
+package record
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const good = `{
+ "kind": "greenlight-results",
+ "schema": 1,
+ "campaign": {"name": "b0", "file": "/c.yaml", "report": "/b0.md", "state": "finished", "written": "2026-12-03T10:00:00Z"},
+ "phases": [{"id": "decode", "status": "done", "better": {"tok_s": "higher"}}],
+ "rows": [
+{"phase": "decode", "step": 1, "time": "2026-12-03T10:00:00Z", "values": {"tok_s": 57.25, "model": "k2", "ok": true, "none": null}}
+ ]
+}
+`
+
+func write(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "r.json")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestReadKeepsValues(t *testing.T) {
+	r, err := Read(write(t, good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := r.Rows[0].Values
+	if v["tok_s"] != 57.25 || v["model"] != "k2" || v["ok"] != true || v["none"] != nil {
+		t.Errorf("values read as %#v", v)
+	}
+}
+
+// TestReadRefuses: a record of another version, a file that is not a
+// record, a field this greenlight does not know, trailing data: each an
+// error that says which.
+func TestReadRefuses(t *testing.T) {
+	for _, c := range []struct{ name, text, want string }{
+		{"another schema", strings.Replace(good, `"schema": 1`, `"schema": 2`, 1), "a record of schema 2; this greenlight reads schema 1"},
+		{"not a record", `{"name": "golden", "phases": []}`, "not a greenlight record"},
+		{"not JSON", "# results\n\n| a | b |\n", "not a greenlight record"},
+		{"unknown field", strings.Replace(good, `"step": 1,`, `"step": 1, "gpu_hours": 3,`, 1), `unknown field "gpu_hours"`},
+		{"unknown top field", strings.Replace(good, `"schema": 1,`, `"schema": 1, "extra": {},`, 1), `unknown field "extra"`},
+		{"trailing", good + "{}", "more after the record's end"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Read(write(t, c.text))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+}

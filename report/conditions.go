@@ -1,0 +1,122 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/greenlight-run/greenlight/conditions"
+	"github.com/greenlight-run/greenlight/gpu"
+)
+
+// conditionsSection is what the campaign ran under, in the header: the
+// machine, the GPUs' setup (grouped where GPUs agree), the software, and
+// every change seen at a phase's start.
+func conditionsSection(book *conditions.Book) string {
+	if book == nil {
+		return ""
+	}
+	c := book.First
+	var b strings.Builder
+	b.WriteString("**Conditions** (at the start; the record beside this file keeps them all)\n\n")
+	machine := []string{"host " + orNA(c.Host), "kernel " + orNA(c.Kernel)}
+	if c.CPU != "" {
+		machine = append(machine, fmt.Sprintf("%d × %s", c.CPUs, c.CPU))
+	}
+	fmt.Fprintf(&b, "- machine: %s\n", cell(strings.Join(machine, ", ")))
+	if c.Driver != "" || c.CUDA != "" {
+		fmt.Fprintf(&b, "- driver %s, CUDA %s\n", cell(orNA(c.Driver)), cell(orNA(c.CUDA)))
+	}
+	for _, g := range groupGPUs(c.GPUs) {
+		fmt.Fprintf(&b, "- %s\n", cell(g))
+	}
+	if c.Git != nil {
+		if c.Git.Commit != "" {
+			d := ""
+			if c.Git.Dirty {
+				d = ", with uncommitted changes"
+			}
+			fmt.Fprintf(&b, "- campaign folder: git %.12s%s\n", c.Git.Commit, d)
+		} else if c.Git.Why != "" {
+			fmt.Fprintf(&b, "- campaign folder: %s\n", cell(c.Git.Why))
+		}
+	}
+	for _, cmd := range c.Commands {
+		out := strings.TrimSpace(cmd.Output)
+		if cmd.Error != "" {
+			out = firstOr(out+" ", "") + "(" + cmd.Error + ")"
+		}
+		if first, _, more := strings.Cut(out, "\n"); more {
+			out = first + " …"
+		}
+		fmt.Fprintf(&b, "- `%s`: %s\n", strings.ReplaceAll(safe1(cmd.Run), "`", "'"), cell(out))
+	}
+	if len(c.Packages) > 0 {
+		names := make([]string, 0, len(c.Packages))
+		for n := range c.Packages {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		var ps []string
+		for _, n := range names {
+			ps = append(ps, n+" "+firstOr(c.Packages[n], "not installed"))
+		}
+		fmt.Fprintf(&b, "- packages: %s\n", cell(strings.Join(ps, ", ")))
+	}
+	for _, ch := range book.Changes {
+		where := "at the start of `" + ch.Phase + "`"
+		if ch.Phase == "" {
+			where = "when the campaign was resumed"
+		}
+		fmt.Fprintf(&b, "- ⚠ changed %s (%s): %s\n", where, ch.At.Format("15:04:05"), cell(ch.String()))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// safe1 is a command as one line of a list.
+func safe1(s string) string { return cell(strings.ReplaceAll(s, "\n", " ")) }
+
+// groupGPUs says the GPUs' setup, one line for GPUs set up alike.
+func groupGPUs(gs []gpu.Conditions) []string {
+	var order []string
+	who := map[string][]string{}
+	for _, g := range gs {
+		var parts []string
+		if g.PowerLimitW > 0 {
+			parts = append(parts, fmt.Sprintf("power limit %.0f W", g.PowerLimitW))
+		}
+		if g.AppClockSM > 0 {
+			parts = append(parts, fmt.Sprintf("application clocks %d/%d MHz", g.AppClockSM, g.AppClockMem))
+		}
+		for _, kv := range [][2]string{{"ECC", g.ECC}, {"persistence", g.Persistence}, {"MIG", g.MIG}} {
+			if kv[1] != "" {
+				parts = append(parts, kv[0]+" "+kv[1])
+			}
+		}
+		if g.PCIeGen > 0 {
+			l := fmt.Sprintf("PCIe gen %d x%d", g.PCIeGen, g.PCIeWidth)
+			if g.PCIeMaxGen > 0 && (g.PCIeMaxGen != g.PCIeGen || g.PCIeMaxWidth != g.PCIeWidth) {
+				l += fmt.Sprintf(" (of gen %d x%d)", g.PCIeMaxGen, g.PCIeMaxWidth)
+			}
+			parts = append(parts, l)
+		}
+		if g.VBIOS != "" {
+			parts = append(parts, "VBIOS "+g.VBIOS)
+		}
+		key := orNA(g.Name) + ": " + strings.Join(parts, ", ")
+		if _, ok := who[key]; !ok {
+			order = append(order, key)
+		}
+		who[key] = append(who[key], g.Label())
+	}
+	var out []string
+	for _, k := range order {
+		label := "GPU " + who[k][0]
+		if len(who[k]) > 1 {
+			label = "GPUs " + strings.Join(who[k], ", ")
+		}
+		out = append(out, label+", "+k)
+	}
+	return out
+}

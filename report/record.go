@@ -1,0 +1,154 @@
+package report
+
+// Writing the machine-readable record (package record) beside the
+// results file, in the same coalesced writes as the file and its CSVs.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/greenlight-run/greenlight/internal/files"
+	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// recordBook keeps the record's rows encoded per step, so that a write
+// after one new result encodes that step's rows, not all 20,000.
+type recordBook struct {
+	steps map[stepKey]encodedStep
+}
+
+type stepKey struct {
+	phase            string
+	attempt, step, a int
+}
+
+type encodedStep struct {
+	rows  int
+	stamp string
+	json  []byte // the step's rows, each followed by ",\n"
+}
+
+// writeRecord writes the record beside the results file, atomically.
+func (w *Writer) writeRecord(st *runner.State) error {
+	if w.record.steps == nil {
+		w.record.steps = map[stepKey]encodedStep{}
+	}
+	rec := record.Record{Kind: record.KindName, Schema: record.Schema, Conditions: w.conds,
+		Campaign: record.Campaign{Name: w.plan.Name, File: w.plan.File, Report: w.path, State: string(st.Headline()),
+			Started: st.Started, Ended: st.Ended, Written: time.Now().UTC()}}
+	var rows bytes.Buffer
+	live := map[stepKey]bool{}
+	for _, p := range st.Phases {
+		ph := w.plan.Phase(p.ID)
+		if ph == nil {
+			continue
+		}
+		rp := record.Phase{ID: p.ID, Title: p.Title, Status: string(p.Status), Reason: p.Reason, Attempt: p.Attempt,
+			Started: p.Started, Ended: p.Ended, Better: record.Better(ph)}
+		if sw := ph.Sweep; sw != nil {
+			for _, a := range sw.Axes {
+				rp.Axes = append(rp.Axes, a.Name)
+			}
+			rp.Repeat, rp.Noise = sw.Repeat, sw.Noise
+		}
+		if len(rp.Better) == 0 {
+			rp.Better = nil
+		}
+		rec.Phases = append(rec.Phases, rp)
+		all := ph.AllSteps()
+		for i, s := range p.Steps {
+			if len(s.Results) == 0 {
+				continue
+			}
+			key := stepKey{p.ID, p.Attempt, i, s.Attempt}
+			live[key] = true
+			stamp := w.stamp(ph, p, s)
+			enc, ok := w.record.steps[key]
+			if !ok || enc.rows != len(s.Results) || enc.stamp != strings.Join(stamp, "\n") {
+				var unit *campaign.Unit
+				if i < len(all) {
+					unit = all[i].Unit
+				}
+				b, err := encodeRows(ph, unit, s, stamp)
+				if err != nil {
+					return err
+				}
+				enc = encodedStep{len(s.Results), strings.Join(stamp, "\n"), b}
+				w.record.steps[key] = enc
+			}
+			rows.Write(enc.json)
+		}
+	}
+	for k := range w.record.steps {
+		if !live[k] {
+			delete(w.record.steps, k)
+		}
+	}
+	head, err := json.MarshalIndent(rec, "", " ")
+	if err != nil {
+		return err
+	}
+	// The rows go in where the empty list was marshalled: "rows": null.
+	i := bytes.LastIndex(head, []byte(`"rows": null`))
+	if i < 0 {
+		return errors.New("record: rows not found in the marshalled head")
+	}
+	var out bytes.Buffer
+	out.Write(head[:i])
+	out.WriteString("\"rows\": [\n")
+	out.Write(bytes.TrimSuffix(rows.Bytes(), []byte(",\n")))
+	out.WriteString("\n ]")
+	out.Write(head[i+len(`"rows": null`):])
+	out.WriteByte('\n')
+	return files.WriteAtomic(filepath.Join(filepath.Dir(w.path), filepath.Base(record.Name(w.path))), out.Bytes())
+}
+
+// encodeRows is a step's rows as the record's, each followed by ",\n".
+func encodeRows(ph *campaign.Phase, unit *campaign.Unit, s runner.StepState, stamp []string) ([]byte, error) {
+	skip := map[string]bool{}
+	point := ""
+	if sw := ph.Sweep; sw != nil && unit != nil {
+		skip["repeat"] = true // the row's repeat and axes are its point's
+		for _, a := range sw.Axes {
+			skip[a.Name] = true
+		}
+		if len(sw.Axes) > 0 {
+			point = sw.Key(*unit)
+		}
+	}
+	var b bytes.Buffer
+	for _, row := range s.Results {
+		rr := record.Row{Phase: ph.ID, Step: s.Index + 1, Point: point, Time: row.Time.UTC(), Values: map[string]any{}, Stamp: stamp}
+		if unit != nil {
+			rr.Repeat = unit.Repeat
+		}
+		for j, c := range row.Cols {
+			if skip[c] {
+				continue
+			}
+			v := row.Values[j]
+			if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+				v = nil // JSON has no NaN: a value that is not a number is none
+			}
+			rr.Values[c] = v
+		}
+		for _, c := range row.Checks {
+			rr.Checks = append(rr.Checks, record.Check{Metric: c.Expect.Column, Expect: c.Expect.String(), Value: c.Value, Pass: c.Pass})
+		}
+		line, err := json.Marshal(rr)
+		if err != nil {
+			return nil, fmt.Errorf("record: phase %s step %d: %w", ph.ID, s.Index+1, err)
+		}
+		b.Write(line)
+		b.WriteString(",\n")
+	}
+	return b.Bytes(), nil
+}

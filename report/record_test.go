@@ -1,0 +1,181 @@
+package report
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+const stampYAML = `
+name: stamps
+phases:
+  - id: gemm
+    gpus: [0, 1]
+    sweep:
+      m: [1, 64]
+    repeat: 2
+    expect: {tflops: ">= 10"}
+    steps:
+      - run: |
+          gemm --m ${m}
+  - id: decode
+    gpus: [0]
+    better: higher
+    steps:
+      - run: |
+          bench
+`
+
+// runStep is one finished step of a phase, its rows taken while the
+// fake fleet reports what trouble says.
+func runStep(t *testing.T, s *gpu.Sampler, f *gpu.Fake, trouble map[int]gpu.Trouble, idx int, cols []string, vals ...[]any) runner.StepState {
+	t.Helper()
+	for i := range 2 {
+		f.SetTrouble(i, trouble[i])
+	}
+	start := time.Now()
+	time.Sleep(2 * time.Millisecond)
+	s.Round()
+	time.Sleep(2 * time.Millisecond)
+	st := runner.StepState{Index: idx, Status: runner.Done, Attempt: 1, Started: start}
+	for _, v := range vals {
+		st.Results = append(st.Results, runner.Row{Step: idx, Time: time.Now(), Cols: cols, Values: v,
+			Checks: []runner.Check{{Expect: campaign.Expect{Column: "tflops", Op: ">=", Value: 10}, Value: v[len(v)-1].(float64), Pass: true}}})
+	}
+	st.Ended = time.Now()
+	for i := range 2 {
+		f.SetTrouble(i, gpu.Trouble{})
+	}
+	s.Round() // a clean reading after the step: its trouble is not the next step's
+	time.Sleep(2 * time.Millisecond)
+	return st
+}
+
+// TestRecordAndStamps writes a campaign whose steps ran under each kind
+// of trouble (a throttle, a process not of the campaign, an XID) and
+// reads the record back strictly: every row with its phase, point,
+// repeat, values, checks and the stamp of its step, the same stamp in
+// the CSV and the results file.
+func TestRecordAndStamps(t *testing.T) {
+	plan, err := campaign.Parse("c.yaml", "/campaigns/c.yaml", []byte(stampYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := gpu.NewFake(2, 1)
+	s := gpu.NewSampler(fake, time.Second, time.Hour)
+	s.SetSessions(nil)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "stamps.md")
+	w := NewWriter(path, plan, Env{Host: "h"}, s, t.TempDir())
+
+	cols := []string{"m", "repeat", "tflops"}
+	gemm := runner.PhaseState{ID: "gemm", Title: "gemm", Status: runner.Done, Attempt: 1, Started: time.Now()}
+	gemm.Steps = append(gemm.Steps,
+		runStep(t, s, fake, nil, 0, cols, []any{1.0, 1.0, 11.0}),
+		runStep(t, s, fake, map[int]gpu.Trouble{1: {Throttle: []string{"HW thermal", "app clocks"}}}, 1, cols, []any{64.0, 1.0, 640.0}),
+		runStep(t, s, fake, map[int]gpu.Trouble{0: {Foreign: []gpu.Process{{PID: 4242, Name: "python3", MemUsed: 2 << 30}}}}, 2, cols, []any{1.0, 2.0, 12.0}),
+		runStep(t, s, fake, map[int]gpu.Trouble{0: {XID: 79}}, 3, cols, []any{64.0, 2.0, 650.0}),
+	)
+	gemm.Ended = time.Now()
+	decode := runner.PhaseState{ID: "decode", Title: "decode", Status: runner.Done, Attempt: 1, Started: time.Now()}
+	// Trouble on GPU 1, which decode does not use: not its stamp.
+	decode.Steps = append(decode.Steps, runStep(t, s, fake, map[int]gpu.Trouble{1: {XID: 13}}, 0, []string{"tok_s"}, []any{57.5}))
+	decode.Steps[0].Results[0].Checks = nil
+	decode.Ended = time.Now()
+	st := &runner.State{Name: "stamps", Started: gemm.Started, Now: time.Now(), Phases: []runner.PhaseState{gemm, decode}, Finished: true, Ended: time.Now()}
+	if err := w.Write(st); err != nil {
+		t.Fatal(err)
+	}
+
+	rec, err := record.Read(filepath.Join(dir, "stamps.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Campaign.State != "finished" || len(rec.Phases) != 2 || len(rec.Rows) != 5 {
+		t.Fatalf("record: state %q, %d phases, %d rows; want finished, 2, 5", rec.Campaign.State, len(rec.Phases), len(rec.Rows))
+	}
+	if p := rec.Phases[0]; !slices.Equal(p.Axes, []string{"m"}) || p.Repeat != 2 || p.Better["tflops"] != "higher" {
+		t.Errorf("gemm phase: %+v", p)
+	}
+	if rec.Phases[1].Better["*"] != "higher" {
+		t.Errorf("decode's better: %v", rec.Phases[1].Better)
+	}
+	wantStamp := [][]string{
+		nil,
+		{"GPU 1 throttled (HW thermal)"}, // app clocks are no trouble
+		{"a process not of this campaign was on GPU 0 (pid 4242 python3)"},
+		{"GPU 0 reported XID 79"},
+		nil,
+	}
+	wantPoint := []string{"m=1", "m=64", "m=1", "m=64", ""}
+	wantRepeat := []int{1, 1, 2, 2, 0}
+	for i, r := range rec.Rows {
+		if !slices.Equal(r.Stamp, wantStamp[i]) {
+			t.Errorf("row %d stamp %q, want %q", i+1, r.Stamp, wantStamp[i])
+		}
+		if r.Point != wantPoint[i] || r.Repeat != wantRepeat[i] {
+			t.Errorf("row %d at %q repeat %d, want %q repeat %d", i+1, r.Point, r.Repeat, wantPoint[i], wantRepeat[i])
+		}
+		if _, ok := r.Values["m"]; ok {
+			t.Errorf("row %d: the axis is a value too: %v", i+1, r.Values)
+		}
+	}
+	if v := rec.Rows[1].Values["tflops"]; v != 640.0 || len(rec.Rows[1].Checks) != 1 || !rec.Rows[1].Checks[0].Pass {
+		t.Errorf("row 2: %v %+v", v, rec.Rows[1].Checks)
+	}
+
+	f, err := os.Open(filepath.Join(dir, "stamps.gemm.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	table, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := table[0][len(table[0])-1]; last != "stamp" {
+		t.Fatalf("CSV header %v: no stamp column", table[0])
+	}
+	for i, row := range table[1:] {
+		if got, want := row[len(row)-1], strings.Join(wantStamp[i], "; "); got != want {
+			t.Errorf("CSV row %d stamp %q, want %q", i+1, got, want)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "stamps.decode.csv")); strings.Contains(string(b), "stamp") {
+		t.Errorf("decode's CSV has a stamp column though nothing was wrong on its GPU:\n%s", b)
+	}
+	md, _ := os.ReadFile(path)
+	for _, want := range []string{
+		"1 result(s) taken while GPU 1 throttled (HW thermal): m=64 (repeat 1)",
+		"1 result(s) taken while GPU 0 reported XID 79: m=64 (repeat 2)",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("results file lacks %q", want)
+		}
+	}
+
+	// `greenlight report` has no GPU history: the stamps kept in the
+	// state dir stand.
+	w2 := NewWriter(path, plan, Env{Host: "h"}, nil, w.stateDir)
+	if err := w2.Write(st); err != nil {
+		t.Fatal(err)
+	}
+	rec2, err := record.Read(filepath.Join(dir, "stamps.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rec2.Rows {
+		if !slices.Equal(rec2.Rows[i].Stamp, wantStamp[i]) {
+			t.Errorf("rebuilt: row %d stamp %q, want %q", i+1, rec2.Rows[i].Stamp, wantStamp[i])
+		}
+	}
+}
