@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/conditions"
+	"github.com/greenlight-run/greenlight/daemon"
 
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/format"
@@ -146,6 +147,9 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "greenlight report: warning: %v; the record has no conditions\n", err)
 	} else if ok {
 		w.SetConditions(book)
+	}
+	if note, warn := daemon.GiveBaseline(plan, w); warn {
+		fmt.Fprintf(stderr, "greenlight report: warning: %s\n", note)
 	}
 	if err := w.Write(st); err != nil {
 		fmt.Fprintf(stderr, "greenlight report: %v\n", err)

@@ -297,6 +297,12 @@ func TestRetryOnAFinishedCampaign(t *testing.T) {
 	if got := readFile(t, filepath.Join(dir, "ran")); got != "a\nb\nb\n" {
 		t.Errorf("ran %q; want a once and b twice", got)
 	}
+	// The record said finished before the retry too: the runner's end,
+	// not the file, says it is done writing.
+	testutil.Eventually(t, 20*time.Second, "the retry's runner to end", func() bool {
+		_, held := runner.LockHolder(filepath.Join(dir, ".greenlight", "again"))
+		return !held
+	})
 }
 
 // TestResumeKeepsTheGPUSource: a campaign started with --gpu fake:2 and

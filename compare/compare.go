@@ -245,7 +245,7 @@ func judge(k key, a, b side, dir string, o Options) Line {
 	if l.Old.N >= 2 && l.New.N >= 2 {
 		l.P = Welch(l.Old, l.New)
 		differs = l.P < o.alpha()
-		l.Basis = fmt.Sprintf("Welch's t-test, p = %s, n = %d and %d", pWords(l.P), l.Old.N, l.New.N)
+		l.Basis = fmt.Sprintf("Welch's t-test, p %s, n = %d and %d", pWords(l.P), l.Old.N, l.New.N)
 		if !differs {
 			l.Verdict = Noise
 			return l
@@ -295,7 +295,7 @@ func pWords(p float64) string {
 	if p < 0.001 {
 		return "< 0.001"
 	}
-	return trim(math.Round(p*1000) / 1000)
+	return "= " + trim(math.Round(p*1000)/1000)
 }
 
 func trim(f float64) string {

@@ -146,17 +146,29 @@ func (r Result) Text() string {
 }
 
 // Word is a new value's change against the baseline, as the window says
-// it when the value lands: "+4.1% vs bench0, beyond noise". "" when the
-// baseline has no such metric.
+// it when the value lands: "+4.1% vs bench0, better, beyond noise".
 func Word(l Line, baseline string) string {
-	ch := changeText(l.Change)
-	switch l.Verdict {
-	case Noise, Same:
-		return fmt.Sprintf("%s vs %s, %s", ch, baseline, l.Verdict)
-	case Better, Worse:
-		return fmt.Sprintf("%s vs %s, %s beyond noise", ch, baseline, l.Verdict)
+	return fmt.Sprintf("%s vs %s, %s", changeText(l.Change), baseline, l.meaning())
+}
+
+// Short is a change and its meaning, for a table's cell: "+4.1%, better,
+// beyond noise".
+func Short(l Line) string { return changeText(l.Change) + ", " + l.meaning() }
+
+// meaning is the verdict with its basis: noise where Welch's test judged,
+// the tolerance where it could not.
+func (l Line) meaning() string {
+	beyond := "beyond noise"
+	if math.IsNaN(l.P) {
+		beyond = "beyond the tolerance"
 	}
-	return fmt.Sprintf("%s vs %s, beyond noise", ch, baseline)
+	switch l.Verdict {
+	case Better, Worse:
+		return string(l.Verdict) + ", " + beyond
+	case Changed:
+		return beyond
+	}
+	return string(l.Verdict)
 }
 
 func statText(s Stat) string {
@@ -194,8 +206,15 @@ func md(s string) string {
 	s = safe.Line(s, safe.CSV)
 	s = strings.ReplaceAll(s, "\\", "\\\\")
 	s = strings.ReplaceAll(s, "|", "\\|")
-	s = strings.ReplaceAll(s, "<", "&lt;")
-	return s
+	var b strings.Builder
+	for i := 0; i < len(s); i++ { // a "<" that could open a tag: "p < 0.001" stays
+		if c := s[i]; c == '<' && i+1 < len(s) && (s[i+1] == '!' || s[i+1] == '/' || s[i+1] == '?' || s[i+1] >= 'a' && s[i+1] <= 'z' || s[i+1] >= 'A' && s[i+1] <= 'Z') {
+			b.WriteString("&lt;")
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 func line(s string) string { return safe.Line(s, safe.CSV) }

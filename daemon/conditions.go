@@ -13,55 +13,84 @@ import (
 // commandTimeout bounds each conditions: command (and pip list).
 const commandTimeout = time.Minute
 
-// watchConditions records what the campaign runs under, once, at its
-// first start (the conditions: commands too), and reads the machine and
-// its GPUs again at each phase's start (and at a restart of the runner),
-// saying each change once. It keeps the book in the state dir and gives
-// it to keep (the results file's writer). ready says when the source has
-// read its devices once. kept is closed once the first reading is kept:
-// the campaign's last write waits for it, so that a short campaign's
-// record has its conditions too.
-func watchConditions(plan *campaign.Plan, stateDir string, src conditions.Source, ready func() bool,
-	events <-chan runner.Event, keep func(conditions.Book), say func(string), kept chan<- struct{}) {
-	for i := 0; i < 50 && !ready(); i++ {
+// conditionsBook keeps what the campaign runs under, in its state dir.
+type conditionsBook struct {
+	plan     *campaign.Plan
+	stateDir string
+	src      conditions.Source
+	keep     func(conditions.Book) // the results file's writer
+	say      func(string)
+	book     conditions.Book
+	fresh    bool // the first reading: the conditions: commands are still to run
+}
+
+// openConditions reads the machine and its GPUs before the campaign
+// starts (ready says when the source has read its devices once): the
+// first reading of a campaign's first start, or, for a campaign that ran
+// before, a check against its last, each change said once.
+func openConditions(plan *campaign.Plan, stateDir string, src conditions.Source, ready func() bool,
+	keep func(conditions.Book), say func(string)) *conditionsBook {
+	for i := 0; i < 20 && !ready(); i++ {
 		time.Sleep(100 * time.Millisecond)
 	}
+	c := &conditionsBook{plan: plan, stateDir: stateDir, src: src, keep: keep, say: say}
 	book, ok, err := conditions.Load(stateDir)
 	if err != nil {
 		say(fmt.Sprintf("conditions: %v; read again from now on", err))
 	}
-	check := func(where string) {
-		changes := book.Check(conditions.Machine(plan, src), where)
-		for _, c := range changes {
-			at := "at the start of phase " + where
-			if where == "" {
-				at = "since the campaign's last runner"
-			}
-			say(fmt.Sprintf("the conditions changed %s: %s (the record keeps both)", at, c))
-		}
-		if err := book.Save(stateDir); err != nil {
-			say(fmt.Sprintf("conditions: %v", err))
-		}
-		keep(book)
-	}
 	if ok {
-		check("")
-	} else {
-		book = conditions.NewBook(conditions.Gather(context.Background(), plan, src, commandTimeout))
-		for _, c := range book.First.Commands {
-			if c.Error != "" {
-				say(fmt.Sprintf("conditions: `%s`: %s", c.Run, c.Error))
+		c.book = book
+		c.check("")
+		return c
+	}
+	c.book, c.fresh = conditions.NewBook(conditions.Machine(plan, src)), true
+	c.save()
+	return c
+}
+
+func (c *conditionsBook) save() {
+	if err := c.book.Save(c.stateDir); err != nil {
+		c.say(fmt.Sprintf("conditions: %v", err))
+	}
+	c.keep(c.book)
+}
+
+// check reads the machine again at a phase's start ("" for a runner
+// started again) and says what changed.
+func (c *conditionsBook) check(phase string) {
+	changes := c.book.Check(conditions.Machine(c.plan, c.src), phase)
+	for _, ch := range changes {
+		at := "at the start of phase " + phase
+		if phase == "" {
+			at = "since the campaign's last runner"
+		}
+		c.say(fmt.Sprintf("the conditions changed %s: %s (the record keeps both)", at, ch))
+	}
+	if len(changes) > 0 {
+		c.save()
+	}
+}
+
+// watch runs the conditions: commands of a first start, closing done
+// when their outputs are kept (the campaign's last write waits for it, so
+// that a short campaign's record has them too), then checks the machine
+// at each phase's start until the events end.
+func (c *conditionsBook) watch(events <-chan runner.Event, done chan<- struct{}) {
+	if c.fresh && (len(c.plan.Conditions.Commands) > 0 || len(c.plan.Conditions.Packages) > 0) {
+		all := conditions.Gather(context.Background(), c.plan, c.src, commandTimeout)
+		c.book.First.Commands, c.book.First.Packages = all.Commands, all.Packages
+		c.book.Last.Commands, c.book.Last.Packages = all.Commands, all.Packages
+		for _, cmd := range all.Commands {
+			if cmd.Error != "" {
+				c.say(fmt.Sprintf("conditions: `%s`: %s", cmd.Run, cmd.Error))
 			}
 		}
-		if err := book.Save(stateDir); err != nil {
-			say(fmt.Sprintf("conditions: %v", err))
-		}
-		keep(book)
+		c.save()
 	}
-	close(kept)
+	close(done)
 	for e := range events {
 		if e.Kind == runner.PhaseStarted {
-			check(e.Phase)
+			c.check(e.Phase)
 		}
 	}
 }

@@ -36,19 +36,22 @@ func TestConditionsWatched(t *testing.T) {
 		var said []string
 		var book conditions.Book
 		first, done := make(chan struct{}), make(chan struct{})
+		c := openConditions(plan, dir, src, func() bool { return true },
+			func(b conditions.Book) { book = b; kept <- struct{}{} }, func(s string) { said = append(said, s) })
 		go func() {
 			defer close(done)
-			watchConditions(plan, dir, src, func() bool { return true }, events,
-				func(b conditions.Book) { book = b; kept <- struct{}{} }, func(s string) { said = append(said, s) }, first)
+			c.watch(events, first)
 		}()
 		<-first
-		<-kept
+		for len(kept) > 0 {
+			<-kept
+		}
 		return &said, &book, done
 	}
 	events := make(chan runner.Event)
 	said, book, done := watch(events)
 	events <- runner.Event{Kind: runner.PhaseStarted, Phase: "gemm"}
-	<-kept
+	events <- runner.Event{Kind: runner.Progress} // taken once gemm's check is done
 	src.mu.Lock()
 	src.w = 450
 	src.mu.Unlock()

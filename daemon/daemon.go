@@ -106,11 +106,17 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		return runner.ExitFailed
 	}
 	defer release()
+	held := baselineFor(plan)
+	if held.warn {
+		notes = append(notes, held.note) // in the window and the record
+	} else if held.note != "" {
+		fmt.Fprintf(stdout, "%s %s\n", time.Now().Format("15:04:05"), held.note)
+	}
 	var retry []string
 	if f.Retry != "" {
 		retry = []string{f.Retry}
 	}
-	r, err := runner.New(plan, runner.Options{StateDir: f.StateDir, GPUCount: count, Approve: approve, Notes: notes, Retry: retry})
+	r, err := runner.New(plan, runner.Options{StateDir: f.StateDir, GPUCount: count, Approve: approve, Notes: notes, Retry: retry, Annotate: held.annotate()})
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		if errors.Is(err, runner.ErrLocked) {
@@ -124,6 +130,7 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	}
 	host, _ := os.Hostname()
 	w := report.NewWriter(plan.Report, plan, report.Env{Host: host, Inventory: inv}, sampler, r.StateDir())
+	held.give(plan, w)
 	reportEvents, linkEvents, printEvents := r.Subscribe(), r.Subscribe(), r.Subscribe()
 	reportDone := make(chan struct{})
 	srv := &server{r: r, sampler: sampler, version: version}
@@ -153,9 +160,11 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		go feedFake(fake, len(inv.Devices), r.Subscribe(), plan)
 	}
 	go feedSessions(sampler, r.Subscribe())
+	conds := openConditions(plan, r.StateDir(), sampler, func() bool {
+		return sampler.Latest() != nil || len(sampler.Inventory().Devices) == 0
+	}, w.SetConditions, func(msg string) { r.Warn(msg) })
 	condsKept := make(chan struct{})
-	go watchConditions(plan, r.StateDir(), sampler, func() bool { return sampler.Latest() != nil }, r.Subscribe(),
-		w.SetConditions, func(msg string) { r.Warn(msg) }, condsKept)
+	go conds.watch(r.Subscribe(), condsKept)
 	go followSlurmNodes(src, r.Subscribe())
 	if plan.Notify != "" {
 		go runner.Notify(plan, r.Subscribe(), func(msg string) {

@@ -33,7 +33,8 @@ type stepKey struct {
 type encodedStep struct {
 	rows  int
 	stamp string
-	json  []byte // the step's rows, each followed by ",\n"
+	json  []byte       // the step's rows, each followed by ",\n"
+	recs  []record.Row // the same, for the comparison with a baseline
 }
 
 // writeRecord writes the record beside the results file, atomically.
@@ -45,6 +46,7 @@ func (w *Writer) writeRecord(st *runner.State) error {
 		Campaign: record.Campaign{Name: w.plan.Name, File: w.plan.File, Report: w.path, State: string(st.Headline()),
 			Started: st.Started, Ended: st.Ended, Written: time.Now().UTC()}}
 	var rows bytes.Buffer
+	var all []record.Row
 	live := map[stepKey]bool{}
 	for _, p := range st.Phases {
 		ph := w.plan.Phase(p.ID)
@@ -63,7 +65,7 @@ func (w *Writer) writeRecord(st *runner.State) error {
 			rp.Better = nil
 		}
 		rec.Phases = append(rec.Phases, rp)
-		all := ph.AllSteps()
+		units := ph.AllSteps()
 		for i, s := range p.Steps {
 			if len(s.Results) == 0 {
 				continue
@@ -74,17 +76,26 @@ func (w *Writer) writeRecord(st *runner.State) error {
 			enc, ok := w.record.steps[key]
 			if !ok || enc.rows != len(s.Results) || enc.stamp != strings.Join(stamp, "\n") {
 				var unit *campaign.Unit
-				if i < len(all) {
-					unit = all[i].Unit
+				if i < len(units) {
+					unit = units[i].Unit
 				}
-				b, err := encodeRows(ph, unit, s, stamp)
-				if err != nil {
-					return err
+				recs := recordRows(ph, unit, s, stamp)
+				var b bytes.Buffer
+				for _, r := range recs {
+					line, err := json.Marshal(r)
+					if err != nil {
+						return fmt.Errorf("phase %s step %d: %w", ph.ID, s.Index+1, err)
+					}
+					b.Write(line)
+					b.WriteString(",\n")
 				}
-				enc = encodedStep{len(s.Results), strings.Join(stamp, "\n"), b}
+				enc = encodedStep{len(s.Results), strings.Join(stamp, "\n"), b.Bytes(), recs}
 				w.record.steps[key] = enc
 			}
 			rows.Write(enc.json)
+			if w.baseline != nil {
+				all = append(all, enc.recs...)
+			}
 		}
 	}
 	for k := range w.record.steps {
@@ -108,11 +119,15 @@ func (w *Writer) writeRecord(st *runner.State) error {
 	out.WriteString("\n ]")
 	out.Write(head[i+len(`"rows": null`):])
 	out.WriteByte('\n')
+	if w.baseline != nil {
+		rec.Rows = all
+		w.baseline.compare(&rec)
+	}
 	return files.WriteAtomic(filepath.Join(filepath.Dir(w.path), filepath.Base(record.Name(w.path))), out.Bytes())
 }
 
-// encodeRows is a step's rows as the record's, each followed by ",\n".
-func encodeRows(ph *campaign.Phase, unit *campaign.Unit, s runner.StepState, stamp []string) ([]byte, error) {
+// recordRows are a step's rows as the record's.
+func recordRows(ph *campaign.Phase, unit *campaign.Unit, s runner.StepState, stamp []string) []record.Row {
 	skip := map[string]bool{}
 	point := ""
 	if sw := ph.Sweep; sw != nil && unit != nil {
@@ -124,7 +139,7 @@ func encodeRows(ph *campaign.Phase, unit *campaign.Unit, s runner.StepState, sta
 			point = sw.Key(*unit)
 		}
 	}
-	var b bytes.Buffer
+	out := make([]record.Row, 0, len(s.Results))
 	for _, row := range s.Results {
 		rr := record.Row{Phase: ph.ID, Step: s.Index + 1, Point: point, Time: row.Time.UTC(), Values: map[string]any{}, Stamp: stamp}
 		if unit != nil {
@@ -143,12 +158,7 @@ func encodeRows(ph *campaign.Phase, unit *campaign.Unit, s runner.StepState, sta
 		for _, c := range row.Checks {
 			rr.Checks = append(rr.Checks, record.Check{Metric: c.Expect.Column, Expect: c.Expect.String(), Value: c.Value, Pass: c.Pass})
 		}
-		line, err := json.Marshal(rr)
-		if err != nil {
-			return nil, fmt.Errorf("record: phase %s step %d: %w", ph.ID, s.Index+1, err)
-		}
-		b.Write(line)
-		b.WriteString(",\n")
+		out = append(out, rr)
 	}
-	return b.Bytes(), nil
+	return out
 }

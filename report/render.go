@@ -7,6 +7,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
+	"github.com/greenlight-run/greenlight/compare"
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/format"
@@ -80,7 +81,7 @@ func etaText(e runner.ETA) string {
 }
 
 // header renders the header block.
-func header(plan *campaign.Plan, st *runner.State, env Env, remade []string) string {
+func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp *compare.Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Campaign:** %s · **Status:** %s · **Started:** %s", plan.Name, campaignStatus(st), st.Started.Format(timeFmt))
 	if st.Finished && !st.Ended.IsZero() {
@@ -126,7 +127,11 @@ func header(plan *campaign.Plan, st *runner.State, env Env, remade []string) str
 		b.WriteString("\n")
 	}
 	b.WriteString(conditionsSection(env.Conditions))
-	b.WriteString("| Phase | Status | Duration | Key result |\n|---|---|---:|---|\n")
+	if cmp != nil {
+		fmt.Fprintf(&b, "| Phase | Status | Duration | Key result | Δ vs %s |\n|---|---|---:|---|---|\n", cell(cmp.Old.Name))
+	} else {
+		b.WriteString("| Phase | Status | Duration | Key result |\n|---|---|---:|---|\n")
+	}
 	for _, p := range st.Phases {
 		status := statusWord(p)
 		if p.Reason != "" && p.Status != runner.Done {
@@ -140,7 +145,12 @@ func header(plan *campaign.Plan, st *runner.State, env Env, remade []string) str
 		for _, m := range p.Missing {
 			status += fmt.Sprintf(" · ✗ %s not produced", m.Column)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cell(p.Title), cell(status), duration(p, st.Now), cell(keyResult(p)))
+		key, metric, step := keyOf(p)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |", cell(p.Title), cell(status), duration(p, st.Now), cell(key))
+		if cmp != nil {
+			fmt.Fprintf(&b, " %s |", cell(deltaCell(cmp, plan.Phase(p.ID), p.ID, metric, step)))
+		}
+		b.WriteString("\n")
 	}
 	var warns []string
 	for _, id := range remade {
@@ -172,20 +182,27 @@ func duration(p runner.PhaseState, now time.Time) string {
 // checked against an expectation, else the latest rate (TFLOP/s, tok_s),
 // else the latest number.
 func keyResult(p runner.PhaseState) string {
+	s, _, _ := keyOf(p)
+	return s
+}
+
+// keyOf is the key result, its metric and the step that gave it (-1:
+// none).
+func keyOf(p runner.PhaseState) (text, metric string, step int) {
 	for pass := 0; pass < 3; pass++ {
 		for i := len(p.Steps) - 1; i >= 0; i-- {
 			rows := p.Steps[i].Results
 			for j := len(rows) - 1; j >= 0; j-- {
-				if s := rowKey(&rows[j], pass); s != "" {
-					return s
+				if s, m := rowKey(&rows[j], pass); s != "" {
+					return s, m, i
 				}
 			}
 		}
 	}
-	return ""
+	return "", "", -1
 }
 
-func rowKey(last *runner.Row, pass int) string {
+func rowKey(last *runner.Row, pass int) (string, string) {
 	switch pass {
 	case 0: // the first checked column
 		if len(last.Checks) > 0 {
@@ -194,22 +211,22 @@ func rowKey(last *runner.Row, pass int) string {
 			if !ch.Pass {
 				mark = "✗"
 			}
-			return fmt.Sprintf("%s = %s %s", ch.Expect.Column, FormatNumber(ch.Value), mark)
+			return fmt.Sprintf("%s = %s %s", ch.Expect.Column, FormatNumber(ch.Value), mark), ch.Expect.Column
 		}
 	case 1:
 		for i, c := range last.Cols {
 			if f, ok := last.Values[i].(float64); ok && (strings.Contains(c, "/s") || strings.HasSuffix(c, "_s")) {
-				return fmt.Sprintf("%s = %s", c, FormatNumber(f))
+				return fmt.Sprintf("%s = %s", c, FormatNumber(f)), c
 			}
 		}
 	default:
 		for i := len(last.Values) - 1; i >= 0; i-- {
 			if f, ok := last.Values[i].(float64); ok {
-				return fmt.Sprintf("%s = %s", last.Cols[i], FormatNumber(f))
+				return fmt.Sprintf("%s = %s", last.Cols[i], FormatNumber(f)), last.Cols[i]
 			}
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // phaseBlock renders one phase's block.

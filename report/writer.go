@@ -53,6 +53,7 @@ type Writer struct {
 	traces      *traceBook
 	kcsv        map[string]string // phase -> the trace summaries its kernels CSV holds
 	record      recordBook
+	baseline    *baseline           // baseline: in the campaign file; nil without
 	conds       *conditions.Book    // what the campaign ran under; nil until gathered
 	stamps      map[string][]string // finished steps' validity stamps, by phase/attempt/step/attempt
 	stampsDirty bool
@@ -320,8 +321,14 @@ func (w *Writer) currentEnv() Env {
 
 func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 	env := w.currentEnv()
-	bodies := map[string]string{"header": header(w.plan, st, env, w.remade)}
+	bodies := map[string]string{"header": header(w.plan, st, env, w.remade, w.baseline.result())}
 	order := []string{"header"}
+	if w.baseline != nil {
+		if b := w.baseline.block(); b != "" {
+			bodies["baseline"] = b
+			order = append(order, "baseline")
+		}
+	}
 	for _, p := range st.Phases {
 		ph := w.plan.Phase(p.ID)
 		if ph == nil {

@@ -46,6 +46,11 @@ type Options struct {
 	// Notes are said as warnings when the campaign starts, in the window,
 	// the plain output and the results file (preflight's warnings).
 	Notes []string
+	// Annotate, when set, gives a word to say beside each new result as
+	// it lands (its change against a baseline): point is the sweep's
+	// point ("m=64,shape=down"), "" outside a sweep. It runs on the
+	// runner's loop: it must be quick.
+	Annotate func(phase, point string, row Row) string
 }
 
 // Runner runs one campaign. Controls may be called from any goroutine.
@@ -336,8 +341,11 @@ func (r *Runner) Greenlight(id string) error { return r.do(func() error { return
 // Warn says msg as the runner's own warnings are said: in the window,
 // the plain output, the log and the results file. For what the runner's
 // process watches beside the runner (the conditions the campaign runs
-// under).
-func (r *Runner) Warn(msg string) error { return r.do(func() error { r.warn(msg); return nil }) }
+// under). It does not wait: a warning given before Start is said when
+// the loop starts.
+func (r *Runner) Warn(msg string) {
+	go r.do(func() error { r.warn(msg); return nil })
+}
 
 // Stop stops every running step and service; the campaign ends stopped.
 func (r *Runner) Stop() error { return r.do(func() error { r.stopAll(); return nil }) }

@@ -93,13 +93,33 @@ func (sr *stepRun) announceRows(first int) {
 		return
 	}
 	last := rows[len(rows)-1]
+	for i := first; i < len(rows)-1; i++ {
+		sr.annotate(rows[i]) // the baseline's comparison counts them all
+	}
 	r.emit(Event{Kind: ResultRecorded, Phase: sr.pr.ph.ID, Step: sr.step.Index,
-		Message: fmt.Sprintf("%s: %d results (%d in all), the last %s", sr.pr.ph.ID, len(rows)-first, len(rows), rowText(last))})
+		Message: fmt.Sprintf("%s: %s%d results (%d in all), the last %s", sr.pr.ph.ID, sr.annotate(last), len(rows)-first, len(rows), rowText(last))})
+}
+
+// annotate is the word said with a new result (its change against a
+// baseline), first so that a narrow window shows it: "WORD · ", or "".
+func (sr *stepRun) annotate(row Row) string {
+	f := sr.r.opts.Annotate
+	if f == nil {
+		return ""
+	}
+	point := ""
+	if sw, u := sr.pr.ph.Sweep, sr.step.Unit; sw != nil && u != nil && len(sw.Axes) > 0 {
+		point = sw.Key(*u)
+	}
+	if w := f(sr.pr.ph.ID, point, row); w != "" {
+		return w + " · "
+	}
+	return ""
 }
 
 func (sr *stepRun) emitRow(row Row) {
 	r := sr.r
-	r.emit(Event{Kind: ResultRecorded, Phase: sr.pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: result %s", sr.pr.ph.ID, rowText(row))})
+	r.emit(Event{Kind: ResultRecorded, Phase: sr.pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: %sresult %s", sr.pr.ph.ID, sr.annotate(row), rowText(row))})
 }
 
 func (sr *stepRun) addRow(row Row, announce bool) {

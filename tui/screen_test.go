@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/compare"
+	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	tea "charm.land/bubbletea/v2"
@@ -488,4 +490,23 @@ func TestSlurmJobOnScreen(t *testing.T) {
 	gemm.ETA = gemm.Steps[0].ETA
 	s.events <- runner.Event{Kind: runner.Progress, Phase: "gemm", State: st, Time: t0.Add(20 * time.Minute)}
 	s.screen(t, "job 4242 on gpu[01-02]")
+}
+
+// TestResultChangeOnScreen80x24: with a baseline, a new result lands with
+// its change first, so that the 80-column status line shows it.
+func TestResultChangeOnScreen80x24(t *testing.T) {
+	s := newScreenTest(t, 80, 24, 8)
+	s.screen(t, "red text")
+	base := &record.Record{Campaign: record.Campaign{Name: "bench0"}, Phases: []record.Phase{{ID: "gemm", Better: map[string]string{"tflops": "higher"}}},
+		Rows: []record.Row{{Phase: "gemm", Values: map[string]any{"tflops": 612.0}}}}
+	word := compare.NewLive(base, testPlan(t), compare.Options{Tolerance: 0.02}).Say("gemm", "", []string{"tflops"}, []any{638.4})
+	// As the runner says it (runner.TestResultsSaidWithTheirChange).
+	msg := "gemm: " + word + " · result tflops=638.4 m=64 n=4096 k=7168"
+	s.events <- runner.Event{Kind: runner.ResultRecorded, Phase: "gemm", Message: msg,
+		State: loadingState(filepath.Join(s.dir, "serve.log")), Time: t0.Add(20 * time.Minute)}
+	got := s.screen(t, "vs bench0")
+	golden(t, "screen-80x24-baseline.golden", got)
+	if !strings.Contains(got, "tflops 638.4: +4.3% vs bench0, better, beyond the") {
+		t.Errorf("the change is not on the 80-column screen:\n%s", got)
+	}
 }

@@ -1,0 +1,93 @@
+package compare
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// Live says each new result's change against a baseline as it lands:
+// "+4.1% vs bench0, better, beyond noise". The new side is every value
+// of the metric at that point said so far, so the verdict learns as the
+// repeats come.
+type Live struct {
+	name  string
+	base  side
+	plan  *campaign.Plan
+	opts  Options
+	mu    sync.Mutex
+	now   side
+	dirs  map[string]map[string]string // the campaign's own better:, by phase
+	skips map[string]map[string]bool   // a sweep's axes and repeat, by phase: not metrics
+}
+
+// NewLive holds plan's new results against base.
+func NewLive(base *record.Record, plan *campaign.Plan, opts Options) *Live {
+	l := &Live{name: base.Campaign.Name, base: gather(base, opts.Rename), plan: plan, opts: opts,
+		now: side{vals: map[key][]float64{}, stamps: map[key][]string{}}, dirs: map[string]map[string]string{}, skips: map[string]map[string]bool{}}
+	for _, ph := range plan.Phases {
+		l.dirs[ph.ID] = record.Better(ph)
+		skip := map[string]bool{}
+		if sw := ph.Sweep; sw != nil {
+			skip["repeat"] = true
+			for _, a := range sw.Axes {
+				skip[a.Name] = true
+			}
+		}
+		l.skips[ph.ID] = skip
+	}
+	return l
+}
+
+// Say is the change of a new result's main metric (the first with a
+// direction and a baseline value, else the first with a baseline value),
+// what matters first so that a narrow window shows it: "tok_s 57.2:
+// +4.1% vs bench0, better, beyond noise"; "" when the baseline has none
+// of its metrics at that point.
+func (l *Live) Say(phase, point string, cols []string, vals []any) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var main, first *key
+	value := map[key]float64{}
+	for i, c := range cols {
+		f, ok := vals[i].(float64)
+		if !ok || l.skips[phase][c] {
+			continue
+		}
+		k := key{phase, point, c}
+		l.now.vals[k] = append(l.now.vals[k], f)
+		value[k] = f
+		if _, inBase := l.base.vals[k]; !inBase {
+			continue
+		}
+		if first == nil {
+			first = &k
+		}
+		if main == nil && l.dir(k) != "" {
+			main = &k
+		}
+	}
+	if main == nil {
+		main = first
+	}
+	if main == nil {
+		return ""
+	}
+	at := ""
+	if point != "" {
+		at = " at " + point
+	}
+	return fmt.Sprintf("%s %s%s: %s", main.metric, num(value[*main]), at, Word(judge(*main, l.base, l.now, l.dir(*main), l.opts), l.name))
+}
+
+func (l *Live) dir(k key) string {
+	if d := l.dirs[k.phase][k.metric]; d != "" {
+		return d
+	}
+	if d := l.dirs[k.phase]["*"]; d != "" {
+		return d
+	}
+	return better(k, l.base.phases)
+}
