@@ -87,6 +87,13 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	} else if len(plan.Phases) > 1 {
 		fmt.Fprintln(stdout, "\nEvery phase is ordered by needs: one runs at a time.")
 	}
+	if plan.Compare.Baseline != "" {
+		note, warn := daemon.BaselineWords(plan)
+		if warn {
+			note = "warning: " + note
+		}
+		fmt.Fprintf(stdout, "\nBaseline: %s\n", note)
+	}
 	return 0
 }
 

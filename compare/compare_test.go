@@ -125,7 +125,7 @@ func TestVerdicts(t *testing.T) {
 		t.Errorf("notes: %s", notes)
 	}
 	md := r.Markdown(0)
-	if !strings.Contains(md, "| gemm | m=64 | tflops |") || !strings.Contains(md, "within noise ⚠ new: GPU 3 throttled (SW power cap)") {
+	if !strings.Contains(md, "| gemm | m=64 | tflops |") || !strings.Contains(md, "| within noise ⚠1 |") || !strings.Contains(md, "- ⚠1 new: GPU 3 throttled (SW power cap)") {
 		t.Errorf("markdown:\n%s", md)
 	}
 }

@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,15 +60,29 @@ func (r Result) Markdown(limit int) string {
 		lines = append(first, rest...)[:limit]
 		cut = len(r.Lines) - limit
 	}
+	// A stamp is said once, under the table, and marked in each line it
+	// falls on: ⚠1, ⚠2.
+	var stamps []string
 	if len(lines) > 0 {
 		b.WriteString("\n| Phase | Point | Metric | Old | New | Change | Verdict | Basis |\n|---|---|---|---:|---:|---:|---|---|\n")
 		for _, l := range lines {
-			v := string(l.Verdict)
-			if len(l.Stamped) > 0 {
-				v += " ⚠ " + strings.Join(l.Stamped, "; ")
+			v := md(string(l.Verdict))
+			for _, st := range l.Stamped {
+				i := slices.Index(stamps, st)
+				if i < 0 {
+					i = len(stamps)
+					stamps = append(stamps, st)
+				}
+				v += fmt.Sprintf(" ⚠%d", i+1)
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", md(l.Phase), md(l.Point), md(l.Metric),
-				statText(l.Old), statText(l.New), changeText(l.Change), md(v), md(l.Basis))
+				statText(l.Old), statText(l.New), changeText(l.Change), v, md(l.Basis))
+		}
+	}
+	if len(stamps) > 0 {
+		b.WriteString("\nTaken under bad conditions (the verdicts stand, but doubt them):\n\n")
+		for i, st := range stamps {
+			fmt.Fprintf(&b, "- ⚠%d %s\n", i+1, md(st))
 		}
 	}
 	if cut > 0 {

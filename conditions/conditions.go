@@ -241,7 +241,7 @@ func Diff(old, new Conditions) []Change {
 		for _, n := range new.Commands {
 			for _, o := range old.Commands {
 				if o.Run == n.Run {
-					add(fmt.Sprintf("output of `%s`", n.Run), firstLine(o.Output, o.Error), firstLine(n.Output, n.Error))
+					add(fmt.Sprintf("output of `%s`", CommandLabel(n.Run)), firstLine(o.Output, o.Error), firstLine(n.Output, n.Error))
 				}
 			}
 		}
@@ -259,6 +259,16 @@ func Diff(old, new Conditions) []Change {
 		}
 	}
 	return out
+}
+
+// CommandLabel is a conditions: command as one line: its first, with
+// "…" when there are more.
+func CommandLabel(run string) string {
+	first, _, more := strings.Cut(strings.TrimSpace(run), "\n")
+	if more {
+		first += " …"
+	}
+	return first
 }
 
 func short(h string) string {

@@ -97,3 +97,10 @@ func GiveBaseline(plan *campaign.Plan, w *report.Writer) (note string, warn bool
 	h.give(plan, w)
 	return h.note, h.warn
 }
+
+// BaselineWords says what a campaign's baseline is, or why it cannot be
+// read (for validate); warn when it is a warning.
+func BaselineWords(plan *campaign.Plan) (string, bool) {
+	h := baselineFor(plan)
+	return strings.TrimPrefix(h.note, "baseline: "), h.warn
+}

@@ -82,7 +82,7 @@ func (c *conditionsBook) watch(events <-chan runner.Event, done chan<- struct{})
 		c.book.Last.Commands, c.book.Last.Packages = all.Commands, all.Packages
 		for _, cmd := range all.Commands {
 			if cmd.Error != "" {
-				c.say(fmt.Sprintf("conditions: `%s`: %s", cmd.Run, cmd.Error))
+				c.say(fmt.Sprintf("conditions: `%s`: %s", conditions.CommandLabel(cmd.Run), cmd.Error))
 			}
 		}
 		c.save()

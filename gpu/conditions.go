@@ -16,7 +16,8 @@ type Conditions struct {
 	Name         string  `json:"name,omitempty"`
 	UUID         string  `json:"uuid,omitempty"`
 	VBIOS        string  `json:"vbios,omitempty"`
-	PowerLimitW  float64 `json:"power_limit_w,omitempty"` // enforced
+	PowerLimitW  float64 `json:"power_limit_w,omitempty"`   // enforced
+	PowerDefault float64 `json:"power_default_w,omitempty"` // the board's default limit
 	AppClockSM   int     `json:"app_clock_sm_mhz,omitempty"`
 	AppClockMem  int     `json:"app_clock_mem_mhz,omitempty"`
 	ECC          string  `json:"ecc,omitempty"`         // on, off
@@ -26,6 +27,13 @@ type Conditions struct {
 	PCIeWidth    int     `json:"pcie_width,omitempty"`
 	PCIeMaxGen   int     `json:"pcie_max_gen,omitempty"`
 	PCIeMaxWidth int     `json:"pcie_max_width,omitempty"`
+}
+
+// Capped says the enforced power limit is below the board's default:
+// someone lowered it, and "SW power cap" is then a condition of the run,
+// not a saturated GPU's steady state.
+func (c Conditions) Capped() bool {
+	return c.PowerDefault > 0 && c.PowerLimitW > 0 && c.PowerLimitW < c.PowerDefault
 }
 
 // Label names the device as the record does: "3", or "node2:3".
@@ -64,6 +72,9 @@ func (n *NVML) describeOne(d nvml.Device, c *Conditions) {
 	}
 	if v, ret := d.GetEnforcedPowerLimit(); ret == nvml.SUCCESS {
 		c.PowerLimitW = float64(v) / 1000
+	}
+	if v, ret := d.GetPowerManagementDefaultLimit(); ret == nvml.SUCCESS {
+		c.PowerDefault = float64(v) / 1000
 	}
 	if v, ret := d.GetApplicationsClock(nvml.CLOCK_SM); ret == nvml.SUCCESS {
 		c.AppClockSM = int(v)
@@ -105,7 +116,7 @@ func (f *Fake) Describe() []Conditions {
 	out := make([]Conditions, f.n)
 	for i := range f.n {
 		d := f.device(i)
-		out[i] = Conditions{Index: i, Name: d.Name, UUID: d.UUID, VBIOS: "96.00.AF.00.01 (fake)", PowerLimitW: f.powerLimit(i),
+		out[i] = Conditions{Index: i, Name: d.Name, UUID: d.UUID, VBIOS: "96.00.AF.00.01 (fake)", PowerLimitW: f.powerLimit(i), PowerDefault: 700,
 			AppClockSM: 1980, AppClockMem: 3201, ECC: "on", Persistence: "on", MIG: "off",
 			PCIeGen: 5, PCIeWidth: 16, PCIeMaxGen: 5, PCIeMaxWidth: 16}
 	}

@@ -49,7 +49,7 @@ func conditionsSection(book *conditions.Book) string {
 		if first, _, more := strings.Cut(out, "\n"); more {
 			out = first + " …"
 		}
-		fmt.Fprintf(&b, "- `%s`: %s\n", strings.ReplaceAll(safe1(cmd.Run), "`", "'"), cell(out))
+		fmt.Fprintf(&b, "- `%s`: %s\n", strings.ReplaceAll(cell(conditions.CommandLabel(cmd.Run)), "`", "'"), cell(out))
 	}
 	if len(c.Packages) > 0 {
 		names := make([]string, 0, len(c.Packages))
@@ -73,9 +73,6 @@ func conditionsSection(book *conditions.Book) string {
 	b.WriteString("\n")
 	return b.String()
 }
-
-// safe1 is a command as one line of a list.
-func safe1(s string) string { return cell(strings.ReplaceAll(s, "\n", " ")) }
 
 // groupGPUs says the GPUs' setup, one line for GPUs set up alike.
 func groupGPUs(gs []gpu.Conditions) []string {

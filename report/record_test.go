@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner"
@@ -76,11 +77,15 @@ func TestRecordAndStamps(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "stamps.md")
 	w := NewWriter(path, plan, Env{Host: "h"}, s, t.TempDir())
+	// GPU 0's power limit was lowered; GPU 1's is the board's default.
+	w.SetConditions(conditions.NewBook(conditions.Conditions{GPUs: []gpu.Conditions{
+		{Index: 0, PowerLimitW: 450, PowerDefault: 700}, {Index: 1, PowerLimitW: 700, PowerDefault: 700}}}))
 
 	cols := []string{"m", "repeat", "tflops"}
 	gemm := runner.PhaseState{ID: "gemm", Title: "gemm", Status: runner.Done, Attempt: 1, Started: time.Now()}
 	gemm.Steps = append(gemm.Steps,
-		runStep(t, s, fake, nil, 0, cols, []any{1.0, 1.0, 11.0}),
+		// A saturated GPU at its default limit runs at its power cap: no stamp.
+		runStep(t, s, fake, map[int]gpu.Trouble{1: {Throttle: []string{"SW power cap"}}}, 0, cols, []any{1.0, 1.0, 11.0}),
 		runStep(t, s, fake, map[int]gpu.Trouble{1: {Throttle: []string{"HW thermal", "app clocks"}}}, 1, cols, []any{64.0, 1.0, 640.0}),
 		runStep(t, s, fake, map[int]gpu.Trouble{0: {Foreign: []gpu.Process{{PID: 4242, Name: "python3", MemUsed: 2 << 30}}}}, 2, cols, []any{1.0, 2.0, 12.0}),
 		runStep(t, s, fake, map[int]gpu.Trouble{0: {XID: 79}}, 3, cols, []any{64.0, 2.0, 650.0}),
@@ -88,7 +93,7 @@ func TestRecordAndStamps(t *testing.T) {
 	gemm.Ended = time.Now()
 	decode := runner.PhaseState{ID: "decode", Title: "decode", Status: runner.Done, Attempt: 1, Started: time.Now()}
 	// Trouble on GPU 1, which decode does not use: not its stamp.
-	decode.Steps = append(decode.Steps, runStep(t, s, fake, map[int]gpu.Trouble{1: {XID: 13}}, 0, []string{"tok_s"}, []any{57.5}))
+	decode.Steps = append(decode.Steps, runStep(t, s, fake, map[int]gpu.Trouble{0: {Throttle: []string{"SW power cap"}}, 1: {XID: 13}}, 0, []string{"tok_s"}, []any{57.5}))
 	decode.Steps[0].Results[0].Checks = nil
 	decode.Ended = time.Now()
 	st := &runner.State{Name: "stamps", Started: gemm.Started, Now: time.Now(), Phases: []runner.PhaseState{gemm, decode}, Finished: true, Ended: time.Now()}
@@ -114,7 +119,7 @@ func TestRecordAndStamps(t *testing.T) {
 		{"GPU 1 throttled (HW thermal)"}, // app clocks are no trouble
 		{"a process not of this campaign was on GPU 0 (pid 4242 python3)"},
 		{"GPU 0 reported XID 79"},
-		nil,
+		{"GPU 0 throttled (SW power cap at 450 W, below its default 700 W)"},
 	}
 	wantPoint := []string{"m=1", "m=64", "m=1", "m=64", ""}
 	wantRepeat := []int{1, 1, 2, 2, 0}
@@ -150,8 +155,8 @@ func TestRecordAndStamps(t *testing.T) {
 			t.Errorf("CSV row %d stamp %q, want %q", i+1, got, want)
 		}
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "stamps.decode.csv")); strings.Contains(string(b), "stamp") {
-		t.Errorf("decode's CSV has a stamp column though nothing was wrong on its GPU:\n%s", b)
+	if b, _ := os.ReadFile(filepath.Join(dir, "stamps.decode.csv")); !strings.Contains(string(b), "SW power cap at 450 W") {
+		t.Errorf("decode's CSV lacks its stamp:\n%s", b)
 	}
 	md, _ := os.ReadFile(path)
 	for _, want := range []string{

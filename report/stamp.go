@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/runner"
@@ -20,7 +21,10 @@ import (
 )
 
 // benignThrottle are clock-event reasons that are no sign of trouble: the
-// clocks a user set, boost held in sync, the display clock.
+// clocks a user set, boost held in sync, the display clock. "SW power
+// cap" is a saturated GPU's steady state (an H200's large GEMMs run at
+// their 700 W): it stamps a row only where the power limit was lowered
+// below the board's default.
 var benignThrottle = []string{"app clocks", "sync boost", "display clock"}
 
 const stampsFile = "stamps.json"
@@ -46,7 +50,13 @@ func (w *Writer) stamp(ph *campaign.Phase, p runner.PhaseState, s runner.StepSta
 			label := gpuLabel(g.Device)
 			var bad []string
 			for _, t := range g.Throttle {
-				if !slices.Contains(benignThrottle, t) {
+				switch {
+				case slices.Contains(benignThrottle, t):
+				case t == "SW power cap":
+					if c, ok := w.gpuConditions(g.Device); ok && c.Capped() {
+						bad = append(bad, fmt.Sprintf("SW power cap at %.0f W, below its default %.0f W", c.PowerLimitW, c.PowerDefault))
+					}
+				default:
 					bad = append(bad, t)
 				}
 			}
@@ -72,6 +82,20 @@ func (w *Writer) stamp(ph *campaign.Phase, p runner.PhaseState, s runner.StepSta
 		w.stampsDirty = true
 	}
 	return out
+}
+
+// gpuConditions is a device's setup as last read (at the start of the
+// step's phase, or since).
+func (w *Writer) gpuConditions(d gpu.Device) (gpu.Conditions, bool) {
+	if w.conds == nil {
+		return gpu.Conditions{}, false
+	}
+	for _, c := range w.conds.Last.GPUs {
+		if c.Host == d.Host && c.Index == d.Index {
+			return c, true
+		}
+	}
+	return gpu.Conditions{}, false
 }
 
 // stepStamp is the stamp of the step at index i of phase p.
