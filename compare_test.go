@@ -68,14 +68,14 @@ func TestCompareTwoCampaigns(t *testing.T) {
 	}
 	md := readFile(t, filepath.Join(dir, "bench1.md"))
 	for _, want := range []string{"## Compared with bench0", "| Key result | Δ vs bench0 |", "output of `cat vllm-version` vllm 0.13.0 → vllm 0.14.1",
-		"| gemm | m=64 | tflops | 642 ± 1 (n=3) | 770 ± 1 (n=3) | +19.9% | better | Welch's t-test, p < 0.001, n = 3 and 3 |"} {
+		"| gemm | m=64 | tflops | 642.0 ± 1.0 (n=3) | 770.0 ± 1.0 (n=3) | +19.9% | better | Welch's t-test, p < 0.001, n = 3 and 3 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("bench1.md lacks %q:\n%s", want, md)
 		}
 	}
 
 	out, code = runBin(t, dir, "compare", "--markdown", "cmp.md", "bench0.md", c1)
-	if code != 0 || !strings.Contains(out, "bench0 (finished) → bench1 (finished): 2 better, 1 within noise") || !strings.Contains(out, "vllm 0.13.0 → vllm 0.14.1") {
+	if code != 0 || !strings.Contains(out, "bench0 (finished, started ") || !strings.Contains(out, "): 2 better, 1 within noise") || !strings.Contains(out, "vllm 0.13.0 → vllm 0.14.1") {
 		t.Errorf("compare: exit %d\n%s", code, out)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "cmp.md")); err != nil || !strings.HasPrefix(string(b), "# bench1 compared with bench0") {

@@ -41,15 +41,17 @@ func NewLive(base *record.Record, plan *campaign.Plan, opts Options) *Live {
 	return l
 }
 
-// Say is the change of a new result's main metric (the first with a
-// direction and a baseline value, else the first with a baseline value),
+// Say is the change of a new result's main metric (the first the phase
+// expects something of, else the first with a direction, else the first;
+// each with a baseline value),
 // what matters first so that a narrow window shows it: "tok_s 57.2:
 // +4.1% vs bench0, better, beyond noise"; "" when the baseline has none
 // of its metrics at that point.
 func (l *Live) Say(phase, point string, cols []string, vals []any) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var main, first *key
+	var main *key
+	rank := -1
 	value := map[key]float64{}
 	for i, c := range cols {
 		f, ok := vals[i].(float64)
@@ -62,15 +64,16 @@ func (l *Live) Say(phase, point string, cols []string, vals []any) string {
 		if _, inBase := l.base.vals[k]; !inBase {
 			continue
 		}
-		if first == nil {
-			first = &k
+		r := 0
+		switch {
+		case l.dirs[phase][c] != "": // an expect: or a better: of its own
+			r = 2
+		case l.dir(k) != "":
+			r = 1
 		}
-		if main == nil && l.dir(k) != "" {
-			main = &k
+		if r > rank {
+			main, rank = &k, r
 		}
-	}
-	if main == nil {
-		main = first
 	}
 	if main == nil {
 		return ""

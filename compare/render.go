@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/greenlight-run/greenlight/record"
+
 	"github.com/greenlight-run/greenlight/internal/safe"
 )
 
@@ -23,7 +25,16 @@ func (r Result) Header() string {
 	if len(parts) == 0 {
 		parts = []string{"no metric on both sides"}
 	}
-	return fmt.Sprintf("%s (%s) → %s (%s): %s", r.Old.Name, r.Old.State, r.New.Name, r.New.State, strings.Join(parts, ", "))
+	return fmt.Sprintf("%s (%s) → %s (%s): %s", r.Old.Name, when(r.Old), r.New.Name, when(r.New), strings.Join(parts, ", "))
+}
+
+// when is a campaign's state and start, which tell apart two runs of one
+// campaign file.
+func when(c record.Campaign) string {
+	if c.Started.IsZero() {
+		return c.State
+	}
+	return c.State + ", started " + c.Started.UTC().Format("2006-01-02 15:04")
 }
 
 // Markdown is the comparison as a block of a markdown file; at most
@@ -186,15 +197,21 @@ func (l Line) meaning() string {
 	return string(l.Verdict)
 }
 
+// statText is a side's mean ± its standard deviation, both to the
+// deviation's second significant digit: "0.012770 ± 0.000058 (n=3)".
 func statText(s Stat) string {
 	if s.N == 0 {
 		return "—"
 	}
-	v := num(s.Mean)
-	if s.N > 1 {
-		v += " ± " + num(s.SD) + " (n=" + strconv.Itoa(s.N) + ")"
+	if s.N == 1 || s.SD == 0 || math.IsNaN(s.SD) {
+		v := num(s.Mean)
+		if s.N > 1 {
+			v += " ± 0 (n=" + strconv.Itoa(s.N) + ")"
+		}
+		return v
 	}
-	return v
+	d := max(0, 1-int(math.Floor(math.Log10(s.SD))))
+	return strconv.FormatFloat(s.Mean, 'f', d, 64) + " ± " + strconv.FormatFloat(s.SD, 'f', d, 64) + " (n=" + strconv.Itoa(s.N) + ")"
 }
 
 func changeText(c float64) string {
