@@ -319,6 +319,7 @@ type Summary struct {
 	PeakMem   float64 // GiB
 	MeanPower float64 // W
 	PeakPower float64
+	EnergyWh  float64 // the integral of power over the window: each reading stands for one interval; <0 when never read
 	PeakTemp  float64 // °C
 	Throttle  []string
 	XIDs      []int // XID errors reported in the window
@@ -372,6 +373,9 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 		}
 		if pN > 0 {
 			sum.MeanPower = pS / float64(pN)
+			sum.EnergyWh = pS * s.interval.Hours()
+		} else {
+			sum.EnergyWh = -1
 		}
 		for b, t := range throttleNames {
 			if bits&(1<<b) != 0 {

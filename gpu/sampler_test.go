@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -17,5 +18,38 @@ func TestRoundsFallOnTheInterval(t *testing.T) {
 		if got := untilNext(at.Add(c.now), c.every); got != c.want {
 			t.Errorf("at +%s every %s: next round in %s; want %s", c.now, c.every, got, c.want)
 		}
+	}
+}
+
+// steady is a source of one GPU drawing a set power.
+type steady struct{ watts float64 }
+
+func (s steady) Inventory() Inventory {
+	return Inventory{Source: "test", Devices: []Device{{Index: 0}}}
+}
+func (s steady) Close() error { return nil }
+func (s steady) Sample(now time.Time) []Sample {
+	return []Sample{{Time: now, Device: Device{Index: 0}, Power: ok(s.watts), Util: ok(50)}}
+}
+
+// TestEnergyIsPowerOverTime: each reading stands for one interval, so 36
+// readings of 500 W a second apart are 500 W for 36 s: 5 Wh; a window
+// with no reading has no energy to say.
+func TestEnergyIsPowerOverTime(t *testing.T) {
+	s := NewSampler(steady{500}, time.Second, time.Hour)
+	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	for i := range 36 {
+		s.now = func() time.Time { return t0.Add(time.Duration(i) * time.Second) }
+		s.Round()
+	}
+	sum := s.Summarize(t0, t0.Add(time.Hour), nil)[0]
+	if math.Abs(sum.EnergyWh-5) > 1e-9 || sum.MeanPower != 500 {
+		t.Errorf("energy %v Wh at %v W; want 5 Wh at 500 W", sum.EnergyWh, sum.MeanPower)
+	}
+	if half := s.Summarize(t0, t0.Add(17*time.Second), nil)[0]; math.Abs(half.EnergyWh-2.5) > 1e-9 {
+		t.Errorf("the first 18 readings: %v Wh, want 2.5", half.EnergyWh)
+	}
+	if none := s.Summarize(t0.Add(-time.Hour), t0.Add(-time.Minute), nil)[0]; none.EnergyWh >= 0 {
+		t.Errorf("a window without readings says %v Wh", none.EnergyWh)
 	}
 }

@@ -20,7 +20,7 @@ var remoteGPU = gpu.Device{Host: "gpu-node-08", Index: 3, Name: "NVIDIA H200", U
 func (liveGPUs) Summarize(from, to time.Time, devices []int) []gpu.Summary {
 	out := fakeGPUs{}.Summarize(from, to, devices)
 	return append(out, gpu.Summary{Device: remoteGPU, Samples: 60, MeanUtil: 88, PeakUtil: 100, PeakMem: 131.2,
-		MeanPower: 640, PeakPower: 701, PeakTemp: 66, XIDs: []int{79}})
+		MeanPower: 640, PeakPower: 701, EnergyWh: 85.3, PeakTemp: 66, XIDs: []int{79}})
 }
 
 func (liveGPUs) Inventory() gpu.Inventory {
@@ -50,7 +50,7 @@ func TestRemoteGPUsInReport(t *testing.T) {
 		"| gpu-node-08:3 | NVIDIA H200 | 140 GiB | GPU-0803 |",
 		"- gpu-node-08 (`http://gpu-node-08:9400/metrics`): 1 GPU, driver 550.90.07, answering",
 		"- gpu-node-09 (`http://gpu-node-09:9400/metrics`): not answering: dial: connect: no route to host, last seen 08:59:00",
-		"| gpu-node-08:3 | 88 % | 100 % | 131.2 GiB | 640 W | 701 W | 66 °C |  |",
+		"| gpu-node-08:3 | 88 % | 100 % | 131.2 GiB | 640 W | 701 W | 85 Wh | 66 °C |  |",
 		"GPU gpu-node-08:3 reported XID error(s) 79 during the phase (see `dmesg` on gpu-node-08)",
 	} {
 		if !strings.Contains(md, want) {

@@ -81,7 +81,7 @@ func etaText(e runner.ETA) string {
 }
 
 // header renders the header block.
-func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp *compare.Result) string {
+func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp *compare.Result, keyEnergy func(runner.PhaseState) string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Campaign:** %s · **Status:** %s · **Started:** %s", plan.Name, campaignStatus(st), st.Started.Format(timeFmt))
 	if st.Finished && !st.Ended.IsZero() {
@@ -146,6 +146,9 @@ func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp
 			status += fmt.Sprintf(" · ✗ %s not produced", m.Column)
 		}
 		key, metric, step := keyOf(p)
+		if e := keyEnergy(p); e != "" {
+			key += " · " + e
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |", cell(p.Title), cell(status), duration(p, st.Now), cell(key))
 		if cmp != nil {
 			fmt.Fprintf(&b, " %s |", cell(deltaCell(cmp, plan.Phase(p.ID), p.ID, metric, step)))
@@ -318,14 +321,23 @@ func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []g
 	}
 	if sampled > 0 {
 		b.WriteString("\n### GPUs during the phase\n\n")
-		b.WriteString("| GPU | Mean util | Peak util | Peak memory | Mean power | Peak power | Peak temp | Throttle |\n|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		b.WriteString("| GPU | Mean util | Peak util | Peak memory | Mean power | Peak power | Energy | Peak temp | Throttle |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		var energy float64
+		var counted int
 		for _, g := range gpus {
 			if g.Samples == 0 {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(gpuLabel(g.Device)),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(gpuLabel(g.Device)),
 				unit(g.MeanUtil, "%.0f %%"), unit(g.PeakUtil, "%.0f %%"), unit(g.PeakMem, "%.1f GiB"),
-				unit(g.MeanPower, "%.0f W"), unit(g.PeakPower, "%.0f W"), unit(g.PeakTemp, "%.0f °C"), cell(strings.Join(g.Throttle, ", ")))
+				unit(g.MeanPower, "%.0f W"), unit(g.PeakPower, "%.0f W"), energyText(g.EnergyWh), unit(g.PeakTemp, "%.0f °C"), cell(strings.Join(g.Throttle, ", ")))
+			if g.EnergyWh >= 0 {
+				energy += g.EnergyWh
+				counted++
+			}
+		}
+		if counted > 1 {
+			fmt.Fprintf(&b, "\nEnergy of the phase's GPUs: %s in all (%d GPUs; each GPU's power reading times the sampling interval, summed).\n", energyText(energy), counted)
 		}
 	}
 	if len(p.Artifacts) > 0 {
@@ -376,6 +388,19 @@ func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []g
 		}
 	}
 	return b.String()
+}
+
+// energyText is an energy in Wh, or kWh from 10 kWh.
+func energyText(wh float64) string {
+	switch {
+	case wh < 0:
+		return "n/a"
+	case wh >= 10000:
+		return fmt.Sprintf("%.1f kWh", wh/1000)
+	case wh >= 10:
+		return fmt.Sprintf("%.0f Wh", wh)
+	}
+	return fmt.Sprintf("%.2f Wh", wh)
 }
 
 func unit(v float64, f string) string {

@@ -92,7 +92,7 @@ func (fakeGPUs) Summarize(from, to time.Time, devices []int) []gpu.Summary {
 			continue
 		}
 		s := gpu.Summary{Device: gpu.Device{Index: i, Name: "NVIDIA H200", MemTotal: 141 << 30}, Samples: 60,
-			MeanUtil: 71.5, PeakUtil: 99, PeakMem: 127.4, MeanPower: 512, PeakPower: 690, PeakTemp: 74}
+			MeanUtil: 71.5, PeakUtil: 99, PeakMem: 127.4, MeanPower: 512, PeakPower: 690, EnergyWh: 68.3, PeakTemp: 74}
 		if i == 1 {
 			s.Throttle = []string{"SW power cap"}
 			s.Foreign = []gpu.Process{{PID: 4242, Name: "python3", MemUsed: 20 << 30}}

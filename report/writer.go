@@ -57,6 +57,8 @@ type Writer struct {
 	conds       *conditions.Book    // what the campaign ran under; nil until gathered
 	stamps      map[string][]string // finished steps' validity stamps, by phase/attempt/step/attempt
 	stampsDirty bool
+	power       map[string][2]float64 // finished steps' GPU power (W) and GPU count, by phase/attempt/step/attempt
+	powerDirty  bool
 
 	// OnWrite, when set, is called after each write that put st on disk
 	// (CSV tables and results file fsynced), for measuring latency.
@@ -73,6 +75,7 @@ func NewWriter(path string, plan *campaign.Plan, env Env, gpus GPUHistory, state
 		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}}
 	w.traces = newTraceBook(plan, stateDir)
 	w.loadStamps()
+	w.loadPower()
 	w.file.versions = newVersions(stateDir)
 	if stateDir != "" {
 		if b, err := os.ReadFile(filepath.Join(stateDir, summariesFile)); err == nil {
@@ -215,6 +218,8 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 func (w *Writer) Write(st *runner.State) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.savePower()  // what the render fixed for finished steps,
+	defer w.saveStamps() // for greenlight report
 	w.keepSummaries(st)
 	w.keepEnv()
 	w.st = st
@@ -242,7 +247,6 @@ func (w *Writer) Write(st *runner.State) error {
 	if err := w.writeRecord(st); err != nil && terr == nil {
 		errs = append(errs, fmt.Errorf("record %s: %w", filepath.Base(record.Name(w.path)), err))
 	}
-	w.saveStamps()
 	if terr != nil {
 		errs = append(errs, terr)
 	} else if err := w.write(tg); err != nil {
@@ -321,7 +325,7 @@ func (w *Writer) currentEnv() Env {
 
 func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 	env := w.currentEnv()
-	bodies := map[string]string{"header": header(w.plan, st, env, w.remade, w.baseline.result())}
+	bodies := map[string]string{"header": header(w.plan, st, env, w.remade, w.baseline.result(), w.keyEnergy)}
 	order := []string{"header"}
 	if w.baseline != nil {
 		if b := w.baseline.block(); b != "" {
@@ -342,7 +346,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 			return w.tables.render(tableKey{p.ID, p.Attempt, i, s.Attempt}, s.Results, csv)
 		}
 		id := "phase:" + p.ID
-		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv, w.charts[p.ID].names, func(i int) []string { return w.stepStamp(&p, i) }) + w.traceSection(p)
+		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv, w.charts[p.ID].names, func(i int) []string { return w.stepStamp(&p, i) }) + w.energySection(ph, p) + w.traceSection(p)
 		order = append(order, id)
 	}
 	return bodies, order

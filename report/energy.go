@@ -1,0 +1,128 @@
+package report
+
+// Energy per token: for a result that is a token throughput, the mean
+// power of the phase's GPUs while its step ran over that throughput.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/greenlight-run/greenlight/internal/files"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+const powerFile = "step-power.json"
+
+// isTokenRate says a column is a token throughput (tokens per second).
+func isTokenRate(col string) bool {
+	c := strings.ToLower(col)
+	return strings.HasSuffix(c, "tok_s") || strings.HasSuffix(c, "tok/s") || strings.HasSuffix(c, "tokens_per_s") || strings.HasSuffix(c, "tokens/s")
+}
+
+// stepPower is the summed mean power of the phase's GPUs over a step, in
+// W, and how many GPUs it sums; ok false when no reading fell in it. A
+// finished step's is kept in the state dir for `greenlight report`.
+func (w *Writer) stepPower(ph *campaign.Phase, p runner.PhaseState, s runner.StepState) (watts float64, gpus int, ok bool) {
+	key := fmt.Sprintf("%s/%d/%d/%d", p.ID, p.Attempt, s.Index, s.Attempt)
+	if v, hit := w.power[key]; hit {
+		return v[0], int(v[1]), true
+	}
+	if w.gpus == nil || s.Started.IsZero() {
+		return 0, 0, false
+	}
+	end := s.Ended
+	if end.IsZero() {
+		end = time.Now()
+	}
+	for _, g := range onItsNodes(w.gpus.Summarize(s.Started, end, phaseGPUs(ph)), p) {
+		if g.MeanPower >= 0 && g.Samples > 0 {
+			watts += g.MeanPower
+			gpus++
+		}
+	}
+	if gpus == 0 {
+		return 0, 0, false
+	}
+	if s.Status.Finished() && !s.Ended.IsZero() {
+		w.power[key] = [2]float64{watts, float64(gpus)}
+		w.powerDirty = true
+	}
+	return watts, gpus, true
+}
+
+// tokenEnergy is a row's token throughput and the energy per token of
+// its step; ok false when the row has no token rate or no power reading.
+func (w *Writer) tokenEnergy(ph *campaign.Phase, p runner.PhaseState, s runner.StepState, row runner.Row) (col string, rate, jPerTok, watts float64, gpus int, ok bool) {
+	for i, c := range row.Cols {
+		if v, isNum := row.Values[i].(float64); isNum && v > 0 && isTokenRate(c) {
+			if watts, gpus, ok = w.stepPower(ph, p, s); ok {
+				return c, v, watts / v, watts, gpus, true
+			}
+			return "", 0, 0, 0, 0, false
+		}
+	}
+	return "", 0, 0, 0, 0, false
+}
+
+// energySection is the phase's energy per token: one line per step whose
+// last row is a token throughput.
+func (w *Writer) energySection(ph *campaign.Phase, p runner.PhaseState) string {
+	if ph.Sweep != nil {
+		return ""
+	}
+	var lines []string
+	for _, s := range p.Steps {
+		if len(s.Results) == 0 {
+			continue
+		}
+		col, rate, j, watts, gpus, ok := w.tokenEnergy(ph, p, s, s.Results[len(s.Results)-1])
+		if !ok {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("- step %d: %s %s tok/s at %s W (%d GPUs, their mean power while the step ran): **%s J/token**",
+			s.Index+1, cell(col), FormatNumber(rate), FormatNumber(float64(int(watts+0.5))), gpus, FormatNumber(j)))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\n### Energy per token\n\n" + strings.Join(lines, "\n") + "\n"
+}
+
+func (w *Writer) loadPower() {
+	w.power = map[string][2]float64{}
+	if w.stateDir == "" {
+		return
+	}
+	if b, err := os.ReadFile(filepath.Join(w.stateDir, powerFile)); err == nil {
+		json.Unmarshal(b, &w.power)
+	}
+}
+
+func (w *Writer) savePower() {
+	if !w.powerDirty || w.stateDir == "" {
+		return
+	}
+	if b, err := json.Marshal(w.power); err == nil && files.WriteAtomic(filepath.Join(w.stateDir, powerFile), b) == nil {
+		w.powerDirty = false
+	}
+}
+
+// keyEnergy is the energy per token of a phase's key result, when it is
+// a token throughput: "75.9 J/token".
+func (w *Writer) keyEnergy(p runner.PhaseState) string {
+	ph := w.plan.Phase(p.ID)
+	_, metric, step := keyOf(p)
+	if ph == nil || step < 0 || !isTokenRate(metric) {
+		return ""
+	}
+	s := p.Steps[step]
+	if _, _, j, _, _, ok := w.tokenEnergy(ph, p, s, s.Results[len(s.Results)-1]); ok {
+		return FormatNumber(j) + " J/token"
+	}
+	return ""
+}

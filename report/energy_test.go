@@ -1,0 +1,51 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+// TestEnergyPerToken: a token throughput gets its energy per token, the
+// phase's GPUs' summed mean power over it (2 × 512 W at 64 tok/s is 16
+// J/token), in the phase's block and beside the header's key result; the
+// GPU table has each GPU's energy and the phase's in all; a rebuild
+// without the GPU history (greenlight report) keeps it.
+func TestEnergyPerToken(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "e.md")
+	state := t.TempDir()
+	w := NewWriter(path, testPlan(t), testEnv(), fakeGPUs{}, state)
+	st := fullState(w.plan)
+	bench := st.Phase("bench")
+	bench.Steps[0].Started, bench.Steps[0].Ended, bench.Steps[0].Status = t0, t0.Add(60e9), runner.Done
+	bench.Steps[0].Results = []runner.Row{{Cols: []string{"batch", "tok_s"}, Values: []any{16.0, 64.0}}}
+	if err := w.Write(st); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string) {
+		b, _ := os.ReadFile(path)
+		md := string(b)
+		for _, want := range []string{
+			"- step 1: tok_s 64 tok/s at 1024 W (2 GPUs, their mean power while the step ran): **16 J/token**",
+			"| tok_s = 64 · 16 J/token |",
+		} {
+			if !strings.Contains(md, want) {
+				t.Errorf("%s: the results file lacks %q", what, want)
+			}
+		}
+	}
+	check("live")
+	b, _ := os.ReadFile(path)
+	for _, want := range []string{"| 0 | 72 % | 99 % | 127.4 GiB | 512 W | 690 W | 68 Wh | 74 °C |  |", "Energy of the phase's GPUs: 137 Wh in all (2 GPUs"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the GPU table lacks %q", want)
+		}
+	}
+	if err := NewWriter(path, testPlan(t), testEnv(), nil, state).Write(st); err != nil {
+		t.Fatal(err)
+	}
+	check("rebuilt")
+}
