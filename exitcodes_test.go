@@ -303,6 +303,20 @@ func TestRetryOnAFinishedCampaign(t *testing.T) {
 		_, held := runner.LockHolder(filepath.Join(dir, ".greenlight", "again"))
 		return !held
 	})
+	// Its results file's last write follows the lock's release by moments
+	// (the runner then waits for a client that a verb never is).
+	testutil.Eventually(t, 20*time.Second, "the runner's last write", func() bool {
+		var newest time.Time
+		filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+			if err == nil {
+				if fi, err := d.Info(); err == nil && fi.ModTime().After(newest) {
+					newest = fi.ModTime()
+				}
+			}
+			return nil
+		})
+		return time.Since(newest) > 500*time.Millisecond
+	})
 }
 
 // TestResumeKeepsTheGPUSource: a campaign started with --gpu fake:2 and

@@ -20,6 +20,8 @@ type record struct {
 	Step     int       `json:"step,omitempty"`
 	Attempt  int       `json:"attempt,omitempty"`
 	Hash     string    `json:"hash,omitempty"`
+	UnitHash string    `json:"unit_hash,omitempty"` // at a sweep phase's start: one unit's work (campaign.Phase.UnitHash)
+	Unit     string    `json:"unit,omitempty"`      // at a sweep step's start: its unit's identity (campaign.Sweep.Identity)
 	Status   Status    `json:"status,omitempty"`
 	Reason   string    `json:"reason,omitempty"`
 	Dir      string    `json:"dir,omitempty"`

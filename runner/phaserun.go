@@ -24,6 +24,10 @@ type phaseRun struct {
 	artScanPending bool
 	savedRead      map[string]bool // --save-result files already read as rows
 	noisySaid      map[string]bool // a sweep's points said noisy, by point and metric
+	// carried are the units of an edited grid done in an earlier attempt,
+	// by step index, with the record of their start (their folder): they
+	// are journaled into the next attempt as done, not run again.
+	carried map[int]record
 }
 
 func newPhaseRun(ph *campaign.Phase, artRoot string) *phaseRun {
@@ -232,9 +236,21 @@ func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
 	pr.state.Ended = time.Time{}
 	pr.frozenFor, pr.frozenAt = 0, time.Time{}
 	pr.state.Reason = ""
-	r.journal(record{Kind: recPhaseStart, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash})
+	r.journal(record{Kind: recPhaseStart, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, UnitHash: pr.ph.UnitHash})
 	r.emit(Event{Kind: PhaseStarted, Phase: pr.ph.ID, Message: fmt.Sprintf("%s started", pr.ph.Label())})
-	r.startStep(pr, 0, 1, now)
+	for idx := 0; idx < len(pr.state.Steps); idx++ { // an edited grid's kept units, in this attempt's journal
+		if start, ok := pr.carried[idx]; ok && pr.state.Steps[idx].Status == Done {
+			r.journal(record{T: start.T, Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Dir: start.Dir, Unit: start.Unit})
+			r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Status: Done, ExitCode: pr.state.Steps[idx].ExitCode})
+		}
+	}
+	pr.carried = nil
+	idx := pr.nextStep(0)
+	if idx >= len(pr.ph.AllSteps()) {
+		r.endPhase(pr, Done, "")
+		return
+	}
+	r.startStep(pr, idx, 1, now)
 }
 
 func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
@@ -245,7 +261,11 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 	dir, err := newStepDir(r.dirs, pr, step, try)
 	var sr *stepRun
 	if err == nil {
-		r.journal(record{Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: dir})
+		unit := ""
+		if step.Unit != nil && pr.ph.Sweep != nil {
+			unit = pr.ph.Sweep.Identity(*step.Unit)
+		}
+		r.journal(record{Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: dir, Unit: unit})
 		sr, err = launchStep(r, pr, step, try, dir, now)
 	}
 	ss := &pr.state.Steps[idx]

@@ -11,6 +11,7 @@ import (
 type phaseHistory struct {
 	attempt   int
 	hash      string
+	unitHash  string
 	started   time.Time
 	open      bool
 	end       *record
@@ -43,7 +44,7 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 		case recFinished:
 			times.prevEnded = rec.T
 		case recPhaseStart:
-			*h = phaseHistory{attempt: rec.Attempt, hash: rec.Hash, started: rec.T, open: true, gate: h.gate,
+			*h = phaseHistory{attempt: rec.Attempt, hash: rec.Hash, unitHash: rec.UnitHash, started: rec.T, open: true, gate: h.gate,
 				stepStart: map[int]record{}, stepEnd: map[int]record{}}
 		case recPhaseEnd:
 			rc := rec
@@ -100,9 +101,13 @@ func (r *Runner) resume(recs []record) {
 			}
 			pr.reset()
 			pr.state.Changed = true
-			r.warnings = append(r.warnings, fmt.Sprintf("%s changed in the campaign file while it ran: stopped the old run, it will run again", ph.Label()))
+			if !r.keepUnits(pr, h) {
+				r.warnings = append(r.warnings, fmt.Sprintf("%s changed in the campaign file while it ran: stopped the old run, it will run again", ph.Label()))
+			}
 		case h.open:
 			r.adopt(pr, h)
+		case h.end != nil && changed && r.keepUnits(pr, h):
+			// The grid was edited: the units it had done are kept.
 		case h.end != nil && changed:
 			pr.state.Changed = true
 			r.warnings = append(r.warnings, fmt.Sprintf("%s changed since it last ran: it runs again", ph.Label()))
@@ -120,39 +125,90 @@ func (r *Runner) resume(recs []record) {
 // restoreSteps reads back the steps of an attempt from their folders, up
 // to (not including) step upto; it leaves pr.cur on the last one read.
 func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
-	steps := pr.ph.AllSteps()
-	for idx := 0; idx < upto && idx < len(steps); idx++ {
+	for idx := 0; idx < upto && idx < len(pr.ph.AllSteps()); idx++ {
 		start, ok := h.stepStart[idx]
 		if !ok {
 			break
 		}
-		sr := &stepRun{r: r, pr: pr, step: steps[idx], try: start.Attempt, dir: start.Dir, files: filesIn(start.Dir), stage: -1, adopted: true}
-		ss := &pr.state.Steps[idx]
-		*ss = StepState{Index: idx, Name: steps[idx].Label(), Status: Running, Attempt: start.Attempt, Started: start.T, Log: sr.files.log, Progress: -1}
-		sr.started, sr.proc.sup = start.T, start.PID
-		ss.Job = start.Job
-		now := r.opts.Now()
-		sr.readLog(now, true)
-		sr.drainResults(now)
-		sr.readSummary()
-		st, err := supervise.ReadStatus(sr.files.status)
-		if err != nil {
-			st = nil
+		end, ended := h.stepEnd[idx]
+		var endp *record
+		if ended {
+			endp = &end
 		}
-		sr.on().restore(start, st)
-		if st != nil {
-			ss.PGID = st.PGID
-			if st.State == "exited" {
-				ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
-			}
-		}
-		if end, ok := h.stepEnd[idx]; ok {
-			ss.Status, ss.Reason = end.Status, end.Reason
-			sr.proc.exitedSeen = true
-		}
-		pr.cur = sr
+		pr.cur = r.restoreStep(pr, idx, start, endp)
 		pr.state.Current = idx
 	}
+}
+
+// restoreStep reads back one step, run as start says (into the phase's
+// step idx, which is where it ran unless a grid was edited), and ended as
+// end says (nil: not journaled as ended).
+func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *stepRun {
+	steps := pr.ph.AllSteps()
+	sr := &stepRun{r: r, pr: pr, step: steps[idx], try: start.Attempt, dir: start.Dir, files: filesIn(start.Dir), stage: -1, adopted: true}
+	ss := &pr.state.Steps[idx]
+	*ss = StepState{Index: idx, Name: steps[idx].Label(), Status: Running, Attempt: start.Attempt, Started: start.T, Log: sr.files.log, Progress: -1}
+	sr.started, sr.proc.sup = start.T, start.PID
+	ss.Job = start.Job
+	now := r.opts.Now()
+	sr.readLog(now, true)
+	sr.drainResults(now)
+	sr.readSummary()
+	st, err := supervise.ReadStatus(sr.files.status)
+	if err != nil {
+		st = nil
+	}
+	sr.on().restore(start, st)
+	if st != nil {
+		ss.PGID = st.PGID
+		if st.State == "exited" {
+			ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
+		}
+	}
+	if end != nil {
+		ss.Status, ss.Reason = end.Status, end.Reason
+		sr.proc.exitedSeen = true
+	}
+	return sr
+}
+
+// keepUnits takes back, for a sweep whose grid was edited (its values,
+// repeats or order; one unit's work the same), every unit done last time
+// that the new grid still has: they are the phase's steps again, done,
+// and only the others run. It reports whether it kept the phase so.
+func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory) bool {
+	sw := pr.ph.Sweep
+	if sw == nil || pr.ph.UnitHash == "" || h.unitHash != pr.ph.UnitHash {
+		return false
+	}
+	done := map[string]int{} // identity -> the old step index
+	for idx, start := range h.stepStart {
+		if end, ok := h.stepEnd[idx]; ok && end.Status == Done && start.Unit != "" {
+			done[start.Unit] = idx
+		}
+	}
+	kept := 0
+	pr.carried = map[int]record{}
+	for idx, st := range pr.ph.AllSteps() {
+		if st.Unit == nil {
+			continue
+		}
+		old, ok := done[sw.Identity(*st.Unit)]
+		if !ok {
+			continue
+		}
+		start, end := h.stepStart[old], h.stepEnd[old]
+		r.restoreStep(pr, idx, start, &end)
+		pr.state.Steps[idx].Index = idx
+		start.Step, start.Unit = idx, sw.Identity(*st.Unit)
+		pr.carried[idx] = start
+		kept++
+	}
+	pr.cur = nil
+	pr.state.Changed = true
+	r.warnings = append(r.warnings, fmt.Sprintf("%s: its grid changed since it last ran: %d of its %d units were done and are kept; the other %d run",
+		pr.ph.Label(), kept, len(pr.ph.AllSteps()), len(pr.ph.AllSteps())-kept))
+	return true
 }
 
 // adopt takes over a phase that was running when the last monitor ended.

@@ -20,6 +20,9 @@ import (
 func (pr *phaseRun) nextStep(idx int) int {
 	steps := pr.ph.AllSteps()
 	for ; idx < len(steps); idx++ {
+		if pr.state.Steps[idx].Status == Done {
+			continue // a unit an edited grid kept
+		}
 		by := pr.cutBy(idx)
 		if by == "" {
 			return idx

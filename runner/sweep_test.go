@@ -128,3 +128,64 @@ phases:
 		t.Errorf("g = %s", g.Status)
 	}
 }
+
+// TestEditedGridRunsOnlyNewPoints: a finished sweep whose grid is edited
+// (a value added to m, another value's fields changed) runs only the
+// units it had not done; the kept units' rows stand, and a runner started
+// again after that runs nothing and still has every row.
+func TestEditedGridRunsOnlyNewPoints(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	path := filepath.Join(dir, "c.yaml")
+	grid := func(ms, downK string) string {
+		return fmt.Sprintf(`name: grid
+phases:
+  - id: g
+    sweep:
+      m: [%s]
+      shape:
+        - {name: up, k: 7168}
+        - {name: down, k: %s}
+    repeat: 2
+    steps:
+      - run: |
+          echo "${m} ${shape} ${shape.k} $GREENLIGHT_REPEAT" >> %s
+          echo "{\"t\": $(( ${m} * ${shape.k} ))}" >> "$GREENLIGHT_RESULTS"
+`, ms, downK, ran)
+	}
+	state := filepath.Join(dir, "state")
+	h := startAgain(t, writeCampaign(t, path, grid("1, 8", "2048")), state)
+	h.finished(60 * time.Second)
+	h.r.Close()
+	os.Remove(ran)
+
+	// m=64 added; down's k changed: its units are other work.
+	p := writeCampaign(t, path, grid("1, 8, 64", "4096"))
+	h = startAgain(t, p, state)
+	st := h.finished(60 * time.Second)
+	h.r.Close()
+	got := fileLines(t, ran)
+	slices.Sort(got)
+	want := []string{"1 down 4096 1", "1 down 4096 2", "64 down 4096 1", "64 down 4096 2", "64 up 7168 1", "64 up 7168 2", "8 down 4096 1", "8 down 4096 2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("after the edit ran %v; want only the new units %v", got, want)
+	}
+	rows := func(st *State) int {
+		n := 0
+		for _, s := range st.Phase("g").Steps {
+			n += len(s.Results)
+		}
+		return n
+	}
+	if ph := st.Phase("g"); ph.Status != Done || rows(st) != 12 {
+		t.Errorf("phase %s with %d rows; want done with all 12", ph.Status, rows(st))
+	}
+	os.Remove(ran)
+	h = startAgain(t, p, state)
+	st = h.finished(60 * time.Second)
+	h.r.Close()
+	if _, err := os.Stat(ran); err == nil || rows(st) != 12 {
+		t.Errorf("a third runner ran %v and has %d rows; want nothing run and 12 rows", fileLines(t, ran), rows(st))
+	}
+}

@@ -141,6 +141,14 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *
 			"ask Slurm for GPUs with gpus_per_node: under slurm:, or add `slurm: off` to run the phase here")
 	}
 	ph.Hash, ph.LegacyHash = workHash(ps, spec.Env, ph.Slurm), hashOf(ps, spec.Env)
+	if len(ps.Sweep) > 0 || ps.Repeat != nil {
+		// The work of one unit: the phase without its grid's values, its
+		// repeat count or its order. An edited grid with the same hash
+		// keeps the units it had done (a unit is known by its values).
+		unit := ps
+		unit.Sweep, unit.Repeat, unit.Order = nil, nil, ""
+		ph.UnitHash = workHash(unit, spec.Env, ph.Slurm)
+	}
 	env := merge(spec.Env, ps.Env)
 	switch {
 	case ps.Service != nil && len(ps.Steps) > 0:

@@ -82,6 +82,10 @@ type Phase struct {
 	// Hash identifies the phase's work: a changed file re-runs a finished
 	// phase only when its hash changed.
 	Hash string
+	// UnitHash, for a sweep, identifies one unit's work (the phase
+	// without its grid): a grid edited under the same UnitHash runs only
+	// the units it had not done.
+	UnitHash string
 	// LegacyHash is the hash earlier greenlights journaled (the whole
 	// phase as written), so that a campaign resumed by a newer greenlight
 	// does not run its finished phases again.

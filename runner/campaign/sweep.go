@@ -62,6 +62,24 @@ func (s *Sweep) Key(u Unit) string {
 	return strings.Join(parts, ",")
 }
 
+// Identity names a unit by what it runs with, not by its place in the
+// grid: every ${axis} and ${axis.field} value and the repeat
+// ("m=64,shape.k=7168,shape.n=4096,shape=down#2"). A grid edited to add
+// values keeps its units' identities.
+func (s *Sweep) Identity(u Unit) string {
+	vars := s.Vars(u)
+	keys := make([]string, 0, len(vars))
+	for k := range vars {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + vars[k]
+	}
+	return strings.Join(parts, ",") + "#" + strconv.Itoa(u.Repeat)
+}
+
 // Vars are the unit's ${axis} and ${axis.field} values.
 func (s *Sweep) Vars(u Unit) map[string]string {
 	vars := map[string]string{}
