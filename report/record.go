@@ -22,8 +22,16 @@ import (
 // recordBook keeps the record's rows encoded per step, so that a write
 // after one new result encodes that step's rows, not all 20,000.
 type recordBook struct {
-	steps map[stepKey]encodedStep
+	steps   map[stepKey]encodedStep
+	written time.Time // the file's last write
+	status  string    // the phases' statuses it was written with
 }
+
+// recordEvery is how often, at most, a burst of results rewrites the
+// record: it is the whole campaign (MBs at 20,000 rows), and the CSVs and
+// the journal hold each row already. A phase's change of status, and the
+// campaign's end, write it at once, fsynced.
+const recordEvery = 2 * time.Second
 
 type stepKey struct {
 	phase            string
@@ -31,10 +39,11 @@ type stepKey struct {
 }
 
 type encodedStep struct {
-	rows  int
-	stamp string
-	json  []byte       // the step's rows, each followed by ",\n"
-	recs  []record.Row // the same, for the comparison with a baseline
+	rows    int
+	stamp   string
+	recs    []record.Row // the step's rows as the record's
+	json    []byte       // the first encoded of them, each followed by ",\n"
+	encoded int
 }
 
 // writeRecord writes the record beside the results file, atomically.
@@ -45,6 +54,16 @@ func (w *Writer) writeRecord(st *runner.State) error {
 	rec := record.Record{Kind: record.KindName, Schema: record.Schema, Conditions: w.conds,
 		Campaign: record.Campaign{Name: w.plan.Name, File: w.plan.File, Report: w.path, State: string(st.Headline()),
 			Started: st.Started, Ended: st.Ended, Written: time.Now().UTC()}}
+	var status strings.Builder
+	for _, p := range st.Phases {
+		fmt.Fprintf(&status, "%s=%s/%d,", p.ID, p.Status, p.Attempt)
+	}
+	status.WriteString(string(st.Headline()))
+	final := st.Finished || status.String() != w.record.status
+	due := final || time.Since(w.record.written) >= recordEvery
+	if !due && w.baseline == nil {
+		return nil // nothing reads the rows before the file is due
+	}
 	var rows bytes.Buffer
 	var all []record.Row
 	live := map[stepKey]bool{}
@@ -74,25 +93,29 @@ func (w *Writer) writeRecord(st *runner.State) error {
 			live[key] = true
 			stamp := w.stamp(ph, p, s)
 			enc, ok := w.record.steps[key]
-			if !ok || enc.rows != len(s.Results) || enc.stamp != strings.Join(stamp, "\n") {
+			if !ok || enc.rows > len(s.Results) || enc.stamp != strings.Join(stamp, "\n") {
+				enc = encodedStep{stamp: strings.Join(stamp, "\n")} // encoded again, whole
+			}
+			if enc.rows < len(s.Results) { // only the rows that arrived since: a step of 20,000 rows costs each write its new ones
 				var unit *campaign.Unit
 				if i < len(units) {
 					unit = units[i].Unit
 				}
-				recs := recordRows(ph, unit, s, stamp)
-				var b bytes.Buffer
-				for _, r := range recs {
+				enc.recs = append(enc.recs, recordRows(ph, unit, s.Index, s.Results[enc.rows:], stamp)...)
+				enc.rows = len(s.Results)
+			}
+			if due { // encoded when the file is written, each row once
+				for _, r := range enc.recs[enc.encoded:] {
 					line, err := json.Marshal(r)
 					if err != nil {
 						return fmt.Errorf("phase %s step %d: %w", ph.ID, s.Index+1, err)
 					}
-					b.Write(line)
-					b.WriteString(",\n")
+					enc.json = append(append(enc.json, line...), ",\n"...)
 				}
-				enc = encodedStep{len(s.Results), strings.Join(stamp, "\n"), b.Bytes(), recs}
-				w.record.steps[key] = enc
+				enc.encoded = len(enc.recs)
+				rows.Write(enc.json)
 			}
-			rows.Write(enc.json)
+			w.record.steps[key] = enc
 			if w.baseline != nil {
 				all = append(all, enc.recs...)
 			}
@@ -102,6 +125,14 @@ func (w *Writer) writeRecord(st *runner.State) error {
 		if !live[k] {
 			delete(w.record.steps, k)
 		}
+	}
+	if w.baseline != nil {
+		rec.Rows = all
+		w.baseline.compare(&rec)
+		rec.Rows = nil
+	}
+	if !due {
+		return nil
 	}
 	head, err := json.MarshalIndent(rec, "", " ")
 	if err != nil {
@@ -119,15 +150,15 @@ func (w *Writer) writeRecord(st *runner.State) error {
 	out.WriteString("\n ]")
 	out.Write(head[i+len(`"rows": null`):])
 	out.WriteByte('\n')
-	if w.baseline != nil {
-		rec.Rows = all
-		w.baseline.compare(&rec)
+	if err := files.Replace(filepath.Join(filepath.Dir(w.path), filepath.Base(record.Name(w.path))), out.Bytes(), final); err != nil {
+		return err
 	}
-	return files.WriteAtomic(filepath.Join(filepath.Dir(w.path), filepath.Base(record.Name(w.path))), out.Bytes())
+	w.record.written, w.record.status = time.Now(), status.String()
+	return nil
 }
 
-// recordRows are a step's rows as the record's.
-func recordRows(ph *campaign.Phase, unit *campaign.Unit, s runner.StepState, stamp []string) []record.Row {
+// recordRows are rows of step idx as the record's.
+func recordRows(ph *campaign.Phase, unit *campaign.Unit, idx int, rows []runner.Row, stamp []string) []record.Row {
 	skip := map[string]bool{}
 	point := ""
 	if sw := ph.Sweep; sw != nil && unit != nil {
@@ -139,9 +170,9 @@ func recordRows(ph *campaign.Phase, unit *campaign.Unit, s runner.StepState, sta
 			point = sw.Key(*unit)
 		}
 	}
-	out := make([]record.Row, 0, len(s.Results))
-	for _, row := range s.Results {
-		rr := record.Row{Phase: ph.ID, Step: s.Index + 1, Point: point, Time: row.Time.UTC(), Values: map[string]any{}, Stamp: stamp}
+	out := make([]record.Row, 0, len(rows))
+	for _, row := range rows {
+		rr := record.Row{Phase: ph.ID, Step: idx + 1, Point: point, Time: row.Time.UTC(), Values: map[string]any{}, Stamp: stamp}
 		if unit != nil {
 			rr.Repeat = unit.Repeat
 		}
