@@ -385,3 +385,20 @@ phases:
 		}
 	}
 }
+
+// TestSkipPointBadInput: a point the grid does not have, or a phase that
+// is no sweep, is bad input (exit 2, with the grid's own words), refused
+// before any runner is reached.
+func TestSkipPointBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, "name: pts\nphases:\n  - id: gemm\n    sweep: {m: [1, 64]}\n    steps:\n      - run: |\n          true\n  - id: plain\n    steps:\n      - run: |\n          true\n")
+	for _, tc := range []struct{ phase, point, want string }{
+		{"gemm", "m=65", `axis m has no value "65" (its values: 1, 64)`},
+		{"plain", "m=1", "plain is not a sweep"},
+	} {
+		if out, code := runBin(t, dir, "skip", c, tc.phase, "--point", tc.point); code != 2 || !strings.Contains(out, tc.want) {
+			t.Errorf("skip %s --point %s: exit %d, %q; want 2 saying %q", tc.phase, tc.point, code, out, tc.want)
+		}
+	}
+}

@@ -35,7 +35,7 @@ Usage:
   greenlight status [--json] CAMPAIGN.yaml how a campaign stands, and who runs it
   greenlight approve CAMPAIGN.yaml PHASE...  open manual gates
   greenlight pause|resume CAMPAIGN.yaml   hold the queue after the running steps / let it go on
-  greenlight skip|retry CAMPAIGN.yaml PHASE  skip a phase (stopping it) / run it again
+  greenlight skip|retry CAMPAIGN.yaml PHASE  skip a phase (stopping it; --point P: one sweep point) / run it again
   greenlight stop CAMPAIGN.yaml           stop the campaign and its running steps
   greenlight logs [-f] CAMPAIGN.yaml [PHASE]  print the steps' logs; -f follows them
   greenlight report [flags] CAMPAIGN.yaml rebuild the results file from the state dir
@@ -147,9 +147,13 @@ Holds the queue: the running steps finish, no new one starts.
 
 Lets a paused (or frozen) queue go on.
 `,
-	"skip": `Usage: greenlight skip CAMPAIGN.yaml PHASE
+	"skip": `Usage: greenlight skip CAMPAIGN.yaml PHASE [--point AXIS=VALUE[,AXIS=VALUE]]
 
-Skips the phase; a running one is stopped first.
+Skips the phase; a running one is stopped first. With --point, skips only
+those points of a sweep phase (as GREENLIGHT_POINT names them; an axis left
+out takes every value: --point m=64 skips M=64 at every shape): their runs
+not started are skipped, a running one is stopped, and the phase goes on
+with its other points. A resumed campaign keeps them skipped.
 `,
 	"retry": `Usage: greenlight retry CAMPAIGN.yaml PHASE
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -23,10 +24,13 @@ import (
 )
 
 // verbArgs parses [--state-dir DIR] CAMPAIGN [PHASE...] and loads the plan.
-func verbArgs(name string, args []string, stderr io.Writer, follow *bool) (plan *campaign.Plan, stateDir string, rest []string, code int) {
+func verbArgs(name string, args []string, stderr io.Writer, follow *bool, point *string) (plan *campaign.Plan, stateDir string, rest []string, code int) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dir := fs.String("state-dir", "", "")
+	if point != nil {
+		fs.StringVar(point, "point", "", "")
+	}
 	if follow != nil {
 		fs.BoolVar(follow, "f", false, "")
 		fs.BoolVar(follow, "follow", false, "")
@@ -61,7 +65,12 @@ func verbArgs(name string, args []string, stderr io.Writer, follow *bool) (plan 
 
 // cmdControl is approve, pause, resume, skip, retry and stop.
 func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
-	plan, stateDir, phases, code := verbArgs(name, args, stderr, nil)
+	var point string
+	var pointFlag *string
+	if name == "skip" {
+		pointFlag = &point
+	}
+	plan, stateDir, phases, code := verbArgs(name, args, stderr, nil, pointFlag)
 	if plan == nil {
 		return code
 	}
@@ -85,6 +94,12 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 	default:
 		if len(phases) != 0 {
 			fmt.Fprintf(stderr, "greenlight %s: takes no phase\n\n%s", name, commandHelp[name])
+			return exitUsage
+		}
+	}
+	if point != "" {
+		if err := runner.CheckPoint(plan.Phase(phases[0]), point); err != nil {
+			fmt.Fprintf(stderr, "greenlight skip: %v\n", err)
 			return exitUsage
 		}
 	}
@@ -116,6 +131,9 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 	if len(phases) == 0 {
 		phases = []string{""}
 	}
+	if point != "" { // one point of a sweep, not the phase
+		op, phases = link.OpSkipPoint, []string{link.PointTarget(phases[0], point)}
+	}
 	for _, id := range phases {
 		if _, err := c.Request(op, id); err != nil {
 			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
@@ -124,6 +142,8 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 		switch {
 		case name == "approve":
 			fmt.Fprintf(stdout, "greenlight: %s greenlit\n", id)
+		case point != "":
+			fmt.Fprintf(stdout, "greenlight: %s: point %s skipped; the phase goes on with its other points\n", strings.TrimSuffix(id, "@"+point), point)
 		case id != "":
 			fmt.Fprintf(stdout, "greenlight: %s: %s done\n", id, name)
 		}
@@ -142,7 +162,7 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 // cmdLogs prints the steps' logs, and with -f follows them.
 func cmdLogs(args []string, stdout, stderr io.Writer) int {
 	var follow bool
-	plan, stateDir, phases, code := verbArgs("logs", args, stderr, &follow)
+	plan, stateDir, phases, code := verbArgs("logs", args, stderr, &follow, nil)
 	if plan == nil {
 		return code
 	}

@@ -253,7 +253,8 @@ func (s *server) Snapshot() (*runner.State, *link.GPURound) {
 // Do implements link.Handler.
 func (s *server) Do(op link.Op, phase string) error {
 	if op.TakesPhase() {
-		if err := s.r.Plan().CheckPhaseID(phase); err != nil {
+		id, _ := link.SplitTarget(phase) // a point's op names its phase too
+		if err := s.r.Plan().CheckPhaseID(id); err != nil {
 			return err
 		}
 	}

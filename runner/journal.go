@@ -42,6 +42,7 @@ const (
 	recStepEnd    = "step-end"
 	recReady      = "service-ready"
 	recGate       = "greenlight"
+	recPointSkip  = "point-skip" // Reason: the points skipped (a point spec); Attempt: the phase's attempt it applies to
 	recNote       = "note"
 	recFinished   = "campaign-end"
 )

@@ -19,6 +19,7 @@ type phaseHistory struct {
 	stepEnd   map[int]record
 	ready     bool
 	gate      bool
+	skips     []record // points skipped, each for the attempt it names
 }
 
 // resume rebuilds the phases' state from the journal and the step folders:
@@ -44,7 +45,7 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 		case recFinished:
 			times.prevEnded = rec.T
 		case recPhaseStart:
-			*h = phaseHistory{attempt: rec.Attempt, hash: rec.Hash, unitHash: rec.UnitHash, started: rec.T, open: true, gate: h.gate,
+			*h = phaseHistory{attempt: rec.Attempt, hash: rec.Hash, unitHash: rec.UnitHash, started: rec.T, open: true, gate: h.gate, skips: h.skips,
 				stepStart: map[int]record{}, stepEnd: map[int]record{}}
 		case recPhaseEnd:
 			rc := rec
@@ -68,6 +69,8 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 			h.ready = true
 		case recGate:
 			h.gate = true
+		case recPointSkip:
+			h.skips = append(h.skips, rec)
 		}
 	}
 	return hist, times
@@ -106,17 +109,25 @@ func (r *Runner) resume(recs []record) {
 			}
 		case h.open:
 			r.adopt(pr, h)
+		case h.end != nil && !changed && (h.end.Status == Done || h.end.Status == Skipped):
+			r.restoreEnded(pr, h)
 		case h.end != nil && changed && r.keepUnits(pr, h):
 			// The grid was edited: the units it had done are kept.
 		case h.end != nil && changed:
 			pr.state.Changed = true
 			r.warnings = append(r.warnings, fmt.Sprintf("%s changed since it last ran: it runs again", ph.Label()))
 		case h.end != nil:
-			switch h.end.Status {
-			case Done, Skipped:
-				r.restoreEnded(pr, h)
-			default:
-				r.warnings = append(r.warnings, fmt.Sprintf("%s %s last time (%s): it runs again", ph.Label(), h.end.Status, h.end.Reason))
+			r.warnings = append(r.warnings, fmt.Sprintf("%s %s last time (%s): it runs again", ph.Label(), h.end.Status, h.end.Reason))
+		}
+		// The points skipped in this attempt (or for the one it is about
+		// to start) stay skipped.
+		attempt := pr.state.Attempt
+		if pr.state.Status == Pending {
+			attempt++
+		}
+		for _, rec := range h.skips {
+			if units, err := pointsOf(ph, rec.Reason); err == nil && rec.Attempt == attempt {
+				markSkipped(pr, units, "skipped by you (point "+rec.Reason+")")
 			}
 		}
 	}
@@ -128,7 +139,7 @@ func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
 	for idx := 0; idx < upto && idx < len(pr.ph.AllSteps()); idx++ {
 		start, ok := h.stepStart[idx]
 		if !ok {
-			break
+			continue // not run: a sweep's point skipped or cut by until:
 		}
 		end, ended := h.stepEnd[idx]
 		var endp *record

@@ -332,6 +332,14 @@ func (r *Runner) Thaw() error { return r.do(func() error { return r.setFrozen(fa
 // Skip marks a phase skipped; a running one is stopped first.
 func (r *Runner) Skip(id string) error { return r.do(func() error { return r.skip(id) }) }
 
+// SkipPoint skips the points of a sweep phase that point names
+// ("m=64,shape=down", or "m=64" for every shape at m=64): their units not
+// run yet are skipped, a running one is stopped, and the phase goes on
+// with the others.
+func (r *Runner) SkipPoint(id, point string) error {
+	return r.do(func() error { return r.skipPoint(id, point) })
+}
+
 // Retry runs a finished phase again from its first step.
 func (r *Runner) Retry(id string) error { return r.do(func() error { return r.retry(id) }) }
 

@@ -50,6 +50,13 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	}
 	svc := pr.ph.Service != nil
 	switch {
+	case sr.proc.pointOnly && sr.proc.stopFor == Skipped && strings.HasPrefix(sr.proc.stopWhy, "skipped by you (point "):
+		// Only its point was skipped (a later skip of the phase, a stop or
+		// a timeout says otherwise).
+		ss.Status, ss.Reason = Skipped, sr.proc.stopWhy
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Skipped, ExitCode: st.ExitCode, Reason: sr.proc.stopWhy})
+		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), sr.proc.stopWhy)})
+		sr.next(now)
 	case sr.proc.stopFor != "":
 		ss.Status, ss.Reason = sr.proc.stopFor, sr.proc.stopWhy
 		if sr.proc.stopFor == Done {

@@ -18,6 +18,7 @@ type stepProc struct {
 	exitedSeen  bool
 	stopFor     Status // why we are stopping it: Skipped, Stopped, Done (a service no longer needed), Failed
 	stopWhy     string
+	pointOnly   bool // stopped to skip its sweep point: the phase goes on
 	lastAlive   time.Time
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"gonum.org/v1/gonum/stat"
@@ -20,8 +21,8 @@ import (
 func (pr *phaseRun) nextStep(idx int) int {
 	steps := pr.ph.AllSteps()
 	for ; idx < len(steps); idx++ {
-		if pr.state.Steps[idx].Status == Done {
-			continue // a unit an edited grid kept
+		if st := pr.state.Steps[idx].Status; st == Done || st == Skipped {
+			continue // a unit an edited grid kept, or a point skipped
 		}
 		by := pr.cutBy(idx)
 		if by == "" {
@@ -151,4 +152,103 @@ func (sr *stepRun) sayNoisy() {
 		sr.r.warn(fmt.Sprintf("%s: point %s is noisy: %d repeats of %s disagree by %.1f%% (coefficient of variation; the limit is %s%%)",
 			pr.ph.Label(), sw.Key(*u), len(xs), c, math.Abs(sd/mean)*100, strconv.FormatFloat(sw.Noise*100, 'f', -1, 64)))
 	}
+}
+
+// pointsOf are the units of a sweep phase that a point spec names: each
+// axis it gives must have that value; an axis it leaves out takes any.
+func pointsOf(ph *campaign.Phase, spec string) ([]int, error) {
+	sw := ph.Sweep
+	if sw == nil || len(sw.Axes) == 0 {
+		return nil, fmt.Errorf("%s is not a sweep: skip it whole with `greenlight skip FILE %s`", ph.ID, ph.ID)
+	}
+	want := map[string]string{}
+	for _, part := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || k == "" || v == "" {
+			return nil, fmt.Errorf("point %q: write it as GREENLIGHT_POINT does, axis=value[,axis=value]: e.g. %s", spec, sw.Key(sw.Units[0]))
+		}
+		i := slices.IndexFunc(sw.Axes, func(a campaign.Axis) bool { return a.Name == k })
+		if i < 0 {
+			var names []string
+			for _, a := range sw.Axes {
+				names = append(names, a.Name)
+			}
+			return nil, fmt.Errorf("point %q: %s has no axis %q (its axes: %s)", spec, ph.ID, k, strings.Join(names, ", "))
+		}
+		if !slices.ContainsFunc(sw.Axes[i].Values, func(av campaign.AxisValue) bool { return av.Name == v }) {
+			var vals []string
+			for _, av := range sw.Axes[i].Values {
+				vals = append(vals, av.Name)
+			}
+			return nil, fmt.Errorf("point %q: axis %s has no value %q (its values: %s)", spec, k, v, strings.Join(vals, ", "))
+		}
+		want[k] = v
+	}
+	var out []int
+	for idx, st := range ph.AllSteps() {
+		u := st.Unit
+		if u == nil {
+			continue
+		}
+		match := true
+		for i, a := range sw.Axes {
+			if v, ok := want[a.Name]; ok && a.Values[u.Values[i]].Name != v {
+				match = false
+			}
+		}
+		if match {
+			out = append(out, idx)
+		}
+	}
+	return out, nil
+}
+
+// CheckPoint says whether spec names points of phase ph's grid, and if
+// not why: for a verb to refuse bad input before it reaches a runner.
+func CheckPoint(ph *campaign.Phase, spec string) error {
+	_, err := pointsOf(ph, spec)
+	return err
+}
+
+// skipPoint skips the units of the points spec names: those not started
+// are marked skipped, a running one is stopped; the phase goes on.
+func (r *Runner) skipPoint(id, spec string) error {
+	pr, err := r.find(id)
+	if err != nil {
+		return err
+	}
+	units, err := pointsOf(pr.ph, spec)
+	if err != nil {
+		return err
+	}
+	if pr.state.Status.Finished() {
+		return fmt.Errorf("phase %q is %s; a point can be skipped while its phase has not finished", id, pr.state.Status)
+	}
+	attempt := pr.state.Attempt
+	if pr.state.Status == Pending || pr.state.Status == Waiting {
+		attempt++ // the attempt it is about to start
+	}
+	r.journal(record{Kind: recPointSkip, Phase: id, Attempt: attempt, Reason: spec})
+	why := "skipped by you (point " + spec + ")"
+	n := markSkipped(pr, units, why)
+	if sr := pr.cur; sr != nil && !sr.proc.exitedSeen && slices.Contains(units, sr.step.Index) {
+		sr.proc.stopFor, sr.proc.stopWhy, sr.proc.pointOnly = Skipped, why, true
+		sr.stop(r.opts.Grace)
+		n++
+	}
+	r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("%s: point %s skipped by you (%d of its runs not done)", pr.ph.Label(), spec, n)})
+	return nil
+}
+
+// markSkipped marks the units not started yet as skipped; it returns how
+// many it marked.
+func markSkipped(pr *phaseRun, units []int, why string) int {
+	n := 0
+	for _, idx := range units {
+		if ss := &pr.state.Steps[idx]; ss.Status == Pending {
+			ss.Status, ss.Reason = Skipped, why
+			n++
+		}
+	}
+	return n
 }

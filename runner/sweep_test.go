@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/internal/testutil"
 )
 
 // TestSweepUntilStopsAtTheFirstFailure: along the last axis, the first
@@ -187,5 +189,77 @@ phases:
 	h.r.Close()
 	if _, err := os.Stat(ran); err == nil || rows(st) != 12 {
 		t.Errorf("a third runner ran %v and has %d rows; want nothing run and 12 rows", fileLines(t, ran), rows(st))
+	}
+}
+
+// TestSkipOnePoint: a point skipped before it runs never runs; one
+// skipped while it runs is stopped; the phase goes on with its other
+// points and ends done; a bad point is refused with words; a runner
+// started again keeps them skipped and runs nothing.
+func TestSkipOnePoint(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: skip
+phases:
+  - id: g
+    sweep: {m: [1, 2, 3], shape: [up]}
+    repeat: 2
+    steps:
+      - run: |
+          echo "$GREENLIGHT_POINT $GREENLIGHT_REPEAT" >> %s
+          sleep 1
+  - id: plain
+    steps:
+      - run: "true"
+`, ran))
+	state := filepath.Join(dir, "state")
+	h := startAgain(t, p, state)
+	h.until(20*time.Second, "m=1's first run", func(e Event) bool { return e.Kind == StepStarted && e.Step == 0 })
+	for _, c := range []struct{ phase, point, want string }{
+		{"g", "m=9", `axis m has no value "9" (its values: 1, 2, 3)`},
+		{"g", "k=1", `g has no axis "k" (its axes: m, shape)`},
+		{"g", "m", "write it as GREENLIGHT_POINT does"},
+		{"plain", "m=1", "plain is not a sweep"},
+	} {
+		if err := h.r.SkipPoint(c.phase, c.point); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("SkipPoint(%s, %s) = %v; want an error saying %q", c.phase, c.point, err, c.want)
+		}
+	}
+	if err := h.r.SkipPoint("g", "m=2"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 20*time.Second, "m=3's first run", func() bool {
+		b, _ := os.ReadFile(ran)
+		return strings.Contains(string(b), "m=3,shape=up 1")
+	})
+	if err := h.r.SkipPoint("g", "shape=up,m=3"); err != nil {
+		t.Fatal(err)
+	}
+	st := h.finished(60 * time.Second)
+	h.r.Close()
+	if got, want := fileLines(t, ran), []string{"m=1,shape=up 1", "m=3,shape=up 1", "m=1,shape=up 2"}; !slices.Equal(got, want) {
+		t.Errorf("ran %v; want %v", got, want)
+	}
+	g := st.Phase("g")
+	var statuses []Status
+	for _, s := range g.Steps {
+		statuses = append(statuses, s.Status)
+	}
+	if want := []Status{Done, Skipped, Skipped, Done, Skipped, Skipped}; g.Status != Done || !slices.Equal(statuses, want) {
+		t.Errorf("phase %s, units %v; want done, %v", g.Status, statuses, want)
+	}
+	os.Remove(ran)
+	st = startAgain(t, p, state).finished(30 * time.Second)
+	if _, err := os.Stat(ran); err == nil {
+		t.Errorf("a runner started again ran %v", fileLines(t, ran))
+	}
+	statuses = nil
+	for _, s := range st.Phase("g").Steps {
+		statuses = append(statuses, s.Status)
+	}
+	if want := []Status{Done, Skipped, Skipped, Done, Skipped, Skipped}; !slices.Equal(statuses, want) {
+		t.Errorf("after a restart the units are %v; want %v", statuses, want)
 	}
 }

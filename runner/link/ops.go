@@ -1,6 +1,9 @@
 package link
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Op is a request a client makes of the runner. The table below is the
 // one place an op meets the runner's method that carries it out, the
@@ -13,6 +16,7 @@ const (
 	OpFreeze     Op = "freeze"
 	OpThaw       Op = "thaw"
 	OpSkip       Op = "skip"
+	OpSkipPoint  Op = "skip-point" // its target is PointTarget(phase, point)
 	OpRetry      Op = "retry"
 	OpGreenlight Op = "greenlight"
 	OpStop       Op = "stop"
@@ -28,6 +32,7 @@ type Controls interface {
 	Thaw() error
 	Stop() error
 	Skip(phase string) error
+	SkipPoint(phase, point string) error
 	Retry(phase string) error
 	Greenlight(phase string) error
 }
@@ -46,6 +51,7 @@ var ops = []opEntry{
 	{OpThaw, "", false, func(c Controls, _ string) error { return c.Thaw() }},
 	{OpStop, "stop", false, func(c Controls, _ string) error { return c.Stop() }},
 	{OpSkip, "skip", true, func(c Controls, p string) error { return c.Skip(p) }},
+	{OpSkipPoint, "", true, func(c Controls, t string) error { p, pt := SplitTarget(t); return c.SkipPoint(p, pt) }},
 	{OpRetry, "retry", true, func(c Controls, p string) error { return c.Retry(p) }},
 	{OpGreenlight, "approve", true, func(c Controls, p string) error { return c.Greenlight(p) }},
 }
@@ -69,6 +75,21 @@ func OpOfVerb(verb string) (Op, bool) {
 	return "", false
 }
 
+// PointTarget is what a point's op names: its phase and its point, as one
+// string on the link ("gemm@m=64,shape=down"); a phase id has no "@".
+func PointTarget(phase, point string) string {
+	if point == "" {
+		return phase
+	}
+	return phase + "@" + point
+}
+
+// SplitTarget is a target's phase and point ("" when it names a phase).
+func SplitTarget(target string) (phase, point string) {
+	phase, point, _ = strings.Cut(target, "@")
+	return phase, point
+}
+
 // TakesPhase says the op names a phase.
 func (op Op) TakesPhase() bool {
 	e := entry(op)
@@ -88,12 +109,15 @@ func Apply(c Controls, op Op, phase string) error {
 // client's side of the link.
 type Remote func(op Op, phase string) error
 
-func (r Remote) Pause() error               { return r(OpPause, "") }
-func (r Remote) Resume() error              { return r(OpResume, "") }
-func (r Remote) Freeze() error              { return r(OpFreeze, "") }
-func (r Remote) Thaw() error                { return r(OpThaw, "") }
-func (r Remote) Stop() error                { return r(OpStop, "") }
-func (r Remote) Skip(id string) error       { return r(OpSkip, id) }
+func (r Remote) Pause() error         { return r(OpPause, "") }
+func (r Remote) Resume() error        { return r(OpResume, "") }
+func (r Remote) Freeze() error        { return r(OpFreeze, "") }
+func (r Remote) Thaw() error          { return r(OpThaw, "") }
+func (r Remote) Stop() error          { return r(OpStop, "") }
+func (r Remote) Skip(id string) error { return r(OpSkip, id) }
+func (r Remote) SkipPoint(id, point string) error {
+	return r(OpSkipPoint, PointTarget(id, point))
+}
 func (r Remote) Retry(id string) error      { return r(OpRetry, id) }
 func (r Remote) Greenlight(id string) error { return r(OpGreenlight, id) }
 

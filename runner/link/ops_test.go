@@ -33,6 +33,11 @@ func TestOpsRoundTrip(t *testing.T) {
 			t.Errorf("verb %q is op %s; it is no control verb", v, op)
 		}
 	}
+	var target string
+	Apply(Remote(func(_ Op, t string) error { target = t; return nil }), OpSkipPoint, PointTarget("gemm", "m=64,shape=down"))
+	if p, pt := SplitTarget(target); p != "gemm" || pt != "m=64,shape=down" {
+		t.Errorf("a point's target came back as %q %q", p, pt)
+	}
 	if err := Apply(Remote(func(Op, string) error { return nil }), "bogus", ""); err == nil {
 		t.Error("an unknown op was carried out")
 	}
