@@ -8,43 +8,48 @@ import (
 	"sync"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/supervise"
+
 	"golang.org/x/sys/unix"
 )
 
 // record is one line of the journal: a transition, fsynced before anyone
 // hears of it.
 type record struct {
-	T        time.Time `json:"t"`
-	Kind     string    `json:"kind"`
-	Phase    string    `json:"phase,omitempty"`
-	Step     int       `json:"step,omitempty"`
-	Attempt  int       `json:"attempt,omitempty"`
-	Hash     string    `json:"hash,omitempty"`
-	UnitHash string    `json:"unit_hash,omitempty"` // at a sweep phase's start: one unit's work (campaign.Phase.UnitHash)
-	Unit     string    `json:"unit,omitempty"`      // at a sweep step's start: its unit's identity (campaign.Sweep.Identity)
-	Status   Status    `json:"status,omitempty"`
-	Reason   string    `json:"reason,omitempty"`
-	Dir      string    `json:"dir,omitempty"`
-	ExitCode int       `json:"exit,omitempty"`
-	PID      int       `json:"pid,omitempty"`   // the step's supervisor
-	Job      string    `json:"job,omitempty"`   // the step's Slurm job id
-	Slurm    *SlurmJob `json:"slurm,omitempty"` // at a phase's end: Slurm's last word on its job
+	T        time.Time        `json:"t"`
+	Kind     string           `json:"kind"`
+	Phase    string           `json:"phase,omitempty"`
+	Step     int              `json:"step,omitempty"`
+	Attempt  int              `json:"attempt,omitempty"`
+	Hash     string           `json:"hash,omitempty"`
+	UnitHash string           `json:"unit_hash,omitempty"` // at a sweep phase's start: one unit's work (campaign.Phase.UnitHash)
+	Unit     string           `json:"unit,omitempty"`      // at a sweep step's start: its unit's identity (campaign.Sweep.Identity)
+	Status   Status           `json:"status,omitempty"`
+	Reason   string           `json:"reason,omitempty"`
+	Dir      string           `json:"dir,omitempty"`
+	ExitCode int              `json:"exit,omitempty"`
+	PID      int              `json:"pid,omitempty"`   // the step's supervisor
+	Job      string           `json:"job,omitempty"`   // the step's Slurm job id
+	Slurm    *SlurmJob        `json:"slurm,omitempty"` // at a phase's end: Slurm's last word on its job
+	Kept     []supervise.Kept `json:"kept,omitempty"`  // what a step with leave_running left running
 }
 
 // Journal record kinds.
 const (
-	recCampaign   = "campaign"
-	recPhaseStart = "phase-start"
-	recPhaseEnd   = "phase-end"
-	recStepStart  = "step-start"
-	recStepPID    = "step-pid"
-	recStepJob    = "step-job"
-	recStepEnd    = "step-end"
-	recReady      = "service-ready"
-	recGate       = "greenlight"
-	recPointSkip  = "point-skip" // Reason: the points skipped (a point spec); Attempt: the phase's attempt it applies to
-	recNote       = "note"
-	recFinished   = "campaign-end"
+	recCampaign    = "campaign"
+	recPhaseStart  = "phase-start"
+	recPhaseEnd    = "phase-end"
+	recStepStart   = "step-start"
+	recStepPID     = "step-pid"
+	recStepJob     = "step-job"
+	recStepEnd     = "step-end"
+	recReady       = "service-ready"
+	recGate        = "greenlight"
+	recKept        = "kept"         // Kept: processes a step left running on purpose, stopped at the campaign's end
+	recKeptStopped = "kept-stopped" // the campaign's end stopped them
+	recPointSkip   = "point-skip"   // Reason: the points skipped (a point spec); Attempt: the phase's attempt it applies to
+	recNote        = "note"
+	recFinished    = "campaign-end"
 )
 
 type journal struct {

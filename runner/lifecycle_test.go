@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -305,5 +306,49 @@ phases:
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(b), ") Z") {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("the setsid'd helper %d outlived its step: %s", pid, b)
+	}
+}
+
+// TestLeaveRunningKeptUntilTheEnd: a step with leave_running: true keeps
+// the daemon it starts: the next phase finds it alive, the record says
+// it was kept, and the campaign's end stops it, said too; a runner
+// started again after that has nothing left to stop.
+func TestLeaveRunningKeptUntilTheEnd(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pids := filepath.Join(dir, "pids")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: keep
+phases:
+  - id: daemon
+    steps:
+      - leave_running: true
+        run: |
+          setsid sh -c 'echo $$ > %[1]s; exec sleep 300' &
+          while [ ! -s %[1]s ]; do sleep 0.02; done
+  - id: next
+    needs: [daemon]
+    steps:
+      - run: |
+          kill -0 $(cat %[1]s) && echo '{"daemon_alive": 1}' >> "$GREENLIGHT_RESULTS"
+`, pids))
+	h := start(t, p, testOptions(t))
+	e := h.until(30*time.Second, "the kept process said", func(e Event) bool {
+		return e.Kind == Warning && strings.Contains(e.Message, "left 1 process(es) running")
+	})
+	if !strings.Contains(e.Message, "kept, as its leave_running asks") {
+		t.Errorf("said %q", e.Message)
+	}
+	st := h.finished(30 * time.Second)
+	if rows := st.Phase("next").Steps[0].Results; len(rows) != 1 {
+		t.Errorf("the next phase did not find the kept daemon alive: %v", rows)
+	}
+	if !slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.Contains(w, "stopped 1 process(es) steps kept running") }) {
+		t.Errorf("the campaign's end did not say it stopped the kept daemon: %q", st.Warnings)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(pids)))))
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(b), ") Z") {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the kept daemon %d outlived the campaign: %s", pid, b)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -267,6 +268,20 @@ func (r *Runner) checkFinished() {
 		} else if last := lastPhaseEnd(r.phases); !last.IsZero() {
 			r.times.ended = last
 		}
+	}
+	if len(r.kept) > 0 {
+		// What steps kept running (leave_running) is the campaign's: it
+		// ends with it.
+		stopped := supervise.StopKept(r.kept, r.opts.Grace)
+		var names []string
+		for _, k := range stopped {
+			names = append(names, fmt.Sprintf("pid %d %s", k.PID, k.Name))
+		}
+		if len(names) > 0 {
+			r.warn(fmt.Sprintf("the campaign ended: stopped %d process(es) steps kept running (leave_running): %s", len(names), strings.Join(names, ", ")))
+		}
+		r.kept = nil
+		r.journal(record{Kind: recKeptStopped})
 	}
 	if !r.times.ended.Equal(r.times.prevEnded) {
 		r.journal(record{Kind: recFinished, T: r.times.ended})

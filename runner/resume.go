@@ -78,6 +78,14 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 
 func (r *Runner) resume(recs []record) {
 	hist, times := journalHistory(recs)
+	for _, rec := range recs {
+		switch rec.Kind {
+		case recKept:
+			r.kept = append(r.kept, rec.Kept...)
+		case recKeptStopped:
+			r.kept = nil // a campaign's end stopped them
+		}
+	}
 	if r.times.started.IsZero() {
 		r.times.started = times.started
 	}

@@ -67,6 +67,7 @@ type Runner struct {
 	q        queueState
 	times    campaignTimes
 	warnings []string
+	kept     []supervise.Kept // what steps with leave_running left running: stopped at the campaign's end
 	disk     diskGuard
 	looked   looks     // when the artifacts and the state dir were last looked at
 	watch    stepWatch // how the loop hears of steps' ends and writes

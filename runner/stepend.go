@@ -30,7 +30,11 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	}
 	ss := &pr.state.Steps[sr.step.Index]
 	ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
-	if len(st.Left) > 0 {
+	if len(st.Kept) > 0 {
+		r.kept = append(r.kept, st.Kept...)
+		r.journal(record{Kind: recKept, Phase: pr.ph.ID, Step: sr.step.Index, Kept: st.Kept})
+		r.warn(fmt.Sprintf("%s: step %d left %d process(es) running (%s): kept, as its leave_running asks; stopped when the campaign ends", pr.ph.Label(), sr.step.Index+1, len(st.Left), strings.Join(st.Left, ", ")))
+	} else if len(st.Left) > 0 {
 		// Its supervisor stopped them: a GPU they held is free for the next
 		// phase, and the record says who they were.
 		r.warn(fmt.Sprintf("%s: step %d left %d process(es) running (%s): stopped with the step", pr.ph.Label(), sr.step.Index+1, len(st.Left), strings.Join(st.Left, ", ")))

@@ -134,7 +134,11 @@ func launchStep(r *Runner, pr *phaseRun, step *campaign.Step, try int, dir strin
 	}
 	args := append(append([]string(nil), r.opts.Self[1:]...),
 		"--status", sr.files.status, "--log", sr.files.log, "--dir", step.Dir,
-		"--timeout", timeout.String(), "--grace", r.opts.Grace.String(), "--", "sh", "-c", step.Run)
+		"--timeout", timeout.String(), "--grace", r.opts.Grace.String())
+	if step.LeaveRunning {
+		args = append(args, "--leave-running")
+	}
+	args = append(args, "--", "sh", "-c", step.Run)
 	if err := sr.on().launch(env, args, logf); err != nil {
 		return nil, err
 	}

@@ -265,7 +265,7 @@ func mask(s string, sw SweepSpec) string {
 func unmask(s string) string { return strings.ReplaceAll(s, "\x00{", "${") }
 
 func (l *loader) step(plan *Plan, s *StepSpec, at string, idx int, env map[string]string) *Step {
-	st := &Step{Index: idx, Name: s.Name, Run: s.Run, AllowFailure: s.AllowFailure}
+	st := &Step{Index: idx, Name: s.Name, Run: s.Run, AllowFailure: s.AllowFailure, LeaveRunning: s.LeaveRunning}
 	if strings.TrimSpace(s.Run) == "" {
 		l.add(at+".run", "the step has no command to run", "give `run:` a shell command, e.g. `run: python3 bench.py`")
 	}

@@ -108,6 +108,7 @@ type Step struct {
 	ResultsFormat string
 	Expect        []Expect
 	AllowFailure  bool
+	LeaveRunning  bool // what it leaves running is kept until the campaign ends
 	WaitQuiet     time.Duration
 	// Key names the step in the history file; an edited command is a new key.
 	Key string

@@ -161,6 +161,10 @@ type StepSpec struct {
 	Results      *ResultsSpec      `yaml:"results" json:"results,omitempty"`
 	Expect       map[string]any    `yaml:"expect" json:"expect,omitempty"`
 	AllowFailure bool              `yaml:"allow_failure" json:"allow_failure,omitempty"`
+	// LeaveRunning keeps what the step leaves running when it ends (a
+	// daemon the user wants) until the campaign ends, instead of stopping
+	// it with the step.
+	LeaveRunning bool `yaml:"leave_running" json:"leave_running,omitempty"`
 	// WaitQuiet, when set, keeps the step running after its command exits
 	// until the phase's artifacts stop growing for that long (trace flushes).
 	WaitQuiet string `yaml:"wait_quiet" json:"wait_quiet,omitempty"`

@@ -56,6 +56,19 @@ type Status struct {
 	// command ended ("pid 1480 python3"), which the supervisor then
 	// stopped: a setsid'd helper, a daemon, a worker that outlived it.
 	Left []string `json:"left,omitempty"`
+	// Kept are those of Left a step with leave_running: true keeps: not
+	// stopped with it; the campaign's runner stops them when the campaign
+	// ends (StopKept).
+	Kept []Kept `json:"kept,omitempty"`
+}
+
+// Kept is a process a step left running on purpose, known by its pid and
+// its start time, so that a pid used again by another process is never
+// taken for it.
+type Kept struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"` // clock ticks after boot, /proc/PID/stat's starttime
+	Name  string `json:"name,omitempty"`
 }
 
 // Main runs a step's command with its output going to the log
@@ -69,6 +82,7 @@ func Main(args []string) int {
 	dir := fs.String("dir", "", "working folder")
 	timeout := fs.Duration("timeout", 0, "stop the command after this long")
 	grace := fs.Duration("grace", 10*time.Second, "wait between stop signals")
+	leave := fs.Bool("leave-running", false, "keep what the step leaves running (leave_running: true)")
 	if err := fs.Parse(args); err != nil || *statusPath == "" || *logPath == "" || fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "greenlight: __supervise is internal: it runs one step for greenlight run")
 		return 2
@@ -176,7 +190,13 @@ func Main(args []string) int {
 	// What the command left behind, in its group or anywhere in its tree,
 	// would hold GPUs and ports into the next phase: it is stopped, and
 	// named in the status.
-	if left := Tree(st.PGID); len(left) > 0 {
+	if left := Tree(st.PGID); len(left) > 0 && *leave {
+		for _, pid := range left {
+			st.Left = append(st.Left, fmt.Sprintf("pid %d %s", pid, procName(pid)))
+			st.Kept = append(st.Kept, Kept{PID: pid, Start: procStart(pid), Name: procName(pid)})
+		}
+		fmt.Fprintf(logf, "greenlight: the step left %d process(es) running (%s); kept (leave_running: true) until the campaign ends\n", len(left), strings.Join(st.Left, ", "))
+	} else if len(left) > 0 {
 		for _, pid := range left {
 			st.Left = append(st.Left, fmt.Sprintf("pid %d %s", pid, procName(pid)))
 		}

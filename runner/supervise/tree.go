@@ -170,3 +170,61 @@ func procStat(pid int) (state byte, ppid, pgid int, ok bool) {
 	}
 	return state, ppid, pgid, true
 }
+
+// procStart is a process's start time (clock ticks after boot); 0 when it
+// cannot be read.
+func procStart(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0
+	}
+	v, _ := strconv.ParseUint(f[19], 10, 64)
+	return v
+}
+
+// keptAlive says a kept process still runs: the same pid, started at the
+// same tick, not a zombie.
+func keptAlive(k Kept) bool {
+	state, _, _, ok := procStat(k.PID)
+	return ok && state != 'Z' && state != 'X' && procStart(k.PID) == k.Start
+}
+
+// StopKept stops the processes steps kept running (leave_running), at the
+// campaign's end: SIGINT, SIGTERM, then SIGKILL, grace apart, each only to
+// a process that is still the one kept. It returns those it signalled.
+func StopKept(kept []Kept, grace time.Duration) []Kept {
+	var live []Kept
+	for _, k := range kept {
+		if keptAlive(k) {
+			live = append(live, k)
+		}
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+		left := 0
+		for _, k := range live {
+			if keptAlive(k) {
+				syscall.Kill(k.PID, sig)
+				syscall.Kill(k.PID, syscall.SIGCONT)
+				left++
+			}
+		}
+		if left == 0 {
+			break
+		}
+		for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if !slices.ContainsFunc(live, keptAlive) {
+				return live
+			}
+		}
+	}
+	return live
+}
