@@ -402,3 +402,26 @@ func TestSkipPointBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceReadInPartExits1: `greenlight trace` over a whole trace exits
+// 0; over a whole one and a truncated one it summarises both (the second
+// from what was read) and exits 1 saying which, so a script can tell.
+func TestTraceReadInPartExits1(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	whole, _ := filepath.Glob("report/trace/testdata/rank0.*.pt.trace.json.gz")
+	b, err := os.ReadFile(whole[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "rank1.cut.pt.trace.json.gz")
+	os.WriteFile(cut, b[:len(b)/2], 0o644)
+	abs, _ := filepath.Abs(whole[0])
+	if out, code := runBin(t, dir, "trace", abs); code != 0 {
+		t.Errorf("a whole trace: exit %d\n%s", code, out)
+	}
+	out, code := runBin(t, dir, "trace", abs, cut)
+	if code != 1 || !strings.Contains(out, "1 of 2 trace(s) not read whole") || !strings.Contains(out, "| rank 1 |") {
+		t.Errorf("a whole trace and a cut one: exit %d, want 1 with both summarised and the cut one named:\n%s", code, out)
+	}
+}

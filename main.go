@@ -176,7 +176,9 @@ Summarises torch.profiler Chrome traces (*.pt.trace.json[.gz], one per
 rank) and nsys reports (*.nsys-rep, through nsys stats) as the results
 file does: GPU kernel time per rank, busy fraction and idle gaps, time by
 category, the top kernels; markdown on stdout. --csv writes the top
-kernels with their full names. Exit 0; 1 when no file could be read.
+kernels with their full names. Exit 0 when every trace was read whole;
+1 when one was read only in part (truncated, damaged) or not at all: the
+summary says which, and covers what was read.
 `,
 	"compare": compare.Help,
 	"gpus": `Usage: greenlight gpus [--gpu SOURCE] [--json] [--samples N] [--interval DUR]

@@ -68,7 +68,11 @@ func tracesSection(sums []*trace.Summary, notes []string, rules *trace.Rules, li
 		idle, gaps := "n/a", ""
 		if len(s.Streams) > 0 {
 			st := s.Streams[0]
-			idle = fmt.Sprintf("%s (stream %s)", us(st.GapUS), cell(st.ID))
+			where := "stream " + st.ID
+			if dev, stream, ok := strings.Cut(st.ID, "/"); ok {
+				where = "device " + dev + ", stream " + stream // a stream is a device's
+			}
+			idle = fmt.Sprintf("%s (%s)", us(st.GapUS), cell(where))
 			var gs []string
 			for _, g := range st.Gaps {
 				gs = append(gs, fmt.Sprintf("%s at +%s", us(g.DurUS), us(g.AtUS)))

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -278,6 +279,20 @@ func Traces(paths []string, top int, csvPath string, progress func(path string, 
 	}
 	if len(sums) == 0 {
 		return out, errors.New("no trace could be read")
+	}
+	// A script must tell a trace read in part from a whole one: the
+	// summary above says which; the error makes the exit status say so.
+	var partial []string
+	for _, n := range notes {
+		partial = append(partial, n)
+	}
+	for _, s := range sums {
+		if s.Err != "" {
+			partial = append(partial, fmt.Sprintf("`%s`: %s", s.File, s.Err))
+		}
+	}
+	if len(partial) > 0 {
+		return out, fmt.Errorf("%d of %d trace(s) not read whole: %s", len(partial), len(paths), strings.Join(partial, "; "))
 	}
 	return out, nil
 }

@@ -63,7 +63,7 @@ func TestTracesSummarisedInTheRecord(t *testing.T) {
 	md := string(b)
 	for _, want := range []string{"### Where the GPU time went", "| rank 0 | 1.881 ms | 966 |", "| rank 1 | 2.198 ms | 1127 |",
 		"Across ranks: GPU kernel time 1.881 ms to 2.198 ms (max/min 1.17)", "| MoE | 355.8 µs", "`cutlass::device_kernel<grouped GEMM>` | MoE | 52 |",
-		"rank7.bad.pt.trace.json.gz", "not a gzip file", "[profiler_out_0.txt](traces/profiler_out_0.txt)", "r.bench.kernels.csv"} {
+		"rank7.bad.pt.trace.json.gz", "not a JSON trace near byte 1", "[profiler_out_0.txt](traces/profiler_out_0.txt)", "r.bench.kernels.csv"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the record lacks %q:\n%s", want, md)
 		}

@@ -4,6 +4,7 @@
 package trace
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -83,11 +84,14 @@ func File(path string, o Options) (*Summary, error) {
 		return nil, err
 	}
 	counted := &countingReader{r: f, of: fi.Size(), progress: o.Progress}
-	var r io.Reader = counted
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(counted)
+	buffered := bufio.NewReaderSize(counted, 64<<10)
+	var r io.Reader = buffered
+	// A gzip stream is known by its magic bytes, whatever its name says (a
+	// trace gzipped by hand and left named .json, or the other way round).
+	if magic, _ := buffered.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(buffered)
 		if err != nil {
-			return &Summary{File: path, Rank: RankOf(path), Bytes: fi.Size(), Err: "not a gzip file: " + err.Error()}, nil
+			return &Summary{File: path, Rank: RankOf(path), Bytes: fi.Size(), Err: "a damaged gzip stream: " + err.Error()}, nil
 		}
 		defer gz.Close()
 		r = gz
@@ -131,6 +135,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 type interval struct{ start, end float64 }
+
+// maxName bounds a kernel's name as it is kept, matched and shown.
+const maxName = 4 << 10
 
 type kstat struct {
 	count int
@@ -223,7 +230,7 @@ func (a *agg) read(s *scanner) error {
 }
 
 var (
-	kPh, kCat, kName, kTs, kDur, kTid = []byte("ph"), []byte("cat"), []byte("name"), []byte("ts"), []byte("dur"), []byte("tid")
+	kPh, kCat, kName, kTs, kDur, kTid, kPid = []byte("ph"), []byte("cat"), []byte("name"), []byte("ts"), []byte("dur"), []byte("tid"), []byte("pid")
 )
 
 // events_ reads the event array whose [ is consumed.
@@ -247,7 +254,7 @@ func (a *agg) events_(s *scanner) error {
 		var ph, cat byte // first bytes: X; k/K kernel, g gpu_memcpy/gpu_memset
 		var catMem bool
 		var ts, dur float64
-		var tid string
+		var tid, pid string
 		name = name[:0]
 		for {
 			c, err := s.next()
@@ -282,6 +289,8 @@ func (a *agg) events_(s *scanner) error {
 				which = 5
 			case bytes.Equal(key, kTid):
 				which = 6
+			case bytes.Equal(key, kPid):
+				which = 7
 			}
 			if c, err = s.next(); err != nil {
 				return err
@@ -310,7 +319,9 @@ func (a *agg) events_(s *scanner) error {
 						cat, catMem = 'g', true
 					}
 				case 3:
-					name = append(name, v...)
+					// Names are matched and shown through a bounded prefix:
+					// a 50 MB name costs neither the regexes nor the map.
+					name = append(name, v[:min(len(v), maxName)]...)
 				}
 			case (which == 4 || which == 5) && (c == '-' || c >= '0' && c <= '9'):
 				v, err := s.number(c)
@@ -322,18 +333,26 @@ func (a *agg) events_(s *scanner) error {
 				} else {
 					dur = v
 				}
-			case which == 6 && c == '"':
+			case (which == 6 || which == 7) && c == '"':
 				v, err := s.str()
 				if err != nil {
 					return err
 				}
-				tid = string(v)
-			case which == 6 && (c == '-' || c >= '0' && c <= '9'):
+				if which == 6 {
+					tid = string(v)
+				} else {
+					pid = string(v)
+				}
+			case (which == 6 || which == 7) && (c == '-' || c >= '0' && c <= '9'):
 				v, err := s.number(c)
 				if err != nil {
 					return err
 				}
-				tid = fmt.Sprint(v)
+				if which == 6 {
+					tid = fmt.Sprint(v)
+				} else {
+					pid = fmt.Sprint(v)
+				}
 			default:
 				if err := s.skip(c); err != nil {
 					return err
@@ -350,7 +369,13 @@ func (a *agg) events_(s *scanner) error {
 		}
 		k.count++
 		k.total += dur
-		a.streams[tid] = append(a.streams[tid], interval{ts, ts + dur})
+		// A stream is a device's: one trace holding two GPUs has two
+		// stream 7s, and they do not overlap each other's gaps.
+		key := tid
+		if pid != "" {
+			key = pid + "/" + tid
+		}
+		a.streams[key] = append(a.streams[key], interval{ts, ts + dur})
 	}
 }
 

@@ -1,7 +1,10 @@
 package trace
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -198,5 +201,61 @@ func TestKernelsToldApart(t *testing.T) {
 	tellApart(ks)
 	if ks[0].Short != "marlin_moe_wna16::Marlin<…256…>" || ks[1].Short != "marlin_moe_wna16::Marlin<…128…>" || ks[2].Short != "nvjet_x" {
 		t.Errorf("%q %q %q", ks[0].Short, ks[1].Short, ks[2].Short)
+	}
+}
+
+// TestGzipKnownByItsBytes: a gzipped trace named .json, and a plain one
+// named .json.gz, are both read: the magic bytes decide.
+func TestGzipKnownByItsBytes(t *testing.T) {
+	gz, err := os.ReadFile(firstTrace(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := File(firstTrace(t), Options{})
+	if err != nil || want.Kernels == 0 {
+		t.Fatalf("the reference: %v %+v", err, want)
+	}
+	zr, _ := gzip.NewReader(bytes.NewReader(gz))
+	plain, _ := io.ReadAll(zr)
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"rank0.gzipped.pt.trace.json": gz, "rank0.plain.pt.trace.json.gz": plain} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, data, 0o644)
+		s, err := File(p, Options{})
+		if err != nil || s.Err != "" || s.Kernels != want.Kernels {
+			t.Errorf("%s: %v %q, %d kernels; want %d", name, err, s.Err, s.Kernels, want.Kernels)
+		}
+	}
+}
+
+// TestStreamsAreADevices: one trace holding two GPUs, each with a stream
+// 7: their activity is two streams, not one whose gaps the other fills.
+func TestStreamsAreADevices(t *testing.T) {
+	s, err := Chrome(strings.NewReader(`{"traceEvents":[
+{"ph":"X","cat":"kernel","name":"a","pid":0,"tid":7,"ts":0,"dur":10},
+{"ph":"X","cat":"kernel","name":"a","pid":0,"tid":7,"ts":100,"dur":10},
+{"ph":"X","cat":"kernel","name":"b","pid":1,"tid":7,"ts":40,"dur":20}]}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Streams) != 2 {
+		t.Fatalf("streams %+v; want device 0's and device 1's", s.Streams)
+	}
+	if st := s.Streams[0]; st.ID != "0/7" || st.GapUS != 90 {
+		t.Errorf("the busiest-gapped stream is %s with %v µs idle; want device 0's stream 7 with 90 µs", st.ID, st.GapUS)
+	}
+}
+
+// TestHugeNameBounded: a 20 MB kernel name is kept, matched and shown
+// through its first 4 KiB, read in well under the seconds a regex over
+// the whole name took.
+func TestHugeNameBounded(t *testing.T) {
+	huge := "gemm_" + strings.Repeat("x", 20<<20)
+	s, err := Chrome(strings.NewReader(`{"traceEvents":[{"ph":"X","cat":"kernel","name":"`+huge+`","pid":0,"tid":7,"ts":0,"dur":10}]}`), Options{Top: 5, Rules: DefaultRules()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Top) != 1 || len(s.Top[0].Name) > maxName {
+		t.Fatalf("top %d kernels, the first named in %d bytes; want one, at most %d", len(s.Top), len(s.Top[0].Name), maxName)
 	}
 }
