@@ -417,8 +417,13 @@ func TestTraceReadInPartExits1(t *testing.T) {
 	cut := filepath.Join(dir, "rank1.cut.pt.trace.json.gz")
 	os.WriteFile(cut, b[:len(b)/2], 0o644)
 	abs, _ := filepath.Abs(whole[0])
-	if out, code := runBin(t, dir, "trace", abs); code != 0 {
+	csvPath := filepath.Join(dir, "k.csv")
+	if out, code := runBin(t, dir, "trace", "--top", "1", "--csv", csvPath, abs); code != 0 || strings.Count(out, "`\n") > 40 {
 		t.Errorf("a whole trace: exit %d\n%s", code, out)
+	}
+	// --csv has every kernel, whatever --top says.
+	if rows := strings.Count(readFile(t, csvPath), "\n") - 1; rows < 20 || strings.Contains(readFile(t, csvPath), "(the other kernels)") {
+		t.Errorf("--top 1 --csv wrote %d kernels; want every one", rows)
 	}
 	out, code := runBin(t, dir, "trace", abs, cut)
 	if code != 1 || !strings.Contains(out, "1 of 2 trace(s) not read whole") || !strings.Contains(out, "| rank 1 |") {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -259,6 +260,9 @@ func Traces(paths []string, top int, csvPath string, progress func(path string, 
 	var notes []string
 	for _, p := range paths {
 		o := trace.Options{Rules: rules, Top: top}
+		if csvPath != "" {
+			o.Top = math.MaxInt32 // the CSV has every kernel, whatever --top says
+		}
 		if progress != nil {
 			o.Progress = func(read, of int64) { progress(p, read, of) }
 		}
@@ -270,13 +274,16 @@ func Traces(paths []string, top int, csvPath string, progress func(path string, 
 		sums = append(sums, s)
 	}
 	sort.SliceStable(sums, func(i, j int) bool { return rankLess(sums[i].Rank, sums[j].Rank) })
-	wd, _ := os.Getwd()
-	out := tracesSection(sums, notes, rules, profilerTables(wd, sums, wd), csvPath)
 	if len(sums) > 0 && csvPath != "" {
 		if err := writeKernelsCSV(csvPath, sums); err != nil {
-			return out, err
+			return "", err
+		}
+		for _, s := range sums {
+			s.Trim(top) // the summary lists the top ones
 		}
 	}
+	wd, _ := os.Getwd()
+	out := tracesSection(sums, notes, rules, profilerTables(wd, sums, wd), csvPath)
 	if len(sums) == 0 {
 		return out, errors.New("no trace could be read")
 	}

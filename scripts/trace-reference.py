@@ -14,7 +14,8 @@ RULES = [
     ("attention", r"flash|fmha|sdpa|attention|attn|paged|flashinfer|xformers|mla|softmax"),
     ("GEMM", r"gemm|gemv|nvjet|cutlass|cublas|xmma|marlin|machete|matmul|wgmma|_mma|s16816|h16816|splitk|sm\d+_.*(tn|nt|nn|tt)"),
     ("memory", r"memcpy|memset"),
-    ("elementwise/cast", r"elementwise|copy|cast|convert|fill|vectorized|unrolled|act_and_mul|silu|gelu|norm|rotary|rope|index|gather|scatter|catarray|arange|reduce|sort|where|neg|mul|add"),
+    ("gather/scatter/index", r"gather|scatter|index"),
+    ("elementwise/cast", r"elementwise|copy|cast|convert|fill|vectorized|unrolled|act_and_mul|silu|gelu|norm|rotary|rope|catarray|arange|reduce|sort|where|neg|mul|add"),
 ]
 RULES = [(n, re.compile(p, re.I)) for n, p in RULES]
 

@@ -14,6 +14,7 @@ const (
 	CatAttention   = "attention"
 	CatMoE         = "MoE"
 	CatComm        = "communication"
+	CatGather      = "gather/scatter/index"
 	CatElementwise = "elementwise/cast"
 	CatMemory      = "memory"
 	CatOther       = "other"
@@ -42,7 +43,10 @@ var DefaultPatterns = []Rule{
 	{Name: CatAttention, Pattern: `flash|fmha|sdpa|attention|attn|paged|flashinfer|xformers|mla|softmax`},
 	{Name: CatGEMM, Pattern: `gemm|gemv|nvjet|cutlass|cublas|xmma|marlin|machete|matmul|wgmma|_mma|s16816|h16816|splitk|sm\d+_.*(tn|nt|nn|tt)`},
 	{Name: CatMemory, Pattern: `memcpy|memset`},
-	{Name: CatElementwise, Pattern: `elementwise|copy|cast|convert|fill|vectorized|unrolled|act_and_mul|silu|gelu|norm|rotary|rope|index|gather|scatter|catarray|arange|reduce|sort|where|neg|mul|add`},
+	// Indexing is memory-bound work of its own (an embedding lookup, a
+	// KV-cache gather, a scatter of expert outputs), not arithmetic.
+	{Name: CatGather, Pattern: `gather|scatter|index`},
+	{Name: CatElementwise, Pattern: `elementwise|copy|cast|convert|fill|vectorized|unrolled|act_and_mul|silu|gelu|norm|rotary|rope|catarray|arange|reduce|sort|where|neg|mul|add`},
 }
 
 // DefaultRules are DefaultPatterns compiled.

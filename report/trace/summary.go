@@ -5,6 +5,18 @@ package trace
 
 import "sort"
 
+// Trim keeps the top kernels listed, the rest counted as the others.
+func (s *Summary) Trim(top int) {
+	if top < 0 || len(s.Top) <= top {
+		return
+	}
+	for _, k := range s.Top[top:] {
+		s.Other.Count += k.Count
+		s.Other.TotalUS += k.TotalUS
+	}
+	s.Top = s.Top[:top]
+}
+
 func (a *agg) summary(rules *Rules, top int) *Summary {
 	s := &Summary{}
 	cats := map[string]*Cat{}
