@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,7 +41,8 @@ type traceBook struct {
 	base  string // where relative artifact paths are
 	rules *trace.Rules
 	top   int
-	kick  func() // asks the writer to write again; nil: summarise in the caller
+	kick  func()              // asks the writer to write again; nil: summarise in the caller
+	globs map[string][]string // each phase's artifact globs (absolute)
 
 	mu       sync.Mutex
 	done     map[string]*trace.Summary // by traceKey
@@ -66,7 +68,11 @@ func newTraceBook(plan *campaign.Plan, stateDir string) *traceBook {
 	if err != nil {
 		rules = trace.DefaultRules() // Load checked them; not reached
 	}
-	b := &traceBook{dir: stateDir, base: plan.Dir, rules: rules, top: plan.Traces.Top, done: map[string]*trace.Summary{},
+	globs := map[string][]string{}
+	for _, ph := range plan.Phases {
+		globs[ph.ID] = ph.Artifacts
+	}
+	b := &traceBook{dir: stateDir, base: plan.Dir, rules: rules, top: plan.Traces.Top, globs: globs, done: map[string]*trace.Summary{},
 		failed: map[string]string{}, seen: map[string]time.Time{}, queued: map[string]bool{}, progress: map[string]string{}}
 	if stateDir != "" {
 		if data, err := os.ReadFile(filepath.Join(stateDir, tracesFile)); err == nil {
@@ -236,8 +242,46 @@ func (b *traceBook) phase(p runner.PhaseState) ([]*trace.Summary, []string) {
 			notes = append(notes, fmt.Sprintf("%s trace: summarised once it stops growing (%s unchanged) or its phase ends", name, format.Duration(traceQuiet)))
 		}
 	}
+	// A trace summarised and deleted since (to free the disk, say) keeps
+	// its summary: the latest one kept of each path the phase's globs
+	// match that is no longer among its artifacts.
+	present := map[string]bool{}
+	for _, a := range p.Artifacts {
+		present[b.abs(a.Path)] = true
+	}
+	gone := map[string]*trace.Summary{}
+	var goneSize = map[string]int64{}
+	for key, s := range b.done {
+		i := strings.LastIndexByte(key, '|')
+		if i < 0 {
+			continue
+		}
+		path := key[:i]
+		size, _ := strconv.ParseInt(key[i+1:], 10, 64)
+		if present[path] || !b.matches(p.ID, path) || gone[path] != nil && goneSize[path] >= size {
+			continue
+		}
+		gone[path], goneSize[path] = s, size
+	}
+	for path, s := range gone {
+		c := *s
+		c.File = path
+		sums = append(sums, &c)
+		notes = append(notes, fmt.Sprintf("`%s` was deleted after it was summarised: its summary is kept", path))
+	}
+	sort.Strings(notes[len(notes)-len(gone):])
 	sort.SliceStable(sums, func(i, j int) bool { return rankLess(sums[i].Rank, sums[j].Rank) })
 	return sums, notes
+}
+
+// matches says a path is one of the phase's artifacts by its globs.
+func (b *traceBook) matches(phase, path string) bool {
+	for _, g := range b.globs[phase] {
+		if ok, _ := filepath.Match(g, path); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // rankLess orders "rank 2" before "rank 10".

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // TestTracesSummarisedInTheRecord: a phase lists two ranks' traces as
@@ -84,4 +85,60 @@ func TestTracesSummarisedInTheRecord(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "again.md")); !strings.Contains(string(b), "| rank 0 | 1.881 ms | 966 |") {
 		t.Errorf("the rebuilt record lacks the kept summary:\n%s", b)
 	}
+}
+
+// TestDeletedTraceKeepsItsSummary: a trace summarised and then deleted
+// (the disk freed) keeps its summary in the record, said so, when the
+// record is rebuilt and the phase's artifacts no longer list it.
+func TestDeletedTraceKeepsItsSummary(t *testing.T) {
+	dir := t.TempDir()
+	traces := filepath.Join(dir, "traces")
+	os.MkdirAll(traces, 0o755)
+	var arts []runner.Artifact
+	m, _ := filepath.Glob("trace/testdata/rank*.pt.trace.json.gz")
+	for _, f := range m {
+		b, _ := os.ReadFile(f)
+		dst := filepath.Join(traces, filepath.Base(f))
+		os.WriteFile(dst, b, 0o644)
+		arts = append(arts, runner.Artifact{Path: dst, Size: int64(len(b))})
+	}
+	plan, err := campaign.Parse("c.yaml", filepath.Join(dir, "c.yaml"), []byte(`name: t
+phases:
+  - id: macro
+    artifacts: ['traces/*.pt.trace.json.gz']
+    steps:
+      - run: |
+          true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	os.MkdirAll(state, 0o755)
+	st := &runner.State{Name: "t", Finished: true, Phases: []runner.PhaseState{{ID: "macro", Title: "macro", Status: runner.Done, Attempt: 1, Artifacts: arts,
+		Steps: []runner.StepState{{Name: "true", Status: runner.Done}}}}}
+	path := filepath.Join(dir, "t.md")
+	if err := NewWriter(path, plan, testEnv(), nil, state).Write(st); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(arts[0].Path)
+	st.Phases[0].Artifacts = arts[1:]
+	if err := NewWriter(path, plan, testEnv(), nil, state).Write(st); err != nil {
+		t.Fatal(err)
+	}
+	md := readFileT(t, path)
+	for _, want := range []string{"| rank 0 | 1.881 ms | 966 |", "| rank 1 |", "was deleted after it was summarised: its summary is kept"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the rebuilt record lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func readFileT(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
