@@ -339,6 +339,11 @@ phases:
 	if !strings.Contains(e.Message, "kept, as its leave_running asks") {
 		t.Errorf("said %q", e.Message)
 	}
+	// It is the campaign's: on a GPU it is never "not of this campaign".
+	kept, _ := strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(pids)))))
+	if !slices.Contains(h.r.Snapshot().Sessions, kept) {
+		t.Errorf("the kept daemon %d is not among the campaign's processes %v", kept, h.r.Snapshot().Sessions)
+	}
 	st := h.finished(30 * time.Second)
 	if rows := st.Phase("next").Steps[0].Results; len(rows) != 1 {
 		t.Errorf("the next phase did not find the kept daemon alive: %v", rows)

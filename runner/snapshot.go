@@ -164,6 +164,11 @@ func (r *Runner) snapshot() *State {
 			}
 		}
 	}
+	// What steps kept running (leave_running) is the campaign's: its own
+	// session (a setsid'd daemon) is not a step's.
+	for _, k := range r.kept {
+		s.Sessions = append(s.Sessions, k.PID)
+	}
 	s.ETA = r.campaignETA(now)
 	return s
 }
