@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -350,79 +349,6 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 		order = append(order, id)
 	}
 	return bodies, order
-}
-
-func (w *Writer) gpuSummary(ph *campaign.Phase, p runner.PhaseState, now time.Time) []gpu.Summary {
-	if s, ok := w.summary[p.ID]; ok && p.Status.Finished() {
-		return s
-	}
-	if w.gpus == nil || p.Started.IsZero() {
-		return nil
-	}
-	end := p.Ended
-	if end.IsZero() {
-		end = now
-	}
-	return onItsNodes(w.gpus.Summarize(p.Started, end, phaseGPUs(ph)), p)
-}
-
-// onItsNodes keeps, for a phase on Slurm, the GPUs of the nodes its job
-// ran on (other jobs of the campaign may run on other nodes at the same
-// time); a phase that runs here keeps them all.
-func onItsNodes(sums []gpu.Summary, p runner.PhaseState) []gpu.Summary {
-	nodes := p.Slurm.NodeNames()
-	if len(nodes) == 0 {
-		return sums
-	}
-	short := func(h string) string { s, _, _ := strings.Cut(h, "."); return s }
-	var out []gpu.Summary
-	for _, s := range sums {
-		if slices.ContainsFunc(nodes, func(n string) bool { return short(n) == short(s.Device.Host) }) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// phaseGPUs are the GPUs of this machine a phase's summary covers: its
-// gpus: (nil, all), or none for a phase on Slurm, whose jobs ran on the
-// cluster's nodes (whose GPUs, read through dcgm:slurm-nodes, are
-// remote and always covered).
-func phaseGPUs(ph *campaign.Phase) []int {
-	if ph.Slurm != nil {
-		return []int{}
-	}
-	return ph.GPUs
-}
-
-// keepSummaries fixes the GPU summary of each phase as it finishes, in the
-// state dir, atomically.
-func (w *Writer) keepSummaries(st *runner.State) {
-	if w.gpus == nil {
-		return
-	}
-	changed := false
-	for _, p := range st.Phases {
-		_, have := w.summary[p.ID]
-		if p.Status.Finished() && !p.Started.IsZero() && !have {
-			ph := w.plan.Phase(p.ID)
-			if ph == nil {
-				continue
-			}
-			w.summary[p.ID] = onItsNodes(w.gpus.Summarize(p.Started, p.Ended, phaseGPUs(ph)), p)
-			changed = true
-		}
-		if !p.Status.Finished() && have {
-			delete(w.summary, p.ID) // running again
-			changed = true
-		}
-	}
-	if changed && w.stateDir != "" {
-		if b, err := json.Marshal(w.summary); err == nil {
-			// Best effort: on failure the next finished phase writes it again.
-			files.WriteAtomic(filepath.Join(w.stateDir, summariesFile), b)
-		}
-	}
 }
 
 // keepEnv records, once, the environment the campaign ran in, for
