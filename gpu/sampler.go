@@ -310,6 +310,44 @@ func (s *Sampler) History(id DeviceID, n int) []Point {
 	return ordered
 }
 
+// Window is a device's points within [from, to], oldest first, at most
+// max of them (every k-th, evenly, when there are more).
+func (s *Sampler) Window(id DeviceID, from, to time.Time, max int) []Point {
+	all := s.History(id, s.keep)
+	var in []Point
+	for _, p := range all {
+		if !p.T.Before(from) && !p.T.After(to) {
+			in = append(in, p)
+		}
+	}
+	if max > 0 && len(in) > max {
+		step := float64(len(in)) / float64(max)
+		thin := make([]Point, 0, max)
+		for i := 0; i < max; i++ {
+			thin = append(thin, in[int(float64(i)*step)])
+		}
+		in = thin
+	}
+	return in
+}
+
+// Troubled says a point's clock-event reasons hold trouble (thermal, HW
+// slowdown, power brake, a lowered power cap): not app clocks, sync boost
+// or the display clock.
+func (p Point) Troubled() bool {
+	for b, t := range throttleNames {
+		if p.Throttle&(1<<b) == 0 {
+			continue
+		}
+		switch t.name {
+		case "app clocks", "sync boost", "display clock", "SW power cap":
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // Summary is one device over a time window.
 type Summary struct {
 	Device    Device

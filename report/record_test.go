@@ -184,3 +184,67 @@ func TestRecordAndStamps(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUChartOfAPhase: a finished phase gets one SVG of its GPUs (four
+// panels, a line per GPU, throttled readings marked), embedded under its
+// GPU table; greenlight report keeps it without a history to draw from.
+func TestGPUChartOfAPhase(t *testing.T) {
+	plan, err := campaign.Parse("c.yaml", "/campaigns/c.yaml", []byte(stampYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := gpu.NewFake(2, 1)
+	s := gpu.NewSampler(fake, time.Second, time.Hour)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "g.md")
+	state := t.TempDir()
+	w := NewWriter(path, plan, Env{Host: "h"}, s, state)
+	start := time.Now()
+	fake.SetTrouble(1, gpu.Trouble{Throttle: []string{"HW thermal"}})
+	for range 5 {
+		s.Round()
+		time.Sleep(2 * time.Millisecond)
+	}
+	decode := runner.PhaseState{ID: "decode", Title: "decode", Status: runner.Done, Attempt: 1, Started: start, Ended: time.Now(),
+		Steps: []runner.StepState{{Status: runner.Done}}}
+	gemm := decode
+	gemm.ID, gemm.Title = "gemm", "gemm"
+	pending := runner.PhaseState{ID: "gemm", Title: "gemm", Status: runner.Pending}
+	st := &runner.State{Name: "stamps", Now: time.Now(), Phases: []runner.PhaseState{pending, decode}}
+	if err := w.Write(st); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "g.decode.gpus.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(svg)
+	for _, want := range []string{"utilization (%)", "memory used (GiB)", "power (W)", "temperature (°C)", "minutes since the phase began", "GPU 0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the chart lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "GPU 1") || strings.Contains(text, "throttled") {
+		t.Error("decode uses GPU 0 only: GPU 1 and its throttling are not its")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "g.gemm.gpus.svg")); err == nil {
+		t.Error("a phase that has not run got a GPU chart")
+	}
+	both := &runner.State{Name: "stamps", Now: time.Now(), Phases: []runner.PhaseState{gemm, decode}}
+	if err := w.Write(both); err != nil {
+		t.Fatal(err)
+	}
+	if g := readFileT(t, filepath.Join(dir, "g.gemm.gpus.svg")); !strings.Contains(g, "GPU 1") || !strings.Contains(g, "throttled: thermal") {
+		t.Error("gemm's chart lacks GPU 1 or its throttled readings")
+	}
+	md := readFileT(t, path)
+	if !strings.Contains(md, "![GPUs during decode](g.decode.gpus.svg)") {
+		t.Errorf("the chart is not embedded:\n%s", md)
+	}
+	if err := NewWriter(path, plan, Env{Host: "h"}, nil, state).Write(st); err != nil {
+		t.Fatal(err)
+	}
+	if md := readFileT(t, path); !strings.Contains(md, "![GPUs during decode](g.decode.gpus.svg)") {
+		t.Error("greenlight report dropped the chart drawn while the campaign ran")
+	}
+}

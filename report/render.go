@@ -185,7 +185,7 @@ func duration(p runner.PhaseState, now time.Time) string {
 // results renders step i's results table; csv is the phase's full table
 // beside the results file ("" when it has no results).
 func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []gpu.Summary,
-	results func(i int, s runner.StepState) string, csv string, charts map[string]string, stamps func(i int) []string) string {
+	results func(i int, s runner.StepState) string, csv string, charts map[string]string, gpuChart string, stamps func(i int) []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s (`%s`)\n\n", p.Title, p.ID)
 	fmt.Fprintf(&b, "**Status:** %s", statusWord(p))
@@ -288,6 +288,7 @@ func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []g
 		if counted > 1 {
 			fmt.Fprintf(&b, "\nEnergy of the phase's GPUs: %s in all (%d GPUs; each GPU's power reading times the sampling interval, summed).\n", energyText(energy), counted)
 		}
+		b.WriteString(gpuChart)
 	}
 	if len(p.Artifacts) > 0 {
 		b.WriteString("\n### Artifacts\n\n")

@@ -47,6 +47,7 @@ type Writer struct {
 	tables      tables
 	csvs        map[string]*phaseCSV
 	charts      map[string]charted // a sweep phase's charts, by phase
+	gpuCharts   map[string]string  // a phase's GPU chart: the attempt and end it was drawn for
 	file        fileState
 	envSent     bool
 	traces      *traceBook
@@ -71,7 +72,7 @@ type Writer struct {
 // report` can rebuild the file.
 func NewWriter(path string, plan *campaign.Plan, env Env, gpus GPUHistory, stateDir string) *Writer {
 	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, stateDir: stateDir,
-		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}}
+		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}, gpuCharts: map[string]string{}}
 	w.traces = newTraceBook(plan, stateDir)
 	w.loadStamps()
 	w.loadPower()
@@ -242,6 +243,9 @@ func (w *Writer) Write(st *runner.State) error {
 		if err := w.updateCharts(&st.Phases[i]); err != nil {
 			errs = append(errs, fmt.Errorf("charts of %s: %w", st.Phases[i].ID, err))
 		}
+		if err := w.updateGPUChart(&st.Phases[i]); err != nil {
+			errs = append(errs, fmt.Errorf("GPU chart of %s: %w", st.Phases[i].ID, err))
+		}
 	}
 	if err := w.writeRecord(st); err != nil && terr == nil {
 		errs = append(errs, fmt.Errorf("record %s: %w", filepath.Base(record.Name(w.path)), err))
@@ -345,7 +349,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 			return w.tables.render(tableKey{p.ID, p.Attempt, i, s.Attempt}, s.Results, csv)
 		}
 		id := "phase:" + p.ID
-		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv, w.charts[p.ID].names, func(i int) []string { return w.stepStamp(&p, i) }) + w.energySection(ph, p) + w.traceSection(p)
+		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv, w.charts[p.ID].names, w.gpuChartLink(ph, p), func(i int) []string { return w.stepStamp(&p, i) }) + w.energySection(ph, p) + w.traceSection(p)
 		order = append(order, id)
 	}
 	return bodies, order

@@ -1,0 +1,180 @@
+package report
+
+// Each phase's GPUs over its span as one SVG beside the results file:
+// utilization, memory, power and temperature against the minutes since
+// the phase began, small multiples, one line per GPU, a red mark where a
+// GPU throttled for trouble. Drawn once the phase has finished, from the
+// sampler's history (greenlight report, which has none, keeps the file).
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/internal/files"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// windowed is a GPU history that gives a device's points over a window:
+// *gpu.Sampler.
+type windowed interface {
+	Window(id gpu.DeviceID, from, to time.Time, max int) []gpu.Point
+}
+
+// gpuChartName is the file of a phase's GPU chart, beside the results file.
+func gpuChartName(report, phase string) string {
+	base := strings.TrimSuffix(filepath.Base(report), filepath.Ext(report))
+	return base + "." + phase + ".gpus.svg"
+}
+
+// gpuChartPoints bounds the points drawn per GPU: a 36-hour phase sampled
+// every second is drawn from 600 of them.
+const gpuChartPoints = 600
+
+type gpuPanel struct {
+	title string
+	value func(p gpu.Point) float64 // <0: no reading
+}
+
+var gpuPanels = []gpuPanel{
+	{"utilization (%)", func(p gpu.Point) float64 { return float64(p.Util) }},
+	{"memory used (GiB)", func(p gpu.Point) float64 { return float64(p.MemUsed) }},
+	{"power (W)", func(p gpu.Point) float64 { return float64(p.Power) }},
+	{"temperature (°C)", func(p gpu.Point) float64 { return float64(p.Temp) }},
+}
+
+// gpuChart draws the GPUs' history over [from, to]; nil when no GPU has a
+// point in it.
+func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) (svg []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			svg, err = nil, fmt.Errorf("drawing failed: %v", r)
+		}
+	}()
+	type line struct {
+		label string
+		pts   []gpu.Point
+	}
+	var lines []line
+	for _, s := range sums {
+		if pts := h.Window(s.Device.ID(), from, to, gpuChartPoints); len(pts) > 0 {
+			lines = append(lines, line{"GPU " + gpuLabel(s.Device), pts})
+		}
+	}
+	if len(lines) == 0 {
+		return nil, nil
+	}
+	plots := make([][]*plot.Plot, len(gpuPanels))
+	for i, panel := range gpuPanels {
+		pl := plot.New()
+		pl.BackgroundColor = color.White
+		pl.Title.Text = panel.title
+		if i == 0 {
+			pl.Title.Text = title + ": " + panel.title
+		}
+		pl.X.Label.Text = "minutes since the phase began"
+		pl.Add(plotter.NewGrid())
+		var trouble plotter.XYs
+		for j, l := range lines {
+			var xy plotter.XYs
+			for _, p := range l.pts {
+				v := panel.value(p)
+				if v < 0 {
+					continue
+				}
+				x := p.T.Sub(from).Minutes()
+				xy = append(xy, plotter.XY{X: x, Y: v})
+				if i == 2 && p.Troubled() {
+					trouble = append(trouble, plotter.XY{X: x, Y: v})
+				}
+			}
+			if len(xy) == 0 {
+				continue
+			}
+			ln, err := plotter.NewLine(xy)
+			if err != nil {
+				continue
+			}
+			ln.Color = plotColor(j)
+			ln.Width = vg.Points(1)
+			pl.Add(ln)
+			if i == 0 {
+				pl.Legend.Add(l.label, ln)
+			}
+		}
+		if len(trouble) > 0 {
+			if sc, err := plotter.NewScatter(trouble); err == nil {
+				sc.Shape = draw.CircleGlyph{}
+				sc.Radius = vg.Points(2)
+				sc.Color = color.RGBA{R: 220, A: 255}
+				pl.Add(sc)
+				pl.Legend.Add("throttled: thermal, HW slowdown, power brake", sc)
+			}
+		}
+		pl.Legend.Top = true
+		plots[i] = []*plot.Plot{pl}
+	}
+	width, height := 8*vg.Inch, 9*vg.Inch
+	c := vgsvg.New(width, height)
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	canvases := plot.Align(plots, draw.Tiles{Rows: len(gpuPanels), Cols: 1, PadY: vg.Points(6), PadTop: vg.Points(4), PadBottom: vg.Points(4)}, dc)
+	for i := range plots {
+		plots[i][0].Draw(canvases[i][0])
+	}
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// updateGPUChart draws a finished phase's GPU chart once per attempt;
+// the name is "" when there is none (no history, no reading).
+func (w *Writer) updateGPUChart(p *runner.PhaseState) error {
+	ph := w.plan.Phase(p.ID)
+	if ph == nil || !p.Status.Finished() || p.Started.IsZero() || p.Ended.IsZero() {
+		return nil
+	}
+	name := gpuChartName(w.path, p.ID)
+	key := fmt.Sprintf("%d/%s", p.Attempt, p.Ended.Format(time.RFC3339Nano))
+	if w.gpuCharts[p.ID] == key {
+		return nil
+	}
+	h, ok := w.gpus.(windowed)
+	if !ok {
+		return nil // greenlight report: the chart drawn while it ran stays
+	}
+	svg, err := gpuChart(ph.Label(), w.gpuSummary(ph, *p, p.Ended), h, p.Started, p.Ended)
+	w.gpuCharts[p.ID] = key
+	if err != nil || svg == nil {
+		return err
+	}
+	return files.WriteAtomic(filepath.Join(filepath.Dir(w.path), name), svg)
+}
+
+// gpuChartLink is the phase's GPU chart as it is embedded, when the file
+// is there.
+func (w *Writer) gpuChartLink(ph *campaign.Phase, p runner.PhaseState) string {
+	name := gpuChartName(w.path, p.ID)
+	if !p.Status.Finished() {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(w.path), name)); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("\n![GPUs during %s](%s)\n", cell(ph.Label()), name)
+}
