@@ -2,7 +2,8 @@ package report
 
 // Each phase's GPUs over its span as one SVG beside the results file:
 // utilization, memory, power and temperature against the minutes since
-// the phase began, small multiples, one line per GPU, a red mark where a
+// the phase began (seconds, minutes or hours, by its length), small
+// multiples, one line per GPU, a red mark where a
 // GPU throttled for trouble. Drawn once the phase has finished, from the
 // sampler's history (greenlight report, which has none, keeps the file).
 
@@ -76,6 +77,16 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 	if len(lines) == 0 {
 		return nil, nil
 	}
+	// Time in the unit a person reads the phase's length in.
+	span := to.Sub(from)
+	unit, per := "minutes", time.Minute
+	switch {
+	case span < 2*time.Minute:
+		unit, per = "seconds", time.Second
+	case span > 2*time.Hour:
+		unit, per = "hours", time.Hour
+	}
+	xmax := span.Seconds() / per.Seconds()
 	plots := make([][]*plot.Plot, len(gpuPanels))
 	for i, panel := range gpuPanels {
 		pl := plot.New()
@@ -84,7 +95,10 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 		if i == 0 {
 			pl.Title.Text = title + ": " + panel.title
 		}
-		pl.X.Label.Text = "minutes since the phase began"
+		pl.X.Label.Text = unit + " since the phase began"
+		// The right fifth is the legend's, on every panel alike so that
+		// their time axes line up.
+		pl.X.Min, pl.X.Max = 0, xmax*1.22
 		pl.Add(plotter.NewGrid())
 		var trouble plotter.XYs
 		for j, l := range lines {
@@ -94,7 +108,7 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 				if v < 0 {
 					continue
 				}
-				x := p.T.Sub(from).Minutes()
+				x := p.T.Sub(from).Seconds() / per.Seconds()
 				xy = append(xy, plotter.XY{X: x, Y: v})
 				if i == 2 && p.Troubled() {
 					trouble = append(trouble, plotter.XY{X: x, Y: v})

@@ -219,7 +219,7 @@ func TestGPUChartOfAPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(svg)
-	for _, want := range []string{"utilization (%)", "memory used (GiB)", "power (W)", "temperature (°C)", "minutes since the phase began", "GPU 0"} {
+	for _, want := range []string{"utilization (%)", "memory used (GiB)", "power (W)", "temperature (°C)", "since the phase began", "GPU 0"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the chart lacks %q", want)
 		}
