@@ -1,10 +1,10 @@
 package report
 
 // Each phase's GPUs over its span as one SVG beside the results file:
-// utilization, memory, power and temperature against the minutes since
-// the phase began (seconds, minutes or hours, by its length), small
-// multiples, one line per GPU, a red mark where a
-// GPU throttled for trouble. Drawn once the phase has finished, from the
+// utilization, memory, power and temperature against the time since the
+// phase began (in seconds, minutes or hours, by its length), small
+// multiples, one line per GPU, a red mark where a GPU throttled for
+// trouble. Drawn once the phase has finished, from the
 // sampler's history (greenlight report, which has none, keeps the file).
 
 import (
