@@ -62,6 +62,9 @@ const (
 	SourceProgress = "log progress"
 	SourceHistory  = "history"
 	SourceEstimate = "estimate"
+	// SourceNeighbours: a sweep's point not run yet takes the time its
+	// measured neighbours took in this attempt.
+	SourceNeighbours = "measured points"
 )
 
 // tqdmCount and tqdmPercent read the progress bars that vLLM, Hugging Face

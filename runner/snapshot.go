@@ -53,6 +53,13 @@ func (r *Runner) phaseRemaining(pr *phaseRun, now time.Time) ETA {
 	if pr.state.Status == Running && cur < len(pr.state.Steps) {
 		e = pr.state.Steps[cur].ETA
 		e.Fraction = -1
+		if ss := pr.state.Steps[cur]; !e.Known && ss.Status == Running && !ss.Started.IsZero() {
+			// A sweep's unit with no history of its own: what its measured
+			// neighbours say, less the time it has run.
+			if d, src := r.guessStep(pr, cur); src == SourceNeighbours {
+				e = ETA{Known: true, Remaining: max(0, d-now.Sub(ss.Started)), Source: src, Fraction: -1}
+			}
+		}
 		cur++
 	} else if pr.state.Status == Running {
 		return e
@@ -61,8 +68,18 @@ func (r *Runner) phaseRemaining(pr *phaseRun, now time.Time) ETA {
 		e.Known = true
 	}
 	pace := r.stepsPace(pr)
-	for _, s := range steps[cur:] {
-		d, src := r.store.hist.guess(s)
+	for k := range steps[cur:] {
+		if st := pr.state.Steps[cur+k].Status; st == Done || st == Skipped {
+			continue // an edited grid's kept unit, a point skipped or cut
+		}
+		d, src := r.guessStep(pr, cur+k)
+		if src == SourceNeighbours {
+			e.Remaining += d // measured in this attempt: the pace is in it already
+			if e.Source == "" {
+				e.Source = src
+			}
+			continue
+		}
 		if d == 0 {
 			e.Partial = true
 			continue
@@ -98,8 +115,8 @@ func (r *Runner) phaseRemaining(pr *phaseRun, now time.Time) ETA {
 
 func (r *Runner) phaseTotal(pr *phaseRun) time.Duration {
 	var t time.Duration
-	for _, s := range pr.ph.AllSteps() {
-		d, _ := r.store.hist.guess(s)
+	for i := range pr.ph.AllSteps() {
+		d, _ := r.guessStep(pr, i)
 		t += d
 	}
 	if t == 0 {

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -251,4 +253,94 @@ func markSkipped(pr *phaseRun, units []int, why string) int {
 		}
 	}
 	return n
+}
+
+// guessStep is how long step idx of a phase should take: its history;
+// for a sweep's unit without one, what the units measured in this
+// attempt say, learning as points finish: the same point's other
+// repeats; else, along an axis of numbers, a straight line fitted to the
+// points measured on the same line of the grid (times that grow with m
+// are not taken for the last one's); else the nearest measured points
+// (fewest steps along the axes, their mean on a tie); else the step's
+// estimate.
+func (r *Runner) guessStep(pr *phaseRun, idx int) (time.Duration, string) {
+	steps := pr.ph.AllSteps()
+	s := steps[idx]
+	d, src := r.store.hist.guess(s)
+	sw := pr.ph.Sweep
+	if src == SourceHistory || sw == nil || s.Unit == nil {
+		return d, src
+	}
+	type measured struct {
+		unit *campaign.Unit
+		took time.Duration
+	}
+	var done []measured
+	for j, o := range steps {
+		ss := pr.state.Steps[j]
+		if o.Unit != nil && ss.Status == Done && !ss.Started.IsZero() && ss.Ended.After(ss.Started) {
+			done = append(done, measured{o.Unit, ss.Ended.Sub(ss.Started)})
+		}
+	}
+	if len(done) == 0 {
+		return d, src
+	}
+	var same time.Duration
+	var repeats int
+	for _, m := range done {
+		if m.unit.Point == s.Unit.Point {
+			same += m.took
+			repeats++
+		}
+	}
+	if repeats > 0 {
+		return same / time.Duration(repeats), SourceNeighbours
+	}
+	// Along one axis, the others the same: a line fitted to those measured.
+	for a, ax := range sw.Axes {
+		var xs, ys []float64
+		for _, m := range done {
+			same := true
+			for b := range sw.Axes {
+				same = same && (b == a || m.unit.Values[b] == s.Unit.Values[b])
+			}
+			x, err := strconv.ParseFloat(ax.Values[m.unit.Values[a]].Name, 64)
+			if !same || err != nil || m.unit.Values[a] == s.Unit.Values[a] {
+				continue
+			}
+			xs, ys = append(xs, x), append(ys, m.took.Seconds())
+		}
+		x, err := strconv.ParseFloat(ax.Values[s.Unit.Values[a]].Name, 64)
+		if len(xs) < 2 || err != nil || floats.Min(xs) == floats.Max(xs) {
+			continue
+		}
+		alpha, beta := stat.LinearRegression(xs, ys, nil, false)
+		guess := alpha + beta*x
+		// A line is no law: never below half the quickest measured.
+		guess = math.Max(guess, floats.Min(ys)/2)
+		return time.Duration(guess * float64(time.Second)), SourceNeighbours
+	}
+	best, n := -1, 0
+	var sum time.Duration
+	for _, m := range done {
+		dist := 0
+		for a := range sw.Axes {
+			dist += abs(m.unit.Values[a] - s.Unit.Values[a])
+		}
+		switch {
+		case best < 0 || dist < best:
+			best, n, sum = dist, 1, m.took
+		case dist == best:
+			n++
+			sum += m.took
+		}
+	}
+	return sum / time.Duration(n), SourceNeighbours
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

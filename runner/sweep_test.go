@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -261,5 +262,51 @@ phases:
 	}
 	if want := []Status{Done, Skipped, Skipped, Done, Skipped, Skipped}; !slices.Equal(statuses, want) {
 		t.Errorf("after a restart the units are %v; want %v", statuses, want)
+	}
+}
+
+// TestSweepETAFromMeasuredPoints: a point not run yet takes its time
+// from the points measured in this attempt: a line fitted along a
+// numeric axis where two or more are measured on it (times that grow
+// with m), else the nearest measured point; said as such; with nothing
+// measured, the estimate stands.
+func TestSweepETAFromMeasuredPoints(t *testing.T) {
+	p := loadCampaign(t, `
+name: eta
+phases:
+  - id: g
+    sweep: {m: [1, 2, 4, 8]}
+    steps:
+      - estimate: 1s
+        run: |
+          true
+`)
+	r, err := New(p, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	pr := r.phases[0]
+	if d, src := r.guessStep(pr, 1); d != time.Second || src != SourceEstimate {
+		t.Errorf("nothing measured: %v from %q; want the 1s estimate", d, src)
+	}
+	t0 := time.Now()
+	done := func(i int, d time.Duration) {
+		pr.state.Steps[i] = StepState{Index: i, Status: Done, Started: t0, Ended: t0.Add(d)}
+	}
+	done(0, 2*time.Second) // m=1
+	done(3, 8*time.Second) // m=8
+	if d, src := r.guessStep(pr, 1); math.Abs(d.Seconds()-(2+6.0/7)) > 1e-6 || src != SourceNeighbours {
+		t.Errorf("m=2: %v from %q; want 2.857s (the line through m=1 and m=8) from measured points", d, src)
+	}
+	// The line through (1, 2s) and (8, 8s), at m=4: 2 + 3·6/7 s.
+	if d, _ := r.guessStep(pr, 2); math.Abs(d.Seconds()-(2+3*6.0/7)) > 1e-6 {
+		t.Errorf("m=4: %v; want 4.571s on the line through m=1 and m=8", d)
+	}
+	done(1, 4*time.Second)
+	// Least squares through (1, 2), (2, 4), (8, 8), worked by hand:
+	// slope 22.667/28.667, intercept 4.667 - slope·3.667; at 4: 4.930 s.
+	if d, _ := r.guessStep(pr, 2); math.Abs(d.Seconds()-4.930232558) > 1e-6 {
+		t.Errorf("m=4 from m=1, 2 and 8: %v; want the fitted 4.930s", d)
 	}
 }
