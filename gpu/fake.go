@@ -43,6 +43,7 @@ type Fake struct {
 type Trouble struct {
 	Throttle []string
 	XID      int
+	ECC      int // uncorrected ECC errors counted since the driver loaded
 	Foreign  []Process
 }
 
@@ -183,13 +184,13 @@ func (f *Fake) Sample(now time.Time) []Sample {
 		}
 		s.SMClock, s.MemClock = ok(clock), ok(3201)
 		s.PCIeRx, s.PCIeTx = ok(util*1e8*f.noise(i, 4)), ok(util*4e7*f.noise(i, 5))
-		s.ECCErrors = ok(0)
 		tr := f.trouble(i)
 		s.Throttle = tr.Throttle
 		if power >= limit && util > 50 {
 			s.Throttle = append(s.Throttle, "SW power cap")
 		}
 		s.XID = ok(float64(tr.XID))
+		s.ECCErrors = ok(float64(tr.ECC))
 		s.Procs = append(s.Procs, tr.Foreign...)
 		if mine && (a.Busy || a.ServiceUp || a.Loading >= 0) {
 			for _, pid := range a.PIDs {

@@ -15,6 +15,7 @@ type Point struct {
 	Temp     float32 // °C; <0 when n/a
 	Throttle uint16  // bits as in throttleNames
 	XID      uint16  // the last XID error the device reported; 0 none
+	ECC      int32   // uncorrected volatile ECC errors since the driver loaded; <0 when n/a
 	Lost     bool
 }
 
@@ -203,7 +204,10 @@ func (s *Sampler) record(sm *Sample) {
 		s.hist = append(s.hist, make([]Point, 0, min(s.keep, 1024)))
 		s.head = append(s.head, 0)
 	}
-	p := Point{T: sm.Time, Util: val(sm.Util, 1), MemUsed: val(sm.MemUsed, 1.0/(1<<30)), Power: val(sm.Power, 1), Temp: val(sm.Temp, 1), Lost: sm.Lost}
+	p := Point{T: sm.Time, Util: val(sm.Util, 1), MemUsed: val(sm.MemUsed, 1.0/(1<<30)), Power: val(sm.Power, 1), Temp: val(sm.Temp, 1), Lost: sm.Lost, ECC: -1}
+	if sm.ECCErrors.OK {
+		p.ECC = int32(min(sm.ECCErrors.V, 1<<30))
+	}
 	if sm.XID.OK && sm.XID.V > 0 {
 		p.XID = uint16(min(sm.XID.V, 65535))
 	}
@@ -361,6 +365,7 @@ type Summary struct {
 	PeakTemp  float64 // °C
 	Throttle  []string
 	XIDs      []int // XID errors reported in the window
+	ECCNew    int   // uncorrected ECC errors counted in the window (since the last reading before it)
 	Lost      bool
 	Foreign   []Process // processes not of the campaign seen in the window
 }
@@ -381,10 +386,21 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 		var uN, pN int
 		var uS, pS float64
 		var bits uint16
+		eccBase, eccMax := int32(-1), int32(-1)
+		var baseT time.Time
 		if known {
 			for _, p := range s.hist[i] {
+				if p.T.Before(from) && p.ECC >= 0 && p.T.After(baseT) {
+					eccBase, baseT = p.ECC, p.T // the last count before the window
+				}
 				if p.T.Before(from) || p.T.After(to) {
 					continue
+				}
+				if p.ECC >= 0 {
+					if eccBase < 0 && eccMax < 0 {
+						eccBase = p.ECC // no reading before: counted from the first in it
+					}
+					eccMax = max(eccMax, p.ECC)
 				}
 				sum.Samples++
 				sum.Lost = sum.Lost || p.Lost
@@ -408,6 +424,9 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 		}
 		if uN > 0 {
 			sum.MeanUtil = uS / float64(uN)
+		}
+		if eccBase >= 0 && eccMax > eccBase {
+			sum.ECCNew = int(eccMax - eccBase)
 		}
 		if pN > 0 {
 			sum.MeanPower = pS / float64(pN)

@@ -93,7 +93,7 @@ func TestRecordAndStamps(t *testing.T) {
 	gemm.Ended = time.Now()
 	decode := runner.PhaseState{ID: "decode", Title: "decode", Status: runner.Done, Attempt: 1, Started: time.Now()}
 	// Trouble on GPU 1, which decode does not use: not its stamp.
-	decode.Steps = append(decode.Steps, runStep(t, s, fake, map[int]gpu.Trouble{0: {Throttle: []string{"SW power cap"}}, 1: {XID: 13}}, 0, []string{"tok_s"}, []any{57.5}))
+	decode.Steps = append(decode.Steps, runStep(t, s, fake, map[int]gpu.Trouble{0: {Throttle: []string{"SW power cap"}, ECC: 2}, 1: {XID: 13}}, 0, []string{"tok_s"}, []any{57.5}))
 	decode.Steps[0].Results[0].Checks = nil
 	decode.Ended = time.Now()
 	st := &runner.State{Name: "stamps", Started: gemm.Started, Now: time.Now(), Phases: []runner.PhaseState{gemm, decode}, Finished: true, Ended: time.Now()}
@@ -119,7 +119,7 @@ func TestRecordAndStamps(t *testing.T) {
 		{"GPU 1 throttled (HW thermal)"}, // app clocks are no trouble
 		{"a process not of this campaign was on GPU 0 (pid 4242 python3)"},
 		{"GPU 0 reported XID 79"},
-		{"GPU 0 throttled (SW power cap at 450 W, below its default 700 W)"},
+		{"GPU 0 throttled (SW power cap at 450 W, below its default 700 W)", "GPU 0 counted 2 uncorrected ECC error(s)"},
 	}
 	wantPoint := []string{"m=1", "m=64", "m=1", "m=64", ""}
 	wantRepeat := []int{1, 1, 2, 2, 0}
@@ -155,7 +155,7 @@ func TestRecordAndStamps(t *testing.T) {
 			t.Errorf("CSV row %d stamp %q, want %q", i+1, got, want)
 		}
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, "stamps.decode.csv")); !strings.Contains(string(b), "SW power cap at 450 W") {
+	if b, _ := os.ReadFile(filepath.Join(dir, "stamps.decode.csv")); !strings.Contains(string(b), "SW power cap at 450 W, below its default 700 W); GPU 0 counted 2") {
 		t.Errorf("decode's CSV lacks its stamp:\n%s", b)
 	}
 	md, _ := os.ReadFile(path)

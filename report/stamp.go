@@ -69,6 +69,9 @@ func (w *Writer) stamp(ph *campaign.Phase, p runner.PhaseState, s runner.StepSta
 			if len(g.XIDs) > 0 {
 				out = append(out, fmt.Sprintf("GPU %s reported XID %s", label, joinInts(g.XIDs)))
 			}
+			if g.ECCNew > 0 {
+				out = append(out, fmt.Sprintf("GPU %s counted %d uncorrected ECC error(s)", label, g.ECCNew))
+			}
 			if g.Lost {
 				out = append(out, fmt.Sprintf("GPU %s stopped answering", label))
 			}
