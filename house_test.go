@@ -89,10 +89,12 @@ func TestTheHouse(t *testing.T) {
 			below(dir, "conditions", "runner/campaign", "internal")
 		case dir == "compare":
 			below(dir, "record", "conditions", "runner/campaign", "internal")
+		case dir == "metrics":
+			below(dir)
 		case dir == "report" || strings.HasPrefix(dir, "report/"):
-			below(dir, "report", "record", "compare", "conditions", "runner", "gpu", "internal")
+			below(dir, "report", "record", "compare", "conditions", "metrics", "runner", "gpu", "internal")
 		case dir == "daemon":
-			below(dir, "runner", "report", "record", "compare", "conditions", "gpu", "internal")
+			below(dir, "runner", "report", "record", "compare", "conditions", "metrics", "gpu", "internal")
 		case dir == "client":
 			below(dir, "daemon", "runner", "report", "gpu", "internal")
 		}

@@ -11,6 +11,7 @@
 package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -131,6 +132,9 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	host, _ := os.Hostname()
 	w := report.NewWriter(plan.Report, plan, report.Env{Host: host, Inventory: inv}, sampler, r.StateDir())
 	held.give(plan, w)
+	scrapeCtx, stopScraping := context.WithCancel(context.Background())
+	defer stopScraping()
+	w.SetServers(startScrapers(scrapeCtx, plan, r.Subscribe()))
 	reportEvents, linkEvents, printEvents := r.Subscribe(), r.Subscribe(), r.Subscribe()
 	reportDone := make(chan struct{})
 	srv := &server{r: r, sampler: sampler, version: version}

@@ -131,8 +131,34 @@ func Server(args []string) int {
 		vlog(out, "api_server.py:1220", "Profiler stopped.")
 		access(r, 200)
 	})
+	// vLLM's /metrics, as its V1 engine names them: the window's service
+	// line and each phase's Server table read it.
+	var running, done atomic.Int64
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		run, n := running.Load(), done.Load()
+		for _, m := range []struct {
+			name, kind string
+			v          float64
+		}{
+			{"vllm:num_requests_running", "gauge", float64(run)},
+			{"vllm:num_requests_waiting", "gauge", 0},
+			{"vllm:kv_cache_usage_perc", "gauge", 0.05 + 0.1*float64(run)},
+			{"vllm:num_preemptions", "counter", 0},
+			{"vllm:prompt_tokens", "counter", 128 * float64(n)},
+			{"vllm:generation_tokens", "counter", 16 * float64(n)},
+		} {
+			suffix := ""
+			if m.kind == "counter" {
+				suffix = "_total"
+			}
+			fmt.Fprintf(w, "# TYPE %s %s\n%s%s{engine=\"0\",model_name=%q} %g\n", m.name, m.kind, m.name, suffix, model, m.v)
+		}
+	})
 	mux.HandleFunc("/v1/completions", func(w http.ResponseWriter, r *http.Request) {
+		running.Add(1)
+		defer running.Add(-1)
 		time.Sleep(250 * time.Millisecond)
+		done.Add(1)
 		access(r, 200)
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"id":"cmpl-demo","object":"text_completion","model":"`+model+`","choices":[{"index":0,"text":" ok","finish_reason":"length"}],"usage":{"prompt_tokens":128,"completion_tokens":16,"total_tokens":144}}`)

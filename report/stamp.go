@@ -77,6 +77,9 @@ func (w *Writer) stamp(ph *campaign.Phase, p runner.PhaseState, s runner.StepSta
 			}
 		}
 	}
+	if cb := w.clientBound(p, s); cb != "" {
+		out = append(out, cb)
+	}
 	if w.profiled(p, s.Started, end) {
 		out = append(out, "a profiler capture ran (trace files written during the step)")
 	}

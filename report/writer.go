@@ -53,9 +53,10 @@ type Writer struct {
 	traces      *traceBook
 	kcsv        map[string]string // phase -> the trace summaries its kernels CSV holds
 	record      recordBook
-	baseline    *baseline           // baseline: in the campaign file; nil without
-	conds       *conditions.Book    // what the campaign ran under; nil until gathered
-	stamps      map[string][]string // finished steps' validity stamps, by phase/attempt/step/attempt
+	baseline    *baseline
+	servers     map[string]ServerView // scraped services, by phase id           // baseline: in the campaign file; nil without
+	conds       *conditions.Book      // what the campaign ran under; nil until gathered
+	stamps      map[string][]string   // finished steps' validity stamps, by phase/attempt/step/attempt
 	stampsDirty bool
 	power       map[string][2]float64 // finished steps' GPU power (W) and GPU count, by phase/attempt/step/attempt
 	powerDirty  bool
@@ -349,7 +350,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 			return w.tables.render(tableKey{p.ID, p.Attempt, i, s.Attempt}, s.Results, csv)
 		}
 		id := "phase:" + p.ID
-		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv, w.charts[p.ID].names, w.gpuChartLink(ph, p), func(i int) []string { return w.stepStamp(&p, i) }) + w.energySection(ph, p) + w.traceSection(p)
+		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv, w.charts[p.ID].names, w.gpuChartLink(ph, p), func(i int) []string { return w.stepStamp(&p, i) }) + w.energySection(ph, p) + w.serverSection(ph, p) + w.traceSection(p)
 		order = append(order, id)
 	}
 	return bodies, order

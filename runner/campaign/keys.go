@@ -31,6 +31,7 @@ var levels = map[reflect.Type]string{
 	reflect.TypeOf(GPUsSpec{}):       "gpus:",
 	reflect.TypeOf(ConditionsSpec{}): "conditions:",
 	reflect.TypeOf(CompareSpec{}):    "compare:",
+	reflect.TypeOf(MetricsSpec{}):    "metrics:",
 }
 
 // fieldsOf are a struct type's YAML keys and their types.

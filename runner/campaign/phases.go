@@ -319,6 +319,13 @@ func (l *loader) service(plan *Plan, s *ServiceSpec, at string, env map[string]s
 			l.add(at+".ready.http", err.Error(), "write a full URL such as http://localhost:8000/health")
 		}
 	}
+	if m := s.Metrics; m != nil {
+		sv.MetricsURL = l.expand(at+".metrics.url", m.URL, merge(env, map[string]string{"GREENLIGHT_NODE": node}))
+		if err := checkURL(strings.ReplaceAll(sv.MetricsURL, NodeVar, "node")); err != nil {
+			l.add(at+".metrics.url", err.Error(), "write the server's metrics URL, e.g. http://localhost:8000/metrics")
+		}
+		sv.MetricsSeries = m.Series
+	}
 	sv.ReadyLog = l.re(at+".ready.log", s.Ready.Log, false)
 	if s.Ready.HTTP == "" && s.Ready.Log == "" {
 		l.add(at+".ready", "the service has no readiness check", `add ready: {http: "http://localhost:8000/health"} or {log: "Application startup complete"}`)

@@ -119,12 +119,14 @@ type Step struct {
 
 // Service is a long-running process with a readiness check.
 type Service struct {
-	Step                        // how to start it; Index is 0
-	ReadyHTTP    string         // URL that must answer 2xx
-	ReadyLog     *regexp.Regexp // log line that must appear
-	ReadyTimeout time.Duration
-	StopTimeout  time.Duration
-	Stages       []Stage
+	Step                         // how to start it; Index is 0
+	MetricsURL    string         // its Prometheus /metrics, scraped while phases use it; "" for none
+	MetricsSeries []string       // series kept beyond the known ones
+	ReadyHTTP     string         // URL that must answer 2xx
+	ReadyLog      *regexp.Regexp // log line that must appear
+	ReadyTimeout  time.Duration
+	StopTimeout   time.Duration
+	Stages        []Stage
 }
 
 // Stage is a named part of a service's start-up.

@@ -186,6 +186,18 @@ type ServiceSpec struct {
 	Progress    string            `yaml:"progress" json:"progress,omitempty"`
 	StopTimeout string            `yaml:"stop_timeout" json:"stop_timeout,omitempty"`
 	Stages      []StageSpec       `yaml:"stages" json:"stages,omitempty"`
+	Metrics     *MetricsSpec      `yaml:"metrics" json:"metrics,omitempty"`
+}
+
+// MetricsSpec is where the server says what it sees (vLLM's Prometheus
+// /metrics), scraped while the phases that use it run:
+//
+//	metrics:
+//	  url: http://localhost:8000/metrics
+//	  series: [vllm:time_to_first_token_seconds_count]   # more to keep, by name
+type MetricsSpec struct {
+	URL    string   `yaml:"url" json:"url"`
+	Series []string `yaml:"series" json:"series,omitempty"`
 }
 
 // ReadySpec says when a service is ready: all given probes pass.

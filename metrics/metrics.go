@@ -1,0 +1,254 @@
+// Package metrics reads a server's own view: vLLM's Prometheus /metrics,
+// scraped every few seconds while the phases that use the server run,
+// kept as a bounded history and summarised over a phase's or a step's
+// span (requests running and waiting, KV-cache usage, preemptions,
+// tokens generated per second). Both generations of vLLM's metric names
+// are known.
+//
+// metrics imports nothing of ours.
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Series are the values a scrape keeps, by our name.
+const (
+	Running     = "running"           // requests running
+	Waiting     = "waiting"           // requests waiting
+	KVUsage     = "kv_usage"          // KV cache usage, 0..1
+	Preemptions = "preemptions"       // counter
+	PromptTok   = "prompt_tokens"     // counter
+	GenTok      = "generation_tokens" // counter
+	PrefixHits  = "prefix_hits"       // counter
+	PrefixQuery = "prefix_queries"    // counter
+)
+
+// known maps vLLM's names, newest first, to ours; a counter's family may
+// be named with or without its _total.
+var known = map[string][]string{
+	Running:     {"vllm:num_requests_running"},
+	Waiting:     {"vllm:num_requests_waiting"},
+	KVUsage:     {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
+	Preemptions: {"vllm:num_preemptions_total", "vllm:num_preemptions"},
+	PromptTok:   {"vllm:prompt_tokens_total", "vllm:prompt_tokens"},
+	GenTok:      {"vllm:generation_tokens_total", "vllm:generation_tokens"},
+	PrefixHits:  {"vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits"},
+	PrefixQuery: {"vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries"},
+}
+
+// Counters are the series that only grow (a restart of the server resets
+// them: a drop is counted as a new start).
+var Counters = map[string]bool{Preemptions: true, PromptTok: true, GenTok: true, PrefixHits: true, PrefixQuery: true}
+
+// Parse reads a /metrics page into our series (summed over their label
+// sets: engines, models) and any extra series named, by their own name.
+func Parse(r io.Reader, extra []string) (map[string]float64, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("malformed metrics: %v", err)
+	}
+	sum := func(name string) (float64, bool) {
+		fam, ok := fams[name]
+		if !ok {
+			return 0, false
+		}
+		total := 0.0
+		for _, m := range fam.GetMetric() {
+			switch {
+			case m.GetGauge() != nil:
+				total += m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				total += m.GetCounter().GetValue()
+			case m.GetUntyped() != nil:
+				total += m.GetUntyped().GetValue()
+			}
+		}
+		return total, true
+	}
+	out := map[string]float64{}
+	for ours, names := range known {
+		for _, n := range names {
+			if v, ok := sum(n); ok {
+				out[ours] = v
+				break
+			}
+		}
+	}
+	for _, n := range extra {
+		if v, ok := sum(n); ok {
+			out[n] = v
+		}
+	}
+	return out, nil
+}
+
+// Sample is one scrape.
+type Sample struct {
+	T time.Time
+	V map[string]float64
+}
+
+// Scraper reads one URL every Interval while Active says so, one request
+// at a time, and keeps the last MaxSamples scrapes.
+type Scraper struct {
+	URL      string
+	Extra    []string
+	Interval time.Duration
+	Active   func() bool // nil: always
+
+	mu      sync.Mutex
+	samples []Sample
+	lastErr string
+}
+
+// MaxSamples bounds the history: 8 hours at one scrape every 2 s.
+const MaxSamples = 14400
+
+// Run scrapes until ctx ends.
+func (s *Scraper) Run(ctx context.Context) {
+	every := s.Interval
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	client := &http.Client{Timeout: every}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		if s.Active == nil || s.Active() {
+			s.scrape(ctx, client)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Scraper) scrape(ctx context.Context, client *http.Client) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		s.fail(fmt.Errorf("%s answered %s", s.URL, resp.Status))
+		return
+	}
+	v, err := Parse(io.LimitReader(resp.Body, 16<<20), s.Extra)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	s.Add(Sample{T: time.Now(), V: v})
+}
+
+func (s *Scraper) fail(err error) {
+	s.mu.Lock()
+	s.lastErr = err.Error()
+	s.mu.Unlock()
+}
+
+// Add keeps a sample (Run does; tests too).
+func (s *Scraper) Add(sm Sample) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.samples = append(s.samples, sm)
+	if len(s.samples) > MaxSamples {
+		s.samples = append(s.samples[:0:0], s.samples[len(s.samples)-MaxSamples:]...)
+	}
+	s.lastErr = ""
+}
+
+// Stat is one series over a window: a gauge's mean and peak, a counter's
+// growth.
+type Stat struct {
+	Mean, Peak float64 // gauges
+	Delta      float64 // counters
+	N          int
+}
+
+// Summary is a window of the server's view.
+type Summary struct {
+	From, To time.Time // the first and last scrape in the window
+	Scrapes  int
+	Series   map[string]Stat
+}
+
+// GenRate is tokens generated per second over the window; ok false when
+// the window has no two scrapes with the counter.
+func (s Summary) GenRate() (float64, bool) {
+	st, ok := s.Series[GenTok]
+	d := s.To.Sub(s.From).Seconds()
+	if !ok || st.N < 2 || d <= 0 {
+		return 0, false
+	}
+	return st.Delta / d, true
+}
+
+// Window summarises the scrapes within [from, to].
+func (s *Scraper) Window(from, to time.Time) Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Summary{Series: map[string]Stat{}}
+	last := map[string]float64{}
+	for _, sm := range s.samples {
+		if sm.T.Before(from) || sm.T.After(to) {
+			continue
+		}
+		if out.Scrapes == 0 {
+			out.From = sm.T
+		}
+		out.To = sm.T
+		out.Scrapes++
+		for k, v := range sm.V {
+			st := out.Series[k]
+			if Counters[k] {
+				if prev, seen := last[k]; seen {
+					if v >= prev {
+						st.Delta += v - prev
+					} else {
+						st.Delta += v // the server restarted: its counter began again
+					}
+				}
+				last[k] = v
+			} else {
+				st.Mean += v
+				st.Peak = math.Max(st.Peak, v)
+			}
+			st.N++
+			out.Series[k] = st
+		}
+	}
+	for k, st := range out.Series {
+		if !Counters[k] && st.N > 0 {
+			st.Mean /= float64(st.N)
+			out.Series[k] = st
+		}
+	}
+	return out
+}
+
+// Err is why the last scrape failed; "" when it did not.
+func (s *Scraper) Err() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}

@@ -1,0 +1,78 @@
+package metrics
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestBothGenerations: vLLM's metrics of either name generation read
+// into the same series.
+func TestBothGenerations(t *testing.T) {
+	v1, _ := os.ReadFile("testdata/vllm-v1.txt")
+	got, err := Parse(strings.NewReader(strings.Replace(string(v1), "GEN", "5e5", 1)), []string{"vllm:time_to_first_token_seconds_count"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{Running: 64, Waiting: 12, KVUsage: 0.93, Preemptions: 3, PromptTok: 1.2e6, GenTok: 5e5, PrefixHits: 2e5, PrefixQuery: 8e5}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("v1 %s = %v, want %v", k, got[k], v)
+		}
+	}
+	v0, _ := os.ReadFile("testdata/vllm-v0.txt")
+	old, err := Parse(strings.NewReader(string(v0)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old[KVUsage] != 0.41 || old[Running] != 32 || old[GenTok] != 9000 {
+		t.Errorf("v0 read as %v", old)
+	}
+	if _, err := Parse(strings.NewReader("not { metrics"), nil); err == nil {
+		t.Error("garbage read as metrics")
+	}
+}
+
+// TestScrapeWindow: a fixture server whose generation counter grows 2,000
+// tokens a scrape; the scraper, one request at a time, gives the window's
+// gauges and the server's tokens per second.
+func TestScrapeWindow(t *testing.T) {
+	v1, _ := os.ReadFile("testdata/vllm-v1.txt")
+	var n, open, most atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c := open.Add(1); c > most.Load() {
+			most.Store(c)
+		}
+		defer open.Add(-1)
+		gen := 2000 * n.Add(1)
+		fmt.Fprint(w, strings.Replace(string(v1), "GEN", fmt.Sprint(gen), 1))
+	}))
+	defer srv.Close()
+	s := &Scraper{URL: srv.URL, Interval: 50 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	start := time.Now()
+	go s.Run(ctx)
+	for n.Load() < 6 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	sum := s.Window(start, time.Now())
+	if sum.Scrapes < 5 || sum.Series[Running].Mean != 64 || sum.Series[KVUsage].Peak != 0.93 {
+		t.Fatalf("window %+v", sum)
+	}
+	rate, ok := sum.GenRate()
+	per := sum.To.Sub(sum.From).Seconds() / float64(sum.Scrapes-1)
+	if !ok || math.Abs(rate-2000/per) > 1 {
+		t.Errorf("generation %v tok/s; want 2000 tokens per %.3f s", rate, per)
+	}
+	if most.Load() > 1 {
+		t.Errorf("%d requests were open at once; want one at most", most.Load())
+	}
+}

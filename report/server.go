@@ -1,0 +1,113 @@
+package report
+
+// The server's own view of a phase that used it (vLLM's /metrics): the
+// gauges' mean and peak, the counters' growth, the tokens it generated
+// per second; and a result whose throughput the server's does not bear
+// out is stamped "client-bound?".
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/greenlight-run/greenlight/metrics"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// ServerView is a service's scraped metrics over a window: *metrics.Scraper.
+type ServerView interface {
+	Window(from, to time.Time) metrics.Summary
+}
+
+// SetServers gives the writer each service's scraped metrics, by the
+// service phase's id.
+func (w *Writer) SetServers(s map[string]ServerView) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.servers = s
+}
+
+// serversOf are the scraped services a phase uses.
+func (w *Writer) serversOf(phase string) []string {
+	var out []string
+	for _, ph := range w.plan.Phases {
+		if _, ok := w.servers[ph.ID]; ok && w.plan.Uses(phase, ph.ID) {
+			out = append(out, ph.ID)
+		}
+	}
+	return out
+}
+
+// serverSection is the "Server" table of a phase that used a scraped
+// service.
+func (w *Writer) serverSection(ph *campaign.Phase, p runner.PhaseState) string {
+	if p.Started.IsZero() {
+		return ""
+	}
+	end := p.Ended
+	if end.IsZero() {
+		end = time.Now()
+	}
+	var b strings.Builder
+	for _, svc := range w.serversOf(p.ID) {
+		sum := w.servers[svc].Window(p.Started, end)
+		fmt.Fprintf(&b, "\n### Server: %s, as its /metrics saw the phase\n\n", cell(svc))
+		if sum.Scrapes == 0 {
+			b.WriteString("No scrape of its metrics fell within the phase.\n")
+			continue
+		}
+		b.WriteString("| Series | Mean | Peak | Over the phase |\n|---|---:|---:|---:|\n")
+		gauge := func(name, label string, scale float64, unit string) {
+			if st, ok := sum.Series[name]; ok {
+				fmt.Fprintf(&b, "| %s | %s%s | %s%s | |\n", label, FormatNumber(st.Mean*scale), unit, FormatNumber(st.Peak*scale), unit)
+			}
+		}
+		counter := func(name, label string) {
+			if st, ok := sum.Series[name]; ok {
+				fmt.Fprintf(&b, "| %s | | | %s |\n", label, FormatNumber(st.Delta))
+			}
+		}
+		gauge(metrics.Running, "requests running", 1, "")
+		gauge(metrics.Waiting, "requests waiting", 1, "")
+		gauge(metrics.KVUsage, "KV cache used", 100, " %")
+		counter(metrics.Preemptions, "preemptions")
+		counter(metrics.PromptTok, "prompt tokens")
+		counter(metrics.GenTok, "generated tokens")
+		if rate, ok := sum.GenRate(); ok {
+			fmt.Fprintf(&b, "| generation | | | %s tok/s |\n", FormatNumber(rate))
+		}
+		if h, q := sum.Series[metrics.PrefixHits], sum.Series[metrics.PrefixQuery]; q.Delta > 0 {
+			fmt.Fprintf(&b, "| prefix cache hit rate | | | %s %% |\n", FormatNumber(100*h.Delta/q.Delta))
+		}
+		fmt.Fprintf(&b, "\n%d scrapes from %s to %s.\n", sum.Scrapes, sum.From.Format("15:04:05"), sum.To.Format("15:04:05"))
+	}
+	return b.String()
+}
+
+// clientBound says, for a step whose last row is a token throughput,
+// whether the server generated more than the client says it received
+// (beyond 5%): the client, not the server, set the pace. "" otherwise.
+func (w *Writer) clientBound(p runner.PhaseState, s runner.StepState) string {
+	if len(s.Results) == 0 || s.Started.IsZero() {
+		return ""
+	}
+	end := s.Ended
+	if end.IsZero() {
+		end = time.Now()
+	}
+	row := s.Results[len(s.Results)-1]
+	for i, c := range row.Cols {
+		client, ok := row.Values[i].(float64)
+		if !ok || client <= 0 || !isTokenRate(c) || !strings.Contains(strings.ToLower(c), "output") && !strings.EqualFold(c, "tok_s") {
+			continue
+		}
+		for _, svc := range w.serversOf(p.ID) {
+			server, ok := w.servers[svc].Window(s.Started, end).GenRate()
+			if ok && client < 0.95*server {
+				return fmt.Sprintf("the client was the bottleneck (client-bound?): it reported %s tok/s, the server %s generated %s tok/s", FormatNumber(client), svc, FormatNumber(server))
+			}
+		}
+	}
+	return ""
+}
