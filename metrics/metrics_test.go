@@ -76,3 +76,16 @@ func TestScrapeWindow(t *testing.T) {
 		t.Errorf("%d requests were open at once; want one at most", most.Load())
 	}
 }
+
+// TestCounterAcrossARestart: a counter that drops (the server restarted)
+// counts from zero again, not as negative growth.
+func TestCounterAcrossARestart(t *testing.T) {
+	s := &Scraper{}
+	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	for i, v := range []float64{100, 300, 50, 150} {
+		s.Add(Sample{T: t0.Add(time.Duration(i) * time.Second), V: map[string]float64{GenTok: v}})
+	}
+	if d := s.Window(t0, t0.Add(time.Hour)).Series[GenTok].Delta; d != 200+50+100 {
+		t.Errorf("growth %v; want 350 (200, then 50 from a restart, then 100)", d)
+	}
+}
