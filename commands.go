@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -22,8 +21,6 @@ import (
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
 )
-
-var portFlag = regexp.MustCompile(`--port[ =]"?([$]?[{]?\w+[}]?)"?`)
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
@@ -90,17 +87,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	} else if len(plan.Phases) > 1 {
 		fmt.Fprintln(stdout, "\nEvery phase is ordered by needs: one runs at a time.")
 	}
-	for _, ph := range plan.Phases { // the server's own view, where it has one
-		if sv := ph.Service; sv != nil && sv.MetricsURL == "" && strings.Contains(sv.Run, "vllm serve") {
-			port := "8000"
-			if m := portFlag.FindStringSubmatch(sv.Run); m != nil {
-				port = m[1]
-				if strings.HasPrefix(port, "$") && !strings.HasPrefix(port, "${") {
-					port = "${" + port[1:] + "}"
-				}
-			}
-			fmt.Fprintf(stdout, "\nHint: %s runs vllm serve: add `metrics: {url: http://localhost:%s/metrics}` under its service: to see, beside each phase that uses it, what the server saw (requests running and waiting, KV cache, preemptions, tokens/s).\n", ph.ID, port)
-		}
+	for _, h := range plan.Hints() {
+		fmt.Fprintf(stdout, "\nHint: %s\n", h)
 	}
 	if plan.Compare.Baseline != "" {
 		note, warn := daemon.BaselineWords(plan)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/record"
 
+	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/internal/safe"
 )
 
@@ -221,17 +222,7 @@ func changeText(c float64) string {
 	return fmt.Sprintf("%+.1f%%", c*100)
 }
 
-func num(v float64) string {
-	switch {
-	case v == math.Trunc(v) && math.Abs(v) < 1e15:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case math.Abs(v) >= 1000:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case math.Abs(v) >= 1e-3:
-		return strconv.FormatFloat(v, 'g', 4, 64)
-	}
-	return strconv.FormatFloat(v, 'e', 3, 64)
-}
+func num(v float64) string { return format.Number(v) }
 
 // md makes untrusted text safe in a markdown table cell or list item.
 func md(s string) string {

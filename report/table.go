@@ -1,10 +1,10 @@
 package report
 
 import (
-	"math"
 	"strconv"
 	"strings"
 
+	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/runner"
 )
@@ -49,22 +49,9 @@ func isTagStart(c byte) bool {
 	return c == '!' || c == '/' || c == '?' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// FormatNumber prints a result value the way a person compares them:
-// integers whole, others with four significant digits, no exponent for
-// everyday magnitudes.
-func FormatNumber(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	case v == math.Trunc(v) && math.Abs(v) < 1e21:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case math.Abs(v) >= 1000:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case math.Abs(v) >= 1e-3:
-		return strconv.FormatFloat(v, 'g', 4, 64)
-	}
-	return strconv.FormatFloat(v, 'e', 3, 64)
-}
+// FormatNumber prints a result value the way a person compares them
+// (format.Number).
+func FormatNumber(v float64) string { return format.Number(v) }
 
 func formatValue(v any) (string, bool) {
 	switch x := v.(type) {

@@ -5,6 +5,7 @@ package format
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,4 +74,21 @@ func Ranges(xs []int) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Number prints a measured value the way a person compares them:
+// integers whole, others with four significant digits, no exponent for
+// everyday magnitudes.
+func Number(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case v == math.Trunc(v) && math.Abs(v) < 1e21:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case math.Abs(v) >= 1000:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case math.Abs(v) >= 1e-3:
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'e', 3, 64)
 }
