@@ -1,10 +1,13 @@
 package record
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const good = `{
@@ -56,5 +59,27 @@ func TestReadRefuses(t *testing.T) {
 				t.Errorf("err = %v, want one saying %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestAppendRowIsJSON: the hand-written encoder reads back as
+// encoding/json's does, odd strings and numbers included.
+func TestAppendRowIsJSON(t *testing.T) {
+	rows := []Row{
+		{Phase: "gemm", Step: 3, Point: "m=64,shape=down", Repeat: 2, Time: time.Date(2026, 12, 3, 9, 0, 0, 123456789, time.UTC),
+			Values: map[string]any{"tflops": 612.4, "tiny": 1e-9, "huge": 1e22, "zero": 0.0, "neg": -3.5, "note": "a \"q\" \\ \n\t\x01 é \xff \u2028", "ok": true, "none": nil},
+			Stamp:  []string{"GPU 0 throttled (HW thermal)"}, Checks: []Check{{Metric: "tflops", Expect: ">= 500", Value: 612.4, Pass: true}}},
+		{Phase: "p", Step: 1, Time: time.Unix(0, 0).UTC(), Values: map[string]any{}},
+	}
+	for _, r := range rows {
+		var fast, slow map[string]any
+		if err := json.Unmarshal(AppendRow(nil, r), &fast); err != nil {
+			t.Fatalf("%s: %v", AppendRow(nil, r), err)
+		}
+		want, _ := json.Marshal(r)
+		json.Unmarshal(want, &slow)
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("hand-written:\n%s\nencoding/json:\n%s", AppendRow(nil, r), want)
+		}
 	}
 }

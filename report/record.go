@@ -41,8 +41,8 @@ type stepKey struct {
 type encodedStep struct {
 	rows    int
 	stamp   string
-	recs    []record.Row // the step's rows as the record's
-	json    []byte       // the first encoded of them, each followed by ",\n"
+	recs    []record.Row // the step's rows as the record's, for a comparison with a baseline
+	json    []byte       // the first encoded of the step's rows, each followed by ",\n"
 	encoded int
 }
 
@@ -96,23 +96,24 @@ func (w *Writer) writeRecord(st *runner.State) error {
 			if !ok || enc.rows > len(s.Results) || enc.stamp != strings.Join(stamp, "\n") {
 				enc = encodedStep{stamp: strings.Join(stamp, "\n")} // encoded again, whole
 			}
-			if enc.rows < len(s.Results) { // only the rows that arrived since: a step of 20,000 rows costs each write its new ones
-				var unit *campaign.Unit
-				if i < len(units) {
-					unit = units[i].Unit
-				}
-				enc.recs = append(enc.recs, recordRows(ph, unit, s.Index, s.Results[enc.rows:], stamp)...)
-				enc.rows = len(s.Results)
+			var unit *campaign.Unit
+			if i < len(units) {
+				unit = units[i].Unit
 			}
-			if due { // encoded when the file is written, each row once
-				for _, r := range enc.recs[enc.encoded:] {
-					line, err := json.Marshal(r)
-					if err != nil {
-						return fmt.Errorf("phase %s step %d: %w", ph.ID, s.Index+1, err)
+			if w.baseline != nil && enc.rows < len(s.Results) { // the comparison reads them as the record's rows
+				enc.recs = append(enc.recs, recordRows(ph, unit, s.Index, s.Results[enc.rows:], stamp)...)
+			}
+			enc.rows = len(s.Results)
+			if due { // encoded when the file is written, each row once, straight from the runner's
+				point, repeat, skip := pointOf(ph, unit)
+				for _, row := range s.Results[enc.encoded:] {
+					head := record.Row{Phase: ph.ID, Step: s.Index + 1, Point: point, Repeat: repeat, Time: row.Time.UTC(), Stamp: stamp}
+					for _, c := range row.Checks {
+						head.Checks = append(head.Checks, record.Check{Metric: c.Expect.Column, Expect: c.Expect.String(), Value: c.Value, Pass: c.Pass})
 					}
-					enc.json = append(append(enc.json, line...), ",\n"...)
+					enc.json = append(record.AppendColumns(enc.json, head, row.Cols, row.Values, skip), ",\n"...)
 				}
-				enc.encoded = len(enc.recs)
+				enc.encoded = len(s.Results)
 				rows.Write(enc.json)
 			}
 			w.record.steps[key] = enc
@@ -157,10 +158,10 @@ func (w *Writer) writeRecord(st *runner.State) error {
 	return nil
 }
 
-// recordRows are rows of step idx as the record's.
-func recordRows(ph *campaign.Phase, unit *campaign.Unit, idx int, rows []runner.Row, stamp []string) []record.Row {
-	skip := map[string]bool{}
-	point := ""
+// pointOf is a sweep unit's point and repeat, and the columns that are
+// its point's, not values.
+func pointOf(ph *campaign.Phase, unit *campaign.Unit) (point string, repeat int, skip map[string]bool) {
+	skip = map[string]bool{}
 	if sw := ph.Sweep; sw != nil && unit != nil {
 		skip["repeat"] = true // the row's repeat and axes are its point's
 		for _, a := range sw.Axes {
@@ -170,6 +171,15 @@ func recordRows(ph *campaign.Phase, unit *campaign.Unit, idx int, rows []runner.
 			point = sw.Key(*unit)
 		}
 	}
+	if unit != nil {
+		repeat = unit.Repeat
+	}
+	return point, repeat, skip
+}
+
+// recordRows are rows of step idx as the record's.
+func recordRows(ph *campaign.Phase, unit *campaign.Unit, idx int, rows []runner.Row, stamp []string) []record.Row {
+	point, _, skip := pointOf(ph, unit)
 	out := make([]record.Row, 0, len(rows))
 	for _, row := range rows {
 		rr := record.Row{Phase: ph.ID, Step: idx + 1, Point: point, Time: row.Time.UTC(), Values: map[string]any{}, Stamp: stamp}
