@@ -122,6 +122,9 @@ func printStatus(w io.Writer, s client.Status) {
 		}
 		if pt := p.Points; pt != nil {
 			line += fmt.Sprintf(" · points %d/%d done", pt.Done, pt.Total)
+			if pt.Skipped > 0 {
+				line += fmt.Sprintf(" (%d skipped)", pt.Skipped)
+			}
 			if pt.Current != "" {
 				line += fmt.Sprintf(", running %s (repeat %d/%d)", pt.Current, pt.Repeat, pt.Repeats)
 			}

@@ -87,6 +87,7 @@ type StatusPhase struct {
 // running, done, failed, skipped).
 type StatusPoints struct {
 	Done    int               `json:"done"`
+	Skipped int               `json:"skipped,omitempty"` // of Done: skipped by you (--point) or cut by until: failed
 	Total   int               `json:"total"`
 	Current string            `json:"current,omitempty"` // m=64,shape=down
 	Repeat  int               `json:"repeat,omitempty"`  // of the current point
@@ -127,8 +128,14 @@ func pointsOf(ph *campaign.Phase, p runner.PhaseState) *StatusPoints {
 		case !slices.ContainsFunc(all, func(s runner.Status) bool { return s != runner.Done && s != runner.Skipped }):
 			word = runner.Skipped
 		}
-		if _, ok := out.Status[key]; !ok && (word == runner.Done || word == runner.Skipped) {
-			out.Done++
+		if _, ok := out.Status[key]; !ok {
+			switch word {
+			case runner.Done:
+				out.Done++
+			case runner.Skipped:
+				out.Done++ // finished: the grid's progress counts it
+				out.Skipped++
+			}
 		}
 		out.Status[key] = string(word)
 	}

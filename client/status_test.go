@@ -58,7 +58,7 @@ func TestStatusPoints(t *testing.T) {
 		ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: s})
 	}
 	got := StatusOf(plan, t.TempDir(), &runner.State{Phases: []runner.PhaseState{ps}}).Phases[0].Points
-	if got == nil || got.Done != 2 || got.Total != 3 || got.Current != "m=2" || got.Repeat != 2 || got.Repeats != 2 {
+	if got == nil || got.Done != 2 || got.Skipped != 1 || got.Total != 3 || got.Current != "m=2" || got.Repeat != 2 || got.Repeats != 2 {
 		t.Fatalf("points = %+v; want 2 of 3 done (m=1, m=3 skipped), m=2 repeat 2 running", got)
 	}
 	if got.Status["m=1"] != "done" || got.Status["m=2"] != "running" || got.Status["m=3"] != "skipped" {
