@@ -238,6 +238,20 @@ func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[st
 		}
 		out[m] = name
 	}
+	if ph.Plot != nil {
+		svg, err := paretoChart(ph, p)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("chart of %s against %s: %w", ph.Plot.Y, ph.Plot.X, err))
+		case svg != nil:
+			name := chartName(report, ph.ID, "pareto")
+			if err := files.WriteAtomic(filepath.Join(filepath.Dir(report), name), svg); err != nil {
+				errs = append(errs, err)
+			} else {
+				out[paretoKey] = name
+			}
+		}
+	}
 	if len(errs) > 0 {
 		return out, errs[0]
 	}

@@ -153,3 +153,48 @@ func TestDemoChartFromItsFirstRow(t *testing.T) {
 		t.Errorf("charts of the first row: %v, %v", names, err)
 	}
 }
+
+// TestParetoFront: with lower TPOT and higher throughput better, the
+// point worse on both than another (c=8: slower and less) is off the
+// front; the chart labels each point by its axis and is embedded.
+func TestParetoFront(t *testing.T) {
+	pts := []tradePoint{{10, 50, "1"}, {12, 95, "2"}, {20, 170, "4"}, {60, 160, "8"}, {20, 100, "4b"}}
+	var got []string
+	for _, p := range paretoFront(pts, true, true) {
+		got = append(got, p.label)
+	}
+	if strings.Join(got, ",") != "1,2,4" {
+		t.Errorf("front %v; want 1, 2, 4", got)
+	}
+	plan, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(`name: slo
+phases:
+  - id: decode
+    sweep: {concurrency: [1, 2, 4, 8]}
+    expect: {tpot_ms: "<= 100"}
+    plot: {x: tpot_ms, y: tok_s, label: concurrency}
+    steps:
+      - run: |
+          bench ${concurrency}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := runner.PhaseState{ID: "decode", Title: "decode", Status: runner.Done, Attempt: 1}
+	for i, v := range [][2]float64{{10, 50}, {12, 95}, {20, 170}, {60, 160}} {
+		p.Steps = append(p.Steps, runner.StepState{Index: i, Status: runner.Done, Results: []runner.Row{{Cols: []string{"concurrency", "repeat", "tpot_ms", "tok_s"}, Values: []any{float64(i), 1.0, v[0], v[1]}}}})
+	}
+	path := filepath.Join(t.TempDir(), "slo.md")
+	w := NewWriter(path, plan, testEnv(), nil, "")
+	if err := w.Write(&runner.State{Name: "slo", Phases: []runner.PhaseState{p}}); err != nil {
+		t.Fatal(err)
+	}
+	svg := readFileT(t, filepath.Join(filepath.Dir(path), "slo.decode.pareto.svg"))
+	for _, want := range []string{"tok_s against tpot_ms", "Pareto front", ">8<", ">4<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the chart lacks %q", want)
+		}
+	}
+	if md := readFileT(t, path); !strings.Contains(md, "![tok_s against tpot_ms](slo.decode.pareto.svg)") {
+		t.Errorf("the chart is not embedded:\n%s", md)
+	}
+}

@@ -128,6 +128,9 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 			fmt.Fprintf(&b, "\n![%s by %s](%s)\n", cell(m), cell(first), c)
 		}
 	}
+	if c := charts[paretoKey]; c != "" && ph.Plot != nil {
+		fmt.Fprintf(&b, "\n#### %s against %s\n\nEach point's mean; the line joins the points no other beats on both (its Pareto front).\n\n![%s against %s](%s)\n", cell(ph.Plot.Y), cell(ph.Plot.X), cell(ph.Plot.Y), cell(ph.Plot.X), c)
+	}
 	return b.String()
 }
 

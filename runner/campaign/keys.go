@@ -32,6 +32,7 @@ var levels = map[reflect.Type]string{
 	reflect.TypeOf(ConditionsSpec{}): "conditions:",
 	reflect.TypeOf(CompareSpec{}):    "compare:",
 	reflect.TypeOf(MetricsSpec{}):    "metrics:",
+	reflect.TypeOf(PlotSpec{}):       "plot:",
 }
 
 // fieldsOf are a struct type's YAML keys and their types.

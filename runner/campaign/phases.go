@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -172,6 +173,18 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *
 			l.add(at(".sweep"), "a sweep over a service phase is not built yet", "sweep the phases that use the service; for a grid of server flags, write one service phase per setting for now")
 		}
 		l.expandSweep(plan, &ps, ph, at, env)
+	}
+	if pl := ps.Plot; pl != nil {
+		switch {
+		case ph.Sweep == nil || len(ph.Sweep.Axes) == 0:
+			l.add(at(".plot"), "plot: draws a sweep's points; this phase has no sweep:", "remove plot:, or add sweep: axes")
+		case strings.TrimSpace(pl.X) == "" || strings.TrimSpace(pl.Y) == "":
+			l.add(at(".plot"), "plot: needs x: and y:, two of the phase's result columns", "write plot: {x: tpot_ms, y: output_tok_s, label: concurrency}")
+		case pl.Label != "" && !slices.ContainsFunc(ph.Sweep.Axes, func(a Axis) bool { return a.Name == pl.Label }):
+			l.add(at(".plot.label"), fmt.Sprintf("label: %q is no axis of the sweep", pl.Label), "name one of the sweep's axes, or leave label: out")
+		default:
+			ph.Plot = &Plot{X: pl.X, Y: pl.Y, Label: pl.Label}
+		}
 	}
 	return ph
 }

@@ -79,6 +79,8 @@ type Phase struct {
 	// Better is which way the phase's metrics improve where no expect:
 	// says: "higher", "lower" or "" (unknown: a change is only a change).
 	Better string
+	// Plot is a sweep's trade-off chart (PlotSpec); nil for none.
+	Plot *Plot
 	// Hash identifies the phase's work: a changed file re-runs a finished
 	// phase only when its hash changed.
 	Hash string
@@ -91,6 +93,10 @@ type Phase struct {
 	// does not run its finished phases again.
 	LegacyHash string
 }
+
+// Plot is a trade-off chart: metric Y against metric X, each point of
+// the grid labelled by axis Label ("" for its whole point).
+type Plot struct{ X, Y, Label string }
 
 // Step is one command, run by sh -c under a supervisor.
 type Step struct {

@@ -147,6 +147,9 @@ type PhaseSpec struct {
 	// Better says which way is better for the phase's metrics that no
 	// expect: gives a direction to: higher or lower.
 	Better string `yaml:"better" json:"better,omitempty"`
+	// Plot asks a sweep for a trade-off chart: one metric against
+	// another, each point labelled by an axis, the Pareto front drawn.
+	Plot *PlotSpec `yaml:"plot" json:"plot,omitempty"`
 }
 
 // StepSpec is one command of a phase.
@@ -187,6 +190,15 @@ type ServiceSpec struct {
 	StopTimeout string            `yaml:"stop_timeout" json:"stop_timeout,omitempty"`
 	Stages      []StageSpec       `yaml:"stages" json:"stages,omitempty"`
 	Metrics     *MetricsSpec      `yaml:"metrics" json:"metrics,omitempty"`
+}
+
+// PlotSpec is a trade-off chart of a sweep:
+//
+//	plot: {x: tpot_ms, y: output_tok_s, label: concurrency}
+type PlotSpec struct {
+	X     string `yaml:"x" json:"x"`
+	Y     string `yaml:"y" json:"y"`
+	Label string `yaml:"label" json:"label,omitempty"`
 }
 
 // MetricsSpec is where the server says what it sees (vLLM's Prometheus

@@ -1,0 +1,150 @@
+package report
+
+// A sweep's trade-off (plot: {x, y, label}): each point's mean of one
+// metric against another's, labelled by an axis, and the Pareto front:
+// the points no other point beats on both.
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"sort"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// paretoKey is the trade-off chart among a phase's charts.
+const paretoKey = "\x00pareto"
+
+type tradePoint struct {
+	x, y  float64
+	label string
+}
+
+// paretoFront is the points no other beats on both metrics, in x order;
+// lowerX and higherY say which way each is better.
+func paretoFront(pts []tradePoint, lowerX, higherY bool) []tradePoint {
+	sorted := append([]tradePoint(nil), pts...)
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].x != sorted[j].x {
+			return (sorted[i].x < sorted[j].x) == lowerX
+		}
+		return (sorted[i].y > sorted[j].y) == higherY
+	})
+	var front []tradePoint
+	for _, p := range sorted { // from the best x on: kept when its y beats all before it
+		if len(front) == 0 || (p.y > front[len(front)-1].y) == higherY && p.y != front[len(front)-1].y {
+			front = append(front, p)
+		}
+	}
+	sort.Slice(front, func(i, j int) bool { return front[i].x < front[j].x })
+	return front
+}
+
+// paretoChart draws plot: of a sweep phase; nil when fewer than two
+// points have both metrics.
+func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			svg, err = nil, fmt.Errorf("drawing failed: %v", r)
+		}
+	}()
+	pc, sw := ph.Plot, ph.Sweep
+	_, vals := runner.PointValues(ph, p.Steps)
+	labelAxis := -1
+	for i, a := range sw.Axes {
+		if a.Name == pc.Label {
+			labelAxis = i
+		}
+	}
+	var pts []tradePoint
+	seen := map[int]bool{}
+	for _, u := range sw.Units {
+		if seen[u.Point] {
+			continue
+		}
+		seen[u.Point] = true
+		xs, ys := vals[pc.X][u.Point], vals[pc.Y][u.Point]
+		if len(xs) == 0 || len(ys) == 0 {
+			continue
+		}
+		label := sw.Key(u)
+		if labelAxis >= 0 {
+			label = sw.Axes[labelAxis].Values[u.Values[labelAxis]].Name
+		}
+		pts = append(pts, tradePoint{stat.Mean(xs, nil), stat.Mean(ys, nil), label})
+	}
+	if len(pts) < 2 {
+		return nil, nil
+	}
+	better := record.Better(ph)
+	dir := func(m, def string) string {
+		if d := better[m]; d != "" {
+			return d
+		}
+		return def
+	}
+	lowerX, higherY := dir(pc.X, "lower") == "lower", dir(pc.Y, "higher") == "higher"
+	front := paretoFront(pts, lowerX, higherY)
+
+	pl := plot.New()
+	pl.BackgroundColor = color.White
+	pl.Title.Text = fmt.Sprintf("%s: %s against %s", ph.Label(), pc.Y, pc.X)
+	pl.X.Label.Text, pl.Y.Label.Text = pc.X, pc.Y
+	pl.Add(plotter.NewGrid())
+	all := make(plotter.XYs, len(pts))
+	var labels []string
+	for i, q := range pts {
+		all[i] = plotter.XY{X: q.x, Y: q.y}
+		labels = append(labels, q.label)
+	}
+	if sc, err := plotter.NewScatter(all); err == nil {
+		sc.Color = color.RGBA{R: 120, G: 120, B: 120, A: 255}
+		sc.Shape = draw.CircleGlyph{}
+		sc.Radius = vg.Points(3)
+		pl.Add(sc)
+		pl.Legend.Add("a point (mean of its repeats)", sc)
+	}
+	if l, err := plotter.NewLabels(plotter.XYLabels{XYs: all, Labels: labels}); err == nil {
+		for i := range l.TextStyle {
+			l.TextStyle[i].XAlign = draw.XLeft
+		}
+		l.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
+		pl.Add(l)
+	}
+	fr := make(plotter.XYs, len(front))
+	for i, q := range front {
+		fr[i] = plotter.XY{X: q.x, Y: q.y}
+	}
+	if ln, sc, err := plotter.NewLinePoints(fr); err == nil {
+		ln.Color, sc.Color = plotColor(0), plotColor(0)
+		sc.Shape = draw.CircleGlyph{}
+		sc.Radius = vg.Points(4)
+		pl.Add(ln, sc)
+		pl.Legend.Add("Pareto front", ln, sc)
+	}
+	// Room for the labels of the last points; the legend at the bottom
+	// right, where a trade-off's curve seldom goes.
+	xmin, xmax, ymin, ymax := plotter.XYRange(all)
+	pl.X.Max = xmax + 0.12*(xmax-xmin)
+	pl.Y.Max = ymax + 0.08*(ymax-ymin)
+	pl.Legend.Top, pl.Legend.Left = false, false
+	pl.Legend.XOffs, pl.Legend.YOffs = -vg.Points(40), vg.Points(6) // slack for a wider font than the one measured
+	w, err := pl.WriterTo(7*vg.Inch, 4.5*vg.Inch, "svg")
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if _, err := w.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
