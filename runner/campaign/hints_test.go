@@ -25,3 +25,21 @@ func TestHintsProposeMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestPlotValidated: plot: needs a sweep, an x and a y, and a label that
+// is one of the sweep's axes; each said at its place.
+func TestPlotValidated(t *testing.T) {
+	for _, c := range []struct{ phase, want string }{
+		{"    plot: {x: a, y: b}\n", "this phase has no sweep"},
+		{"    sweep: {c: [1, 2]}\n    plot: {x: a}\n", "plot: needs x: and y:"},
+		{"    sweep: {c: [1, 2]}\n    plot: {x: a, y: b, label: n}\n", `label: "n" is no axis of the sweep`},
+	} {
+		_, err := Parse("c.yaml", "/c/c.yaml", []byte("name: p\nphases:\n  - id: s\n"+c.phase+"    steps:\n      - run: |\n          true\n"))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v; want %q", c.phase, err, c.want)
+		}
+	}
+	if _, err := Parse("c.yaml", "/c/c.yaml", []byte("name: p\nphases:\n  - id: s\n    sweep: {c: [1, 2]}\n    plot: {x: a, y: b, label: c}\n    steps:\n      - run: |\n          true\n")); err != nil {
+		t.Errorf("a good plot: refused: %v", err)
+	}
+}
