@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -82,7 +83,7 @@ func (l *Live) Say(phase, point string, cols []string, vals []any) string {
 	if point != "" {
 		at = " at " + point
 	}
-	return fmt.Sprintf("%s %s%s: %s", main.metric, num(value[*main]), at, Word(judge(*main, l.base, l.now, l.dir(*main), l.opts), l.name))
+	return fmt.Sprintf("%s %s%s: %s", main.metric, format.Number(value[*main]), at, Word(judge(*main, l.base, l.now, l.dir(*main), l.opts), l.name))
 }
 
 func (l *Live) dir(k key) string {

@@ -205,7 +205,7 @@ func statText(s Stat) string {
 		return "—"
 	}
 	if s.N == 1 || s.SD == 0 || math.IsNaN(s.SD) {
-		v := num(s.Mean)
+		v := format.Number(s.Mean)
 		if s.N > 1 {
 			v += " ± 0 (n=" + strconv.Itoa(s.N) + ")"
 		}
@@ -221,8 +221,6 @@ func changeText(c float64) string {
 	}
 	return fmt.Sprintf("%+.1f%%", c*100)
 }
-
-func num(v float64) string { return format.Number(v) }
 
 // md makes untrusted text safe in a markdown table cell or list item.
 func md(s string) string {

@@ -256,41 +256,6 @@ func (s *Sampler) proc(pid int, now time.Time) procEntry {
 	return e
 }
 
-// describeEvery is how often a Describer is asked again: a power limit
-// changed between two phases is seen at the next phase's start.
-const describeEvery = 5 * time.Second
-
-// Conditions is how each device is set up, as of the last description
-// (every few seconds), or, for a source that cannot describe its devices
-// (dcgm-exporter), what its inventory and last readings say.
-func (s *Sampler) Conditions() []Conditions {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	byID := map[DeviceID]Conditions{}
-	for _, c := range s.desc {
-		byID[DeviceID{c.Host, c.Index}] = c
-	}
-	var out []Conditions
-	for _, d := range s.inv.Devices {
-		c, ok := byID[d.ID()]
-		if !ok {
-			c = Conditions{Index: d.Index, Host: d.Host, Name: d.Name, UUID: d.UUID}
-			for _, sm := range s.latest {
-				if sm.Device.ID() == d.ID() {
-					if sm.PowerLimit.OK {
-						c.PowerLimitW = sm.PowerLimit.V
-					}
-					if sm.MIG != "n/a" {
-						c.MIG = sm.MIG
-					}
-				}
-			}
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
 // Latest is the last round, or nil before the first.
 func (s *Sampler) Latest() []Sample {
 	s.mu.Lock()

@@ -181,15 +181,7 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 		pl.Add(l)
 		pl.Legend.Add(fmt.Sprintf("expect %s %s", e.Op, FormatNumber(e.Value)), l)
 	}
-	w, err := pl.WriterTo(7*vg.Inch, 4.5*vg.Inch, "svg")
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	if _, err := w.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return svgOf(pl)
 }
 
 func stepExpects(ph *campaign.Phase) []campaign.Expect {
@@ -281,4 +273,17 @@ func (w *Writer) updateCharts(p *runner.PhaseState) error {
 	names, err := sweepCharts(w.path, ph, *p)
 	w.charts[p.ID] = charted{rows: rows, attempt: p.Attempt, names: names}
 	return err
+}
+
+// svgOf is a chart as SVG, at the size the results file shows its charts.
+func svgOf(pl *plot.Plot) ([]byte, error) {
+	w, err := pl.WriterTo(7*vg.Inch, 4.5*vg.Inch, "svg")
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if _, err := w.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }

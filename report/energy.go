@@ -4,14 +4,10 @@ package report
 // power of the phase's GPUs while its step ran over that throughput.
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -39,7 +35,7 @@ func (w *Writer) stepPower(ph *campaign.Phase, p runner.PhaseState, s runner.Ste
 	if end.IsZero() {
 		end = time.Now()
 	}
-	for _, g := range onItsNodes(w.gpus.Summarize(s.Started, end, phaseGPUs(ph)), p) {
+	for _, g := range w.stepGPUs(ph, p, s, end) {
 		if g.MeanPower >= 0 && g.Samples > 0 {
 			watts += g.MeanPower
 			gpus++
@@ -95,19 +91,11 @@ func (w *Writer) energySection(ph *campaign.Phase, p runner.PhaseState) string {
 
 func (w *Writer) loadPower() {
 	w.power = map[string][2]float64{}
-	if w.stateDir == "" {
-		return
-	}
-	if b, err := os.ReadFile(filepath.Join(w.stateDir, powerFile)); err == nil {
-		json.Unmarshal(b, &w.power)
-	}
+	loadKept(w.stateDir, powerFile, &w.power)
 }
 
 func (w *Writer) savePower() {
-	if !w.powerDirty || w.stateDir == "" {
-		return
-	}
-	if b, err := json.Marshal(w.power); err == nil && files.WriteAtomic(filepath.Join(w.stateDir, powerFile), b) == nil {
+	if w.powerDirty && saveKept(w.stateDir, powerFile, w.power) {
 		w.powerDirty = false
 	}
 }

@@ -4,14 +4,11 @@ package report
 // while it runs, fixed in the state dir as it finishes.
 
 import (
-	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
-	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -81,10 +78,19 @@ func (w *Writer) keepSummaries(st *runner.State) {
 			changed = true
 		}
 	}
-	if changed && w.stateDir != "" {
-		if b, err := json.Marshal(w.summary); err == nil {
-			// Best effort: on failure the next finished phase writes it again.
-			files.WriteAtomic(filepath.Join(w.stateDir, summariesFile), b)
-		}
+	if changed {
+		saveKept(w.stateDir, summariesFile, w.summary) // best effort: the next finished phase writes it again
 	}
+}
+
+// stepGPUs are the phase's GPUs over a step, summarised once a write for
+// its stamp and its energy per token alike.
+func (w *Writer) stepGPUs(ph *campaign.Phase, p runner.PhaseState, s runner.StepState, end time.Time) []gpu.Summary {
+	key := stepKey{p.ID, p.Attempt, s.Index, s.Attempt}
+	if sums, ok := w.stepSums[key]; ok {
+		return sums
+	}
+	sums := onItsNodes(w.gpus.Summarize(s.Started, end, phaseGPUs(ph)), p)
+	w.stepSums[key] = sums
+	return sums
 }

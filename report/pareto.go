@@ -5,7 +5,6 @@ package report
 // the points no other point beats on both.
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"sort"
@@ -138,13 +137,5 @@ func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error
 	pl.Y.Max = ymax + 0.08*(ymax-ymin)
 	pl.Legend.Top, pl.Legend.Left = false, false
 	pl.Legend.XOffs, pl.Legend.YOffs = -vg.Points(40), vg.Points(6) // slack for a wider font than the one measured
-	w, err := pl.WriterTo(7*vg.Inch, 4.5*vg.Inch, "svg")
-	if err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	if _, err := w.WriteTo(&b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return svgOf(pl)
 }

@@ -107,10 +107,7 @@ func (w *Writer) writeRecord(st *runner.State) error {
 			if due { // encoded when the file is written, each row once, straight from the runner's
 				point, repeat, skip := pointOf(ph, unit)
 				for _, row := range s.Results[enc.encoded:] {
-					head := record.Row{Phase: ph.ID, Step: s.Index + 1, Point: point, Repeat: repeat, Time: row.Time.UTC(), Stamp: stamp}
-					for _, c := range row.Checks {
-						head.Checks = append(head.Checks, record.Check{Metric: c.Expect.Column, Expect: c.Expect.String(), Value: c.Value, Pass: c.Pass})
-					}
+					head := record.Row{Phase: ph.ID, Step: s.Index + 1, Point: point, Repeat: repeat, Time: row.Time.UTC(), Stamp: stamp, Checks: recordChecks(row)}
 					enc.json = append(record.AppendColumns(enc.json, head, row.Cols, row.Values, skip), ",\n"...)
 				}
 				enc.encoded = len(s.Results)
@@ -196,10 +193,17 @@ func recordRows(ph *campaign.Phase, unit *campaign.Unit, idx int, rows []runner.
 			}
 			rr.Values[c] = v
 		}
-		for _, c := range row.Checks {
-			rr.Checks = append(rr.Checks, record.Check{Metric: c.Expect.Column, Expect: c.Expect.String(), Value: c.Value, Pass: c.Pass})
-		}
+		rr.Checks = recordChecks(row)
 		out = append(out, rr)
+	}
+	return out
+}
+
+// recordChecks are a row's checks as the record's.
+func recordChecks(row runner.Row) []record.Check {
+	var out []record.Check
+	for _, c := range row.Checks {
+		out = append(out, record.Check{Metric: c.Expect.Column, Expect: c.Expect.String(), Value: c.Value, Pass: c.Pass})
 	}
 	return out
 }

@@ -46,7 +46,7 @@ func (w *Writer) stamp(ph *campaign.Phase, p runner.PhaseState, s runner.StepSta
 	}
 	var out []string
 	if w.gpus != nil {
-		for _, g := range onItsNodes(w.gpus.Summarize(s.Started, end, phaseGPUs(ph)), p) {
+		for _, g := range w.stepGPUs(ph, p, s, end) {
 			label := gpuLabel(g.Device)
 			var bad []string
 			for _, t := range g.Throttle {
@@ -131,23 +131,35 @@ func (w *Writer) profiled(p runner.PhaseState, from, to time.Time) bool {
 // loadStamps reads the stamps a campaign's finished steps were given.
 func (w *Writer) loadStamps() {
 	w.stamps = map[string][]string{}
-	if w.stateDir == "" {
-		return
-	}
-	if b, err := os.ReadFile(filepath.Join(w.stateDir, stampsFile)); err == nil {
-		json.Unmarshal(b, &w.stamps)
-	}
+	loadKept(w.stateDir, stampsFile, &w.stamps)
 }
 
 // saveStamps keeps the finished steps' stamps, best effort: on failure
 // the next write tries again.
 func (w *Writer) saveStamps() {
-	if !w.stampsDirty || w.stateDir == "" {
-		return
-	}
-	if b, err := json.Marshal(w.stamps); err == nil && files.WriteAtomic(filepath.Join(w.stateDir, stampsFile), b) == nil {
+	if w.stampsDirty && saveKept(w.stateDir, stampsFile, w.stamps) {
 		w.stampsDirty = false
 	}
+}
+
+// loadKept reads what a writer fixed in the state dir (a finished step's
+// stamp, its power) into v; nothing when there is none.
+func loadKept(stateDir, name string, v any) {
+	if stateDir == "" {
+		return
+	}
+	if b, err := os.ReadFile(filepath.Join(stateDir, name)); err == nil {
+		json.Unmarshal(b, v)
+	}
+}
+
+// saveKept writes v into the state dir atomically; it reports success.
+func saveKept(stateDir, name string, v any) bool {
+	if stateDir == "" {
+		return false
+	}
+	b, err := json.Marshal(v)
+	return err == nil && files.WriteAtomic(filepath.Join(stateDir, name), b) == nil
 }
 
 // stampWarnings are the phase's stamped results, one line per reason,

@@ -60,6 +60,7 @@ type Writer struct {
 	stampsDirty bool
 	power       map[string][2]float64 // finished steps' GPU power (W) and GPU count, by phase/attempt/step/attempt
 	powerDirty  bool
+	stepSums    map[stepKey][]gpu.Summary // steps' GPU summaries, this write's (stepGPUs)
 
 	// OnWrite, when set, is called after each write that put st on disk
 	// (CSV tables and results file fsynced), for measuring latency.
@@ -73,16 +74,12 @@ type Writer struct {
 // report` can rebuild the file.
 func NewWriter(path string, plan *campaign.Plan, env Env, gpus GPUHistory, stateDir string) *Writer {
 	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, stateDir: stateDir,
-		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}, gpuCharts: map[string]string{}}
+		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}, gpuCharts: map[string]string{}, stepSums: map[stepKey][]gpu.Summary{}}
 	w.traces = newTraceBook(plan, stateDir)
 	w.loadStamps()
 	w.loadPower()
 	w.file.versions = newVersions(stateDir)
-	if stateDir != "" {
-		if b, err := os.ReadFile(filepath.Join(stateDir, summariesFile)); err == nil {
-			json.Unmarshal(b, &w.summary)
-		}
-	}
+	loadKept(stateDir, summariesFile, &w.summary)
 	return w
 }
 
@@ -221,6 +218,7 @@ func (w *Writer) Write(st *runner.State) error {
 	defer w.mu.Unlock()
 	defer w.savePower()  // what the render fixed for finished steps,
 	defer w.saveStamps() // for greenlight report
+	w.stepSums = map[stepKey][]gpu.Summary{}
 	w.keepSummaries(st)
 	w.keepEnv()
 	w.st = st
