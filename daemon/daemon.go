@@ -27,6 +27,7 @@ import (
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // Main is the runner process: args are Config.Args. Its exit status
@@ -159,7 +160,9 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		<-reportDone
 		return runner.ExitFailed
 	}
+	sampler.SetOwner(supervise.Owner(r.StateDir()))
 	sampler.Start()
+	go feedHolders(sampler, r, sampler.Interval(), r.Done())
 	if fake, ok := src.(*gpu.Fake); ok {
 		go feedFake(fake, len(inv.Devices), r.Subscribe(), plan)
 	}

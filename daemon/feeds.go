@@ -22,6 +22,33 @@ func feedSessions(s *gpu.Sampler, events <-chan runner.Event) {
 	}
 }
 
+// feedHolders tells the runner, every interval until done, which of this
+// machine's GPUs the campaign's own processes hold (a leftover of a
+// finished step makes the next phase wait and is stopped).
+func feedHolders(s *gpu.Sampler, r *runner.Runner, every time.Duration, done <-chan struct{}) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		var held []runner.Holder
+		for _, sm := range s.Latest() {
+			if sm.Device.Host != "" {
+				continue
+			}
+			for _, p := range sm.Procs {
+				if p.Phase != "" {
+					held = append(held, runner.Holder{GPU: sm.Device.Index, PID: p.PID, Name: p.Name, Mem: p.MemUsed, Phase: p.Phase})
+				}
+			}
+		}
+		r.SetHolders(held)
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // followSlurmNodes keeps the scraped exporters (dcgm:slurm-nodes:PORT) on
 // the nodes of the campaign's running Slurm jobs: as a job starts its
 // nodes are added, as it ends they stop being scraped. Node lists are

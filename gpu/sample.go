@@ -89,7 +89,8 @@ type Process struct {
 	PID      int
 	Name     string
 	MemUsed  uint64 // bytes; 0 when the driver does not say
-	Campaign bool   // in a session of one of the campaign's steps
+	Campaign bool   // in a session of one of the campaign's steps, or started by one (Phase)
+	Phase    string // the campaign's phase whose step started it, when known (Sampler.SetOwner)
 }
 
 // Source reads devices. Only the Sampler calls it, from one goroutine.

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -25,6 +26,7 @@ type Seen struct {
 	First  time.Time
 	Last   time.Time
 	Proc   Process
+	Peak   uint64 // the most memory it held on the device, bytes
 }
 
 // procKey is a process on a device.
@@ -50,6 +52,7 @@ type Sampler struct {
 	sessions map[int]bool
 	seen     map[procKey]*Seen
 	procs    map[int]procEntry
+	owner    func(pid int) string
 	inv      Inventory
 	desc     []Conditions // the Describer's last word, when the source is one
 	descAt   time.Time
@@ -173,15 +176,19 @@ func (s *Sampler) Round() []Sample {
 			// in a step's process group (a step run by Slurm's slurmd on
 			// this machine is in Slurm's session, not the supervisor's). A
 			// mirror (a client of the runner) brings the runner's word on it.
-			p.Campaign = p.Campaign || e.ok && (s.sessions[e.sid] || s.sessions[e.pgrp]) || s.sessions[p.PID]
+			p.Campaign = p.Campaign || e.ok && (s.sessions[e.sid] || s.sessions[e.pgrp]) || s.sessions[p.PID] || e.phase != ""
+			if p.Phase == "" {
+				p.Phase = e.phase
+			}
 			key := procKey{sm.Device.ID(), p.PID}
 			if sn := s.seen[key]; sn != nil {
 				// Once the campaign's, always: a pid that outlives its
 				// /proc entry for a round is not a new process.
 				p.Campaign = p.Campaign || sn.Proc.Campaign
-				sn.Last, sn.Proc = now, *p
+				p.Phase = cmp.Or(p.Phase, sn.Proc.Phase)
+				sn.Last, sn.Proc, sn.Peak = now, *p, max(sn.Peak, p.MemUsed)
 			} else if len(s.seen) < 4096 {
-				s.seen[key] = &Seen{Device: sm.Device.ID(), First: now, Last: now, Proc: *p}
+				s.seen[key] = &Seen{Device: sm.Device.ID(), First: now, Last: now, Proc: *p, Peak: p.MemUsed}
 			}
 		}
 		s.record(sm)
@@ -236,8 +243,20 @@ func val(m Metric, scale float64) float32 {
 type procEntry struct {
 	name      string
 	sid, pgrp int
+	phase     string // the campaign's phase that started it (SetOwner); "" when none
 	ok        bool
 	at        time.Time
+}
+
+// SetOwner gives the sampler a way to know a process the campaign
+// started, wherever it now is (a setsid'd helper, a daemon adopted by
+// init): owner says the phase whose step started it, "" for a process
+// not of the campaign. It is asked once per process every ten seconds
+// at most (a read of its /proc environment).
+func (s *Sampler) SetOwner(owner func(pid int) string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.owner = owner
 }
 
 // proc reads a process's name, session and group from /proc, cached for
@@ -251,7 +270,10 @@ func (s *Sampler) proc(pid int, now time.Time) procEntry {
 	if len(s.procs) > 4096 {
 		clear(s.procs)
 	}
-	e := procEntry{name, sid, pgrp, ok, now}
+	e := procEntry{name: name, sid: sid, pgrp: pgrp, ok: ok, at: now}
+	if s.owner != nil && ok {
+		e.phase = s.owner(pid)
+	}
 	s.procs[pid] = e
 	return e
 }
@@ -333,6 +355,7 @@ type Summary struct {
 	ECCNew    int   // uncorrected ECC errors counted in the window (since the last reading before it)
 	Lost      bool
 	Foreign   []Process // processes not of the campaign seen in the window
+	Ours      []Process // the campaign's processes seen in the window, with their peak memory
 }
 
 // Summarize reports devices over [from, to]: this machine's GPUs listed in
@@ -405,11 +428,19 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 			}
 		}
 		for _, sn := range s.seen {
-			if sn.Device == d.ID() && !sn.Proc.Campaign && !sn.Last.Before(from) && !sn.First.After(to) {
+			if sn.Device != d.ID() || sn.Last.Before(from) || sn.First.After(to) {
+				continue
+			}
+			if sn.Proc.Campaign {
+				p := sn.Proc
+				p.MemUsed = sn.Peak
+				sum.Ours = append(sum.Ours, p)
+			} else {
 				sum.Foreign = append(sum.Foreign, sn.Proc)
 			}
 		}
 		slices.SortFunc(sum.Foreign, func(a, b Process) int { return a.PID - b.PID })
+		slices.SortFunc(sum.Ours, func(a, b Process) int { return a.PID - b.PID })
 		out = append(out, sum)
 	}
 	return out

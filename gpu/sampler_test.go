@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"math"
+	"os"
 	"testing"
 	"time"
 )
@@ -51,5 +52,43 @@ func TestEnergyIsPowerOverTime(t *testing.T) {
 	}
 	if none := s.Summarize(t0.Add(-time.Hour), t0.Add(-time.Minute), nil)[0]; none.EnergyWh >= 0 {
 		t.Errorf("a window without readings says %v Wh", none.EnergyWh)
+	}
+}
+
+// holding is a source of one GPU on which processes hold memory.
+type holding struct{ procs *[]Process }
+
+func (h holding) Inventory() Inventory { return steady{}.Inventory() }
+func (h holding) Close() error         { return nil }
+func (h holding) Sample(now time.Time) []Sample {
+	return []Sample{{Time: now, Device: Device{Index: 0}, Procs: append([]Process(nil), *h.procs...)}}
+}
+
+// TestOwnerMakesAProcessTheCampaigns: a process in no session of the
+// campaign (a setsid'd helper) that its owner says a step of phase
+// "leak" started is the campaign's, with its phase, and the summary
+// lists it among the campaign's with its peak memory, never as foreign.
+func TestOwnerMakesAProcessTheCampaigns(t *testing.T) {
+	self := os.Getpid() // a pid /proc knows
+	procs := []Process{{PID: self, MemUsed: 2 << 30}}
+	s := NewSampler(holding{&procs}, time.Second, time.Hour)
+	s.SetOwner(func(pid int) string {
+		if pid == self {
+			return "leak"
+		}
+		return ""
+	})
+	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return t0 }
+	got := s.Round()[0].Procs[0]
+	if !got.Campaign || got.Phase != "leak" {
+		t.Errorf("process %+v: want the campaign's, of phase leak", got)
+	}
+	procs[0].MemUsed = 1 << 30
+	s.now = func() time.Time { return t0.Add(time.Second) }
+	s.Round()
+	sum := s.Summarize(t0, t0.Add(time.Minute), nil)[0]
+	if len(sum.Foreign) != 0 || len(sum.Ours) != 1 || sum.Ours[0].Phase != "leak" || sum.Ours[0].MemUsed != 2<<30 {
+		t.Errorf("foreign %+v, ours %+v: want it the campaign's, at its 2 GiB peak", sum.Foreign, sum.Ours)
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -301,10 +302,19 @@ func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []g
 			fmt.Fprintf(&b, "- total: %s in %d files\n", format.Bytes(uint64(total)), len(p.Artifacts))
 		}
 	}
+	b.WriteString(processes(p.Steps, steps))
 	var warns []string
 	for _, g := range gpus {
 		for _, f := range g.Foreign {
 			warns = append(warns, fmt.Sprintf("a process not of this campaign was on GPU %s: pid %d %s, %s", gpuLabel(g.Device), f.PID, orNA(f.Name), format.Bytes(f.MemUsed)))
+		}
+		for _, f := range g.Ours {
+			// The campaign's, started by another phase's step: two running
+			// phases never share a GPU, so it was left running.
+			// (A service's window holds its clients' runs: not said there.)
+			if f.Phase != "" && f.Phase != p.ID && ph.Service == nil && !slices.Contains(ph.Needs, f.Phase) {
+				warns = append(warns, fmt.Sprintf("a process left running by phase %s was on GPU %s: pid %d %s, %s", f.Phase, gpuLabel(g.Device), f.PID, orNA(f.Name), format.Bytes(f.MemUsed)))
+			}
 		}
 		if g.Lost {
 			warns = append(warns, fmt.Sprintf("GPU %s stopped answering during the phase", gpuLabel(g.Device)))
@@ -325,6 +335,11 @@ func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []g
 	}
 	if p.Changed {
 		warns = append(warns, "the phase's definition changed since an earlier run")
+	}
+	for _, s := range p.Steps {
+		if len(s.Left) > 0 {
+			warns = append(warns, leftWords(s, gpus))
+		}
 	}
 	for _, s := range p.Steps {
 		if s.Status == runner.Failed && s.Reason != "" {
@@ -424,4 +439,58 @@ func expectations(b *strings.Builder, ph *campaign.Phase, p runner.PhaseState) {
 			fmt.Fprintf(b, "- ✓ `%s` %s: %d of %d result(s) met\n", e.Column, e.String(), v.pass, v.pass+v.fail)
 		}
 	}
+}
+
+// processes is a phase's steps' use of the machine: each ended step's CPU
+// time and peak memory, with what the peak is of.
+func processes(states []runner.StepState, steps []*campaign.Step) string {
+	var b strings.Builder
+	for i, s := range states {
+		if s.Ended.IsZero() || s.CPU == 0 && s.PeakMem == 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("\n### Processes\n\n")
+		}
+		label := ""
+		if i < len(steps) {
+			label = ", " + cell(steps[i].Label())
+		}
+		of := "its largest process"
+		if s.PeakOf == "cgroup" {
+			of = "its cgroup: all its processes at once"
+		}
+		fmt.Fprintf(&b, "- step %d%s: %s of CPU · peak memory %s (%s)\n", i+1, label, format.Duration(s.CPU), format.Bytes(s.PeakMem), of)
+	}
+	return b.String()
+}
+
+// leftWords says what a step left running when its command ended, with
+// the GPU memory each held, and what became of them.
+func leftWords(s runner.StepState, gpus []gpu.Summary) string {
+	named := make([]string, 0, len(s.Left))
+	for i, l := range s.Left {
+		if i < len(s.LeftPIDs) {
+			for _, g := range gpus {
+				for _, f := range g.Ours {
+					if f.PID == s.LeftPIDs[i] && f.MemUsed > 0 {
+						l += fmt.Sprintf(" holding %s on GPU %s", format.Bytes(f.MemUsed), gpuLabel(g.Device))
+					}
+				}
+			}
+		}
+		named = append(named, l)
+	}
+	end := "stopped with the step"
+	if s.LeftKept {
+		end = "kept running (leave_running) until the campaign's end"
+	}
+	n := fmt.Sprintf("%d processes", len(s.LeftPIDs))
+	switch {
+	case len(s.Left) > len(s.LeftPIDs):
+		n = fmt.Sprintf("more than %d processes", len(s.LeftPIDs))
+	case len(s.LeftPIDs) == 1:
+		n = "1 process"
+	}
+	return fmt.Sprintf("step %d left %s running: %s; %s", s.Index+1, n, strings.Join(named, ", "), end)
 }

@@ -65,11 +65,12 @@ func fullState(p *campaign.Plan) *runner.State {
 			Steps: []runner.StepState{{Name: "service", Status: runner.Running, Stage: "ready"}}},
 		{ID: "bench", Title: "Decode | throughput", Status: runner.Done, Started: at(36), Ended: at(44), Attempt: 1, ExpectFailed: 1, WasFrozen: true,
 			Steps: []runner.StepState{
-				{Name: "decode", Status: runner.Done, Results: []runner.Row{
+				{Name: "decode", Status: runner.Done, Ended: at(40), CPU: 3*time.Hour + 12*time.Minute, PeakMem: 41 << 30, PeakOf: "cgroup", Results: []runner.Row{
 					row(0, []string{"tok_s", "batch"}, []any{57.25, 16.0}, runner.Check{Expect: ge55, Value: 57.25, Pass: true}),
 					row(0, []string{"tok_s", "batch"}, []any{41.5, 64.0}, runner.Check{Expect: ge55, Value: 41.5, Pass: false}),
 				}, Summary: "- decode is memory-bound below batch 32\n"},
-				{Name: "odd", Status: runner.Done, Results: []runner.Row{
+				{Index: 1, Name: "odd", Status: runner.Done, Ended: at(44), CPU: 1500 * time.Millisecond, PeakMem: 300 << 20, PeakOf: "process",
+					Left: []string{"pid 1480 python3", "pid 1481 sh"}, LeftPIDs: []int{1480, 1481}, Results: []runner.Row{
 					row(1, []string{"name", "value", "note"}, []any{"a|b", 1234567.891, "line one\nline two"}),
 					row(1, []string{"name", "value", "extra"}, []any{"ünïcødé ✓", 0.000012345, nil}),
 					row(1, []string{"name"}, []any{""}),
@@ -93,7 +94,11 @@ func (fakeGPUs) Summarize(from, to time.Time, devices []int) []gpu.Summary {
 		}
 		s := gpu.Summary{Device: gpu.Device{Index: i, Name: "NVIDIA H200", MemTotal: 141 << 30}, Samples: 60,
 			MeanUtil: 71.5, PeakUtil: 99, PeakMem: 127.4, MeanPower: 512, PeakPower: 690, EnergyWh: 68.3, PeakTemp: 74}
+		if i == 0 {
+			s.Ours = []gpu.Process{{PID: 1480, Name: "python3", MemUsed: 2600 << 20, Campaign: true, Phase: "bench"}}
+		}
 		if i == 1 {
+			s.Ours = []gpu.Process{{PID: 1999, Name: "python3", MemUsed: 1 << 30, Campaign: true, Phase: "flaky"}}
 			s.Throttle = []string{"SW power cap"}
 			s.Foreign = []gpu.Process{{PID: 4242, Name: "python3", MemUsed: 20 << 30}}
 		}

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // TestStopThenRunFinishes: the campaign stopped while a phase that needs a
@@ -355,5 +357,71 @@ phases:
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && !strings.Contains(string(b), ") Z") {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("the kept daemon %d outlived the campaign: %s", pid, b)
+	}
+}
+
+// TestLeftoverOnAGPUWaitsAndIsStopped: a process a finished phase's step
+// left on GPU 0 (its environment names the campaign and the phase, as
+// the GPU source reports it) makes the next phase wait, saying for whom,
+// and the runner stops it; the next phase then runs.
+func TestLeftoverOnAGPUWaitsAndIsStopped(t *testing.T) {
+	t.Parallel()
+	p := loadCampaign(t, `
+name: leftover
+phases:
+  - id: leak
+    steps:
+      - run: |
+          true
+  - id: next
+    needs: [leak]
+    steps:
+      - run: |
+          true
+`)
+	r, err := New(p, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := exec.Command("sleep", "300")
+	left.Env = append(os.Environ(), supervise.EnvState+"="+r.StateDir(), "GREENLIGHT_PHASE=leak")
+	if err := left.Start(); err != nil {
+		t.Fatal(err)
+	}
+	gone := make(chan struct{})
+	go func() { left.Wait(); close(gone) }()
+	t.Cleanup(func() { left.Process.Kill() })
+	held := []Holder{{GPU: 0, PID: left.Process.Pid, Name: "python3", Mem: 2600 << 20, Phase: "leak"}}
+	r.SetHolders(held)
+	// The GPU source: the process is listed on GPU 0 while it lives.
+	go func() {
+		<-gone
+		r.SetHolders(nil)
+	}()
+	h := &harness{t: t, r: r, events: r.Subscribe()}
+	r.Start()
+	t.Cleanup(func() {
+		r.Close()
+		for range h.events {
+		}
+	})
+	e := h.until(30*time.Second, "the leftover said", func(e Event) bool {
+		return e.Kind == Warning && strings.Contains(e.Message, "left running by phase leak")
+	})
+	want := fmt.Sprintf("waits for GPU 0 held by pid %d python3 (2.5 GiB), left by phase leak", left.Process.Pid)
+	if got := e.State.Phase("next").WaitReason; got != want {
+		t.Errorf("next waits: %q\nwant %q", got, want)
+	}
+	if e.State.Phase("next").Status == Running {
+		t.Errorf("next started beside the leftover")
+	}
+	select {
+	case <-gone:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the leftover was not stopped")
+	}
+	st := h.finished(30 * time.Second)
+	if s := st.Phase("next").Status; s != Done {
+		t.Errorf("next %s after the leftover was stopped", s)
 	}
 }

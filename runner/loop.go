@@ -16,6 +16,7 @@ import (
 
 func (r *Runner) loop() {
 	defer close(r.life.done)
+	defer supervise.RemoveCgroups(r.cgroup) // those left empty: a running step's stays
 	defer r.unlock()
 	defer r.store.jr.close()
 	if r.times.started.IsZero() {
@@ -283,6 +284,7 @@ func (r *Runner) checkFinished() {
 		r.kept = nil
 		r.journal(record{Kind: recKeptStopped})
 	}
+	supervise.RemoveCgroups(r.cgroup)
 	if !r.times.ended.Equal(r.times.prevEnded) {
 		r.journal(record{Kind: recFinished, T: r.times.ended})
 		r.times.prevEnded = r.times.ended

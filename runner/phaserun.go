@@ -76,6 +76,10 @@ func (r *Runner) schedule(now time.Time) {
 		if !r.needsMet(pr) || r.q.paused || r.conflicts(pr) {
 			continue
 		}
+		if h := r.leftover(pr); h != nil {
+			r.stopLeftover(h, pr)
+			continue
+		}
 		if pr.ph.Manual && !pr.gateOpen && !r.approved(pr.ph.ID) {
 			if !pr.gateAnnounced {
 				pr.gateAnnounced = true
@@ -200,6 +204,9 @@ func (r *Runner) waitReason(pr *phaseRun) string {
 			}
 		}
 		return fmt.Sprintf("waits for %s held by %s", gpus, o.ph.ID)
+	}
+	if why := r.leftoverWait(pr); why != "" {
+		return why
 	}
 	if r.q.paused {
 		if r.q.pauseWhy == "user" {

@@ -182,6 +182,7 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 		ss.PGID = st.PGID
 		if st.State == "exited" {
 			ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
+			ss.takeEnd(st)
 		}
 	}
 	if end != nil {

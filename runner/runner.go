@@ -68,6 +68,8 @@ type Runner struct {
 	times    campaignTimes
 	warnings []string
 	kept     []supervise.Kept // what steps with leave_running left running: stopped at the campaign's end
+	held     holders          // the campaign's processes on the GPUs, from the GPU source
+	cgroup   string           // the campaign's cgroup (v2), "" where none could be made
 	disk     diskGuard
 	looked   looks     // when the artifacts and the state dir were last looked at
 	watch    stepWatch // how the loop hears of steps' ends and writes
@@ -206,6 +208,11 @@ func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 	}
 	r.resume(recs)
 	r.warnings = append(r.warnings, opts.Notes...)
+	if cg, err := supervise.CampaignCgroup(plan.Name, root); err == nil {
+		r.cgroup = cg
+	} else {
+		r.warnings = append(r.warnings, fmt.Sprintf("steps run without a cgroup of their own (%v): each step's processes are followed by its supervisor, and a step's peak memory is its largest process's", err))
+	}
 	r.keepApprovals()
 	for _, id := range opts.Retry {
 		if pr, err := r.find(id); err == nil && pr.state.Status.Finished() {
@@ -364,6 +371,7 @@ func (r *Runner) Stop() error { return r.do(func() error { r.stopAll(); return n
 func (r *Runner) Close() error {
 	r.life.startOnce.Do(func() {
 		// Never started: let go of the lock and the journal only.
+		supervise.RemoveCgroups(r.cgroup)
 		r.store.jr.close()
 		r.unlock()
 		r.closeSubs()

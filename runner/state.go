@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // Status of a phase or a step.
@@ -100,6 +101,19 @@ type StepState struct {
 	ETA      ETA       `json:",omitzero"`
 	PGID     int       `json:",omitzero"`
 	Job      string    `json:",omitzero"` // its Slurm job id, on Slurm
+	// What its processes used and left, from its supervisor's last word.
+	CPU      time.Duration `json:",omitzero"` // CPU time of its whole tree
+	PeakMem  uint64        `json:",omitzero"` // bytes
+	PeakOf   string        `json:",omitzero"` // "cgroup": the whole tree at once; "process": its largest process
+	Left     []string      `json:",omitzero"` // processes still running when its command ended ("pid 1480 python3")
+	LeftPIDs []int         `json:",omitzero"`
+	LeftKept bool          `json:",omitzero"` // kept running (leave_running) rather than stopped
+}
+
+// takeEnd takes what a step's supervisor said of its tree at its end.
+func (ss *StepState) takeEnd(st *supervise.Status) {
+	ss.CPU, ss.PeakMem, ss.PeakOf = st.CPU, st.PeakMem, st.PeakOf
+	ss.Left, ss.LeftPIDs, ss.LeftKept = st.Left, st.LeftPIDs, len(st.Kept) > 0
 }
 
 // Row is one result: columns in first-seen order.

@@ -30,6 +30,7 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	}
 	ss := &pr.state.Steps[sr.step.Index]
 	ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
+	ss.takeEnd(st)
 	if len(st.Kept) > 0 {
 		r.kept = append(r.kept, st.Kept...)
 		r.journal(record{Kind: recKept, Phase: pr.ph.ID, Step: sr.step.Index, Kept: st.Kept})

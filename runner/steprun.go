@@ -119,6 +119,7 @@ func launchStep(r *Runner, pr *phaseRun, step *campaign.Step, try int, dir strin
 		"GREENLIGHT_RESULTS="+sr.files.results,
 		"GREENLIGHT_SUMMARY="+sr.files.summary,
 		"GREENLIGHT_PHASE="+pr.ph.ID,
+		supervise.EnvState+"="+r.dirs.Root(),
 		"GREENLIGHT_STEP="+strconv.Itoa(step.Index+1),
 		"GREENLIGHT_ARTIFACTS="+pr.artDir,
 		"GREENLIGHT_CAMPAIGN="+r.plan.Name,
@@ -137,6 +138,9 @@ func launchStep(r *Runner, pr *phaseRun, step *campaign.Step, try int, dir strin
 		"--timeout", timeout.String(), "--grace", r.opts.Grace.String())
 	if step.LeaveRunning {
 		args = append(args, "--leave-running")
+	}
+	if r.cgroup != "" && pr.ph.Slurm == nil {
+		args = append(args, "--cgroup", filepath.Join(r.cgroup, pr.ph.ID+"."+filepath.Base(dir)))
 	}
 	args = append(args, "--", "sh", "-c", step.Run)
 	if err := sr.on().launch(env, args, logf); err != nil {

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/runner"
 )
 
 func shortName(n string) string {
@@ -20,7 +22,8 @@ func shortName(n string) string {
 }
 
 // gpuRow: index, name, utilization bar, memory bar with GiB, temperature,
-// power/limit, sparkline, and a flag for a foreign process.
+// power/limit, sparkline, and a flag for a foreign process or one a
+// finished phase left.
 func (m *model) gpuRow(s gpu.Sample, width int, withSpark bool) string {
 	name := fmt.Sprintf("%-2d %-5s", s.Device.Index, ansi.Truncate(shortName(s.Device.Name), 5, ""))
 	if s.Lost {
@@ -52,6 +55,12 @@ func (m *model) gpuRow(s gpu.Sample, width int, withSpark bool) string {
 	flag := ""
 	if len(foreign) > 0 {
 		flag = " " + m.st.bad.Render("!foreign "+strings.Join(foreign, ","))
+	}
+	if long, short := m.leftOn(s); long != "" {
+		if lipgloss.Width(row)+lipgloss.Width(flag)+len(long)+1 > width {
+			long = short // "left 1480": the phase is said in its own line
+		}
+		flag += " " + m.st.warn.Render(long)
 	}
 	if s.XID.OK && s.XID.V > 0 {
 		flag += " " + m.st.bad.Render(fmt.Sprintf("XID %.0f", s.XID.V))
@@ -320,4 +329,27 @@ func bucketed(pts []gpu.Point, secs int64, value func(gpu.Point) float32) []floa
 	}
 	flush()
 	return out
+}
+
+// leftOn names the campaign's processes on the GPU that a phase no longer
+// running left there: "left by leak 1480", and "left 1480" where room is
+// short; "" when none.
+func (m *model) leftOn(s gpu.Sample) (long, short string) {
+	if m.state == nil {
+		return "", ""
+	}
+	var ls, ss []string
+	for _, p := range s.Procs {
+		if p.Phase == "" {
+			continue
+		}
+		if ph := m.state.Phase(p.Phase); ph != nil && ph.Status != runner.Running && ph.Status != runner.Ready {
+			ls = append(ls, fmt.Sprintf("left by %s %d", p.Phase, p.PID))
+			ss = append(ss, strconv.Itoa(p.PID))
+		}
+	}
+	if len(ls) == 0 {
+		return "", ""
+	}
+	return strings.Join(ls, ", "), "left " + strings.Join(ss, ",")
 }

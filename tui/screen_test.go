@@ -119,8 +119,12 @@ func (f *fakeGPUs) samples() []gpu.Sample {
 		s := gpu.Sample{Device: f.Inventory().Devices[i], Util: m(float64(10 + i*11%90)), MemUsed: m(float64(i*17%140) * (1 << 30)),
 			Temp: m(float64(40 + i)), Power: m(float64(150 + i*60)), PowerLimit: m(700)}
 		switch i {
+		case 0:
+			s.Procs = []gpu.Process{{PID: 1300, Name: "python3", MemUsed: 100 << 30, Campaign: true, Phase: "serve"}}
 		case 2:
 			s.Procs = []gpu.Process{{PID: 4242, Name: "python3", MemUsed: 20 << 30}}
+		case 3:
+			s.Procs = []gpu.Process{{PID: 1480, Name: "python3", MemUsed: 2 << 30, Campaign: true, Phase: "gemm"}}
 		case 5:
 			s = gpu.Sample{Device: s.Device, Lost: true, LostWhy: "GPU is lost (fell off the bus?)"}
 		case 6:
@@ -260,7 +264,7 @@ func TestScreen80x24(t *testing.T) {
 	s := newScreenTest(t, 80, 24, 8)
 	got := s.screen(t, "red text")
 	golden(t, "screen-80x24.golden", got)
-	for _, want := range []string{"ETA 1h17m + gate", "loading weights · 29/64 · ETA 14m (log)", "loading weights · 29/64 · 24.8 s/it · ETA 14m from log progress", "lost: GPU is lost", "!foreign 4242", "n/a", "red text and a bell?"} {
+	for _, want := range []string{"ETA 1h17m + gate", "loading weights · 29/64 · ETA 14m (log)", "loading weights · 29/64 · 24.8 s/it · ETA 14m from log progress", "lost: GPU is lost", "!foreign 4242", "left 1480", "n/a", "red text and a bell?"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("80x24 screen lacks %q", want)
 		}

@@ -60,7 +60,22 @@ type Status struct {
 	// stopped with it; the campaign's runner stops them when the campaign
 	// ends (StopKept).
 	Kept []Kept `json:"kept,omitempty"`
+	// LeftPIDs are Left's pids, in its order.
+	LeftPIDs []int `json:"left_pids,omitempty"`
+	// CPU is the CPU time the step's tree used (user and system) and
+	// PeakMem its peak memory: its cgroup's (PeakOf "cgroup": the whole
+	// tree at once) where it ran in one, else that of the one largest
+	// process the supervisor waited for (PeakOf "process"). 0 when unknown.
+	CPU     time.Duration `json:"cpu_ns,omitempty"`
+	PeakMem uint64        `json:"peak_mem,omitempty"`
+	PeakOf  string        `json:"peak_of,omitempty"`
+	// Cgroup is the step's cgroup, where it ran in one.
+	Cgroup string `json:"cgroup,omitempty"`
 }
+
+// maxLeft is how many left processes a status names (a fork storm can
+// leave hundreds; the status file has a fixed size).
+const maxLeft = 16
 
 // Kept is a process a step left running on purpose, known by its pid and
 // its start time, so that a pid used again by another process is never
@@ -83,6 +98,7 @@ func Main(args []string) int {
 	timeout := fs.Duration("timeout", 0, "stop the command after this long")
 	grace := fs.Duration("grace", 10*time.Second, "wait between stop signals")
 	leave := fs.Bool("leave-running", false, "keep what the step leaves running (leave_running: true)")
+	cgroupDir := fs.String("cgroup", "", "run the step in this cgroup (v2), made in its campaign's")
 	if err := fs.Parse(args); err != nil || *statusPath == "" || *logPath == "" || fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "greenlight: __supervise is internal: it runs one step for greenlight run")
 		return 2
@@ -110,19 +126,41 @@ func Main(args []string) int {
 	freezeReq := make(chan os.Signal, 4)
 	signal.Notify(freezeReq, syscall.SIGUSR1, syscall.SIGUSR2)
 
-	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
-	cmd.Dir = *dir
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	st := &Status{State: "running", Supervisor: os.Getpid(), Started: time.Now(), PausesClock: true}
 	st.SID = os.Getpid() // started with Setsid: the supervisor leads its session
-	if err := cmd.Start(); err != nil {
+	var cg *stepCgroup
+	if job := os.Getenv("SLURM_JOB_ID"); job != "" {
+		// Slurm's job cgroup holds the tree already, and Slurm ends it
+		// with the job: a cgroup here is neither allowed nor needed.
+		fmt.Fprintf(logf, "greenlight: in Slurm job %s: its cgroup holds the step's processes; Slurm ends them with the job\n", job)
+	} else if *cgroupDir != "" {
+		var err error
+		if cg, err = newStepCgroup(filepath.Dir(*cgroupDir), filepath.Base(*cgroupDir)); err != nil {
+			fmt.Fprintf(logf, "greenlight: cannot make the step's cgroup (%v): its tree is followed as the supervisor's descendants\n", err)
+		}
+	}
+	cmd := command(fs.Args(), *dir, logf, cg)
+	err = cmd.Start()
+	if err != nil && cg != nil {
+		// No clone3 into a cgroup here (an old kernel, a seccomp filter):
+		// started as before, and moved in at once.
+		cmd = command(fs.Args(), *dir, logf, nil)
+		if err = cmd.Start(); err == nil && cg.add(cmd.Process.Pid) != nil {
+			cg.remove()
+			cg = nil
+		}
+	}
+	if cg != nil {
+		st.Cgroup = cg.dir
+	}
+	if err != nil {
 		fmt.Fprintf(logf, "greenlight: cannot start the step: %v\n", err)
 		st.State, st.ExitCode, st.Error, st.Ended = "exited", 127, err.Error(), time.Now()
 		WriteStatus(*statusPath, st)
 		return 1
 	}
 	st.PID, st.PGID = cmd.Process.Pid, cmd.Process.Pid
+	steptree := tree{pgid: st.PGID, cg: cg}
 	// Not fsynced: an fsync here, while the step starts writing, can make
 	// the filesystem flush the step's own output and slow it. The runner
 	// already journaled the supervisor's pid; the final status is fsynced.
@@ -165,13 +203,13 @@ func Main(args []string) int {
 			fmt.Fprintf(logf, "\ngreenlight: step timed out after %s; stopping it\n", format.Duration(*timeout))
 			if !stopping {
 				stopping = true
-				go StopTree(st.PGID, *grace)
+				go steptree.stop(*grace)
 			}
 		case s := <-stopReq:
 			fmt.Fprintf(logf, "\ngreenlight: supervisor got %v; stopping the step\n", s)
 			if !stopping {
 				stopping = true
-				go StopTree(st.PGID, *grace)
+				go steptree.stop(*grace)
 			}
 		}
 	}
@@ -190,22 +228,27 @@ func Main(args []string) int {
 	// What the command left behind, in its group or anywhere in its tree,
 	// would hold GPUs and ports into the next phase: it is stopped, and
 	// named in the status.
-	if left := Tree(st.PGID); len(left) > 0 && *leave {
-		for _, pid := range left {
-			st.Left = append(st.Left, fmt.Sprintf("pid %d %s", pid, procName(pid)))
+	leftover := steptree.live()
+	for i, pid := range leftover {
+		if i == maxLeft {
+			st.Left = append(st.Left, fmt.Sprintf("and %d more", len(leftover)-maxLeft))
+			break
+		}
+		st.Left = append(st.Left, fmt.Sprintf("pid %d %s", pid, procName(pid)))
+		st.LeftPIDs = append(st.LeftPIDs, pid)
+	}
+	if len(leftover) > 0 && *leave {
+		for _, pid := range st.LeftPIDs {
 			st.Kept = append(st.Kept, Kept{PID: pid, Start: procStart(pid), Name: procName(pid)})
 		}
-		fmt.Fprintf(logf, "greenlight: the step left %d process(es) running (%s); kept (leave_running: true) until the campaign ends\n", len(left), strings.Join(st.Left, ", "))
-	} else if len(left) > 0 {
-		for _, pid := range left {
-			st.Left = append(st.Left, fmt.Sprintf("pid %d %s", pid, procName(pid)))
-		}
-		fmt.Fprintf(logf, "greenlight: the step left %d process(es) running (%s); stopping them\n", len(left), strings.Join(st.Left, ", "))
-		StopTree(st.PGID, *grace)
+		fmt.Fprintf(logf, "greenlight: the step left %d process(es) running (%s); kept (leave_running: true) until the campaign ends\n", len(leftover), strings.Join(st.Left, ", "))
+	} else if len(leftover) > 0 {
+		fmt.Fprintf(logf, "greenlight: the step left %d process(es) running (%s); stopping them\n", len(leftover), strings.Join(st.Left, ", "))
+		steptree.stop(*grace)
 		// A process holding a GPU takes a while to let go of it after its
 		// last signal (its CUDA context torn down, thread by thread): the
 		// step ends, and the next phase starts, once each is gone for good.
-		if !waitGone(left, 30*time.Second) {
+		if !waitGone(leftover, 30*time.Second) {
 			fmt.Fprintf(logf, "greenlight: some of them were still exiting after 30s\n")
 		}
 	}
@@ -213,6 +256,12 @@ func Main(args []string) int {
 		fmt.Fprintf(logf, "greenlight: could not become a child subreaper: processes the step orphaned were not followed\n")
 	}
 	reapOrphans()
+	st.CPU, st.PeakMem, st.PeakOf = usage(cg)
+	if !*leave || len(leftover) == 0 {
+		cg.remove()
+	} else if cg != nil {
+		unix.Close(cg.fd) // kept processes live in it: the runner removes it at the end
+	}
 	if err := WriteStatus(*statusPath, st); err != nil {
 		fmt.Fprintf(logf, "greenlight: cannot write status: %v\n", err)
 	}
@@ -220,6 +269,41 @@ func Main(args []string) int {
 	// reads it from the wait status when the status file could not be
 	// written (a full disk, the state dir removed).
 	return min(st.ExitCode, 255)
+}
+
+// command is the step's command, started in its own group, and in cg
+// when there is one.
+func command(args []string, dir string, logf *os.File, cg *stepCgroup) *exec.Cmd {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cg != nil {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.fd
+	}
+	return cmd
+}
+
+// usage is the step's CPU time and peak memory: its cgroup's when it has
+// one, else those of the processes this supervisor waited for (all of
+// the tree it reaped: it is their subreaper), whose peak is the largest
+// one process's.
+func usage(cg *stepCgroup) (cpu time.Duration, peak uint64, of string) {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_CHILDREN, &ru) == nil {
+		cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		peak, of = uint64(ru.Maxrss)*1024, "process"
+	}
+	if cg != nil {
+		c, p := cg.usage()
+		if c > 0 {
+			cpu = c
+		}
+		if p > 0 {
+			peak, of = p, "cgroup"
+		}
+	}
+	return cpu, peak, of
 }
 
 // StopGroup asks a process group to end: SIGINT, then SIGTERM, then SIGKILL,

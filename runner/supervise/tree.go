@@ -17,7 +17,17 @@ import (
 // Tree is the live processes of the step: this supervisor's descendants
 // (orphans come to it: it is their subreaper) and the members of the
 // step's group, pgid, wherever they are. Zombies are not counted.
-func Tree(pgid int) []int {
+func Tree(pgid int) []int { return tree{pgid: pgid}.live() }
+
+// tree is a step's processes: its group, the supervisor's descendants and,
+// where the step has one, its cgroup's members.
+type tree struct {
+	pgid int
+	cg   *stepCgroup
+}
+
+func (t tree) live() []int {
+	pgid := t.pgid
 	self := os.Getpid()
 	parent := map[int]int{}
 	group := map[int]bool{}
@@ -49,6 +59,11 @@ func Tree(pgid int) []int {
 			out = append(out, pid)
 		}
 	}
+	for _, pid := range t.cg.procs() {
+		if _, ok := parent[pid]; ok && !slices.Contains(out, pid) {
+			out = append(out, pid)
+		}
+	}
 	slices.Sort(out)
 	return out
 }
@@ -57,10 +72,18 @@ func Tree(pgid int) []int {
 // then SIGTERM, then SIGKILL, grace apart, each sent to the group and to
 // every process found, found again at each look (a fork storm's new
 // children too). A frozen process is thawed so it can obey.
-func StopTree(pgid int, grace time.Duration) {
+func StopTree(pgid int, grace time.Duration) { tree{pgid: pgid}.stop(grace) }
+
+// stop is StopTree for the tree; its SIGKILL goes through its cgroup's
+// cgroup.kill too, which no fork outruns.
+func (t tree) stop(grace time.Duration) {
+	pgid := t.pgid
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
 		send := func() int {
-			tree := Tree(pgid)
+			if sig == syscall.SIGKILL {
+				t.cg.kill()
+			}
+			tree := t.live()
 			if pgid > 1 {
 				syscall.Kill(-pgid, sig)
 				syscall.Kill(-pgid, syscall.SIGCONT)
@@ -76,7 +99,7 @@ func StopTree(pgid int, grace time.Duration) {
 		}
 		deadline := time.Now().Add(grace)
 		for time.Now().Before(deadline) {
-			if len(Tree(pgid)) == 0 {
+			if len(t.live()) == 0 {
 				return
 			}
 			time.Sleep(20 * time.Millisecond)

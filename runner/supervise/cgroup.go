@@ -1,0 +1,215 @@
+package supervise
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A step in a cgroup (v2) of its own, under its campaign's, where this
+// machine lets greenlight make one (root, or a delegated subtree): the
+// whole tree is in it whatever it does (setsid, double forks), it is
+// stopped with cgroup.kill, and its peak memory and CPU time are the
+// tree's. Where no cgroup can be made the subreaper does the job and
+// the figures are those of the processes the supervisor waited for.
+
+// CampaignCgroup makes the campaign's cgroup beside the calling process's
+// own (the runner's), named for the campaign and its state dir, and
+// hands its controllers (memory, cpu) down where the parent has them. It
+// returns the folder, or why no cgroup can be made here.
+func CampaignCgroup(name, stateDir string) (string, error) {
+	mount, own, err := cgroup2Self()
+	if err != nil {
+		return "", err
+	}
+	parent := filepath.Join(mount, own)
+	dir := filepath.Join(parent, "greenlight."+cgroupName(name)+"."+shortHash(stateDir))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("cannot make a cgroup under %s: %w", parent, err)
+	}
+	// Each controller the parent hands down, asked for alone: one missing
+	// must not cost the others. Without memory there is no memory.peak;
+	// cpu.stat's usage is there either way.
+	avail, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	for _, c := range strings.Fields(string(avail)) {
+		if c == "memory" || c == "cpu" {
+			_ = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+"+c), 0o644)
+		}
+	}
+	return dir, nil
+}
+
+// RemoveCgroups removes a campaign's cgroup and its steps' that are
+// empty (a kept process's is not: it is removed at a later end).
+func RemoveCgroups(dir string) {
+	if dir == "" {
+		return
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			_ = unix.Rmdir(filepath.Join(dir, e.Name()))
+		}
+	}
+	_ = unix.Rmdir(dir)
+}
+
+// cgroup2Self is where the cgroup v2 hierarchy is mounted and this
+// process's cgroup in it.
+func cgroup2Self() (mount, own string, err error) {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", "", fmt.Errorf("cannot read /proc/self/cgroup: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			own = p
+		}
+	}
+	if own == "" {
+		return "", "", errors.New("this process is in no cgroup v2 (a cgroup v1 machine)")
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// 40 30 0:37 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+		l := sc.Text()
+		pre, post, ok := strings.Cut(l, " - ")
+		fields, kind := strings.Fields(pre), strings.Fields(post)
+		if ok && len(fields) >= 5 && len(kind) > 0 && kind[0] == "cgroup2" && fields[3] == "/" {
+			return fields[4], own, nil
+		}
+	}
+	return "", "", errors.New("cgroup v2 is not mounted here")
+}
+
+// cgroupName keeps a campaign's name to what a cgroup folder may hold.
+func cgroupName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x80 && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	return b.String()
+}
+
+func shortHash(s string) string {
+	var h uint32 = 2166136261 // FNV-1a: a name, not a secret
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
+	}
+	return fmt.Sprintf("%08x", h)
+}
+
+// stepCgroup is a step's cgroup, made in its campaign's, and open for
+// starting the command in it (CLONE_INTO_CGROUP: no moment outside).
+type stepCgroup struct {
+	dir string
+	fd  int
+}
+
+func newStepCgroup(campaign, name string) (*stepCgroup, error) {
+	dir := filepath.Join(campaign, name)
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, fs.ErrExist) && !populated(dir) {
+		err = nil // an earlier run's, empty: used again
+	} else if errors.Is(err, fs.ErrExist) {
+		dir = fmt.Sprintf("%s.%d", dir, os.Getpid())
+		err = os.Mkdir(dir, 0o755)
+	}
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		_ = unix.Rmdir(dir)
+		return nil, err
+	}
+	return &stepCgroup{dir: dir, fd: fd}, nil
+}
+
+// add moves a process into the cgroup: the fallback where the command
+// could not be started in it.
+func (c *stepCgroup) add(pid int) error {
+	return os.WriteFile(filepath.Join(c.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
+}
+
+// procs are the cgroup's live processes, its sub-cgroups' included.
+func (c *stepCgroup) procs() []int {
+	if c == nil {
+		return nil
+	}
+	var out []int
+	_ = filepath.WalkDir(c.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(filepath.Join(p, "cgroup.procs"))
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				out = append(out, pid)
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+// kill ends every process in the cgroup at once (SIGKILL), forks racing
+// it included.
+func (c *stepCgroup) kill() {
+	if c != nil {
+		_ = os.WriteFile(filepath.Join(c.dir, "cgroup.kill"), []byte("1"), 0o644)
+	}
+}
+
+// usage is the cgroup's CPU time and, where the memory controller is
+// handed down, its peak memory (0 when not).
+func (c *stepCgroup) usage() (cpu time.Duration, peak uint64) {
+	b, _ := os.ReadFile(filepath.Join(c.dir, "cpu.stat"))
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "usage_usec "); ok {
+			us, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			cpu = time.Duration(us) * time.Microsecond
+		}
+	}
+	b, _ = os.ReadFile(filepath.Join(c.dir, "memory.peak"))
+	peak, _ = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return cpu, peak
+}
+
+// remove takes the cgroup away once it is empty; it is kept (with its
+// processes) when it is not.
+func (c *stepCgroup) remove() {
+	if c == nil {
+		return
+	}
+	unix.Close(c.fd)
+	if !populated(c.dir) {
+		_ = unix.Rmdir(c.dir)
+	}
+}
+
+// populated says a cgroup (or one under it) has a live process.
+func populated(dir string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
+	return err == nil && strings.Contains(string(b), "populated 1")
+}

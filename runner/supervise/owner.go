@@ -1,0 +1,46 @@
+package supervise
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"time"
+)
+
+// EnvState is the variable every step's process has in its environment,
+// naming its campaign's state dir: a process started by a step keeps it
+// wherever it goes (setsid, a double fork, adopted by init), so it is
+// known for the campaign's after its step, or its supervisor, is gone.
+const EnvState = "GREENLIGHT_STATE"
+
+// Owner is a way to know the campaign's processes: for a pid, the phase
+// whose step started it (its GREENLIGHT_PHASE), when its environment
+// names this state dir; "" for any other process, or one whose
+// environment cannot be read (another user's).
+func Owner(stateDir string) func(pid int) string {
+	want := []byte(EnvState + "=" + stateDir + "\x00")
+	return func(pid int) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || !bytes.Contains(append([]byte{0}, b...), append([]byte{0}, want...)) {
+			return ""
+		}
+		phase := "" // the last one: the step's own, after any it inherited
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, []byte("GREENLIGHT_PHASE=")); ok {
+				phase = string(v)
+			}
+		}
+		return phase
+	}
+}
+
+// StopLeft stops a process a step of the campaign at stateDir left
+// running (SIGINT, SIGTERM, SIGKILL, grace apart), after making sure it
+// is still that campaign's: a pid used again is left alone.
+func StopLeft(pid int, stateDir string, grace time.Duration) {
+	start := procStart(pid)
+	if start == 0 || Owner(stateDir)(pid) == "" {
+		return
+	}
+	StopKept([]Kept{{PID: pid, Start: start, Name: procName(pid)}}, grace)
+}
