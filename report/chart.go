@@ -2,10 +2,12 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,9 +21,11 @@ import (
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
-// A sweep's curves as SVG beside the results file, one chart per metric:
-// x the first axis (log scale when its values are positive and span two
-// decades or more), one series per point of the other axes, the mean of
+// A sweep's curves as SVG beside the results file, one chart per metric
+// (those plot: y: names, when it names them): x the first axis or plot:
+// x: (log scale when its values are positive and span two decades or
+// more, or as log_x: says), one series per point of the other axes
+// (plot: series: named first in each series' name), the mean of
 // each point with its 95% interval as an error bar, a point whose
 // repeats disagree beyond the noise limit circled in red, and a limit
 // the phase expects drawn as a dashed line. Plain SVG with a white
@@ -41,6 +45,20 @@ type chartSeries struct {
 	stats []PointStat
 }
 
+// sortByX puts a series' points in the order of their x.
+func (s *chartSeries) sortByX() {
+	idx := make([]int, len(s.x))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s.x[a], s.x[b]) })
+	x, st := make([]float64, len(idx)), make([]PointStat, len(idx))
+	for i, j := range idx {
+		x[i], st[i] = s.x[j], s.stats[j]
+	}
+	s.x, s.stats = x, st
+}
+
 // sweepChart draws metric of a sweep phase; nil when there is nothing to
 // draw yet.
 func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map[int][]float64) (svg []byte, err error) {
@@ -55,7 +73,8 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 	if len(sw.Axes) == 0 {
 		return nil, nil
 	}
-	xAxis := sw.Axes[0]
+	xi, order0 := curveAxes(ph)
+	xAxis := sw.Axes[xi]
 	xs := make([]float64, len(xAxis.Values))
 	numeric := true
 	for i, v := range xAxis.Values {
@@ -77,7 +96,7 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 			continue
 		}
 		var rest []string
-		for k := 1; k < len(sw.Axes); k++ {
+		for _, k := range order0 {
 			rest = append(rest, sw.Axes[k].Name+"="+sw.Axes[k].Values[u.Values[k]].Name)
 		}
 		key := strings.Join(rest, ",")
@@ -88,7 +107,7 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 			order = append(order, key)
 		}
 		if v := vals[u.Point]; len(v) > 0 {
-			s.x = append(s.x, xs[u.Values[0]])
+			s.x = append(s.x, xs[u.Values[xi]])
 			s.stats = append(s.stats, pointStat(v))
 		}
 	}
@@ -109,7 +128,11 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 	if lo == hi {
 		pl.X.Min, pl.X.Max = lo-1, hi+1
 	}
-	if numeric && lo > 0 && hi/lo >= 100 {
+	logX := numeric && lo > 0 && hi/lo >= 100
+	if c := ph.Curves; c != nil && c.LogX != nil {
+		logX = *c.LogX && numeric && lo > 0 // asked, where a log scale can be drawn
+	}
+	if logX {
 		pl.X.Scale = plot.LogScale{}
 		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
@@ -127,6 +150,7 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 		if len(s.x) == 0 {
 			continue
 		}
+		s.sortByX() // along an axis other than the first, the grid's order is not x's
 		drawn++
 		pts := make(plotter.XYs, len(s.x))
 		errs := make(plotter.YErrors, len(s.x))
@@ -184,6 +208,29 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 	return svgOf(pl)
 }
 
+// curveAxes is the axis a sweep's curves run along (plot: x, else the
+// first) and the others, in the order each line's name gives them
+// (plot: series first).
+func curveAxes(ph *campaign.Phase) (x int, rest []int) {
+	sw, c := ph.Sweep, ph.Curves
+	for i, a := range sw.Axes {
+		if c != nil && a.Name == c.X {
+			x = i
+		}
+	}
+	for i, a := range sw.Axes {
+		if i != x && c != nil && a.Name == c.Series {
+			rest = append(rest, i)
+		}
+	}
+	for i, a := range sw.Axes {
+		if i != x && (c == nil || a.Name != c.Series) {
+			rest = append(rest, i)
+		}
+	}
+	return x, rest
+}
+
 func stepExpects(ph *campaign.Phase) []campaign.Expect {
 	var out []campaign.Expect
 	seen := map[string]bool{}
@@ -215,6 +262,9 @@ func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[st
 	out := map[string]string{}
 	var errs []error
 	for _, m := range metrics {
+		if c := ph.Curves; c != nil && len(c.Y) > 0 && !slices.Contains(c.Y, m) {
+			continue // plot: y: chose the metrics charted
+		}
 		svg, err := sweepChart(ph, p, m, vals[m])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("chart of %s: %w", m, err))

@@ -198,3 +198,46 @@ phases:
 		t.Errorf("the chart is not embedded:\n%s", md)
 	}
 }
+
+// TestSweepCurvesAsAsked: plot: with x an axis chooses the charts: along
+// m though shape is the first axis, only the metrics y: names, each line
+// named by series:, and the linear x scale log_x: false asks for.
+func TestSweepCurvesAsAsked(t *testing.T) {
+	p, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(`name: t
+phases:
+  - id: gemm
+    sweep: {shape: [up, down], m: [1, 16, 256, 2048]}
+    plot: {x: m, y: tflops, series: shape, log_x: false}
+    steps:
+      - run: |
+          true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := p.Phases[0]
+	ps := runner.PhaseState{ID: "gemm", Title: "gemm", Status: runner.Done}
+	for i, st := range ph.Steps {
+		m := []float64{1, 16, 256, 2048}[st.Unit.Values[1]]
+		ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: runner.Done,
+			Results: []runner.Row{{Cols: []string{"tflops", "time_ms"}, Values: []any{m * 0.2, 1 / m}}}})
+	}
+	dir := t.TempDir()
+	names, err := sweepCharts(filepath.Join(dir, "bench.md"), ph, ps)
+	if err != nil || len(names) != 1 || names["tflops"] == "" {
+		t.Fatalf("charts = %v, %v; want tflops alone", names, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, names["tflops"]))
+	texts := svgTexts(t, b)
+	for _, want := range []string{"gemm: tflops by m", "shape=up", "shape=down", "400", "2000"} {
+		if !slices.Contains(texts, want) {
+			t.Errorf("the chart does not say %q; it says %q", want, texts)
+		}
+	}
+	if slices.Contains(texts, "10") || slices.Contains(texts, "100") {
+		t.Errorf("log ticks on a linear axis: %q", texts)
+	}
+	if block := sweepTables(ph, ps, names); !strings.Contains(block, "![tflops by m](bench.gemm.tflops.svg)") {
+		t.Errorf("the chart is not embedded as by m:\n%s", block)
+	}
+}

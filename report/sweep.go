@@ -125,7 +125,8 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 			b.WriteString("\n")
 		}
 		if c := charts[m]; c != "" {
-			fmt.Fprintf(&b, "\n![%s by %s](%s)\n", cell(m), cell(first), c)
+			xi, _ := curveAxes(ph)
+			fmt.Fprintf(&b, "\n![%s by %s](%s)\n", cell(m), cell(sw.Axes[xi].Name), c)
 		}
 	}
 	if c := charts[paretoKey]; c != "" && ph.Plot != nil {

@@ -175,18 +175,41 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *
 		l.expandSweep(plan, &ps, ph, at, env)
 	}
 	if pl := ps.Plot; pl != nil {
-		switch {
-		case ph.Sweep == nil || len(ph.Sweep.Axes) == 0:
-			l.add(at(".plot"), "plot: draws a sweep's points; this phase has no sweep:", "remove plot:, or add sweep: axes")
-		case strings.TrimSpace(pl.X) == "" || strings.TrimSpace(pl.Y) == "":
-			l.add(at(".plot"), "plot: needs x: and y:, two of the phase's result columns", "write plot: {x: tpot_ms, y: output_tok_s, label: concurrency}")
-		case pl.Label != "" && !slices.ContainsFunc(ph.Sweep.Axes, func(a Axis) bool { return a.Name == pl.Label }):
-			l.add(at(".plot.label"), fmt.Sprintf("label: %q is no axis of the sweep", pl.Label), "name one of the sweep's axes, or leave label: out")
-		default:
-			ph.Plot = &Plot{X: pl.X, Y: pl.Y, Label: pl.Label}
-		}
+		l.plot(pl, ph, at)
 	}
 	return ph
+}
+
+// plot takes a sweep's plot:: curves along an axis (x an axis), or a
+// trade-off of two metrics (x a metric).
+func (l *loader) plot(pl *PlotSpec, ph *Phase, at func(string) string) {
+	sw := ph.Sweep
+	isAxis := func(n string) bool {
+		return sw != nil && slices.ContainsFunc(sw.Axes, func(a Axis) bool { return a.Name == n })
+	}
+	switch {
+	case sw == nil || len(sw.Axes) == 0:
+		l.add(at(".plot"), "plot: draws a sweep's points; this phase has no sweep:", "remove plot:, or add sweep: axes")
+	case strings.TrimSpace(pl.X) == "" || len(pl.Y) == 0 || slices.Contains(pl.Y, ""):
+		l.add(at(".plot"), "plot: needs x: and y:, an axis and metrics, or two metrics", "write plot: {x: m, y: [tflops, time_ms]}, or plot: {x: tpot_ms, y: output_tok_s, label: concurrency}")
+	case isAxis(pl.X):
+		switch {
+		case pl.Label != "":
+			l.add(at(".plot.label"), "label: names the points of a trade-off chart (x a metric); with x an axis each line is a point of the other axes", "remove label:, or make x: a metric")
+		case pl.Series != "" && (!isAxis(pl.Series) || pl.Series == pl.X):
+			l.add(at(".plot.series"), fmt.Sprintf("series: %q is no other axis of the sweep", pl.Series), "name another of the sweep's axes, or leave series: out")
+		default:
+			ph.Curves = &Curves{X: pl.X, Y: pl.Y, Series: pl.Series, LogX: pl.LogX}
+		}
+	case len(pl.Y) > 1:
+		l.add(at(".plot.y"), fmt.Sprintf("x: %q is no axis of the sweep, so this is a trade-off chart, which has one y:", pl.X), "give one metric as y:, or make x: one of the axes to draw curves")
+	case pl.Series != "" || pl.LogX != nil:
+		l.add(at(".plot"), fmt.Sprintf("series: and log_x: are for curves along an axis; x: %q is no axis of the sweep", pl.X), "make x: an axis, or remove series: and log_x:")
+	case pl.Label != "" && !isAxis(pl.Label):
+		l.add(at(".plot.label"), fmt.Sprintf("label: %q is no axis of the sweep", pl.Label), "name one of the sweep's axes, or leave label: out")
+	default:
+		ph.Plot = &Plot{X: pl.X, Y: pl.Y[0], Label: pl.Label}
+	}
 }
 
 // expandSweep makes a sweep phase's steps: its steps as written, once per

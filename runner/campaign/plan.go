@@ -81,6 +81,9 @@ type Phase struct {
 	Better string
 	// Plot is a sweep's trade-off chart (PlotSpec); nil for none.
 	Plot *Plot
+	// Curves chooses a sweep's curves (plot: with x an axis); nil: every
+	// metric along the first axis.
+	Curves *Curves
 	// Hash identifies the phase's work: a changed file re-runs a finished
 	// phase only when its hash changed.
 	Hash string
@@ -97,6 +100,17 @@ type Phase struct {
 // Plot is a trade-off chart: metric Y against metric X, each point of
 // the grid labelled by axis Label ("" for its whole point).
 type Plot struct{ X, Y, Label string }
+
+// Curves chooses a sweep's charts (plot: with x an axis): X the axis
+// along which the lines run, Y the metrics charted (every metric when
+// none), Series the axis named first in each line's name, LogX the x
+// scale (nil: log when the values span two decades or more).
+type Curves struct {
+	X      string
+	Y      []string
+	Series string
+	LogX   *bool
+}
 
 // Step is one command, run by sh -c under a supervisor.
 type Step struct {

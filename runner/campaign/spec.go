@@ -195,10 +195,44 @@ type ServiceSpec struct {
 // PlotSpec is a trade-off chart of a sweep:
 //
 //	plot: {x: tpot_ms, y: output_tok_s, label: concurrency}
+//
+// or, x an axis, the sweep's curves: which metrics, along which axis,
+// which axis first in each line's name, and the x scale:
+//
+//	plot: {x: m, y: [tflops, time_ms], series: shape, log_x: true}
 type PlotSpec struct {
-	X     string `yaml:"x" json:"x"`
-	Y     string `yaml:"y" json:"y"`
-	Label string `yaml:"label" json:"label,omitempty"`
+	X      string `yaml:"x" json:"x"`
+	Y      Names  `yaml:"y" json:"y"`
+	Label  string `yaml:"label" json:"label,omitempty"`
+	Series string `yaml:"series" json:"series,omitempty"`
+	LogX   *bool  `yaml:"log_x" json:"log_x,omitempty"`
+}
+
+// Names is one name or a list of them: `y: tok_s` or `y: [tok_s, tpot_ms]`.
+type Names []string
+
+// UnmarshalYAML takes a name or a list, decoded by the same strict decoder.
+func (n *Names) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if unmarshal(&s) == nil {
+		*n = Names{s}
+		return nil
+	}
+	var list []string
+	if err := unmarshal(&list); err != nil {
+		return err
+	}
+	*n = list
+	return nil
+}
+
+// MarshalJSON writes one name as a string (as the phase's hash always
+// had it), more as a list.
+func (n Names) MarshalJSON() ([]byte, error) {
+	if len(n) == 1 {
+		return json.Marshal(n[0])
+	}
+	return json.Marshal([]string(n))
 }
 
 // MetricsSpec is where the server says what it sees (vLLM's Prometheus
