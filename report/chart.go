@@ -73,7 +73,7 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 	if len(sw.Axes) == 0 {
 		return nil, nil
 	}
-	xi, order0 := curveAxes(ph)
+	xi, order0 := ph.CurveAxes()
 	xAxis := sw.Axes[xi]
 	xs := make([]float64, len(xAxis.Values))
 	numeric := true
@@ -206,29 +206,6 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 		pl.Legend.Add(fmt.Sprintf("expect %s %s", e.Op, FormatNumber(e.Value)), l)
 	}
 	return svgOf(pl)
-}
-
-// curveAxes is the axis a sweep's curves run along (plot: x, else the
-// first) and the others, in the order each line's name gives them
-// (plot: series first).
-func curveAxes(ph *campaign.Phase) (x int, rest []int) {
-	sw, c := ph.Sweep, ph.Curves
-	for i, a := range sw.Axes {
-		if c != nil && a.Name == c.X {
-			x = i
-		}
-	}
-	for i, a := range sw.Axes {
-		if i != x && c != nil && a.Name == c.Series {
-			rest = append(rest, i)
-		}
-	}
-	for i, a := range sw.Axes {
-		if i != x && (c == nil || a.Name != c.Series) {
-			rest = append(rest, i)
-		}
-	}
-	return x, rest
 }
 
 func stepExpects(ph *campaign.Phase) []campaign.Expect {

@@ -125,7 +125,7 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 			b.WriteString("\n")
 		}
 		if c := charts[m]; c != "" {
-			xi, _ := curveAxes(ph)
+			xi, _ := ph.CurveAxes()
 			fmt.Fprintf(&b, "\n![%s by %s](%s)\n", cell(m), cell(sw.Axes[xi].Name), c)
 		}
 	}

@@ -20,8 +20,24 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		m.help = false
 		return nil
 	}
+	if m.chart {
+		// The chart screen: tab turns its metric, c, esc or q close it;
+		// ↑/↓ still move between phases (and their charts).
+		switch {
+		case key.Matches(k, m.keys.Chart), key.Matches(k, m.keys.No), k.String() == "q":
+			m.chart = false
+			return nil
+		case key.Matches(k, m.keys.Tab):
+			m.chartMetric++
+			return nil
+		case key.Matches(k, m.keys.Up), key.Matches(k, m.keys.Down):
+			m.chartMetric = 0 // another phase: its first metric
+		}
+	}
 	r := m.opts.Runner
 	switch {
+	case key.Matches(k, m.keys.Chart):
+		m.chart, m.chartMetric = true, 0
 	case key.Matches(k, m.keys.Quit):
 		if m.state != nil && !m.state.Finished && m.anyRunning() {
 			m.confirm = confirmQuit

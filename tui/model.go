@@ -108,6 +108,8 @@ type model struct {
 	sel          int
 	detail       focus
 	help         bool
+	chart        bool // the chart screen (c) is open
+	chartMetric  int  // which of its metrics it shows (tab)
 	confirm      confirmKind
 	flash        string
 	flashAt      time.Time

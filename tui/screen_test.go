@@ -195,6 +195,10 @@ type screenTest struct {
 }
 
 func newScreenTest(t *testing.T, w, h, ngpu int, setup ...func(*fakeGPUs)) *screenTest {
+	return newScreenTestOf(t, testPlan(t), w, h, ngpu, setup...)
+}
+
+func newScreenTestOf(t *testing.T, plan *campaign.Plan, w, h, ngpu int, setup ...func(*fakeGPUs)) *screenTest {
 	t.Setenv("LANG", "C.UTF-8")
 	t.Setenv("NO_COLOR", "")
 	dir := t.TempDir()
@@ -208,7 +212,7 @@ func newScreenTest(t *testing.T, w, h, ngpu int, setup ...func(*fakeGPUs)) *scre
 	for _, f := range setup {
 		f(st.gpus)
 	}
-	m := newModel(Options{Runner: st.ctl, Events: st.events, Sampler: st.gpus, Plan: testPlan(t), ReportPath: report,
+	m := newModel(Options{Runner: st.ctl, Events: st.events, Sampler: st.gpus, Plan: plan, ReportPath: report,
 		Now: func() time.Time { return t0.Add(20 * time.Minute) }, Output: st.out})
 	// As Run does: bubbletea's renderer off, the model's screen paints.
 	st.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h),

@@ -12,6 +12,7 @@ import (
 type styles struct {
 	title, dim, bold, selected, ok, warn, bad, running, tab, tabActive, key ink
 	barFull, barEmpty                                                       ink
+	series                                                                  []ink // a chart's lines, in turn
 }
 
 func newStyles(dark bool) styles {
@@ -31,6 +32,16 @@ func newStyles(dark bool) styles {
 		key:       inkOf(lipgloss.NewStyle().Bold(true).Foreground(c("#005f87", "#5fd7ff"))),
 		barFull:   inkOf(lipgloss.NewStyle().Foreground(c("#0087af", "#5fafff"))),
 		barEmpty:  inkOf(lipgloss.NewStyle().Foreground(c("#bcbcbc", "#444444"))),
+		series: []ink{
+			inkOf(lipgloss.NewStyle().Foreground(c("#0055d4", "#5fafff"))),
+			inkOf(lipgloss.NewStyle().Foreground(c("#d75f00", "#ffaf5f"))),
+			inkOf(lipgloss.NewStyle().Foreground(c("#008700", "#87d75f"))),
+			inkOf(lipgloss.NewStyle().Foreground(c("#af0087", "#ff87d7"))),
+			inkOf(lipgloss.NewStyle().Foreground(c("#5f5f00", "#d7d75f"))),
+			inkOf(lipgloss.NewStyle().Foreground(c("#008787", "#5fd7d7"))),
+			inkOf(lipgloss.NewStyle().Foreground(c("#870000", "#ff5f5f"))),
+			inkOf(lipgloss.NewStyle().Foreground(c("#5f00af", "#af87ff"))),
+		},
 	}
 }
 

@@ -55,6 +55,9 @@ func (m *model) render() string {
 	if m.help {
 		return m.helpView()
 	}
+	if m.chart {
+		return m.chartView()
+	}
 	w := m.w
 	if w < 80 || m.h < 24 {
 		return m.compactView()
@@ -229,7 +232,7 @@ func (m *model) helpView() string {
 	for _, col := range m.keys.FullHelp() {
 		var c strings.Builder
 		for _, k := range col {
-			fmt.Fprintf(&c, "  %-9s %s  \n", k.Help().Key, k.Help().Desc)
+			fmt.Fprintf(&c, "  %-6s %s  \n", k.Help().Key, k.Help().Desc)
 		}
 		cols = append(cols, strings.TrimSuffix(c.String(), "\n"))
 	}

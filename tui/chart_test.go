@@ -1,0 +1,95 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+const sweepYAML = `
+name: k25-gemm
+phases:
+  - id: gemm
+    title: GEMM sweep
+    sweep: {m: [1, 16, 256, 2048], shape: [up, down]}
+    repeat: 2
+    steps:
+      - run: |
+          true
+  - id: decode
+    title: decode benchmark
+    gpus: [0, 1]
+    steps:
+      - run: |
+          true
+`
+
+// sweepState: the GEMM sweep half measured (m up to 256 for up, m=1 for
+// down), the decode phase done over the fake GPUs' five minutes.
+func sweepState(t *testing.T, plan *campaign.Plan) *runner.State {
+	ph := plan.Phase("gemm")
+	gemm := runner.PhaseState{ID: "gemm", Title: "GEMM sweep", Status: runner.Running, Started: t0, Attempt: 1}
+	for i, st := range ph.Steps {
+		ss := runner.StepState{Index: i, Status: runner.Pending}
+		m := []float64{1, 16, 256, 2048}[st.Unit.Values[0]]
+		shape := st.Unit.Values[1]
+		if m <= 256 && shape == 0 || m == 1 {
+			ss.Status = runner.Done
+			tf := m * 0.5 / float64(1+shape)
+			if st.Unit.Repeat == 2 {
+				tf *= 1.1
+			}
+			ss.Results = []runner.Row{{Cols: []string{"tflops", "time_ms"}, Values: []any{tf, 100 / (m + 1)}}}
+		}
+		gemm.Steps = append(gemm.Steps, ss)
+	}
+	decode := runner.PhaseState{ID: "decode", Title: "decode benchmark", Status: runner.Done, Started: t0, Ended: t0.Add(5 * time.Minute), GPUs: []int{0, 1},
+		Steps: []runner.StepState{{Name: "true", Status: runner.Done}}}
+	return &runner.State{Name: "k25-gemm", Started: t0, Now: t0.Add(20 * time.Minute), Phases: []runner.PhaseState{gemm, decode}}
+}
+
+// TestChartScreen: c opens the selected phase's chart: the sweep's first
+// metric along m (log scale over three decades), a line per shape, the
+// points measured said; tab turns to the next metric; ↓ shows the next
+// phase's GPUs over it; c closes it. Held to goldens at 80x24 and 200x60.
+func TestChartScreen(t *testing.T) {
+	for _, size := range []struct{ w, h int }{{80, 24}, {200, 60}} {
+		plan, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(sweepYAML))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newScreenTestOf(t, plan, size.w, size.h, 2)
+		s.events <- runner.Event{Kind: runner.Progress, Phase: "gemm", State: sweepState(t, plan), Time: t0.Add(20 * time.Minute)}
+		s.screen(t, "GEMM sweep")
+		s.tm.Send(tea.KeyPressMsg{Code: 'c', Text: "c"})
+		got := s.screen(t, "tflops by m")
+		name := func(what string) string { return fmt.Sprintf("chart-%s-%dx%d.golden", what, size.w, size.h) }
+		golden(t, name("sweep"), got)
+		for _, want := range []string{"4 of 8 points measured", "shape=up", "shape=down", "(log scale)", "1", "16", "256", "2048", "⣿"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%dx%d: the sweep's chart lacks %q:\n%s", size.w, size.h, want, got)
+			}
+		}
+		if n := strings.Count(got, "\n"); n > size.h {
+			t.Errorf("%dx%d: the chart is %d lines", size.w, size.h, n)
+		}
+		s.tm.Send(tea.KeyPressMsg{Code: tea.KeyTab})
+		s.screen(t, "time_ms by m")
+		s.tm.Send(tea.KeyPressMsg{Code: tea.KeyDown})
+		got = s.screen(t, "GPU utilization over the phase")
+		golden(t, name("gpus"), got)
+		for _, want := range []string{"GPU 0", "GPU 1", "time from the phase's start", "100", "5m"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%dx%d: the GPU chart lacks %q:\n%s", size.w, size.h, want, got)
+			}
+		}
+		s.tm.Send(tea.KeyPressMsg{Code: 'c', Text: "c"})
+		s.screen(t, "Phases")
+	}
+}

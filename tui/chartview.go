@@ -1,0 +1,206 @@
+package tui
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// The chart screen (c): the selected phase's sweep, one metric at a time
+// along its axis (the plot: x, else the first), a line per point of the
+// other axes, each point the mean of its repeats; a phase without a sweep
+// shows its GPUs over the phase, one line per GPU. tab turns to the next
+// metric, ↑/↓ to another phase, c or esc closes it. Drawn from the state
+// and the sampler at each frame, so it grows as points land.
+
+// gpuMetrics are the GPU history's charts, in tab order.
+var gpuMetrics = []struct {
+	name, unit string
+	of         func(p gpu.Point) float32
+	max        float64 // a fixed top (100 for a percentage), 0: from the data
+}{
+	{"utilization", "%", func(p gpu.Point) float32 { return p.Util }, 100},
+	{"memory used", "GiB", func(p gpu.Point) float32 { return p.MemUsed }, 0},
+	{"power", "W", func(p gpu.Point) float32 { return p.Power }, 0},
+	{"temperature", "°C", func(p gpu.Point) float32 { return p.Temp }, 0},
+}
+
+// chartView is the chart screen at the window's size.
+func (m *model) chartView() string {
+	ps := m.selected()
+	if ps == nil {
+		return "no phase to chart · c: close"
+	}
+	if m.gl.full == asciiGlyphs.full {
+		return "charts are drawn in braille: they need a UTF-8 terminal (LANG=C.UTF-8) · c: close"
+	}
+	var ph *campaign.Phase
+	if m.opts.Plan != nil {
+		ph = m.opts.Plan.Phase(ps.ID)
+	}
+	var spec chartSpec
+	if ph != nil && ph.Sweep != nil && len(ph.Sweep.Axes) > 0 {
+		spec = sweepSpec(ph, ps, m.chartMetric)
+	} else {
+		spec = m.gpuSpec(ps, m.chartMetric)
+	}
+	spec.keys = "tab: next metric · ↑/↓: phase · c: close"
+	paint := func(i int, s string) string {
+		if i < 0 || len(m.st.series) == 0 {
+			return s
+		}
+		return m.st.series[i%len(m.st.series)].Render(s)
+	}
+	return strings.Join(drawChart(spec, m.w, m.h, paint), "\n")
+}
+
+// sweepSpec is a sweep phase's chart of its k-th metric (in turn; those
+// plot: y: names when it names them).
+func sweepSpec(ph *campaign.Phase, ps *runner.PhaseState, k int) chartSpec {
+	sw := ph.Sweep
+	metrics, vals := runner.PointValues(ph, ps.Steps)
+	if c := ph.Curves; c != nil && len(c.Y) > 0 {
+		metrics = c.Y
+	}
+	xi, rest := ph.CurveAxes()
+	xAxis := sw.Axes[xi]
+	spec := chartSpec{title: fmt.Sprintf("%s: no results yet", ph.Label()), xLabel: xAxis.Name}
+	if len(metrics) == 0 {
+		return spec
+	}
+	metric := metrics[k%len(metrics)]
+	xs := make([]float64, len(xAxis.Values))
+	numeric := true
+	for i, v := range xAxis.Values {
+		f, err := strconv.ParseFloat(v.Name, 64)
+		numeric = numeric && err == nil
+		xs[i] = f
+	}
+	for i, v := range xAxis.Values {
+		if !numeric {
+			xs[i] = float64(i + 1)
+		}
+		// Every value of the axis, measured or not: the chart spans the
+		// grid from its first point and does not jump as points land.
+		spec.ticks = append(spec.ticks, chartTick{xs[i], v.Name})
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	spec.logX = numeric && lo > 0 && hi/lo >= 100
+	if c := ph.Curves; c != nil && c.LogX != nil {
+		spec.logX = *c.LogX && numeric && lo > 0
+	}
+	byKey := map[string]int{}
+	points, measured := 0, 0
+	for _, u := range sw.Units {
+		if u.Repeat != 1 {
+			continue
+		}
+		points++
+		var key []string
+		for _, a := range rest {
+			key = append(key, sw.Axes[a].Name+"="+sw.Axes[a].Values[u.Values[a]].Name)
+		}
+		name := strings.Join(key, ",")
+		i, ok := byKey[name]
+		if !ok {
+			i = len(spec.lines)
+			byKey[name] = i
+			spec.lines = append(spec.lines, chartLine{name: cmp.Or(name, metric)})
+		}
+		v := vals[metric][u.Point]
+		if len(v) == 0 {
+			continue
+		}
+		measured++
+		sum := 0.0
+		for _, x := range v {
+			sum += x
+		}
+		l := &spec.lines[i]
+		l.xs = append(l.xs, xs[u.Values[xi]])
+		l.ys = append(l.ys, sum/float64(len(v)))
+	}
+	for i := range spec.lines {
+		sortLine(&spec.lines[i])
+	}
+	spec.title = fmt.Sprintf("%s: %s by %s · %d of %d points measured (mean of repeats) · metric %d/%d", ph.Label(), metric, xAxis.Name, measured, points, k%len(metrics)+1, len(metrics))
+	spec.yLabel = metric
+	return spec
+}
+
+// gpuSpec is a phase's GPUs over the phase (to now while it runs): its
+// k-th GPU metric in turn, one line per GPU, x in minutes from its start.
+func (m *model) gpuSpec(ps *runner.PhaseState, k int) chartSpec {
+	gm := gpuMetrics[k%len(gpuMetrics)]
+	spec := chartSpec{xLabel: "time from the phase's start", yLabel: gm.name + " (" + gm.unit + ")"}
+	zero := 0.0
+	spec.yMin = &zero
+	if gm.max > 0 {
+		spec.yMax = &gm.max
+	}
+	title := fmt.Sprintf("%s: GPU %s over the phase · metric %d/%d", ps.Title, gm.name, k%len(gpuMetrics)+1, len(gpuMetrics))
+	if ps.Started.IsZero() || m.opts.Sampler == nil {
+		spec.title = ps.Title + ": not started; its GPUs are charted from its start"
+		if m.opts.Sampler == nil {
+			spec.title = ps.Title + ": no GPU source"
+		}
+		return spec
+	}
+	end := ps.Ended
+	if end.IsZero() {
+		end = m.now()
+	}
+	for _, d := range m.opts.Sampler.Inventory().Devices {
+		if d.Host == "" && ps.GPUs != nil && !slices.Contains(ps.GPUs, d.Index) {
+			continue
+		}
+		l := chartLine{name: gpuName(d)}
+		for _, p := range m.opts.Sampler.History(d.ID(), 1<<20) {
+			if p.T.Before(ps.Started) || p.T.After(end) || p.Lost {
+				continue
+			}
+			if v := gm.of(p); v >= 0 {
+				l.xs = append(l.xs, p.T.Sub(ps.Started).Minutes())
+				l.ys = append(l.ys, float64(v))
+			}
+		}
+		spec.lines = append(spec.lines, l)
+	}
+	span := end.Sub(ps.Started)
+	for i := range 5 {
+		at := span * time.Duration(i) / 4
+		spec.ticks = append(spec.ticks, chartTick{at.Minutes(), format.Duration(at.Round(time.Second))})
+	}
+	spec.title = title
+	return spec
+}
+
+func gpuName(d gpu.Device) string {
+	if d.Host != "" {
+		return fmt.Sprintf("%s:%d", d.Host, d.Index)
+	}
+	return fmt.Sprintf("GPU %d", d.Index)
+}
+
+// sortLine puts a line's points in x order (along an axis other than the
+// first, the grid's order is not x's).
+func sortLine(l *chartLine) {
+	for i := 1; i < len(l.xs); i++ {
+		for j := i; j > 0 && l.xs[j] < l.xs[j-1]; j-- {
+			l.xs[j], l.xs[j-1] = l.xs[j-1], l.xs[j]
+			l.ys[j], l.ys[j-1] = l.ys[j-1], l.ys[j]
+		}
+	}
+}
