@@ -61,7 +61,7 @@ func drawChart(c chartSpec, w, h int, paint func(i int, s string) string) []stri
 	for _, v := range yTicks {
 		gw = max(gw, len(format.Number(round3(v))))
 	}
-	gw += 2 // " ┤"
+	gw += 2             // " ┤"
 	pw, ph := w-gw, h-5 // title, x axis, x ticks, x label, legend
 	cells := make([][]rune, ph)
 	owner := make([][]int, ph)
