@@ -3,14 +3,18 @@
 #  1. leftovers: a step setsid's a torch process that holds 2.6 GiB of GPU
 #     memory, then is skipped; the next phase reads nvidia-smi at its
 #     start. And a step that exits leaving such a process behind.
-#  2. a real GEMM sweep: bf16 matmuls over M x shape, 3 repeats each,
-#     the record's table with its confidence intervals and noise marks.
+#  2. a real GEMM sweep: bf16 matmuls over M x shape, repeated, the
+#     record's tables with their confidence intervals and noise marks, and
+#     the charts beside it (plot: curves along m, the GPU's history).
+#  3. the idle monitor's CPU (window and runner), HEAD against BASE
+#     (a directory holding an older build), side by side (PARTS=idle).
 # Everything lands in $OUT (default /tmp/greenlight-device).
 set -u
 OUT=${OUT:-/tmp/greenlight-device}
 mkdir -p "$OUT"
 cd "$(dirname "$0")/.."
 BIN=$PWD/greenlight
+BASE=${BASE:-$PWD/.device/base}
 W=$(mktemp -d)
 cd "$W"
 cat > hold.py <<'PY'
@@ -91,15 +95,20 @@ phases:
         - {name: expert_down, n: 7168, k: 256}
         - {name: lm_head, n: 20480, k: 7168}
       m: [1, 16, 128, 1024, 8192]
-    repeat: 3
+    repeat: 2
     noise: 5%
+    plot: {x: m, y: [TFLOP/s, time_us], series: shape}
     steps:
       - run: |
           python3 gemm.py ${m} ${shape.n} ${shape.k}
 YAML
 start=$(date +%s)
 "$BIN" run --plain --gpu nvml sweep.yaml > sweep-run.txt 2>&1
-echo "sweep wall: $(( $(date +%s) - start )) s for 45 units" >> sweep-run.txt
+echo "sweep wall: $(( $(date +%s) - start )) s for 30 units" >> sweep-run.txt
 cp leak.md leak-run.txt leftover-check.txt before-skip-smi.csv after-smi.csv next-smi.csv "$OUT"/ 2>/dev/null
-cp gemm-sweep.md sweep-run.txt gemm-sweep.gemm.csv "$OUT"/ 2>/dev/null
+cp gemm-sweep.md sweep-run.txt gemm-sweep.gemm.csv gemm-sweep.*.svg leak.*.svg "$OUT"/ 2>/dev/null
+case "${PARTS:-leak sweep}" in *idle*)
+  cd "$OLDPWD"
+  GPU=nvml ROUNDS=2 scripts/idle-cpu "${IDLE_SECS:-30}" ./greenlight "$BASE/greenlight" > "$OUT/idle-cpu.txt" 2>&1
+esac
 ls -la "$OUT"

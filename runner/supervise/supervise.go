@@ -203,13 +203,13 @@ func Main(args []string) int {
 			fmt.Fprintf(logf, "\ngreenlight: step timed out after %s; stopping it\n", format.Duration(*timeout))
 			if !stopping {
 				stopping = true
-				go steptree.stop(*grace)
+				go steptree.stop(*grace, true)
 			}
 		case s := <-stopReq:
 			fmt.Fprintf(logf, "\ngreenlight: supervisor got %v; stopping the step\n", s)
 			if !stopping {
 				stopping = true
-				go steptree.stop(*grace)
+				go steptree.stop(*grace, true)
 			}
 		}
 	}
@@ -244,7 +244,7 @@ func Main(args []string) int {
 		fmt.Fprintf(logf, "greenlight: the step left %d process(es) running (%s); kept (leave_running: true) until the campaign ends\n", len(leftover), strings.Join(st.Left, ", "))
 	} else if len(leftover) > 0 {
 		fmt.Fprintf(logf, "greenlight: the step left %d process(es) running (%s); stopping them\n", len(leftover), strings.Join(st.Left, ", "))
-		steptree.stop(*grace)
+		steptree.stop(*grace, false)
 		// A process holding a GPU takes a while to let go of it after its
 		// last signal (its CUDA context torn down, thread by thread): the
 		// step ends, and the next phase starts, once each is gone for good.

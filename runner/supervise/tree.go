@@ -68,17 +68,24 @@ func (t tree) live() []int {
 	return out
 }
 
-// StopTree asks every process of the step's tree (Tree) to end: SIGINT,
-// then SIGTERM, then SIGKILL, grace apart, each sent to the group and to
-// every process found, found again at each look (a fork storm's new
-// children too). A frozen process is thawed so it can obey.
-func StopTree(pgid int, grace time.Duration) { tree{pgid: pgid}.stop(grace) }
+// StopTree asks every process of the step's tree (Tree) to end: its
+// group SIGINT (as Ctrl-C would: a server shuts down cleanly) and the rest
+// of the tree SIGTERM, then all SIGTERM, then SIGKILL, grace apart, found
+// again at each look (a fork storm's new children too). A frozen process
+// is thawed so it can obey.
+func StopTree(pgid int, grace time.Duration) { tree{pgid: pgid}.stop(grace, true) }
 
 // stop is StopTree for the tree; its SIGKILL goes through its cgroup's
-// cgroup.kill too, which no fork outruns.
-func (t tree) stop(grace time.Duration) {
+// cgroup.kill too, which no fork outruns. Without interrupt (what a step
+// left running once its command ended: background jobs, which ignore
+// SIGINT) it starts at SIGTERM for all.
+func (t tree) stop(grace time.Duration, interrupt bool) {
 	pgid := t.pgid
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+	stages := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL}
+	if !interrupt {
+		stages = stages[1:]
+	}
+	for _, sig := range stages {
 		send := func() int {
 			if sig == syscall.SIGKILL {
 				t.cg.kill()
@@ -89,7 +96,11 @@ func (t tree) stop(grace time.Duration) {
 				syscall.Kill(-pgid, syscall.SIGCONT)
 			}
 			for _, pid := range tree {
-				syscall.Kill(pid, sig)
+				s := sig
+				if _, _, pg, ok := procStat(pid); sig == syscall.SIGINT && ok && pg != pgid {
+					s = syscall.SIGTERM // not the foreground job: an interrupt is not for it
+				}
+				syscall.Kill(pid, s)
 				syscall.Kill(pid, syscall.SIGCONT)
 			}
 			return len(tree)
