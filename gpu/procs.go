@@ -27,3 +27,22 @@ func procInfo(pid int) (name string, sid, pgrp int, ok bool) {
 	}
 	return name, sid, pgrp, true
 }
+
+// parentOf is a process's parent pid from /proc; 0 when it cannot be read.
+func parentOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	var state byte
+	var ppid int
+	if i < 0 || i+2 >= len(s) {
+		return 0
+	}
+	if _, err := fmt.Sscanf(s[i+2:], "%c %d", &state, &ppid); err != nil {
+		return 0
+	}
+	return ppid
+}

@@ -272,7 +272,12 @@ func (s *Sampler) proc(pid int, now time.Time) procEntry {
 	}
 	e := procEntry{name: name, sid: sid, pgrp: pgrp, ok: ok, at: now}
 	if s.owner != nil && ok {
-		e.phase = s.owner(pid)
+		// Its own environment, else its nearest ancestor's that says: a
+		// process tearing down its CUDA context has lost its environment
+		// but not its parent (the step's supervisor, its subreaper).
+		for p, hops := pid, 0; p > 1 && hops < 16 && e.phase == ""; p, hops = parentOf(p), hops+1 {
+			e.phase = s.owner(p)
+		}
 	}
 	s.procs[pid] = e
 	return e

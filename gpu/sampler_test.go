@@ -92,3 +92,21 @@ func TestOwnerMakesAProcessTheCampaigns(t *testing.T) {
 		t.Errorf("foreign %+v, ours %+v: want it the campaign's, at its 2 GiB peak", sum.Foreign, sum.Ours)
 	}
 }
+
+// TestOwnerByAncestry: a process whose own environment says nothing (one
+// tearing down, its environment gone) is its nearest saying ancestor's:
+// the step's supervisor.
+func TestOwnerByAncestry(t *testing.T) {
+	self, parent := os.Getpid(), os.Getppid()
+	procs := []Process{{PID: self, MemUsed: 1 << 30}}
+	s := NewSampler(holding{&procs}, time.Second, time.Hour)
+	s.SetOwner(func(pid int) string {
+		if pid == parent {
+			return "leak"
+		}
+		return ""
+	})
+	if got := s.Round()[0].Procs[0]; !got.Campaign || got.Phase != "leak" {
+		t.Errorf("process %+v: want the campaign's, of its parent's phase leak", got)
+	}
+}

@@ -306,6 +306,9 @@ func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []g
 	var warns []string
 	for _, g := range gpus {
 		for _, f := range g.Foreign {
+			if leftBy(p.Steps, f.PID) {
+				continue // a step's own, named with what it left (seen only as it ended)
+			}
 			warns = append(warns, fmt.Sprintf("a process not of this campaign was on GPU %s: pid %d %s, %s", gpuLabel(g.Device), f.PID, orNA(f.Name), format.Bytes(f.MemUsed)))
 		}
 		for _, f := range g.Ours {
@@ -465,6 +468,16 @@ func processes(states []runner.StepState, steps []*campaign.Step) string {
 	return b.String()
 }
 
+// leftBy says one of the steps left pid running when its command ended.
+func leftBy(steps []runner.StepState, pid int) bool {
+	for _, s := range steps {
+		if slices.Contains(s.LeftPIDs, pid) {
+			return true
+		}
+	}
+	return false
+}
+
 // leftWords says what a step left running when its command ended, with
 // the GPU memory each held, and what became of them.
 func leftWords(s runner.StepState, gpus []gpu.Summary) string {
@@ -472,7 +485,7 @@ func leftWords(s runner.StepState, gpus []gpu.Summary) string {
 	for i, l := range s.Left {
 		if i < len(s.LeftPIDs) {
 			for _, g := range gpus {
-				for _, f := range g.Ours {
+				for _, f := range append(g.Ours, g.Foreign...) {
 					if f.PID == s.LeftPIDs[i] && f.MemUsed > 0 {
 						l += fmt.Sprintf(" holding %s on GPU %s", format.Bytes(f.MemUsed), gpuLabel(g.Device))
 					}

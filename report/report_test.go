@@ -96,6 +96,9 @@ func (fakeGPUs) Summarize(from, to time.Time, devices []int) []gpu.Summary {
 			MeanUtil: 71.5, PeakUtil: 99, PeakMem: 127.4, MeanPower: 512, PeakPower: 690, EnergyWh: 68.3, PeakTemp: 74}
 		if i == 0 {
 			s.Ours = []gpu.Process{{PID: 1480, Name: "python3", MemUsed: 2600 << 20, Campaign: true, Phase: "bench"}}
+			// Seen only as it ended (its environment gone): taken for a
+			// stranger by the sampler, named as the step's by the record.
+			s.Foreign = []gpu.Process{{PID: 1481, Name: "sh", MemUsed: 512 << 20}}
 		}
 		if i == 1 {
 			s.Ours = []gpu.Process{{PID: 1999, Name: "python3", MemUsed: 1 << 30, Campaign: true, Phase: "flaky"}}
