@@ -138,6 +138,7 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 			}
 		}
 		pl.Legend.Top = true
+		pl.Y.Tick.Marker = plainTicks{}
 		plots[i] = []*plot.Plot{pl}
 	}
 	width, height := 8*vg.Inch, 9*vg.Inch
@@ -191,4 +192,18 @@ func (w *Writer) gpuChartLink(ph *campaign.Phase, p runner.PhaseState) string {
 		return ""
 	}
 	return fmt.Sprintf("\n![GPUs during %s](%s)\n", cell(ph.Label()), name)
+}
+
+// plainTicks are gonum's default ticks labelled as the results file
+// writes numbers: 75, not 75.00.
+type plainTicks struct{}
+
+func (plainTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = FormatNumber(ticks[i].Value)
+		}
+	}
+	return ticks
 }
