@@ -47,6 +47,9 @@ func sweepState(t *testing.T, plan *campaign.Plan) *runner.State {
 			}
 			ss.Results = []runner.Row{{Cols: []string{"tflops", "time_ms"}, Values: []any{tf, 100 / (m + 1)}}}
 		}
+		if ss.Status == runner.Pending && gemm.Current == 0 {
+			ss.Status, gemm.Current = runner.Running, i // the point running now
+		}
 		gemm.Steps = append(gemm.Steps, ss)
 	}
 	decode := runner.PhaseState{ID: "decode", Title: "decode benchmark", Status: runner.Done, Started: t0, Ended: t0.Add(5 * time.Minute), GPUs: []int{0, 1},
@@ -92,4 +95,31 @@ func TestChartScreen(t *testing.T) {
 		s.tm.Send(tea.KeyPressMsg{Code: 'c', Text: "c"})
 		s.screen(t, "Phases")
 	}
+}
+
+// TestSkipPointKey: x on a running sweep asks to skip the running point,
+// naming it, and y skips that point alone; on a phase without a sweep it
+// says what it is for.
+func TestSkipPointKey(t *testing.T) {
+	plan, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(sweepYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newScreenTestOf(t, plan, 120, 40, 2)
+	st := sweepState(t, plan)
+	s.events <- runner.Event{Kind: runner.Progress, Phase: "gemm", State: st, Time: t0.Add(20 * time.Minute)}
+	s.screen(t, "GEMM sweep")
+	want := plan.Phase("gemm").Sweep.Key(*plan.Phase("gemm").Steps[st.Phases[0].Current].Unit)
+	s.tm.Send(tea.KeyPressMsg{Code: 'x', Text: "x"})
+	s.screen(t, "Skip point "+want+" of GEMM sweep")
+	s.tm.Send(tea.KeyPressMsg{Code: 'y', Text: "y"})
+	for deadline := time.Now().Add(5 * time.Second); s.ctl.got() != "skip-point gemm "+want && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := s.ctl.got(); got != "skip-point gemm "+want {
+		t.Errorf("the runner was asked %q; want to skip point %s of gemm", got, want)
+	}
+	s.tm.Send(tea.KeyPressMsg{Code: tea.KeyDown})
+	s.tm.Send(tea.KeyPressMsg{Code: 'x', Text: "x"})
+	s.screen(t, "x skips the running point of a sweep")
 }

@@ -86,6 +86,12 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 			id := ps.ID
 			return m.ctl(func() error { return r.Skip(id) })
 		}
+	case key.Matches(k, m.keys.SkipPoint):
+		if pt := m.runningPoint(); pt != "" {
+			m.confirm, m.skipPoint = confirmSkipPoint, pt
+			return nil
+		}
+		m.say("x skips the running point of a sweep: the selected phase runs none")
 	case key.Matches(k, m.keys.Retry):
 		if ps := m.selected(); ps != nil {
 			id := ps.ID
@@ -112,6 +118,11 @@ func (m *model) onConfirmKey(k tea.KeyPressMsg) tea.Cmd {
 				id := ps.ID
 				return m.ctl(func() error { return m.opts.Runner.Skip(id) })
 			}
+		}
+	case confirmSkipPoint:
+		if ps := m.selected(); ps != nil && key.Matches(k, m.keys.Yes) {
+			id, pt := ps.ID, m.skipPoint
+			return m.ctl(func() error { return m.opts.Runner.SkipPoint(id, pt) })
 		}
 	case confirmQuit:
 		switch {
@@ -178,4 +189,22 @@ func (m *model) trackArtifacts() {
 		m.artRate = max(0, float64(total-m.artSize)/dt.Seconds())
 		m.artSize, m.artAt = total, now
 	}
+}
+
+// runningPoint is the point of the selected sweep phase that runs now
+// ("m=64,shape=down"), "" when it runs none.
+func (m *model) runningPoint() string {
+	ps := m.selected()
+	if ps == nil || ps.Status != runner.Running || m.opts.Plan == nil {
+		return ""
+	}
+	ph := m.opts.Plan.Phase(ps.ID)
+	if ph == nil || ph.Sweep == nil {
+		return ""
+	}
+	steps := ph.AllSteps()
+	if ps.Current < 0 || ps.Current >= len(steps) || ps.Current >= len(ps.Steps) || steps[ps.Current].Unit == nil || ps.Steps[ps.Current].Status != runner.Running {
+		return ""
+	}
+	return ph.Sweep.Key(*steps[ps.Current].Unit)
 }

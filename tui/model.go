@@ -29,6 +29,7 @@ type Controller interface {
 	Freeze() error
 	Thaw() error
 	Skip(id string) error
+	SkipPoint(id, point string) error
 	Retry(id string) error
 	Greenlight(id string) error
 	Stop() error
@@ -91,6 +92,7 @@ type confirmKind int
 const (
 	noConfirm confirmKind = iota
 	confirmSkip
+	confirmSkipPoint // the running point of a sweep
 	confirmQuit
 	confirmStop // asked again: stopping ends the campaign
 )
@@ -108,8 +110,9 @@ type model struct {
 	sel          int
 	detail       focus
 	help         bool
-	chart        bool // the chart screen (c) is open
-	chartMetric  int  // which of its metrics it shows (tab)
+	chart        bool   // the chart screen (c) is open
+	chartMetric  int    // which of its metrics it shows (tab)
+	skipPoint    string // the point confirmSkipPoint asks about
 	confirm      confirmKind
 	flash        string
 	flashAt      time.Time

@@ -165,6 +165,10 @@ func (m *model) statusLine() string {
 		if ps := m.selected(); ps != nil {
 			return m.st.warn.Render(fmt.Sprintf("Skip %s while it runs? Its step is stopped (SIGINT, then SIGTERM, then SIGKILL). y/n", ps.Title))
 		}
+	case confirmSkipPoint:
+		if ps := m.selected(); ps != nil {
+			return m.st.warn.Render(fmt.Sprintf("Skip point %s of %s, every repeat of it? Its running step is stopped; the other points go on. y/n", m.skipPoint, ps.Title))
+		}
 	case confirmQuit:
 		return m.st.warn.Render("Quit? d: detach (the campaign goes on) · S: stop the campaign · esc: stay")
 	case confirmStop:
