@@ -146,12 +146,14 @@ func (f *fakeRunner) rec(s string) error {
 	f.calls = append(f.calls, s)
 	return nil
 }
-func (f *fakeRunner) Pause() error               { return f.rec("pause") }
-func (f *fakeRunner) Resume() error              { return f.rec("resume") }
-func (f *fakeRunner) Freeze() error              { return f.rec("freeze") }
-func (f *fakeRunner) Thaw() error                { return f.rec("thaw") }
-func (f *fakeRunner) Skip(id string) error       { return f.rec("skip " + id) }
-func (f *fakeRunner) SkipPoint(id, point string) error { return f.rec("skip-point " + id + " " + point) }
+func (f *fakeRunner) Pause() error         { return f.rec("pause") }
+func (f *fakeRunner) Resume() error        { return f.rec("resume") }
+func (f *fakeRunner) Freeze() error        { return f.rec("freeze") }
+func (f *fakeRunner) Thaw() error          { return f.rec("thaw") }
+func (f *fakeRunner) Skip(id string) error { return f.rec("skip " + id) }
+func (f *fakeRunner) SkipPoint(id, point string) error {
+	return f.rec("skip-point " + id + " " + point)
+}
 func (f *fakeRunner) Retry(id string) error      { return f.rec("retry " + id) }
 func (f *fakeRunner) Greenlight(id string) error { return f.rec("greenlight " + id) }
 func (f *fakeRunner) Stop() error                { return f.rec("stop") }
