@@ -117,6 +117,7 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 	pl.BackgroundColor = color.White
 	pl.Legend.Top, pl.Legend.Left = true, true
 	pl.Legend.XOffs, pl.Legend.YOffs = vg.Points(8), -vg.Points(4)
+	pl.Legend.Padding = vg.Points(2) // room between entries for a font a little taller than the one measured
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, x := range xs {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
@@ -312,5 +313,13 @@ func svgOf(pl *plot.Plot) ([]byte, error) {
 	if _, err := w.WriteTo(&b); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return withFallbackFonts(b.Bytes()), nil
+}
+
+// withFallbackFonts names, after the font gonum measured its text with
+// (Liberation Serif), the fonts of the same metrics a viewer is likelier
+// to have: a browser without it would take its default serif, wider and
+// taller, and legend lines would run into each other.
+func withFallbackFonts(svg []byte) []byte {
+	return bytes.ReplaceAll(svg, []byte("font-family:Liberation Serif;"), []byte("font-family:'Liberation Serif','Times New Roman',Times,'Nimbus Roman',serif;"))
 }

@@ -95,6 +95,9 @@ phases:
 	if strings.Contains(string(b), "<script") {
 		t.Error("a script in the chart")
 	}
+	if !strings.Contains(string(b), "'Times New Roman'") {
+		t.Error("no fallback of the measured font's metrics: a browser without Liberation Serif runs the legend's lines together")
+	}
 	again, _ := sweepChart(ph, ps, "tflops", func() map[int][]float64 { _, v := runner.PointValues(ph, ps.Steps); return v["tflops"] }())
 	if string(again) != string(b) {
 		t.Error("the same rows drew another chart: not deterministic")

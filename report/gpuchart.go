@@ -154,7 +154,7 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 	if _, err := c.WriteTo(&b); err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return withFallbackFonts(b.Bytes()), nil
 }
 
 // updateGPUChart draws a finished phase's GPU chart once per attempt;

@@ -137,5 +137,6 @@ func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error
 	pl.Y.Max = ymax + 0.08*(ymax-ymin)
 	pl.Legend.Top, pl.Legend.Left = false, false
 	pl.Legend.XOffs, pl.Legend.YOffs = -vg.Points(40), vg.Points(6) // slack for a wider font than the one measured
+	pl.Legend.Padding = vg.Points(2)
 	return svgOf(pl)
 }

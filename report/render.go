@@ -445,26 +445,49 @@ func expectations(b *strings.Builder, ph *campaign.Phase, p runner.PhaseState) {
 }
 
 // processes is a phase's steps' use of the machine: each ended step's CPU
-// time and peak memory, with what the peak is of.
+// time and peak memory, with what the peak is of; past a handful of steps
+// (a sweep's hundreds) the sum of the CPU and the largest peak, with its
+// step.
 func processes(states []runner.StepState, steps []*campaign.Step) string {
-	var b strings.Builder
-	for i, s := range states {
-		if s.Ended.IsZero() || s.CPU == 0 && s.PeakMem == 0 {
-			continue
-		}
-		if b.Len() == 0 {
-			b.WriteString("\n### Processes\n\n")
-		}
-		label := ""
+	label := func(i int) string {
 		if i < len(steps) {
-			label = ", " + cell(steps[i].Label())
+			return ", " + cell(steps[i].Label())
 		}
-		of := "its largest process"
-		if s.PeakOf == "cgroup" {
-			of = "its cgroup: all its processes at once"
-		}
-		fmt.Fprintf(&b, "- step %d%s: %s of CPU · peak memory %s (%s)\n", i+1, label, format.Duration(s.CPU), format.Bytes(s.PeakMem), of)
+		return ""
 	}
+	of := func(s runner.StepState) string {
+		if s.PeakOf == "cgroup" {
+			return "its cgroup: all its processes at once"
+		}
+		return "its largest process"
+	}
+	var ended []int
+	for i, s := range states {
+		if !s.Ended.IsZero() && (s.CPU > 0 || s.PeakMem > 0) {
+			ended = append(ended, i)
+		}
+	}
+	if len(ended) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Processes\n\n")
+	if len(ended) <= 6 {
+		for _, i := range ended {
+			s := states[i]
+			fmt.Fprintf(&b, "- step %d%s: %s of CPU · peak memory %s (%s)\n", i+1, label(i), format.Duration(s.CPU), format.Bytes(s.PeakMem), of(s))
+		}
+		return b.String()
+	}
+	var cpu time.Duration
+	top := ended[0]
+	for _, i := range ended {
+		cpu += states[i].CPU
+		if states[i].PeakMem > states[top].PeakMem {
+			top = i
+		}
+	}
+	fmt.Fprintf(&b, "- %d steps: %s of CPU in all; the largest peak memory %s (%s), step %d%s\n", len(ended), format.Duration(cpu), format.Bytes(states[top].PeakMem), of(states[top]), top+1, label(top))
 	return b.String()
 }
 
