@@ -3,16 +3,19 @@ package report
 // Each phase's GPUs over its span as one SVG beside the results file:
 // utilization, memory, power and temperature against the time since the
 // phase began (in seconds, minutes or hours, by its length), small
-// multiples, one line per GPU, a red mark where a GPU throttled for
-// trouble. Drawn once the phase has finished, from the
+// multiples, one line per GPU, shaded red in every panel where a GPU
+// throttled for trouble. Drawn once the phase has finished, from the
 // sampler's history (greenlight report, which has none, keeps the file).
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,6 +90,11 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 		unit, per = "hours", time.Hour
 	}
 	xmax := span.Seconds() / per.Seconds()
+	var perGPU [][]gpu.Point
+	for _, l := range lines {
+		perGPU = append(perGPU, l.pts)
+	}
+	spans := troubleSpans(perGPU, from, to, per)
 	plots := make([][]*plot.Plot, len(gpuPanels))
 	for i, panel := range gpuPanels {
 		pl := plot.New()
@@ -100,7 +108,32 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 		// their time axes line up.
 		pl.X.Min, pl.X.Max = 0, xmax*1.22
 		pl.Add(plotter.NewGrid())
-		var trouble plotter.XYs
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, l := range lines {
+			for _, p := range l.pts {
+				if v := panel.value(p); v >= 0 {
+					lo, hi = math.Min(lo, v), math.Max(hi, v)
+				}
+			}
+		}
+		if lo == hi {
+			lo, hi = lo-1, hi+1 // as gonum pads a flat line
+		}
+		if len(spans) > 0 && lo <= hi {
+			// Under the lines: a band over the panel's range for each span.
+			for k, sp := range spans {
+				band, err := plotter.NewPolygon(plotter.XYs{{X: sp[0], Y: lo}, {X: sp[1], Y: lo}, {X: sp[1], Y: hi}, {X: sp[0], Y: hi}})
+				if err != nil {
+					continue
+				}
+				band.Color = color.NRGBA{R: 230, G: 60, B: 60, A: 60}
+				band.LineStyle.Width = 0
+				pl.Add(band)
+				if i == 0 && k == 0 {
+					pl.Legend.Add("throttled: thermal, HW slowdown, power brake", band)
+				}
+			}
+		}
 		for j, l := range lines {
 			var xy plotter.XYs
 			for _, p := range l.pts {
@@ -110,9 +143,6 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 				}
 				x := p.T.Sub(from).Seconds() / per.Seconds()
 				xy = append(xy, plotter.XY{X: x, Y: v})
-				if i == 2 && p.Troubled() {
-					trouble = append(trouble, plotter.XY{X: x, Y: v})
-				}
 			}
 			if len(xy) == 0 {
 				continue
@@ -126,15 +156,6 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 			pl.Add(ln)
 			if i == 0 {
 				pl.Legend.Add(l.label, ln)
-			}
-		}
-		if len(trouble) > 0 {
-			if sc, err := plotter.NewScatter(trouble); err == nil {
-				sc.Shape = draw.CircleGlyph{}
-				sc.Radius = vg.Points(2)
-				sc.Color = color.RGBA{R: 220, A: 255}
-				pl.Add(sc)
-				pl.Legend.Add("throttled: thermal, HW slowdown, power brake", sc)
 			}
 		}
 		pl.Legend.Top = true
@@ -206,4 +227,40 @@ func (plainTicks) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// troubleSpans are the stretches, in the chart's x unit, where a GPU's
+// reading says it throttled for trouble: each such reading stands for the
+// time to its GPU's next one (its last, one interval more, within the
+// phase), overlapping stretches merged.
+func troubleSpans(perGPU [][]gpu.Point, from, to time.Time, per time.Duration) [][2]float64 {
+	x := func(t time.Time) float64 { return t.Sub(from).Seconds() / per.Seconds() }
+	var spans [][2]float64
+	for _, pts := range perGPU {
+		for j, p := range pts {
+			if !p.Troubled() {
+				continue
+			}
+			var end time.Time
+			switch {
+			case j+1 < len(pts):
+				end = pts[j+1].T
+			case j > 0:
+				end = p.T.Add(p.T.Sub(pts[j-1].T)) // the last: one interval, as the one before
+			default:
+				end = p.T
+			}
+			spans = append(spans, [2]float64{max(0, x(p.T)), min(x(to), x(end))})
+		}
+	}
+	slices.SortFunc(spans, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	var out [][2]float64
+	for _, sp := range spans {
+		if n := len(out); n > 0 && sp[0] <= out[n-1][1] {
+			out[n-1][1] = math.Max(out[n-1][1], sp[1])
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
 }
