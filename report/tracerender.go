@@ -94,6 +94,9 @@ func tracesSection(sums []*trace.Summary, notes []string, rules *trace.Rules, li
 		if s.Err != "" {
 			fmt.Fprintf(&b, "\n⚠ %s: %s: the figures are from what could be read.\n", cell(s.Rank), safeCell(s.Err))
 		}
+		if s.Late > 0 {
+			fmt.Fprintf(&b, "\n⚠ %s: %d activities came out of time order by more than the reader's window (65,536 per stream): its busy time and gaps are approximate.\n", cell(s.Rank), s.Late)
+		}
 	}
 	if len(sums) > 1 {
 		lo, hi := sums[0], sums[0]

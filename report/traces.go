@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,7 +52,7 @@ type traceBook struct {
 	queued   map[string]bool
 	queue    []traceJob
 	progress map[string]string // path -> "1.2/4.1 GB"
-	working  bool
+	working  int               // readers summarising now
 	lastKick time.Time
 }
 
@@ -113,32 +114,42 @@ func (b *traceBook) consider(st *runner.State, now time.Time) {
 			b.queue = append(b.queue, traceJob{b.abs(a.Path), key})
 		}
 	}
-	if len(b.queue) > 0 && !b.working && b.kick != nil {
-		b.working = true
+	// Ranks side by side: a reader per trace up to a quarter of the
+	// cores while the campaign runs (its steps come first), each in
+	// bounded memory.
+	for b.kick != nil && b.working < len(b.queue) && b.working < max(1, runtime.NumCPU()/4) {
+		b.working++
 		go b.work()
 	}
 }
 
-// drain summarises what is queued in the caller (greenlight report).
+// drain summarises what is queued (greenlight report), a reader per
+// core, and returns when all is done.
 func (b *traceBook) drain() {
-	for {
-		b.mu.Lock()
-		if len(b.queue) == 0 {
-			b.mu.Unlock()
-			return
-		}
-		j := b.queue[0]
-		b.queue = b.queue[1:]
-		b.mu.Unlock()
-		b.run(j)
+	var wg sync.WaitGroup
+	for range runtime.NumCPU() {
+		wg.Go(func() {
+			for {
+				b.mu.Lock()
+				if len(b.queue) == 0 {
+					b.mu.Unlock()
+					return
+				}
+				j := b.queue[0]
+				b.queue = b.queue[1:]
+				b.mu.Unlock()
+				b.run(j)
+			}
+		})
 	}
+	wg.Wait()
 }
 
 func (b *traceBook) work() {
 	for {
 		b.mu.Lock()
 		if len(b.queue) == 0 {
-			b.working = false
+			b.working--
 			b.mu.Unlock()
 			return
 		}
@@ -156,7 +167,7 @@ func (b *traceBook) wait() bool {
 	waited := false
 	for {
 		b.mu.Lock()
-		idle := len(b.queue) == 0 && !b.working
+		idle := len(b.queue) == 0 && b.working == 0
 		b.mu.Unlock()
 		if idle {
 			return waited
@@ -302,20 +313,38 @@ func Traces(paths []string, top int, csvPath string, progress func(path string, 
 	rules := trace.DefaultRules()
 	var sums []*trace.Summary
 	var notes []string
-	for _, p := range paths {
-		o := trace.Options{Rules: rules, Top: top}
-		if csvPath != "" {
-			o.Top = math.MaxInt32 // the CSV has every kernel, whatever --top says
-		}
-		if progress != nil {
-			o.Progress = func(read, of int64) { progress(p, read, of) }
-		}
-		s, err := trace.Any(context.Background(), p, o)
-		if err != nil {
-			notes = append(notes, fmt.Sprintf("`%s`: %v", p, err))
+	// One reader per core, each trace in bounded memory: 8 ranks take
+	// about as long as one on a machine with 8 cores.
+	got := make([]*trace.Summary, len(paths))
+	errs := make([]error, len(paths))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(paths), runtime.NumCPU()) {
+		wg.Go(func() {
+			for i := range next {
+				p := paths[i]
+				o := trace.Options{Rules: rules, Top: top}
+				if csvPath != "" {
+					o.Top = math.MaxInt32 // the CSV has every kernel, whatever --top says
+				}
+				if progress != nil {
+					o.Progress = func(read, of int64) { progress(p, read, of) }
+				}
+				got[i], errs[i] = trace.Any(context.Background(), p, o)
+			}
+		})
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, p := range paths {
+		if errs[i] != nil {
+			notes = append(notes, fmt.Sprintf("`%s`: %v", p, errs[i]))
 			continue
 		}
-		sums = append(sums, s)
+		sums = append(sums, got[i])
 	}
 	sort.SliceStable(sums, func(i, j int) bool { return rankLess(sums[i].Rank, sums[j].Rank) })
 	if len(sums) > 0 && csvPath != "" {

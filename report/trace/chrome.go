@@ -31,6 +31,9 @@ type Summary struct {
 	Cats      []Cat
 	Streams   []Stream
 	Err       string `json:"err,omitempty"` // why the summary is partial (a damaged or truncated trace)
+	// Late counts activities that came out of order by more than the
+	// reader's window: busy time and gaps are then approximate.
+	Late int `json:"late,omitempty"`
 }
 
 // Kernel is one kernel name's launches.
@@ -159,11 +162,14 @@ func Chrome(r io.Reader, o Options) (*Summary, error) {
 
 type agg struct {
 	names   map[string]*kstat
-	streams map[string][]interval
+	streams map[string]*window // by device/stream
+	all     *window            // every stream's activity: the busy union
 	events  int
 }
 
-func newAgg() *agg { return &agg{names: map[string]*kstat{}, streams: map[string][]interval{}} }
+func newAgg() *agg {
+	return &agg{names: map[string]*kstat{}, streams: map[string]*window{}, all: newWindow(false)}
+}
 
 func (o Options) rules() *Rules {
 	if o.Rules == nil {
@@ -375,7 +381,14 @@ func (a *agg) events_(s *scanner) error {
 		if pid != "" {
 			key = pid + "/" + tid
 		}
-		a.streams[key] = append(a.streams[key], interval{ts, ts + dur})
+		w := a.streams[key]
+		if w == nil {
+			w = newWindow(true)
+			a.streams[key] = w
+		}
+		iv := interval{ts, ts + dur}
+		w.add(iv)
+		a.all.add(iv)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Category names. CatMemory takes memcpy and memset activity whatever
@@ -31,6 +32,7 @@ type Rule struct {
 // Rules is an ordered list of rules.
 type Rules struct {
 	list []Rule
+	mu   sync.Mutex // memo: ranks are summarised side by side with one Rules
 	memo map[string]string
 }
 
@@ -89,17 +91,22 @@ func NewRules(overrides []Rule) (*Rules, error) {
 
 // Of is the category of a kernel name.
 func (r *Rules) Of(name string) string {
-	if c, ok := r.memo[name]; ok {
+	r.mu.Lock()
+	c, ok := r.memo[name]
+	r.mu.Unlock()
+	if ok {
 		return c
 	}
-	c := CatOther
+	c = CatOther
 	for _, rule := range r.list {
 		if rule.re.MatchString(name) {
 			c = rule.Name
 			break
 		}
 	}
+	r.mu.Lock()
 	r.memo[name] = c
+	r.mu.Unlock()
 	return c
 }
 

@@ -61,69 +61,29 @@ func (a *agg) summary(rules *Rules, top int) *Summary {
 		}
 	}
 	// The window, the union of all activity, and each stream's gaps.
-	var every []interval
-	for _, ivs := range a.streams {
-		every = append(every, ivs...)
-	}
-	if len(every) == 0 {
+	a.all.close()
+	if a.all.events == 0 {
 		return s
 	}
-	lo, busy := union(every)
-	hi := lo
-	for _, iv := range every {
-		hi = max(hi, iv.end)
-	}
-	s.WindowUS, s.BusyUS = hi-lo, busy
+	lo := a.all.lo
+	s.WindowUS, s.BusyUS, s.Late = a.all.hi-lo, a.all.busy, a.all.late
 	ids := make([]string, 0, len(a.streams))
 	for id := range a.streams {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		s.Streams = append(s.Streams, streamOf(id, a.streams[id], lo))
+		w := a.streams[id]
+		w.close()
+		s.Late += w.late
+		s.Streams = append(s.Streams, w.stream(id, lo))
 	}
 	sort.SliceStable(s.Streams, func(i, j int) bool { return s.Streams[i].BusyUS > s.Streams[j].BusyUS })
 	return s
 }
 
-// union sorts ivs and returns the earliest start and the length of their union.
-func union(ivs []interval) (float64, float64) {
-	sort.Slice(ivs, func(i, j int) bool { return ivs[i].start < ivs[j].start })
-	lo := ivs[0].start
-	var busy float64
-	cs, ce := ivs[0].start, ivs[0].end
-	for _, iv := range ivs[1:] {
-		if iv.start > ce {
-			busy += ce - cs
-			cs, ce = iv.start, iv.end
-			continue
-		}
-		ce = max(ce, iv.end)
-	}
-	return lo, busy + ce - cs
-}
-
 // gapsKept is how many of a stream's largest gaps are listed.
 const gapsKept = 3
-
-func streamOf(id string, ivs []interval, origin float64) Stream {
-	st := Stream{ID: id, Events: len(ivs)}
-	sort.Slice(ivs, func(i, j int) bool { return ivs[i].start < ivs[j].start })
-	cs, ce := ivs[0].start, ivs[0].end
-	for _, iv := range ivs[1:] {
-		if iv.start > ce {
-			st.BusyUS += ce - cs
-			g := Gap{AtUS: ce - origin, DurUS: iv.start - ce}
-			st.GapUS += g.DurUS
-			st.Gaps = keepLargest(st.Gaps, g)
-			cs, ce = iv.start, iv.end
-			continue
-		}
-		ce = max(ce, iv.end)
-	}
-	st.BusyUS += ce - cs
-	return st
-}
 
 func keepLargest(gs []Gap, g Gap) []Gap {
 	if len(gs) == gapsKept && g.DurUS <= gs[gapsKept-1].DurUS {
