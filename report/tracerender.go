@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/greenlight-run/greenlight/internal/files"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/internal/safe"
@@ -324,4 +326,40 @@ func profilerTables(reportDir string, sums []*trace.Summary, base string) []stri
 	}
 	sort.Strings(out)
 	return out
+}
+
+// missingRanks says which ranks' traces a capture expected and never got
+// ("rank 7's trace never appeared: 7 of 8 summarised"), "" when none is
+// missing. Ranks are known by their files' names (rank 0, rank 1, ...);
+// where the names say no rank, by their count.
+func missingRanks(c *campaign.Capture, sums []*trace.Summary) string {
+	got := map[int]bool{}
+	named := 0
+	for _, s := range sums {
+		var k int
+		if _, err := fmt.Sscanf(s.Rank, "rank %d", &k); err == nil {
+			got[k] = true
+			named++
+		}
+	}
+	if len(sums) >= c.Ranks && (named == 0 || len(got) >= c.Ranks) {
+		return ""
+	}
+	of := fmt.Sprintf("%d of %d summarised", len(sums), c.Ranks)
+	if c.Inferred != "" {
+		of += " (" + c.Inferred + ")"
+	}
+	if named == 0 {
+		return fmt.Sprintf("⚠ %d rank(s)' traces never appeared: %s", c.Ranks-len(sums), of)
+	}
+	var missing []string
+	for k := range c.Ranks {
+		if !got[k] {
+			missing = append(missing, strconv.Itoa(k))
+		}
+	}
+	if len(missing) == 1 {
+		return fmt.Sprintf("⚠ rank %s's trace never appeared: %s", missing[0], of)
+	}
+	return fmt.Sprintf("⚠ ranks %s: their traces never appeared: %s", strings.Join(missing, ", "), of)
 }

@@ -386,6 +386,12 @@ func LoadEnv(stateDir string) (Env, error) {
 // beside the results file when the summaries changed.
 func (w *Writer) traceSection(p runner.PhaseState) string {
 	sums, notes := w.traces.phase(p)
+	if ph := w.plan.Phase(p.ID); ph != nil && ph.Capture != nil && p.Status.Finished() && p.Status != runner.Skipped {
+		// A trace still being read, or unreadable, appeared: not missing.
+		if n := missingRanks(ph.Capture, sums); n != "" && len(sums)+len(notes) < ph.Capture.Ranks {
+			notes = append([]string{n}, notes...)
+		}
+	}
 	kcsv := kernelsCSV(w.path, p.ID)
 	if len(sums) > 0 {
 		var keys []string

@@ -425,3 +425,43 @@ phases:
 		t.Errorf("next %s after the leftover was stopped", s)
 	}
 }
+
+// TestGuardedCapture: a capture of 3 ranks whose flush writes 2 traces
+// shows them as they come ("flushing traces: 1 of 3 ranks"), and when
+// nothing grows for its stall it says so and ends the wait: the phase is
+// done, never hung. When all 3 come, the wait ends once they are quiet,
+// with nothing said.
+func TestGuardedCapture(t *testing.T) {
+	t.Parallel()
+	for _, ranks := range []int{2, 3} {
+		dir := t.TempDir()
+		p := loadCampaign(t, fmt.Sprintf(`
+name: capture
+phases:
+  - id: prof
+    artifacts: ['%[1]s/*.pt.trace.json.gz']
+    capture: {ranks: 3, stall: 2s}
+    steps:
+      - run: |
+          true
+      - name: stop profiler
+        wait_quiet: 300ms
+        leave_running: true # the flush goes on after it, as a server's does
+        run: |
+          ( for r in $(seq 0 %[2]d); do sleep 0.3; head -c 1000 /dev/zero > %[1]s/rank$r.pt.trace.json.gz; done ) &
+`, dir, ranks-1))
+		h := start(t, p, testOptions(t))
+		h.until(20*time.Second, "the flush's progress", func(e Event) bool {
+			return e.State != nil && e.State.Phase("prof") != nil && len(e.State.Phase("prof").Steps) == 2 &&
+				strings.Contains(e.State.Phase("prof").Steps[1].Stage, "flushing traces: 1 of 3 ranks")
+		})
+		st := h.finished(30 * time.Second)
+		if s := st.Phase("prof").Status; s != Done {
+			t.Errorf("%d ranks: the phase is %s", ranks, s)
+		}
+		stalled := slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.Contains(w, "flush grew no trace for 2s: 2 of 3 ranks") })
+		if stalled != (ranks == 2) {
+			t.Errorf("%d ranks written: stall said %v; warnings %q", ranks, stalled, st.Warnings)
+		}
+	}
+}

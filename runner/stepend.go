@@ -101,11 +101,14 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 				pr.ph.Label(), sr.step.Index+1, sr.step.Label(), format.Bytes(r.disk.free), st.ExitCode))
 		}
 		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s done in %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), format.Duration(dur))})
-		if sr.step.WaitQuiet > 0 {
+		if sr.quietFor() > 0 {
 			sr.proc.exitedSeen = false
 			sr.quiet.waiting = true
-			sr.quiet.since = now
+			sr.quiet.since, sr.quiet.at = now, now
 			ss.Status, ss.Stage = Running, "waiting for artifacts to stop growing"
+			if pr.ph.Capture != nil {
+				ss.Stage = "flushing traces"
+			}
 			return
 		}
 		sr.next(now)
@@ -143,17 +146,24 @@ func (sr *stepRun) next(now time.Time) {
 }
 
 // checkQuiet waits, after a step's command ended, until the phase's
-// artifacts stop growing (a trace still being flushed).
+// artifacts stop growing (a trace still being flushed); for a guarded
+// capture, until every rank's trace is there and quiet, or the flush has
+// stalled.
 func (sr *stepRun) checkQuiet(now time.Time) {
+	arts := globArtifacts(sr.pr.ph.Artifacts, sr.pr.artDir)
 	var size int64
-	for _, a := range globArtifacts(sr.pr.ph.Artifacts, sr.pr.artDir) {
+	for _, a := range arts {
 		size += a.Size
 	}
-	if size != sr.quiet.size {
+	if c := sr.pr.ph.Capture; c != nil {
+		if !sr.checkFlush(c, arts, size, now) {
+			return
+		}
+	} else if size != sr.quiet.size {
 		sr.quiet.size, sr.quiet.since = size, now
 		return
 	}
-	if now.Sub(sr.quiet.since) >= sr.step.WaitQuiet {
+	if now.Sub(sr.quiet.since) >= sr.quietFor() {
 		sr.quiet.waiting = false
 		sr.pr.state.Steps[sr.step.Index].Status = Done
 		sr.pr.state.Steps[sr.step.Index].Stage = ""

@@ -54,4 +54,9 @@ type quietWatch struct {
 	since   time.Time
 	size    int64
 	waiting bool
+	// A guarded capture's flush (capture:): how fast the traces grow.
+	at        time.Time // the last look
+	rate      float64   // bytes/s, smoothed
+	ranks     int       // rank traces written, as last said
+	stallSaid bool
 }

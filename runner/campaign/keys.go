@@ -33,6 +33,7 @@ var levels = map[reflect.Type]string{
 	reflect.TypeOf(CompareSpec{}):    "compare:",
 	reflect.TypeOf(MetricsSpec{}):    "metrics:",
 	reflect.TypeOf(PlotSpec{}):       "plot:",
+	reflect.TypeOf(CaptureSpec{}):    "capture:",
 }
 
 // fieldsOf are a struct type's YAML keys and their types.

@@ -294,6 +294,7 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 			}
 		}
 	}
+	l.inferRanks(plan, ids)
 	if len(l.errs) == 0 {
 		l.order(plan, ids)
 	}

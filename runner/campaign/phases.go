@@ -177,6 +177,9 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *
 	if pl := ps.Plot; pl != nil {
 		l.plot(pl, ph, at)
 	}
+	if cs := ps.Capture; cs != nil {
+		l.capture(cs, ph, at)
+	}
 	return ph
 }
 

@@ -84,6 +84,8 @@ type Phase struct {
 	// Curves chooses a sweep's curves (plot: with x an axis); nil: every
 	// metric along the first axis.
 	Curves *Curves
+	// Capture guards a profiler capture's flush; nil for none.
+	Capture *Capture
 	// Hash identifies the phase's work: a changed file re-runs a finished
 	// phase only when its hash changed.
 	Hash string

@@ -150,6 +150,8 @@ type PhaseSpec struct {
 	// Plot asks a sweep for a trade-off chart: one metric against
 	// another, each point labelled by an axis, the Pareto front drawn.
 	Plot *PlotSpec `yaml:"plot" json:"plot,omitempty"`
+	// Capture guards a profiler capture's flush (capture.go).
+	Capture *CaptureSpec `yaml:"capture" json:"capture,omitempty"`
 }
 
 // StepSpec is one command of a phase.
