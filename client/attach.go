@@ -18,6 +18,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/tui"
 
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/report"
@@ -201,7 +202,8 @@ type Session struct {
 	state  *runner.State
 	mirror *gpu.Mirror
 	gpus   *gpu.Sampler
-	prev   []gpu.Sample // the last round, for process lists sent only when they change
+	prev   []gpu.Sample                // the last round, for process lists sent only when they change
+	srvs   map[string]*link.ServerLine // the services' /metrics, as the last round said
 
 	events chan runner.Event
 	bye    string // the runner's last word, when it ended the stream
@@ -229,6 +231,7 @@ func NewSession(plan *campaign.Plan, cfg *daemon.Config, c *link.Client, log io.
 	s.prev = link.DecodeSamples(s.inv, w.Samples, nil)
 	s.mirror.Set(s.inv, w.Hosts, s.prev)
 	s.gpus.Round()
+	s.srvs = w.Servers
 	s.state = c.First.State
 	return s
 }
@@ -357,7 +360,31 @@ func (s *Session) gpuRound(w *link.GPURound) {
 	}
 	s.prev = link.DecodeSamples(s.inv, w.Samples, s.prev)
 	s.mirror.Set(s.inv, w.Hosts, s.prev)
+	s.mu.Lock()
+	s.srvs = w.Servers
+	s.mu.Unlock()
 	s.gpus.Round()
+}
+
+// Servers are the services' own view for the window (tui.ServerSource).
+func (s *Session) Servers() map[string]tui.ServerLine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]tui.ServerLine{}
+	m := func(v *float64) gpu.Metric {
+		if v == nil {
+			return gpu.Metric{Why: "not exported"}
+		}
+		return gpu.Metric{V: *v, OK: true}
+	}
+	for id, w := range s.srvs {
+		l := tui.ServerLine{At: w.At, Running: m(w.Running), Waiting: m(w.Waiting), KV: m(w.KV), TokS: m(w.TokS), Preemptions: m(w.Preemptions), Err: w.Err}
+		for _, h := range w.History {
+			l.History = append(l.History, m(h))
+		}
+		out[id] = l
+	}
+	return out
 }
 
 func (s *Session) do(op link.Op, phase string) error {

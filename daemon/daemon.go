@@ -23,6 +23,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/statedir"
+	"github.com/greenlight-run/greenlight/metrics"
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -135,10 +136,11 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	held.give(plan, w)
 	scrapeCtx, stopScraping := context.WithCancel(context.Background())
 	defer stopScraping()
-	w.SetServers(startScrapers(scrapeCtx, plan, r.Subscribe()))
+	scrapers := startScrapers(scrapeCtx, plan, r.Subscribe())
+	w.SetServers(views(scrapers))
 	reportEvents, linkEvents, printEvents := r.Subscribe(), r.Subscribe(), r.Subscribe()
 	reportDone := make(chan struct{})
-	srv := &server{r: r, sampler: sampler, version: version}
+	srv := &server{r: r, sampler: sampler, version: version, scrapers: scrapers}
 	go func() {
 		defer close(reportDone)
 		w.Run(reportEvents, func(err error) {
@@ -246,15 +248,18 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 
 // server answers the runner's clients.
 type server struct {
-	r       *runner.Runner
-	sampler *gpu.Sampler
-	link    *link.Server
-	version string
+	r        *runner.Runner
+	sampler  *gpu.Sampler
+	scrapers map[string]*metrics.Scraper // the services' /metrics, for the window's line
+	link     *link.Server
+	version  string
 }
 
 // Snapshot implements link.Handler.
 func (s *server) Snapshot() (*runner.State, *link.GPURound) {
-	return s.r.Snapshot(), link.GPUSnapshot(s.sampler)
+	g := link.GPUSnapshot(s.sampler)
+	g.Servers = serverLines(s.scrapers, time.Now())
+	return s.r.Snapshot(), g
 }
 
 // Do implements link.Handler.
@@ -279,7 +284,9 @@ func (s *server) forwardGPU() {
 			enc = link.GPUEncoder{} // nobody to tell; the next client's first round is whole
 			continue
 		}
-		s.link.GPU(enc.Round(s.sampler.Inventory(), s.sampler.Hosts(), samples))
+		round := enc.Round(s.sampler.Inventory(), s.sampler.Hosts(), samples)
+		round.Servers = serverLines(s.scrapers, time.Now())
+		s.link.GPU(round)
 	}
 }
 

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/link"
 )
 
 // scrapeEvery is how often a service's /metrics is read while it is up.
@@ -19,10 +21,10 @@ const scrapeEvery = 2 * time.Second
 // request at a time) while the service is up, until ctx ends. A service
 // on Slurm, whose node is known only once its job runs, is not scraped
 // yet.
-func startScrapers(ctx context.Context, plan *campaign.Plan, events <-chan runner.Event) map[string]report.ServerView {
+func startScrapers(ctx context.Context, plan *campaign.Plan, events <-chan runner.Event) map[string]*metrics.Scraper {
 	var mu sync.Mutex
 	up := map[string]bool{}
-	out := map[string]report.ServerView{}
+	out := map[string]*metrics.Scraper{}
 	for _, ph := range plan.Phases {
 		sv := ph.Service
 		if sv == nil || sv.MetricsURL == "" || strings.Contains(sv.MetricsURL, campaign.NodeVar) {
@@ -51,5 +53,44 @@ func startScrapers(ctx context.Context, plan *campaign.Plan, events <-chan runne
 			mu.Unlock()
 		}
 	}()
+	return out
+}
+
+// views are the scrapers as the results file reads them.
+func views(s map[string]*metrics.Scraper) map[string]report.ServerView {
+	out := map[string]report.ServerView{}
+	for id, sc := range s {
+		out[id] = sc
+	}
+	return out
+}
+
+// serverLinesKept is how many scrapes of tokens/s a window's line shows.
+const serverLinesKept = 60
+
+// serverLines are the services' lines for the window, those scraped in
+// the last minute (a service that went down is not shown as it was).
+func serverLines(s map[string]*metrics.Scraper, now time.Time) map[string]*link.ServerLine {
+	var out map[string]*link.ServerLine
+	for id, sc := range s {
+		l := sc.Line(serverLinesKept)
+		if l.At.IsZero() || now.Sub(l.At) > time.Minute {
+			continue
+		}
+		num := func(v float64) *float64 {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil
+			}
+			return &v
+		}
+		w := &link.ServerLine{At: l.At, Running: num(l.Running), Waiting: num(l.Waiting), KV: num(l.KV), TokS: num(l.TokS), Preemptions: num(l.Preemptions), Err: l.Err}
+		for _, h := range l.History {
+			w.History = append(w.History, num(h))
+		}
+		if out == nil {
+			out = map[string]*link.ServerLine{}
+		}
+		out[id] = w
+	}
 	return out
 }

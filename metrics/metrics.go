@@ -252,3 +252,57 @@ func (s *Scraper) Err() string {
 	defer s.mu.Unlock()
 	return s.lastErr
 }
+
+// Line is the server's state now, for a line in the window: the last
+// scrape's gauges, tokens generated per second between the last two,
+// preemptions since the first scrape kept, and the last n scrapes' tokens/s
+// (oldest first). A series the server does not export is NaN.
+type Line struct {
+	At                   time.Time
+	Running, Waiting, KV float64
+	TokS, Preemptions    float64
+	History              []float64
+	Err                  string // why the last scrape failed
+}
+
+// Line is the scraper's Line with up to n points of history.
+func (s *Scraper) Line(n int) Line {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	nan := math.NaN()
+	l := Line{Running: nan, Waiting: nan, KV: nan, TokS: nan, Preemptions: nan, Err: s.lastErr}
+	if len(s.samples) == 0 {
+		return l
+	}
+	last := s.samples[len(s.samples)-1]
+	l.At = last.T
+	get := func(sm Sample, k string) float64 {
+		if v, ok := sm.V[k]; ok {
+			return v
+		}
+		return nan
+	}
+	l.Running, l.Waiting, l.KV = get(last, Running), get(last, Waiting), get(last, KVUsage)
+	if p := get(last, Preemptions); !math.IsNaN(p) {
+		l.Preemptions = max(0, p-get(s.samples[0], Preemptions))
+		if math.IsNaN(l.Preemptions) {
+			l.Preemptions = p
+		}
+	}
+	rate := func(a, b Sample) float64 {
+		d := b.T.Sub(a.T).Seconds()
+		x, y := get(a, GenTok), get(b, GenTok)
+		if d <= 0 || math.IsNaN(x) || math.IsNaN(y) || y < x {
+			return nan
+		}
+		return (y - x) / d
+	}
+	from := max(1, len(s.samples)-n)
+	for i := from; i < len(s.samples); i++ {
+		l.History = append(l.History, rate(s.samples[i-1], s.samples[i]))
+	}
+	if len(l.History) > 0 {
+		l.TokS = l.History[len(l.History)-1]
+	}
+	return l
+}

@@ -89,3 +89,27 @@ func TestCounterAcrossARestart(t *testing.T) {
 		t.Errorf("growth %v; want 350 (200, then 50 from a restart, then 100)", d)
 	}
 }
+
+// TestLine: the window's line is the last scrape's gauges, tokens/s
+// between the last two scrapes (and each pair before, as history),
+// preemptions since the first scrape kept; a series not exported is NaN.
+func TestLine(t *testing.T) {
+	s := &Scraper{}
+	if l := s.Line(10); !math.IsNaN(l.TokS) || !l.At.IsZero() {
+		t.Errorf("no scrape yet: %+v", l)
+	}
+	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	for i, gen := range []float64{1000, 5000, 13000} {
+		s.Add(Sample{T: t0.Add(time.Duration(2*i) * time.Second), V: map[string]float64{Running: 64, Waiting: 12, KVUsage: 0.93, GenTok: gen, Preemptions: float64(5 + i)}})
+	}
+	l := s.Line(10)
+	if l.Running != 64 || l.Waiting != 12 || l.KV != 0.93 || l.TokS != 4000 || l.Preemptions != 2 {
+		t.Errorf("line %+v", l)
+	}
+	if len(l.History) != 2 || l.History[0] != 2000 || l.History[1] != 4000 {
+		t.Errorf("history %v, want [2000 4000]", l.History)
+	}
+	if h := s.Line(1).History; len(h) != 1 || h[0] != 4000 {
+		t.Errorf("one point of history: %v", h)
+	}
+}

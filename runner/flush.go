@@ -64,12 +64,14 @@ func (sr *stepRun) checkFlush(c *campaign.Capture, arts []Artifact, size int64, 
 	words := fmt.Sprintf("flushing traces: %d of %d ranks · %s", ranks, c.Ranks, format.Bytes(uint64(size)))
 	quiet := now.Sub(q.since)
 	switch {
-	case q.rate >= 1:
+	case q.rate >= 1 && quiet < 3*time.Second:
 		words += fmt.Sprintf(" · %s/s", format.Bytes(uint64(q.rate)))
 		// Ranks write traces of about one size: the flush is through when
 		// each is as large as the largest.
 		if want := largest * int64(c.Ranks); want > size {
-			words += " · ETA ~" + format.Duration(time.Duration(float64(want-size)/q.rate*float64(time.Second)))
+			if eta := time.Duration(float64(want-size) / q.rate * float64(time.Second)); eta >= time.Second {
+				words += " · ETA ~" + format.Duration(eta)
+			}
 		}
 	case ranks < c.Ranks:
 		words += fmt.Sprintf(" · no growth for %s (%s ends the wait)", format.Duration(quiet), format.Duration(c.Stall))

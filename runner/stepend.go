@@ -105,6 +105,10 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 			sr.proc.exitedSeen = false
 			sr.quiet.waiting = true
 			sr.quiet.since, sr.quiet.at = now, now
+			sr.quiet.size, sr.quiet.rate = 0, 0
+			for _, a := range globArtifacts(pr.ph.Artifacts, pr.artDir) {
+				sr.quiet.size += a.Size // what is there already did not flow in the wait
+			}
 			ss.Status, ss.Stage = Running, "waiting for artifacts to stop growing"
 			if pr.ph.Capture != nil {
 				ss.Stage = "flushing traces"

@@ -2,12 +2,14 @@ package tui
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -122,4 +124,26 @@ func TestSkipPointKey(t *testing.T) {
 	s.tm.Send(tea.KeyPressMsg{Code: tea.KeyDown})
 	s.tm.Send(tea.KeyPressMsg{Code: 'x', Text: "x"})
 	s.screen(t, "x skips the running point of a sweep")
+}
+
+// TestServerLine: while a phase that uses a scraped service runs, the
+// Phases header says what the server sees, with its tokens/s of the last
+// scrapes; a series it does not export is left out.
+func TestServerLine(t *testing.T) {
+	m := func(v float64) gpu.Metric { return gpu.Metric{V: v, OK: true} }
+	var hist []gpu.Metric
+	for _, v := range []float64{1000, 2500, 4000, 4210} {
+		hist = append(hist, m(v))
+	}
+	s := newScreenTest(t, 120, 40, 2, func(f *fakeGPUs) {
+		f.servers = map[string]ServerLine{"serve": {At: t0, Running: m(64), Waiting: m(12), KV: m(0.93), TokS: m(4210), Preemptions: m(3), History: hist}}
+	})
+	st := loadingState(filepath.Join(s.dir, "serve.log"))
+	st.Phases[0].Status, st.Phases[0].Steps[0].Stage = runner.Ready, ""
+	st.Phases[1].Status = runner.Running
+	s.events <- runner.Event{Kind: runner.PhaseStarted, Phase: "macro", State: st, Time: t0.Add(21 * time.Minute)}
+	got := s.screen(t, "4,210 tok/s")
+	if !strings.Contains(got, "Phases serve: running 64 · waiting 12 · KV 93% · 4,210 tok/s · 3 preempted") {
+		t.Errorf("the server's line:\n%s", got)
+	}
 }

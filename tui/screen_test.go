@@ -83,11 +83,14 @@ func loadingState(logPath string) *runner.State {
 
 // fakeGPUs serves fixed samples and history.
 type fakeGPUs struct {
-	n      int
-	ch     chan []gpu.Sample
-	hosts  []gpu.HostState // remote hosts
-	remote []gpu.Sample    // their GPUs
+	n       int
+	ch      chan []gpu.Sample
+	hosts   []gpu.HostState // remote hosts
+	remote  []gpu.Sample    // their GPUs
+	servers map[string]ServerLine
 }
+
+func (f *fakeGPUs) Servers() map[string]ServerLine { return f.servers }
 
 func newFakeGPUs(n int) *fakeGPUs { return &fakeGPUs{n: n, ch: make(chan []gpu.Sample, 1)} }
 

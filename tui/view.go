@@ -68,7 +68,7 @@ func (m *model) render() string {
 	cut := func(s string) string { return ansi.Truncate(s, w, "") }
 	var lines []string
 	lines = append(lines, cut(m.headerView()))
-	lines = append(lines, cut(m.section("Phases", "")))
+	lines = append(lines, cut(m.section("Phases", m.serverNote())))
 	lines = append(lines, m.phasesView(w, m.phaseRows())...)
 	lines = append(lines, cut(m.section("GPUs", m.gpuNote())))
 	lines = append(lines, m.gpusView(w, m.gpuRows())...)

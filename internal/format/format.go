@@ -92,3 +92,17 @@ func Number(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'e', 3, 64)
 }
+
+// Grouped is a whole number with its thousands grouped: 4,210.
+func Grouped(v float64) string {
+	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}

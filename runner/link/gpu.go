@@ -24,6 +24,22 @@ type GPURound struct {
 	Hosts   []gpu.HostState `json:"hosts,omitempty"`
 	Samples []wireSample    `json:"s,omitempty"`
 	Hist    [][]gpuPoint    `json:"hist,omitempty"` // on attach: per device of Inv, oldest first
+	// Servers are the services' own view (their /metrics), by service
+	// phase id, while they are scraped.
+	Servers map[string]*ServerLine `json:"servers,omitempty"`
+}
+
+// ServerLine is a service's /metrics now (metrics.Line on the wire); a
+// series the server does not export is null.
+type ServerLine struct {
+	At          time.Time  `json:"at"`
+	Running     *float64   `json:"running,omitempty"`
+	Waiting     *float64   `json:"waiting,omitempty"`
+	KV          *float64   `json:"kv,omitempty"`
+	TokS        *float64   `json:"tok_s,omitempty"`
+	Preemptions *float64   `json:"preemptions,omitempty"`
+	History     []*float64 `json:"hist,omitempty"` // tokens/s per scrape, oldest first
+	Err         string     `json:"err,omitempty"`
 }
 
 // wireSample is a gpu.Sample: the device by its place in the inventory,
