@@ -115,7 +115,12 @@ func (sr *stepRun) logLine(line []byte, now time.Time) {
 	sr.progressLine(line, now)
 	if sr.step.ResultsFormat == campaign.FormatVLLMBench {
 		if cols, vals, done := sr.vllm.line(line); done {
-			sr.addRow(Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, true)
+			row := Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}
+			if sr.pr.ph.Artifacts == nil {
+				sr.addRow(row, true) // no --save-result file to pair it with
+			} else {
+				sr.vllm.held = append(sr.vllm.held, row) // paired at the step's end
+			}
 		}
 	}
 	if re := sr.step.Results; re != nil {

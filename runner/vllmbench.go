@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,9 @@ type vllmBench struct {
 	in   bool
 	cols []string
 	vals []any
+	// held are the blocks read, kept until the step ends to be paired
+	// with the --save-result files the same runs wrote: one row each.
+	held []Row
 }
 
 var (
@@ -120,13 +124,24 @@ func isSavedResult(path string) bool {
 	return strings.HasSuffix(path, ".json") && !strings.HasSuffix(path, ".pt.trace.json")
 }
 
-// readSavedResults adds a row for each --save-result JSON among the
-// phase's artifacts written while the step ran, once each.
+// readSavedResults, at the step's end, pairs each --save-result JSON among
+// the phase's artifacts written while the step ran (read once each, in
+// the order they were written) with the printed block of the same run,
+// in the order they were printed: one row each, the JSON adding what the
+// block does not say (a metric the block says under another name is not
+// repeated). A file or a block without its pair is a row of its own.
 func (sr *stepRun) readSavedResults(now time.Time) {
 	if sr.step.ResultsFormat != campaign.FormatVLLMBench {
 		return
 	}
 	pr := sr.pr
+	held := sr.vllm.held
+	sr.vllm.held = nil
+	type saved struct {
+		path string
+		mod  time.Time
+	}
+	var files []saved
 	for _, a := range globArtifacts(pr.ph.Artifacts, pr.artDir) {
 		if !isSavedResult(a.Path) || pr.savedRead[a.Path] {
 			continue
@@ -135,6 +150,11 @@ func (sr *stepRun) readSavedResults(now time.Time) {
 		if err != nil || fi.ModTime().Before(sr.started.Add(-time.Second)) || fi.Size() > 256<<20 {
 			continue
 		}
+		files = append(files, saved{a.Path, fi.ModTime()})
+	}
+	slices.SortStableFunc(files, func(a, b saved) int { return a.mod.Compare(b.mod) })
+	for _, sv := range files {
+		a := Artifact{Path: sv.path}
 		f, err := os.Open(a.Path)
 		if err != nil {
 			continue
@@ -149,8 +169,45 @@ func (sr *stepRun) readSavedResults(now time.Time) {
 			pr.savedRead = map[string]bool{}
 		}
 		pr.savedRead[a.Path] = true
-		cols = append([]string{"file"}, cols...)
-		vals = append([]any{filepath.Base(a.Path)}, vals...)
-		sr.addRow(Row{Phase: pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, true)
+		row := Row{Phase: pr.ph.ID, Step: sr.step.Index, Time: now}
+		if len(held) > 0 {
+			row, held = held[0], held[1:]
+		}
+		row.Cols, row.Values = pairSaved(row.Cols, row.Values, filepath.Base(a.Path), cols, vals)
+		sr.addRow(row, true)
 	}
+	for _, row := range held {
+		sr.addRow(row, true)
+	}
+}
+
+// savedAs are --save-result keys under the name the printed block gives
+// the same figure (vLLM's bench serve, 0.10 to 0.11).
+var savedAs = map[string]string{
+	"completed":               "successful_requests",
+	"failed":                  "failed_requests",
+	"duration":                "benchmark_duration_s",
+	"total_output_tokens":     "total_generated_tokens",
+	"request_throughput":      "request_throughput_req_s",
+	"request_goodput":         "request_goodput_req_s",
+	"output_throughput":       "output_token_throughput_tok_s",
+	"total_token_throughput":  "total_token_throughput_tok_s",
+	"max_output_tokens_per_s": "peak_output_token_throughput_tok_s",
+	"max_concurrent_requests": "peak_concurrent_requests",
+	"max_concurrency":         "maximum_request_concurrency",
+}
+
+// pairSaved is a block's row (cols, vals; none when the file has no
+// block) with a --save-result file's name and the keys the block does
+// not already say.
+func pairSaved(cols []string, vals []any, file string, scols []string, svals []any) ([]string, []any) {
+	outC := append([]string{"file"}, cols...)
+	outV := append([]any{file}, vals...)
+	for i, c := range scols {
+		if slices.Contains(cols, c) || slices.Contains(cols, savedAs[c]) {
+			continue
+		}
+		outC, outV = append(outC, c), append(outV, svals[i])
+	}
+	return outC, outV
 }
