@@ -43,6 +43,12 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		if ph.Service != nil {
 			kind = "service"
 		}
+		if c := ph.Capture; c != nil {
+			kind += fmt.Sprintf(", a capture of %d ranks' traces", c.Ranks)
+			if c.Inferred != "" {
+				kind += " (" + c.Inferred + ")"
+			}
+		}
 		gpus := "all GPUs"
 		switch {
 		case ph.GPUs != nil && len(ph.GPUs) == 0:
