@@ -62,6 +62,9 @@ func tracesSection(sums []*trace.Summary, notes []string, rules *trace.Rules, li
 	for _, s := range sums {
 		ranks = append(ranks, s.Rank)
 	}
+	if h := headline(sums); h != "" {
+		b.WriteString("**" + cell(h) + "**\n\n")
+	}
 	fmt.Fprintf(&b, "From %s (%s): GPU time as the profiler recorded it; busy is the union of all kernels and copies over the window from the first to the last.\n\n",
 		format.Count(len(sums), "trace"), cell(strings.Join(ranks, ", ")))
 	b.WriteString("| Rank | GPU kernel time | Kernels | Memcpy/memset | GPU busy | Traced window | Idle on the busiest stream | Largest gaps there |\n")
@@ -362,4 +365,69 @@ func missingRanks(c *campaign.Capture, sums []*trace.Summary) string {
 		return fmt.Sprintf("⚠ rank %s's trace never appeared: %s", missing[0], of)
 	}
 	return fmt.Sprintf("⚠ ranks %s: their traces never appeared: %s", strings.Join(missing, ", "), of)
+}
+
+// headline is the phase's traces in a sentence: how busy the GPU was over
+// the traced window and so who set the pace, where the kernel time went,
+// and the largest idle gaps with how often they come. "" without a window.
+func headline(sums []*trace.Summary) string {
+	var busy, window, kernel float64
+	for _, s := range sums {
+		busy, window, kernel = busy+s.BusyUS, window+s.WindowUS, kernel+s.KernelUS+s.MemoryUS
+	}
+	if window <= 0 {
+		return ""
+	}
+	share := busy / window
+	var who string
+	switch {
+	case share < 0.5:
+		who = "the host set the pace (launches, scheduling, Python: the GPU waited)"
+	case share < 0.9:
+		who = "the GPU and the host shared the pace"
+	default:
+		who = "the GPU set the pace"
+	}
+	h := fmt.Sprintf("The GPU was busy %s of the traced window: %s", pct(busy, window), who)
+	// The largest category of kernel time, over all ranks.
+	cats := map[string]float64{}
+	for _, s := range sums {
+		for _, c := range s.Cats {
+			cats[c.Name] += c.TotalUS
+		}
+	}
+	top, topUS := "", 0.0
+	for name, t := range cats {
+		if t > topUS || t == topUS && name < top {
+			top, topUS = name, t
+		}
+	}
+	if top != "" && kernel > 0 {
+		h += fmt.Sprintf("; %s took %s of its time", top, pct(topUS, kernel))
+	}
+	// The largest gaps of the busiest stream of the most loaded rank, and
+	// their spacing when they are of a kind (within 2x of each other).
+	var gaps []trace.Gap
+	most := sums[0]
+	for _, s := range sums {
+		if s.KernelUS > most.KernelUS {
+			most = s
+		}
+	}
+	if len(most.Streams) > 0 {
+		gaps = most.Streams[0].Gaps
+	}
+	if len(gaps) > 0 && gaps[0].DurUS >= 1000 {
+		h += fmt.Sprintf("; largest gaps %s", us(gaps[0].DurUS))
+		if n := len(gaps); n >= 3 && gaps[n-1].DurUS*2 >= gaps[0].DurUS {
+			lo, hi := gaps[0].AtUS, gaps[0].AtUS
+			for _, g := range gaps {
+				lo, hi = math.Min(lo, g.AtUS), math.Max(hi, g.AtUS)
+			}
+			if hi > lo {
+				h += fmt.Sprintf(", every ~%s", us((hi-lo)/float64(n-1)))
+			}
+		}
+	}
+	return h + "."
 }
