@@ -139,8 +139,12 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 type interval struct{ start, end float64 }
 
-// maxName bounds a kernel's name as it is kept, matched and shown.
-const maxName = 4 << 10
+// maxName bounds a kernel's name as it is kept, matched and shown; maxKey
+// a key, a category, a phase letter or a stream id (longer is no match).
+const (
+	maxName = 4 << 10
+	maxKey  = 256
+)
 
 type kstat struct {
 	count int
@@ -210,7 +214,7 @@ func (a *agg) read(s *scanner) error {
 		if c != '"' {
 			return s.fail("expected a key")
 		}
-		key, err := s.str()
+		key, err := s.strMax(maxKey)
 		if err != nil {
 			return err
 		}
@@ -276,7 +280,7 @@ func (a *agg) events_(s *scanner) error {
 			if c != '"' {
 				return s.fail("expected a key in an event")
 			}
-			key, err := s.str()
+			key, err := s.strMax(maxKey)
 			if err != nil {
 				return err
 			}
@@ -308,7 +312,11 @@ func (a *agg) events_(s *scanner) error {
 			}
 			switch {
 			case which >= 1 && which <= 3 && c == '"':
-				v, err := s.str()
+				limit := maxKey // ph, cat
+				if which == 3 {
+					limit = maxName
+				}
+				v, err := s.strMax(limit)
 				if err != nil {
 					return err
 				}
@@ -340,7 +348,7 @@ func (a *agg) events_(s *scanner) error {
 					dur = v
 				}
 			case (which == 6 || which == 7) && c == '"':
-				v, err := s.str()
+				v, err := s.strMax(maxKey)
 				if err != nil {
 					return err
 				}

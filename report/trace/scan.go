@@ -2,9 +2,11 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"unicode/utf8"
 )
@@ -55,47 +57,84 @@ func (s *scanner) next() (byte, error) {
 
 // str reads a string whose opening quote is consumed. The bytes are valid
 // until the next call.
-func (s *scanner) str() ([]byte, error) {
+func (s *scanner) str() ([]byte, error) { return s.strMax(math.MaxInt) }
+
+// strMax reads a string whose opening quote is consumed, keeping at most
+// limit bytes of it as written (0: skipping it): a 50 MB string costs the
+// reader's buffer, not 50 MB kept and copied. The bytes are valid until
+// the next call.
+func (s *scanner) strMax(limit int) ([]byte, error) {
 	s.buf = s.buf[:0]
-	escaped := false
+	escaped, cut := false, false
+	bs := 0 // the run of backslashes ending what was read so far
 	for {
-		// Fast path: take the run up to the next quote or backslash.
+		// Fast path: take the run up to the next quote.
 		chunk, err := s.r.ReadSlice('"')
 		s.read += int64(len(chunk))
-		if err == bufio.ErrBufferFull {
-			s.buf = append(s.buf, chunk...)
-			continue
-		}
-		if err != nil {
+		full := err == bufio.ErrBufferFull
+		if err != nil && !full {
 			if err == io.EOF {
 				return nil, errTruncated
 			}
 			return nil, err
 		}
-		s.buf = append(s.buf, chunk[:len(chunk)-1]...)
-		// The quote ends the string unless an odd run of backslashes precedes it.
+		body := chunk
+		if !full {
+			body = chunk[:len(chunk)-1]
+		}
 		n := 0
-		for i := len(s.buf) - 1; i >= 0 && s.buf[i] == '\\'; i-- {
+		for i := len(body) - 1; i >= 0 && body[i] == '\\'; i-- {
 			n++
 		}
-		if n%2 == 0 {
+		if n == len(body) {
+			bs += n
+		} else {
+			bs = n
+		}
+		escaped = escaped || bytes.IndexByte(body, '\\') >= 0
+		if room := limit - len(s.buf); room < len(body) {
+			body, cut = body[:max(room, 0)], true
+		}
+		s.buf = append(s.buf, body...)
+		if full {
+			continue
+		}
+		// The quote ends the string unless an odd run of backslashes precedes it.
+		if bs%2 == 0 {
 			break
 		}
-		s.buf = append(s.buf, '"')
-		escaped = true
-	}
-	if !escaped {
-		for _, c := range s.buf {
-			if c == '\\' {
-				escaped = true
-				break
-			}
+		if len(s.buf) < limit {
+			s.buf = append(s.buf, '"')
+		} else {
+			cut = true
 		}
+		bs = 0
 	}
 	if escaped {
+		if cut {
+			s.buf = trimEscape(s.buf)
+		}
 		return unescape(s.buf)
 	}
 	return s.buf, nil
+}
+
+// trimEscape drops an escape a cut left unfinished at the end of b.
+func trimEscape(b []byte) []byte {
+	for i := max(0, len(b)-6); i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		need := 2
+		if i+1 < len(b) && b[i+1] == 'u' {
+			need = 6
+		}
+		if i+need > len(b) {
+			return b[:i]
+		}
+		i++ // the escaped byte
+	}
+	return b
 }
 
 func unescape(b []byte) ([]byte, error) {
@@ -169,7 +208,7 @@ func (s *scanner) number(c byte) (float64, error) {
 func (s *scanner) skip(c byte) error {
 	switch {
 	case c == '"':
-		_, err := s.str()
+		_, err := s.strMax(0)
 		return err
 	case c == '{' || c == '[':
 		return s.skipNested()
@@ -203,7 +242,7 @@ func (s *scanner) skipNested() error {
 		}
 		switch c {
 		case '"':
-			if _, err := s.str(); err != nil {
+			if _, err := s.strMax(0); err != nil {
 				return err
 			}
 		case '{', '[':

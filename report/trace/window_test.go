@@ -3,7 +3,9 @@ package trace
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -135,5 +137,52 @@ func TestWindowSaysLate(t *testing.T) {
 	w.close()
 	if w.late != 1 {
 		t.Errorf("late %d, want 1", w.late)
+	}
+}
+
+// TestHugeStringsCostNoMemory: a 50 MB string the reader skips and a
+// 50 MB kernel name are read through the reader's buffer: the summary
+// costs a few MB of allocation, not the strings (216 MB before), and the
+// name is kept through its first 4 KiB.
+func TestHugeStringsCostNoMemory(t *testing.T) {
+	huge := strings.Repeat("a", 50<<20)
+	in := `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"x","ts":0,"dur":1,"args":{"blob":"` + huge + `"}},` +
+		`{"ph":"X","cat":"kernel","name":"` + huge + `","pid":0,"tid":7,"ts":0,"dur":10}]}`
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s, err := Chrome(strings.NewReader(in), Options{})
+	runtime.ReadMemStats(&after)
+	if err != nil || s.Kernels != 1 {
+		t.Fatalf("summary %+v, %v", s, err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 24<<20 {
+		t.Errorf("reading two 50 MB strings allocated %d MB", got>>20)
+	}
+	if n := len(s.Top[0].Name); n != maxName {
+		t.Errorf("the name kept is %d bytes, want %d", n, maxName)
+	}
+}
+
+// TestEscapesAcrossTheBuffer: strings whose escaped quotes and
+// backslashes fall across the reader's buffer are skipped and read whole;
+// a name cut inside an escape keeps what comes before it.
+func TestEscapesAcrossTheBuffer(t *testing.T) {
+	for _, n := range []int{4095, 4096, 4097, 1<<20 - 1, 1 << 20, 1<<20 + 1} {
+		tricky := strings.Repeat(`\\`, n/2) + `\"` + strings.Repeat("b", n%7) + `\\`
+		in := `{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"x","ts":0,"dur":1,"args":{"s":"` + tricky + `"}},` +
+			`{"ph":"X","cat":"kernel","name":"k\"1\\","pid":0,"tid":7,"ts":0,"dur":10},` +
+			`{"ph":"X","cat":"kernel","name":"` + strings.Repeat("c", maxName-1) + `\u00e9tail","pid":0,"tid":7,"ts":20,"dur":10}]}`
+		s, err := Chrome(strings.NewReader(in), Options{Top: 5})
+		if err != nil || s.Kernels != 2 {
+			t.Fatalf("n %d: %+v, %v", n, s, err)
+		}
+		names := map[string]bool{}
+		for _, k := range s.Top {
+			names[k.Name] = true
+		}
+		if !names[`k"1\`] || !names[strings.Repeat("c", maxName-1)] {
+			t.Errorf("n %d: names %v", n, names)
+		}
 	}
 }
