@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/daemon"
@@ -43,11 +42,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		if ph.Service != nil {
 			kind = "service"
 		}
-		if c := ph.Capture; c != nil {
-			kind += fmt.Sprintf(", a capture of %d ranks' traces", c.Ranks)
-			if c.Inferred != "" {
-				kind += " (" + c.Inferred + ")"
-			}
+		if ph.Capture != nil {
+			kind += ", " + ph.Capture.String()
 		}
 		gpus := "all GPUs"
 		switch {
@@ -60,14 +56,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 			gpus = "on Slurm (" + ph.Slurm.String() + ")"
 		}
 		est := "no estimate"
-		var total time.Duration
-		for _, s := range ph.AllSteps() {
-			total += s.Estimate
-		}
-		if total == 0 {
-			total = ph.Estimate
-		}
-		if total > 0 {
+		if total := ph.Estimated(); total > 0 {
 			est = "about " + format.Duration(total)
 		}
 		fmt.Fprintf(stdout, "%2d. %-14s %s: %s, %s, %s", i+1, ph.ID, ph.Label(), kind, gpus, est)

@@ -18,7 +18,6 @@ import (
 
 	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/runner/campaign"
-	"github.com/greenlight-run/greenlight/tui"
 
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/report"
@@ -366,25 +365,12 @@ func (s *Session) gpuRound(w *link.GPURound) {
 	s.gpus.Round()
 }
 
-// Servers are the services' own view for the window (tui.ServerSource).
-func (s *Session) Servers() map[string]tui.ServerLine {
+// Servers are the services' own view for the window, as the last round
+// said (tui.ServerSource).
+func (s *Session) Servers() map[string]*link.ServerLine {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := map[string]tui.ServerLine{}
-	m := func(v *float64) gpu.Metric {
-		if v == nil {
-			return gpu.Metric{Why: "not exported"}
-		}
-		return gpu.Metric{V: *v, OK: true}
-	}
-	for id, w := range s.srvs {
-		l := tui.ServerLine{At: w.At, Running: m(w.Running), Waiting: m(w.Waiting), KV: m(w.KV), TokS: m(w.TokS), Preemptions: m(w.Preemptions), Err: w.Err}
-		for _, h := range w.History {
-			l.History = append(l.History, m(h))
-		}
-		out[id] = l
-	}
-	return out
+	return s.srvs
 }
 
 func (s *Session) do(op link.Op, phase string) error {

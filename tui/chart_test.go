@@ -9,9 +9,9 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/link"
 )
 
 const sweepYAML = `
@@ -130,13 +130,13 @@ func TestSkipPointKey(t *testing.T) {
 // Phases header says what the server sees, with its tokens/s of the last
 // scrapes; a series it does not export is left out.
 func TestServerLine(t *testing.T) {
-	m := func(v float64) gpu.Metric { return gpu.Metric{V: v, OK: true} }
-	var hist []gpu.Metric
+	m := func(v float64) *float64 { return &v }
+	var hist []*float64
 	for _, v := range []float64{1000, 2500, 4000, 4210} {
 		hist = append(hist, m(v))
 	}
 	s := newScreenTest(t, 120, 40, 2, func(f *fakeGPUs) {
-		f.servers = map[string]ServerLine{"serve": {At: t0, Running: m(64), Waiting: m(12), KV: m(0.93), TokS: m(4210), Preemptions: m(3), History: hist}}
+		f.servers = map[string]*link.ServerLine{"serve": {At: t0, Running: m(64), Waiting: m(12), KV: m(0.93), TokS: m(4210), Preemptions: m(3), History: hist}}
 	})
 	st := loadingState(filepath.Join(s.dir, "serve.log"))
 	st.Phases[0].Status, st.Phases[0].Steps[0].Stage = runner.Ready, ""

@@ -16,6 +16,7 @@ import (
 	"github.com/greenlight-run/greenlight/compare"
 	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/link"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -87,10 +88,10 @@ type fakeGPUs struct {
 	ch      chan []gpu.Sample
 	hosts   []gpu.HostState // remote hosts
 	remote  []gpu.Sample    // their GPUs
-	servers map[string]ServerLine
+	servers map[string]*link.ServerLine
 }
 
-func (f *fakeGPUs) Servers() map[string]ServerLine { return f.servers }
+func (f *fakeGPUs) Servers() map[string]*link.ServerLine { return f.servers }
 
 func newFakeGPUs(n int) *fakeGPUs { return &fakeGPUs{n: n, ch: make(chan []gpu.Sample, 1)} }
 

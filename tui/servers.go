@@ -8,6 +8,7 @@ import (
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/link"
 )
 
 // The services' own view in the window: a line in the Phases header while
@@ -15,18 +16,32 @@ import (
 // 12 · KV 93% · 4,210 tok/s · 3 preempted"), with its tokens/s of the last
 // scrapes as a sparkline.
 
-// ServerLine is a service's /metrics now.
-type ServerLine struct {
+// ServerSource gives the services' lines, as the runner sends them; the
+// GPU side (Options.Sampler) of a window attached to a runner is one.
+type ServerSource interface {
+	Servers() map[string]*link.ServerLine
+}
+
+// serverLine is a service's line as the window reads it.
+type serverLine struct {
 	At                                      time.Time
 	Running, Waiting, KV, TokS, Preemptions gpu.Metric   // KV 0..1
 	History                                 []gpu.Metric // tokens/s per scrape, oldest first
 	Err                                     string
 }
 
-// ServerSource gives the services' lines; the GPU side (Options.Sampler)
-// of a window attached to a runner is one.
-type ServerSource interface {
-	Servers() map[string]ServerLine
+func lineOf(w *link.ServerLine) serverLine {
+	m := func(v *float64) gpu.Metric {
+		if v == nil {
+			return gpu.Metric{Why: "not exported"}
+		}
+		return gpu.Metric{V: *v, OK: true}
+	}
+	l := serverLine{At: w.At, Running: m(w.Running), Waiting: m(w.Waiting), KV: m(w.KV), TokS: m(w.TokS), Preemptions: m(w.Preemptions), Err: w.Err}
+	for _, h := range w.History {
+		l.History = append(l.History, m(h))
+	}
+	return l
 }
 
 // serverNote is the line for the services a running phase uses, "" when
@@ -42,11 +57,11 @@ func (m *model) serverNote() string {
 	}
 	var parts []string
 	for _, p := range m.state.Phases {
-		l, ok := lines[p.ID]
-		if !ok || p.Status != runner.Ready || !m.serviceInUse(p.ID) {
+		w, ok := lines[p.ID]
+		if !ok || w == nil || p.Status != runner.Ready || !m.serviceInUse(p.ID) {
 			continue
 		}
-		parts = append(parts, p.ID+": "+m.serverWords(l))
+		parts = append(parts, p.ID+": "+m.serverWords(lineOf(w)))
 	}
 	return strings.Join(parts, " · ")
 }
@@ -61,7 +76,7 @@ func (m *model) serviceInUse(id string) bool {
 	return false
 }
 
-func (m *model) serverWords(l ServerLine) string {
+func (m *model) serverWords(l serverLine) string {
 	if l.Err != "" && l.At.IsZero() {
 		return "metrics not read: " + l.Err
 	}

@@ -102,3 +102,13 @@ func parallelism(cmd string) (tp, pp int, said string) {
 	}
 	return max(tp, 1), max(pp, 1), said
 }
+
+// String is the capture in words: "a capture of 8 ranks' traces
+// (tensor-parallel 8 in serve)".
+func (c *Capture) String() string {
+	s := fmt.Sprintf("a capture of %d ranks' traces", c.Ranks)
+	if c.Inferred != "" {
+		s += " (" + c.Inferred + ")"
+	}
+	return s
+}

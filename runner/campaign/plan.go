@@ -391,3 +391,16 @@ func (ph *Phase) CurveAxes() (x int, rest []int) {
 	}
 	return x, rest
 }
+
+// Estimated is what the phase says it takes: its steps' estimates summed,
+// else its own estimate; 0 when it says nothing.
+func (ph *Phase) Estimated() time.Duration {
+	var total time.Duration
+	for _, s := range ph.AllSteps() {
+		total += s.Estimate
+	}
+	if total == 0 {
+		total = ph.Estimate
+	}
+	return total
+}
