@@ -129,15 +129,7 @@ func (b *traceBook) drain() {
 	var wg sync.WaitGroup
 	for range runtime.NumCPU() {
 		wg.Go(func() {
-			for {
-				b.mu.Lock()
-				if len(b.queue) == 0 {
-					b.mu.Unlock()
-					return
-				}
-				j := b.queue[0]
-				b.queue = b.queue[1:]
-				b.mu.Unlock()
+			for j, ok := b.next(false); ok; j, ok = b.next(false) {
 				b.run(j)
 			}
 		})
@@ -145,20 +137,29 @@ func (b *traceBook) drain() {
 	wg.Wait()
 }
 
+// work is one of the campaign's readers: it summarises what is queued,
+// kicking a write after each, and ends when nothing is.
 func (b *traceBook) work() {
-	for {
-		b.mu.Lock()
-		if len(b.queue) == 0 {
-			b.working--
-			b.mu.Unlock()
-			return
-		}
-		j := b.queue[0]
-		b.queue = b.queue[1:]
-		b.mu.Unlock()
+	for j, ok := b.next(true); ok; j, ok = b.next(true) {
 		b.run(j)
 		b.kick()
 	}
+}
+
+// next takes the next queued trace; ok is false when none is left (a
+// reader of the campaign's, done, is counted out).
+func (b *traceBook) next(counted bool) (traceJob, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.queue) == 0 {
+		if counted {
+			b.working--
+		}
+		return traceJob{}, false
+	}
+	j := b.queue[0]
+	b.queue = b.queue[1:]
+	return j, true
 }
 
 // wait blocks until nothing is queued or being summarised; it reports
