@@ -16,9 +16,11 @@ import (
 
 func (r *Runner) loop() {
 	defer close(r.life.done)
-	defer supervise.RemoveCgroups(r.cgroup) // those left empty: a running step's stays
 	defer r.unlock()
 	defer r.store.jr.close()
+	// The cgroups left empty (a running step's stays) go first: the lock is
+	// let go last, just before the runner's process writes its last words.
+	defer supervise.RemoveCgroups(r.cgroup)
 	if r.times.started.IsZero() {
 		r.times.started = r.opts.Now()
 	}
