@@ -202,3 +202,25 @@ func TestIsSupervisor(t *testing.T) {
 		}
 	}
 }
+
+// TestInASlurmJobNoCgroup: a supervisor inside a Slurm job makes no
+// cgroup of its own (the job's holds the tree and Slurm ends it) and says
+// so in the step's log.
+func TestInASlurmJobNoCgroup(t *testing.T) {
+	cg := campaignCgroup(t)
+	dir := t.TempDir()
+	status := filepath.Join(dir, "status.json")
+	cmd := exec.Command(os.Args[0], Command, "--status", status, "--log", filepath.Join(dir, "log"), "--dir", dir,
+		"--cgroup", filepath.Join(cg, "step"), "--", "sh", "-c", "true")
+	cmd.Env = append(os.Environ(), "SLURM_JOB_ID=4242")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := ReadStatus(status)
+	if err != nil || st.Cgroup != "" {
+		t.Errorf("status %+v (%v): want no cgroup in a Slurm job", st, err)
+	}
+	if log, _ := os.ReadFile(filepath.Join(dir, "log")); !strings.Contains(string(log), "in Slurm job 4242: its cgroup holds the step's processes") {
+		t.Errorf("the log does not say why: %q", log)
+	}
+}
