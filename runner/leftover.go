@@ -41,8 +41,9 @@ func (r *Runner) SetHolders(h []Holder) {
 }
 
 // leftover is a process a finished step of the campaign left on a GPU pr
-// needs, or nil. A running phase's processes (a service's workers
-// included) and those a step kept on purpose are not leftovers.
+// needs, or nil: pr's own earlier attempt's too, when it is retried. A
+// running phase's processes (a service's workers included) and those a
+// step kept on purpose are not leftovers.
 func (r *Runner) leftover(pr *phaseRun) *Holder {
 	p := r.held.now.Load()
 	if p == nil || pr.ph.Slurm != nil {
@@ -51,7 +52,7 @@ func (r *Runner) leftover(pr *phaseRun) *Holder {
 	for i := range *p {
 		h := &(*p)[i]
 		o, err := r.find(h.Phase)
-		if err != nil || o == pr || o.cur != nil && !o.cur.proc.exitedSeen {
+		if err != nil || o.cur != nil && !o.cur.proc.exitedSeen {
 			continue
 		}
 		if slices.ContainsFunc(r.kept, func(k supervise.Kept) bool { return k.PID == h.PID }) {
