@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -191,9 +192,22 @@ func stopRunner(t *testing.T, stateDir string) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	killSteps(t, stateDir)
-	if held {
+	// A runner that has let go of its lock may still be writing its last
+	// words (the results file's last state, its log): the folder is
+	// removed once it is gone too.
+	if !held { // LockHolder names no pid then: the lock file still does
+		b, _ := os.ReadFile(runner.Layout(stateDir).Lock())
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	ending := !held && pid > 0 && !gone(pid) && strings.Contains(readCmdline(pid), daemon.Command)
+	if held || ending {
 		testutil.Eventually(t, 10*time.Second, fmt.Sprintf("runner %d's end", pid), func() bool { return gone(pid) })
 	}
+}
+
+func readCmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return string(b)
 }
 
 // gone says pid has exited (a zombie whose parent has not reaped it yet
