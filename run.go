@@ -130,6 +130,13 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 			fmt.Fprintf(stderr, "greenlight: written to stderr while the screen was up (kept in %s):\n%s\n", errPath, strings.TrimRight(said, "\n"))
 		}
 	}
+	if res.Final != nil && res.Final.Finished {
+		// The window saw the end; the results file's last write follows it.
+		select {
+		case <-s.Ended():
+		case <-time.After(10 * time.Second):
+		}
+	}
 	s.Close()
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: the screen failed (%v); the campaign goes on; `greenlight run %s` attaches again\n", err, rest[0])

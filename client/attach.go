@@ -205,13 +205,14 @@ type Session struct {
 	srvs   map[string]*link.ServerLine // the services' /metrics, as the last round said
 
 	events chan runner.Event
-	bye    string // the runner's last word, when it ended the stream
+	ended  chan struct{} // closed when Run returns: the runner ended the stream, or left
+	bye    string        // the runner's last word, when it ended the stream
 }
 
 // NewSession watches the runner c answers for; cfg is how a new runner
 // is started should that one be killed.
 func NewSession(plan *campaign.Plan, cfg *daemon.Config, c *link.Client, log io.Writer) *Session {
-	s := &Session{plan: plan, cfg: cfg, log: log, c: c, events: make(chan runner.Event, 64)}
+	s := &Session{plan: plan, cfg: cfg, log: log, c: c, events: make(chan runner.Event, 64), ended: make(chan struct{})}
 	s.Remote = s.do
 	w := c.First.GPU
 	if w == nil {
@@ -267,6 +268,7 @@ func (s *Session) client() *link.Client {
 
 // Run feeds Events until the end; call it once, in a goroutine.
 func (s *Session) Run() {
+	defer close(s.ended)
 	defer close(s.events)
 	defer s.readingsStopped()
 	s.events <- runner.Event{Kind: runner.Progress, Time: time.Now(), State: s.State()}
@@ -377,6 +379,10 @@ func (s *Session) do(op link.Op, phase string) error {
 	_, err := s.client().Request(op, phase)
 	return err
 }
+
+// Ended is closed once the runner has ended the stream: for a finished
+// campaign, after the results file holds its last state.
+func (s *Session) Ended() <-chan struct{} { return s.ended }
 
 // Close detaches: the campaign goes on.
 func (s *Session) Close() { s.client().Close() }
