@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/runner/supervise"
@@ -185,6 +186,9 @@ phases:
 `, tick))
 	h := start(t, p, testOptions(t))
 	h.kind(StepStarted, "a")
+	// Its command runs (a freeze asked before it starts lands at the
+	// runner's next look, and a line may come out before: not this test's).
+	testutil.Eventually(t, 10*time.Second, "the step's first line", func() bool { return len(lines(t, tick)) > 0 })
 	if err := h.r.Pause(); err != nil {
 		t.Fatal(err)
 	}
