@@ -195,8 +195,8 @@ func (n *NVML) sampleOne(now time.Time, i int, d nvml.Device) (s Sample) {
 		if pi.UsedGpuMemory == ^uint64(0) { // NVML_VALUE_NOT_AVAILABLE
 			pr.MemUsed = 0
 		}
-		if name, _, _, found := procInfo(pr.PID); found {
-			pr.Name = name
+		if pi := procInfo(pr.PID); pi.ok {
+			pr.Name = pi.name
 		} else {
 			s.ProcsWhy = "some pids are not visible here (container without the host pid namespace)"
 		}

@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -96,22 +95,6 @@ func (s *Sampler) Interval() time.Duration { return s.interval }
 // Samples delivers each round; a slow reader gets the latest, not a queue.
 func (s *Sampler) Samples() <-chan []Sample { return s.out }
 
-// SetSessions names the session ids of the campaign's live steps;
-// processes in them are the campaign's, others are foreign. Sessions are
-// remembered after their step ends: a process of an ended step that is
-// still on a GPU (or still listed by a driver that answers late) is the
-// campaign's leftover, not a stranger.
-func (s *Sampler) SetSessions(ids []int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.sessions) > 4096 {
-		clear(s.sessions)
-	}
-	for _, id := range ids {
-		s.sessions[id] = true
-	}
-}
-
 // Start polls until Stop, at whole multiples of the interval by the
 // clock (every second on the second), so the monitor's periodic work
 // (this, the runner's poll, the screen's clock) wakes it once rather than
@@ -166,31 +149,7 @@ func (s *Sampler) Round() []Sample {
 	}
 	for i := range samples {
 		sm := &samples[i]
-		for j := range sm.Procs {
-			p := &sm.Procs[j]
-			e := s.proc(p.PID, now)
-			if p.Name == "" {
-				p.Name = e.name
-			}
-			// The campaign's: in the session of a supervisor it started, or
-			// in a step's process group (a step run by Slurm's slurmd on
-			// this machine is in Slurm's session, not the supervisor's). A
-			// mirror (a client of the runner) brings the runner's word on it.
-			p.Campaign = p.Campaign || e.ok && (s.sessions[e.sid] || s.sessions[e.pgrp]) || s.sessions[p.PID] || e.phase != ""
-			if p.Phase == "" {
-				p.Phase = e.phase
-			}
-			key := procKey{sm.Device.ID(), p.PID}
-			if sn := s.seen[key]; sn != nil {
-				// Once the campaign's, always: a pid that outlives its
-				// /proc entry for a round is not a new process.
-				p.Campaign = p.Campaign || sn.Proc.Campaign
-				p.Phase = cmp.Or(p.Phase, sn.Proc.Phase)
-				sn.Last, sn.Proc, sn.Peak = now, *p, max(sn.Peak, p.MemUsed)
-			} else if len(s.seen) < 4096 {
-				s.seen[key] = &Seen{Device: sm.Device.ID(), First: now, Last: now, Proc: *p, Peak: p.MemUsed}
-			}
-		}
+		s.label(sm, now)
 		s.record(sm)
 	}
 	s.latest = samples
@@ -238,49 +197,6 @@ func val(m Metric, scale float64) float32 {
 		return -1
 	}
 	return float32(m.V * scale)
-}
-
-type procEntry struct {
-	name      string
-	sid, pgrp int
-	phase     string // the campaign's phase that started it (SetOwner); "" when none
-	ok        bool
-	at        time.Time
-}
-
-// SetOwner gives the sampler a way to know a process the campaign
-// started, wherever it now is (a setsid'd helper, a daemon adopted by
-// init): owner says the phase whose step started it, "" for a process
-// not of the campaign. It is asked once per process every ten seconds
-// at most (a read of its /proc environment).
-func (s *Sampler) SetOwner(owner func(pid int) string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.owner = owner
-}
-
-// proc reads a process's name, session and group from /proc, cached for
-// ten seconds: they do not change, and /proc reads are the sampler's main
-// cost.
-func (s *Sampler) proc(pid int, now time.Time) procEntry {
-	if e, hit := s.procs[pid]; hit && now.Sub(e.at) < 10*time.Second {
-		return e
-	}
-	name, sid, pgrp, ok := procInfo(pid)
-	if len(s.procs) > 4096 {
-		clear(s.procs)
-	}
-	e := procEntry{name: name, sid: sid, pgrp: pgrp, ok: ok, at: now}
-	if s.owner != nil && ok {
-		// Its own environment, else its nearest ancestor's that says: a
-		// process tearing down its CUDA context has lost its environment
-		// but not its parent (the step's supervisor, its subreaper).
-		for p, hops := pid, 0; p > 1 && hops < 16 && e.phase == ""; p, hops = parentOf(p), hops+1 {
-			e.phase = s.owner(p)
-		}
-	}
-	s.procs[pid] = e
-	return e
 }
 
 // Latest is the last round, or nil before the first.
