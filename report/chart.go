@@ -2,13 +2,11 @@ package report
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"image/color"
 	"math"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -45,20 +43,6 @@ type chartSeries struct {
 	stats []PointStat
 }
 
-// sortByX puts a series' points in the order of their x.
-func (s *chartSeries) sortByX() {
-	idx := make([]int, len(s.x))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s.x[a], s.x[b]) })
-	x, st := make([]float64, len(idx)), make([]PointStat, len(idx))
-	for i, j := range idx {
-		x[i], st[i] = s.x[j], s.stats[j]
-	}
-	s.x, s.stats = x, st
-}
-
 // sweepChart draws metric of a sweep phase; nil when there is nothing to
 // draw yet.
 func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map[int][]float64) (svg []byte, err error) {
@@ -73,43 +57,18 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 	if len(sw.Axes) == 0 {
 		return nil, nil
 	}
-	xi, order0 := ph.CurveAxes()
-	xAxis := sw.Axes[xi]
-	xs := make([]float64, len(xAxis.Values))
-	numeric := true
-	for i, v := range xAxis.Values {
-		f, err := strconv.ParseFloat(v.Name, 64)
-		if err != nil {
-			numeric = false
+	lay := ph.Layout()
+	xAxis, xs, numeric, logX := lay.Axis, lay.X, lay.Numeric, lay.LogX
+	var series []chartSeries
+	for _, l := range lay.Lines {
+		s := chartSeries{name: firstOr(l.Name, metric)}
+		for _, pt := range l.Points {
+			if v := vals[pt.Point]; len(v) > 0 {
+				s.x = append(s.x, pt.X)
+				s.stats = append(s.stats, pointStat(v))
+			}
 		}
-		xs[i] = f
-	}
-	if !numeric {
-		for i := range xs {
-			xs[i] = float64(i + 1)
-		}
-	}
-	series := map[string]*chartSeries{}
-	var order []string
-	for _, u := range sw.Units {
-		if u.Repeat != 1 {
-			continue
-		}
-		var rest []string
-		for _, k := range order0 {
-			rest = append(rest, sw.Axes[k].Name+"="+sw.Axes[k].Values[u.Values[k]].Name)
-		}
-		key := strings.Join(rest, ",")
-		s := series[key]
-		if s == nil {
-			s = &chartSeries{name: firstOr(key, metric)}
-			series[key] = s
-			order = append(order, key)
-		}
-		if v := vals[u.Point]; len(v) > 0 {
-			s.x = append(s.x, xs[u.Values[xi]])
-			s.stats = append(s.stats, pointStat(v))
-		}
+		series = append(series, s)
 	}
 	pl := plot.New()
 	pl.Title.Text = fmt.Sprintf("%s: %s by %s", ph.Label(), metric, xAxis.Name)
@@ -129,10 +88,6 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 	if lo == hi {
 		pl.X.Min, pl.X.Max = lo-1, hi+1
 	}
-	logX := numeric && lo > 0 && hi/lo >= 100
-	if c := ph.Curves; c != nil && c.LogX != nil {
-		logX = *c.LogX && numeric && lo > 0 // asked, where a log scale can be drawn
-	}
 	if logX {
 		pl.X.Scale = plot.LogScale{}
 		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
@@ -146,12 +101,10 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 	}
 	drawn := 0
 	var noisy plotter.XYs
-	for i, key := range order {
-		s := series[key]
+	for i, s := range series {
 		if len(s.x) == 0 {
 			continue
 		}
-		s.sortByX() // along an axis other than the first, the grid's order is not x's
 		drawn++
 		pts := make(plotter.XYs, len(s.x))
 		errs := make(plotter.YErrors, len(s.x))

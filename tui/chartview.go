@@ -3,9 +3,7 @@ package tui
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -66,76 +64,41 @@ func (m *model) chartView() string {
 // sweepSpec is a sweep phase's chart of its k-th metric (in turn; those
 // plot: y: names when it names them).
 func sweepSpec(ph *campaign.Phase, ps *runner.PhaseState, k int) chartSpec {
-	sw := ph.Sweep
 	metrics, vals := runner.PointValues(ph, ps.Steps)
 	if c := ph.Curves; c != nil && len(c.Y) > 0 {
 		metrics = c.Y
 	}
-	xi, rest := ph.CurveAxes()
-	xAxis := sw.Axes[xi]
-	spec := chartSpec{title: fmt.Sprintf("%s: no results yet", ph.Label()), xLabel: xAxis.Name}
+	lay := ph.Layout()
+	spec := chartSpec{title: fmt.Sprintf("%s: no results yet", ph.Label()), xLabel: lay.Axis.Name, logX: lay.LogX}
 	if len(metrics) == 0 {
 		return spec
 	}
 	metric := metrics[k%len(metrics)]
-	xs := make([]float64, len(xAxis.Values))
-	numeric := true
-	for i, v := range xAxis.Values {
-		f, err := strconv.ParseFloat(v.Name, 64)
-		numeric = numeric && err == nil
-		xs[i] = f
-	}
-	for i, v := range xAxis.Values {
-		if !numeric {
-			xs[i] = float64(i + 1)
-		}
+	for i, v := range lay.Axis.Values {
 		// Every value of the axis, measured or not: the chart spans the
 		// grid from its first point and does not jump as points land.
-		spec.ticks = append(spec.ticks, chartTick{xs[i], v.Name})
+		spec.ticks = append(spec.ticks, chartTick{lay.X[i], v.Name})
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, x := range xs {
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
-	spec.logX = numeric && lo > 0 && hi/lo >= 100
-	if c := ph.Curves; c != nil && c.LogX != nil {
-		spec.logX = *c.LogX && numeric && lo > 0
-	}
-	byKey := map[string]int{}
 	points, measured := 0, 0
-	for _, u := range sw.Units {
-		if u.Repeat != 1 {
-			continue
+	for _, l := range lay.Lines {
+		line := chartLine{name: cmp.Or(l.Name, metric)}
+		for _, pt := range l.Points {
+			points++
+			v := vals[metric][pt.Point]
+			if len(v) == 0 {
+				continue
+			}
+			measured++
+			sum := 0.0
+			for _, x := range v {
+				sum += x
+			}
+			line.xs = append(line.xs, pt.X)
+			line.ys = append(line.ys, sum/float64(len(v)))
 		}
-		points++
-		var key []string
-		for _, a := range rest {
-			key = append(key, sw.Axes[a].Name+"="+sw.Axes[a].Values[u.Values[a]].Name)
-		}
-		name := strings.Join(key, ",")
-		i, ok := byKey[name]
-		if !ok {
-			i = len(spec.lines)
-			byKey[name] = i
-			spec.lines = append(spec.lines, chartLine{name: cmp.Or(name, metric)})
-		}
-		v := vals[metric][u.Point]
-		if len(v) == 0 {
-			continue
-		}
-		measured++
-		sum := 0.0
-		for _, x := range v {
-			sum += x
-		}
-		l := &spec.lines[i]
-		l.xs = append(l.xs, xs[u.Values[xi]])
-		l.ys = append(l.ys, sum/float64(len(v)))
+		spec.lines = append(spec.lines, line)
 	}
-	for i := range spec.lines {
-		sortLine(&spec.lines[i])
-	}
-	spec.title = fmt.Sprintf("%s: %s by %s · %d of %d points measured (mean of repeats) · metric %d/%d", ph.Label(), metric, xAxis.Name, measured, points, k%len(metrics)+1, len(metrics))
+	spec.title = fmt.Sprintf("%s: %s by %s · %d of %d points measured (mean of repeats) · metric %d/%d", ph.Label(), metric, lay.Axis.Name, measured, points, k%len(metrics)+1, len(metrics))
 	spec.yLabel = metric
 	return spec
 }
@@ -192,15 +155,4 @@ func gpuName(d gpu.Device) string {
 		return fmt.Sprintf("%s:%d", d.Host, d.Index)
 	}
 	return fmt.Sprintf("GPU %d", d.Index)
-}
-
-// sortLine puts a line's points in x order (along an axis other than the
-// first, the grid's order is not x's).
-func sortLine(l *chartLine) {
-	for i := 1; i < len(l.xs); i++ {
-		for j := i; j > 0 && l.xs[j] < l.xs[j-1]; j-- {
-			l.xs[j], l.xs[j-1] = l.xs[j-1], l.xs[j]
-			l.ys[j], l.ys[j-1] = l.ys[j-1], l.ys[j]
-		}
-	}
 }

@@ -369,29 +369,6 @@ func SharedGPUs(a, b []int) []int {
 // artifacts, a row each.
 const FormatVLLMBench = "vllm-bench"
 
-// CurveAxes is the axis a sweep's curves run along (plot: x, else the
-// first) and the others, in the order each line's name gives them
-// (plot: series first).
-func (ph *Phase) CurveAxes() (x int, rest []int) {
-	sw, c := ph.Sweep, ph.Curves
-	for i, a := range sw.Axes {
-		if c != nil && a.Name == c.X {
-			x = i
-		}
-	}
-	for i, a := range sw.Axes {
-		if i != x && c != nil && a.Name == c.Series {
-			rest = append(rest, i)
-		}
-	}
-	for i, a := range sw.Axes {
-		if i != x && (c == nil || a.Name != c.Series) {
-			rest = append(rest, i)
-		}
-	}
-	return x, rest
-}
-
 // Estimated is what the phase says it takes: its steps' estimates summed,
 // else its own estimate; 0 when it says nothing.
 func (ph *Phase) Estimated() time.Duration {
