@@ -154,26 +154,25 @@ func (sr *stepRun) readSavedResults(now time.Time) {
 	}
 	slices.SortStableFunc(files, func(a, b saved) int { return a.mod.Compare(b.mod) })
 	for _, sv := range files {
-		a := Artifact{Path: sv.path}
-		f, err := os.Open(a.Path)
+		f, err := os.Open(sv.path)
 		if err != nil {
 			continue
 		}
 		cols, vals, ok := savedResult(f)
 		f.Close()
 		if !ok {
-			sr.r.warn(pr.ph.ID + ": " + filepath.Base(a.Path) + " is not a vllm bench --save-result file (one JSON object); it is listed, not read")
+			sr.r.warn(pr.ph.ID + ": " + filepath.Base(sv.path) + " is not a vllm bench --save-result file (one JSON object); it is listed, not read")
 			continue
 		}
 		if pr.savedRead == nil {
 			pr.savedRead = map[string]bool{}
 		}
-		pr.savedRead[a.Path] = true
+		pr.savedRead[sv.path] = true
 		row := Row{Phase: pr.ph.ID, Step: sr.step.Index, Time: now}
 		if len(held) > 0 {
 			row, held = held[0], held[1:]
 		}
-		row.Cols, row.Values = pairSaved(row.Cols, row.Values, filepath.Base(a.Path), cols, vals)
+		row.Cols, row.Values = pairSaved(row.Cols, row.Values, filepath.Base(sv.path), cols, vals)
 		sr.addRow(row, true)
 	}
 	for _, row := range held {

@@ -130,7 +130,10 @@ func (m *model) gpuSpec(ps *runner.PhaseState, k int) chartSpec {
 			continue
 		}
 		l := chartLine{name: gpuName(d)}
-		for _, p := range m.opts.Sampler.History(d.ID(), 1<<20) {
+		// The history since the phase began, not all of it: at most ten
+		// readings a second (the sampler's fastest), drawn at each frame.
+		n := min(1<<20, int(m.now().Sub(ps.Started).Seconds()*10)+10)
+		for _, p := range m.opts.Sampler.History(d.ID(), n) {
 			if p.T.Before(ps.Started) || p.T.After(end) || p.Lost {
 				continue
 			}
