@@ -49,7 +49,7 @@ func svgTexts(t *testing.T, b []byte) []string {
 // phase expects drawn and named; written beside the results file, and
 // embedded under its table.
 func TestSweepChart(t *testing.T) {
-	p, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(`name: t
+	p := parsePlan(t, "/c/c.yaml", `name: t
 phases:
   - id: gemm
     sweep: {m: [1, 16, 256, 2048], shape: [up, down]}
@@ -58,10 +58,7 @@ phases:
     steps:
       - run: |
           true
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	ph := p.Phases[0]
 	ps := runner.PhaseState{ID: "gemm", Title: "gemm", Status: runner.Done}
 	for i, st := range ph.Steps {
@@ -145,10 +142,7 @@ func BenchmarkSweepCharts1000(b *testing.B) {
 // died here of a panic inside the plotting library.
 func TestDemoChartFromItsFirstRow(t *testing.T) {
 	body := strings.NewReplacer("${DEMO_PORT}", "1", `"$DEMO_PORT"`, "1").Replace(string(examples.Demo))
-	p, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := parsePlan(t, "/c/c.yaml", body)
 	ps := runner.PhaseState{ID: "gemm", Status: runner.Running, Steps: []runner.StepState{{Index: 0, Status: runner.Done,
 		Results: []runner.Row{{Cols: []string{"m", "shape", "repeat", "time_ms", "TFLOP/s"}, Values: []any{1.0, "gate_up", 1.0, 0.0112, 5.2}}}}}}
 	names, err := sweepCharts(filepath.Join(t.TempDir(), "r.md"), p.Phase("gemm"), ps)
@@ -169,7 +163,7 @@ func TestParetoFront(t *testing.T) {
 	if strings.Join(got, ",") != "1,2,4" {
 		t.Errorf("front %v; want 1, 2, 4", got)
 	}
-	plan, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(`name: slo
+	plan := parsePlan(t, "/c/c.yaml", `name: slo
 phases:
   - id: decode
     sweep: {concurrency: [1, 2, 4, 8]}
@@ -178,10 +172,7 @@ phases:
     steps:
       - run: |
           bench ${concurrency}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	p := runner.PhaseState{ID: "decode", Title: "decode", Status: runner.Done, Attempt: 1}
 	for i, v := range [][2]float64{{10, 50}, {12, 95}, {20, 170}, {60, 160}} {
 		p.Steps = append(p.Steps, runner.StepState{Index: i, Status: runner.Done, Results: []runner.Row{{Cols: []string{"concurrency", "repeat", "tpot_ms", "tok_s"}, Values: []any{float64(i), 1.0, v[0], v[1]}}}})
@@ -206,7 +197,7 @@ phases:
 // m though shape is the first axis, only the metrics y: names, each line
 // named by series:, and the linear x scale log_x: false asks for.
 func TestSweepCurvesAsAsked(t *testing.T) {
-	p, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(`name: t
+	p := parsePlan(t, "/c/c.yaml", `name: t
 phases:
   - id: gemm
     sweep: {shape: [up, down], m: [1, 16, 256, 2048]}
@@ -214,10 +205,7 @@ phases:
     steps:
       - run: |
           true
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	ph := p.Phases[0]
 	ps := runner.PhaseState{ID: "gemm", Title: "gemm", Status: runner.Done}
 	for i, st := range ph.Steps {

@@ -67,10 +67,7 @@ func runStep(t *testing.T, s *gpu.Sampler, f *gpu.Fake, trouble map[int]gpu.Trou
 // repeat, values, checks and the stamp of its step, the same stamp in
 // the CSV and the results file.
 func TestRecordAndStamps(t *testing.T) {
-	plan, err := campaign.Parse("c.yaml", "/campaigns/c.yaml", []byte(stampYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := parsePlan(t, "/campaigns/c.yaml", stampYAML)
 	fake := gpu.NewFake(2, 1)
 	s := gpu.NewSampler(fake, time.Second, time.Hour)
 	s.SetSessions(nil)
@@ -189,10 +186,7 @@ func TestRecordAndStamps(t *testing.T) {
 // panels, a line per GPU, throttled readings marked), embedded under its
 // GPU table; greenlight report keeps it without a history to draw from.
 func TestGPUChartOfAPhase(t *testing.T) {
-	plan, err := campaign.Parse("c.yaml", "/campaigns/c.yaml", []byte(stampYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := parsePlan(t, "/campaigns/c.yaml", stampYAML)
 	fake := gpu.NewFake(2, 1)
 	s := gpu.NewSampler(fake, time.Second, time.Hour)
 	dir := t.TempDir()

@@ -40,12 +40,19 @@ phases:
     steps: [{run: "true"}]
 `
 
-func testPlan(t testing.TB) *campaign.Plan {
+// parsePlan is a test's campaign file, loaded as greenlight run would.
+func parsePlan(t testing.TB, path, yaml string) *campaign.Plan {
 	t.Helper()
-	p, err := campaign.Parse("c.yaml", "/campaigns/c.yaml", []byte(campaignYAML))
+	p, err := campaign.Parse("c.yaml", path, []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+func testPlan(t testing.TB) *campaign.Plan {
+	t.Helper()
+	p := parsePlan(t, "/campaigns/c.yaml", campaignYAML)
 	return p
 }
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/greenlight-run/greenlight/runner"
-	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // TestPointStatIsStudentsT: the interval is t(0.975, n-1)·s/√n, checked
@@ -35,7 +34,7 @@ func TestPointStatIsStudentsT(t *testing.T) {
 // TestSweepTable: the first axis down, the others across, one table per
 // metric; a point cut by until: says so.
 func TestSweepTable(t *testing.T) {
-	p, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(`name: t
+	p := parsePlan(t, "/c/c.yaml", `name: t
 phases:
   - id: g
     sweep: {m: [1, 8], shape: [up, down]}
@@ -43,10 +42,7 @@ phases:
     steps:
       - run: |
           true
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	ph := p.Phases[0]
 	ps := runner.PhaseState{ID: "g", Title: "g", Status: runner.Done}
 	for i, st := range ph.Steps {
