@@ -208,7 +208,7 @@ func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 	}
 	r.resume(recs)
 	r.warnings = append(r.warnings, opts.Notes...)
-	if cg, err := supervise.CampaignCgroup(plan.Name, root); err == nil {
+	if cg, err := supervise.CampaignCgroup(campaign.SafeName(plan.Name), root); err == nil {
 		r.cgroup = cg
 	} else {
 		r.warnings = append(r.warnings, fmt.Sprintf("steps run without a cgroup of their own (%v): each step's processes are followed by its supervisor, and a step's peak memory is its largest process's", err))

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,7 +23,8 @@ import (
 // the figures are those of the processes the supervisor waited for.
 
 // CampaignCgroup makes the campaign's cgroup beside the calling process's
-// own (the runner's), named for the campaign and its state dir, and
+// own (the runner's), named for the campaign (name: already safe for a
+// file's name, campaign.SafeName) and its state dir, and
 // hands its controllers (memory, cpu) down where the parent has them. It
 // returns the folder, or why no cgroup can be made here.
 func CampaignCgroup(name, stateDir string) (string, error) {
@@ -31,7 +33,7 @@ func CampaignCgroup(name, stateDir string) (string, error) {
 		return "", err
 	}
 	parent := filepath.Join(mount, own)
-	dir := filepath.Join(parent, "greenlight."+cgroupName(name)+"."+shortHash(stateDir))
+	dir := filepath.Join(parent, "greenlight."+name[:min(len(name), 40)]+"."+shortHash(stateDir))
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("cannot make a cgroup under %s: %w", parent, err)
 	}
@@ -95,28 +97,11 @@ func cgroup2Self() (mount, own string, err error) {
 	return "", "", errors.New("cgroup v2 is not mounted here")
 }
 
-// cgroupName keeps a campaign's name to what a cgroup folder may hold.
-func cgroupName(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r < 0x80 && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-		if b.Len() >= 40 {
-			break
-		}
-	}
-	return b.String()
-}
-
+// shortHash tells two campaigns of one name apart by their state dirs.
 func shortHash(s string) string {
-	var h uint32 = 2166136261 // FNV-1a: a name, not a secret
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint32(s[i])) * 16777619
-	}
-	return fmt.Sprintf("%08x", h)
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return fmt.Sprintf("%08x", h.Sum32())
 }
 
 // stepCgroup is a step's cgroup, made in its campaign's, and open for

@@ -93,7 +93,7 @@ func ways(t *testing.T, each func(t *testing.T, flags ...string)) {
 
 func campaignCgroup(t *testing.T) string {
 	t.Helper()
-	cg, err := CampaignCgroup(t.Name(), t.TempDir())
+	cg, err := CampaignCgroup(strings.ReplaceAll(t.Name(), "/", "-"), t.TempDir())
 	if err != nil {
 		t.Skipf("no cgroup v2 can be made here (run as root on a cgroup v2 machine): %v", err)
 	}
