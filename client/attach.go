@@ -380,6 +380,19 @@ func (s *Session) do(op link.Op, phase string) error {
 	return err
 }
 
+// PhaseRows asks the runner for a phase's steps with their results rows,
+// which its events leave out (tui.RowSource: the window's chart).
+func (s *Session) PhaseRows(id string) ([]runner.StepState, error) {
+	m, err := s.client().Request(link.OpState, "")
+	if err != nil {
+		return nil, err
+	}
+	if m.State == nil || m.State.Phase(id) == nil {
+		return nil, fmt.Errorf("the runner's state has no phase %q", id)
+	}
+	return m.State.Phase(id).Steps, nil
+}
+
 // Ended is closed once the runner has ended the stream: for a finished
 // campaign, after the results file holds its last state.
 func (s *Session) Ended() <-chan struct{} { return s.ended }

@@ -147,3 +147,30 @@ func TestServerLine(t *testing.T) {
 		t.Errorf("the server's line:\n%s", got)
 	}
 }
+
+// TestChartAsksForRows: a window attached to a runner gets events without
+// results rows; its chart asks the runner for the phase's rows and draws
+// them.
+func TestChartAsksForRows(t *testing.T) {
+	plan, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(sweepYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newScreenTestOf(t, plan, 120, 40, 2)
+	st := sweepState(t, plan)
+	s.ctl.mu.Lock()
+	s.ctl.rows = map[string][]runner.StepState{"gemm": st.Phases[0].Steps}
+	s.ctl.mu.Unlock()
+	bare := *st
+	bare.Phases = append([]runner.PhaseState(nil), st.Phases...)
+	var steps []runner.StepState
+	for _, ss := range st.Phases[0].Steps {
+		ss.Results = nil // as the link sends them
+		steps = append(steps, ss)
+	}
+	bare.Phases[0].Steps = steps
+	s.events <- runner.Event{Kind: runner.Progress, Phase: "gemm", State: &bare, Time: t0.Add(20 * time.Minute)}
+	s.screen(t, "GEMM sweep")
+	s.tm.Send(tea.KeyPressMsg{Code: 'c', Text: "c"})
+	s.screen(t, "4 of 8 points measured")
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/runner"
@@ -47,7 +48,7 @@ func (m *model) chartView() string {
 	}
 	var spec chartSpec
 	if ph != nil && ph.Sweep != nil && len(ph.Sweep.Axes) > 0 {
-		spec = sweepSpec(ph, ps, m.chartMetric)
+		spec = sweepSpec(ph, m.withRows(ps), m.chartMetric)
 	} else {
 		spec = m.gpuSpec(ps, m.chartMetric)
 	}
@@ -158,4 +159,67 @@ func gpuName(d gpu.Device) string {
 		return fmt.Sprintf("%s:%d", d.Host, d.Index)
 	}
 	return fmt.Sprintf("GPU %d", d.Index)
+}
+
+// RowSource gives a phase's steps with their results rows. A window
+// attached to a runner has events without rows (they would grow with the
+// campaign); its chart asks for them, off the update loop, while it is
+// open (Options.Runner, when it is one).
+type RowSource interface {
+	PhaseRows(id string) ([]runner.StepState, error)
+}
+
+// chartRows is what the chart last got of its phase's rows.
+type chartRows struct {
+	phase   string
+	steps   []runner.StepState
+	at      time.Time
+	pending bool
+}
+
+type chartRowsMsg struct {
+	phase string
+	steps []runner.StepState
+	err   error
+}
+
+// chartRowsEvery is how often an open chart asks for its phase's rows.
+const chartRowsEvery = 3 * time.Second
+
+// chartRows asks the runner for the chart's phase's rows when the chart is
+// open on a sweep and they are older than chartRowsEvery (now: at once).
+func (m *model) chartRows(now bool) tea.Cmd {
+	src, ok := m.opts.Runner.(RowSource)
+	ps := m.selected()
+	if !ok || !m.chart || ps == nil || m.rows.pending || m.opts.Plan == nil {
+		return nil
+	}
+	if ph := m.opts.Plan.Phase(ps.ID); ph == nil || ph.Sweep == nil {
+		return nil
+	}
+	if !now && m.rows.phase == ps.ID && m.now().Sub(m.rows.at) < chartRowsEvery {
+		return nil
+	}
+	m.rows.pending = true
+	id := ps.ID
+	return func() tea.Msg {
+		steps, err := src.PhaseRows(id)
+		return chartRowsMsg{phase: id, steps: steps, err: err}
+	}
+}
+
+// withRows is the phase's state with the rows the chart got, where the
+// state itself has none.
+func (m *model) withRows(ps *runner.PhaseState) *runner.PhaseState {
+	if m.rows.phase != ps.ID || len(m.rows.steps) == 0 {
+		return ps
+	}
+	for _, s := range ps.Steps {
+		if len(s.Results) > 0 {
+			return ps // the state has them (a runner in this process)
+		}
+	}
+	c := *ps
+	c.Steps = m.rows.steps
+	return &c
 }

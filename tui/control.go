@@ -31,13 +31,14 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 			m.chartMetric++
 			return nil
 		case key.Matches(k, m.keys.Up), key.Matches(k, m.keys.Down):
-			m.chartMetric = 0 // another phase: its first metric
+			m.chartMetric = 0 // another phase: its first metric, its rows asked below
 		}
 	}
 	r := m.opts.Runner
 	switch {
 	case key.Matches(k, m.keys.Chart):
 		m.chart, m.chartMetric = true, 0
+		return m.chartRows(true)
 	case key.Matches(k, m.keys.Quit):
 		if m.state != nil && !m.state.Finished && m.anyRunning() {
 			m.confirm = confirmQuit
@@ -46,12 +47,12 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.quit(false, "greenlight: left the campaign")
 	case key.Matches(k, m.keys.Up):
 		m.sel = max(0, m.sel-1)
-		return m.logs.read(m.selected())
+		return tea.Batch(m.logs.read(m.selected()), m.chartRows(true))
 	case key.Matches(k, m.keys.Down):
 		if m.state != nil {
 			m.sel = min(len(m.state.Phases)-1, m.sel+1)
 		}
-		return m.logs.read(m.selected())
+		return tea.Batch(m.logs.read(m.selected()), m.chartRows(true))
 	case key.Matches(k, m.keys.Help):
 		m.help = true
 	case key.Matches(k, m.keys.Tab):

@@ -110,9 +110,10 @@ type model struct {
 	sel          int
 	detail       focus
 	help         bool
-	chart        bool   // the chart screen (c) is open
-	chartMetric  int    // which of its metrics it shows (tab)
-	skipPoint    string // the point confirmSkipPoint asks about
+	chart        bool      // the chart screen (c) is open
+	chartMetric  int       // which of its metrics it shows (tab)
+	skipPoint    string    // the point confirmSkipPoint asks about
+	rows         chartRows // the chart's phase's results, asked of the runner
 	confirm      confirmKind
 	flash        string
 	flashAt      time.Time
@@ -274,7 +275,13 @@ func (m *model) route(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.hosts = m.opts.Sampler.Hosts()
 		return m, m.waitSamples()
 	case tickMsg:
-		return m, tea.Batch(tick(), m.logs.read(m.selected()))
+		return m, tea.Batch(tick(), m.logs.read(m.selected()), m.chartRows(false))
+	case chartRowsMsg:
+		m.rows.pending = false
+		if msg.err == nil {
+			m.rows.phase, m.rows.steps, m.rows.at = msg.phase, msg.steps, m.now()
+		}
+		return m, nil
 	case logMsg:
 		m.logs.set(msg)
 		return m, nil

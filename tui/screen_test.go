@@ -140,6 +140,7 @@ func (f *fakeGPUs) samples() []gpu.Sample {
 }
 
 type fakeRunner struct {
+	rows  map[string][]runner.StepState // PhaseRows' answers
 	mu    sync.Mutex
 	calls []string
 }
@@ -160,7 +161,15 @@ func (f *fakeRunner) SkipPoint(id, point string) error {
 }
 func (f *fakeRunner) Retry(id string) error      { return f.rec("retry " + id) }
 func (f *fakeRunner) Greenlight(id string) error { return f.rec("greenlight " + id) }
-func (f *fakeRunner) Stop() error                { return f.rec("stop") }
+
+// PhaseRows is a runner's answer with the rows its events leave out.
+func (f *fakeRunner) PhaseRows(id string) ([]runner.StepState, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rows[id], nil
+}
+
+func (f *fakeRunner) Stop() error { return f.rec("stop") }
 
 // got lists the calls sorted: each runs in a command of its own, so their
 // order is not the keys' order.
