@@ -30,14 +30,7 @@ func NewLive(base *record.Record, plan *campaign.Plan, opts Options) *Live {
 		now: side{vals: map[key][]float64{}, stamps: map[key][]string{}}, dirs: map[string]map[string]string{}, skips: map[string]map[string]bool{}}
 	for _, ph := range plan.Phases {
 		l.dirs[ph.ID] = record.Better(ph)
-		skip := map[string]bool{}
-		if sw := ph.Sweep; sw != nil {
-			skip["repeat"] = true
-			for _, a := range sw.Axes {
-				skip[a.Name] = true
-			}
-		}
-		l.skips[ph.ID] = skip
+		l.skips[ph.ID] = ph.PointColumns()
 	}
 	return l
 }

@@ -158,15 +158,9 @@ func (w *Writer) writeRecord(st *runner.State) error {
 // pointOf is a sweep unit's point and repeat, and the columns that are
 // its point's, not values.
 func pointOf(ph *campaign.Phase, unit *campaign.Unit) (point string, repeat int, skip map[string]bool) {
-	skip = map[string]bool{}
-	if sw := ph.Sweep; sw != nil && unit != nil {
-		skip["repeat"] = true // the row's repeat and axes are its point's
-		for _, a := range sw.Axes {
-			skip[a.Name] = true
-		}
-		if len(sw.Axes) > 0 {
-			point = sw.Key(*unit)
-		}
+	skip = ph.PointColumns()
+	if sw := ph.Sweep; sw != nil && unit != nil && len(sw.Axes) > 0 {
+		point = sw.Key(*unit)
 	}
 	if unit != nil {
 		repeat = unit.Repeat

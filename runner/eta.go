@@ -284,6 +284,7 @@ func typical(ds []time.Duration) time.Duration {
 type simPhase struct {
 	id        string
 	needs     []string
+	after     []string // ended before it starts, not used (campaign.Phase.After)
 	gpus      []int
 	remaining time.Duration
 	known     bool
@@ -342,6 +343,10 @@ func campaignETA(phases []simPhase) ETA {
 			}
 			ready := true
 			for _, n := range p.needs {
+				t, ok := end[n]
+				ready = ready && ok && t <= now
+			}
+			for _, n := range p.after {
 				t, ok := end[n]
 				ready = ready && ok && t <= now
 			}

@@ -146,7 +146,18 @@ func (r *Runner) needsMet(pr *phaseRun) bool {
 			return false // a service must be up, not merely have been up
 		}
 	}
-	return true
+	return r.afterEnded(pr) == ""
+}
+
+// afterEnded is the first phase pr comes after (a swept service's
+// previous point) that has not ended, or "".
+func (r *Runner) afterEnded(pr *phaseRun) string {
+	for _, n := range pr.ph.After {
+		if o, _ := r.find(n); o != nil && !o.state.Status.Finished() {
+			return n
+		}
+	}
+	return ""
 }
 
 // ranFor is how long the phase's attempt has been able to run: its time
@@ -194,6 +205,9 @@ func (r *Runner) waitReason(pr *phaseRun) string {
 		case s != Done && s != Ready && s != Skipped:
 			return "waits for " + n
 		}
+	}
+	if n := r.afterEnded(pr); n != "" {
+		return "waits for " + n + " to end"
 	}
 	if o := r.holder(pr); o != nil {
 		gpus := "all GPUs"

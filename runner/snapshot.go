@@ -128,7 +128,7 @@ func (r *Runner) phaseTotal(pr *phaseRun) time.Duration {
 func (r *Runner) campaignETA(now time.Time) ETA {
 	sims := make([]simPhase, 0, len(r.phases))
 	for _, pr := range r.phases {
-		s := simPhase{id: pr.ph.ID, needs: r.plan.UsedPhases(pr.ph.ID), gpus: pr.ph.GPUs, service: pr.ph.Service != nil, slurm: pr.ph.Slurm != nil}
+		s := simPhase{id: pr.ph.ID, needs: r.plan.UsedPhases(pr.ph.ID), after: pr.ph.After, gpus: pr.ph.GPUs, service: pr.ph.Service != nil, slurm: pr.ph.Slurm != nil}
 		switch st := pr.state.Status; {
 		case st.Finished() || st == Ready:
 			s.finished = true

@@ -62,28 +62,37 @@ func (pr *phaseRun) cutBy(idx int) string {
 }
 
 // withPoint puts the step's point (each axis's value, and the repeat)
-// before the row's own columns; a column the step wrote itself is kept.
+// before the row's own columns, and before those the point of the swept
+// service it ran under; a column the step wrote itself is kept.
 func (sr *stepRun) withPoint(row Row) Row {
-	sw, u := sr.pr.ph.Sweep, sr.step.Unit
-	if sw == nil || u == nil {
+	sw, u, pt := sr.pr.ph.Sweep, sr.step.Unit, sr.pr.ph.Point
+	if (sw == nil || u == nil) && pt == nil {
 		return row
 	}
 	var cols []string
 	var vals []any
-	add := func(c string, v any) {
-		if !slices.Contains(row.Cols, c) {
-			cols, vals = append(cols, c), append(vals, v)
+	add := func(c string, name string) {
+		if slices.Contains(row.Cols, c) {
+			return
 		}
-	}
-	for i, a := range sw.Axes {
-		name := a.Values[u.Values[i]].Name
+		cols = append(cols, c)
 		if f, err := strconv.ParseFloat(name, 64); err == nil {
-			add(a.Name, f)
+			vals = append(vals, f)
 		} else {
-			add(a.Name, name)
+			vals = append(vals, name)
 		}
 	}
-	add("repeat", float64(u.Repeat))
+	if pt != nil { // the service's point: the outermost axes
+		for _, v := range pt.Values {
+			add(v.Axis, v.Value)
+		}
+	}
+	if sw != nil && u != nil {
+		for i, a := range sw.Axes {
+			add(a.Name, a.Values[u.Values[i]].Name)
+		}
+		add("repeat", strconv.Itoa(u.Repeat))
+	}
 	row.Cols = append(cols, row.Cols...)
 	row.Values = append(vals, row.Values...)
 	return row
@@ -98,10 +107,7 @@ func PointValues(ph *campaign.Phase, steps []StepState) (metrics []string, vals 
 	if ph.Sweep == nil {
 		return nil, vals
 	}
-	skip := map[string]bool{"repeat": true}
-	for _, a := range ph.Sweep.Axes {
-		skip[a.Name] = true
-	}
+	skip := ph.PointColumns()
 	all := ph.AllSteps()
 	for i, s := range steps {
 		if i >= len(all) || all[i].Unit == nil {

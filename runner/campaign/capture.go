@@ -55,7 +55,7 @@ func (l *loader) capture(cs *CaptureSpec, ph *Phase, at func(string) string) {
 }
 
 // inferRanks gives each capture without ranks: the rank count of the
-// service it needs: its command's tensor-parallel size times its
+// service it uses (Plan.Uses): its command's tensor-parallel size times its
 // pipeline-parallel size.
 func (l *loader) inferRanks(plan *Plan, ids map[string]int) {
 	for _, ph := range plan.Phases {
@@ -63,7 +63,7 @@ func (l *loader) inferRanks(plan *Plan, ids map[string]int) {
 		if c == nil || c.Ranks > 0 {
 			continue
 		}
-		for _, n := range ph.Needs {
+		for _, n := range plan.UsedPhases(ph.ID) { // a router in front of vLLM: vLLM's
 			svc := plan.Phase(n)
 			if svc == nil || svc.Service == nil {
 				continue
@@ -74,7 +74,7 @@ func (l *loader) inferRanks(plan *Plan, ids map[string]int) {
 			}
 		}
 		if c.Ranks == 0 {
-			l.add(fmt.Sprintf("$.phases[%d].capture", ids[ph.ID]), "capture: gives no ranks, and no service this phase needs says --tensor-parallel-size or --pipeline-parallel-size",
+			l.add(fmt.Sprintf("$.phases[%d].capture", ids[ph.ID]), "capture: gives no ranks, and no service this phase uses says --tensor-parallel-size or --pipeline-parallel-size",
 				"write `capture: {ranks: 8}`: one trace per rank")
 		}
 	}

@@ -136,7 +136,17 @@ func (l *loader) mk(line, col int, msg, hint string) *FileError {
 	return e
 }
 
-func (l *loader) add(path, msg, hint string) { l.errs = append(l.errs, l.errAt(path, msg, hint)) }
+// add says a problem once: a phase copied per point of a swept service
+// is checked once per copy, and a problem of its text is one problem.
+func (l *loader) add(path, msg, hint string) {
+	e := l.errAt(path, msg, hint)
+	for _, o := range l.errs {
+		if o.Line == e.Line && o.Col == e.Col && o.Msg == e.Msg {
+			return
+		}
+	}
+	l.errs = append(l.errs, e)
+}
 
 var allKeys = func() []string {
 	seen := map[string]bool{}
@@ -270,29 +280,49 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 		l.add("$.phases", "the campaign has no phases", "add `phases:` with at least one phase that has `id:` and `steps:`")
 		return
 	}
-	ids := map[string]int{}
-	slurmDef := l.slurmDefault(spec.Slurm)
-	for i := range spec.Phases {
-		ph := l.phase(plan, spec, i, slurmDef)
-		if ph.ID == "" {
-			continue
+	written := map[string]int{} // the phases as the file writes them
+	for i, ps := range spec.Phases {
+		if id := strings.TrimSpace(ps.ID); id != "" {
+			if _, dup := written[id]; !dup {
+				written[id] = i
+			}
 		}
-		if j, dup := ids[ph.ID]; dup {
-			l.add(fmt.Sprintf("$.phases[%d].id", i), fmt.Sprintf("phase id %q is already used by phase %d", ph.ID, j+1), "give each phase its own id")
-			continue
-		}
-		ids[ph.ID] = i
-		plan.Phases = append(plan.Phases, ph)
 	}
 	for i, ps := range spec.Phases {
 		for j, n := range ps.Needs {
 			path := fmt.Sprintf("$.phases[%d].needs[%d]", i, j)
 			if n == ps.ID {
 				l.add(path, fmt.Sprintf("phase %q needs itself", n), "remove it from its own needs")
-			} else if _, ok := ids[n]; !ok {
-				l.add(path, fmt.Sprintf("unknown phase %q in needs", n), "needs lists ids of other phases: "+strings.Join(sortedKeys(ids), ", "))
+			} else if _, ok := written[n]; !ok {
+				l.add(path, fmt.Sprintf("unknown phase %q in needs", n), "needs lists ids of other phases: "+strings.Join(sortedKeys(written), ", "))
 			}
 		}
+	}
+	ids := map[string]int{} // the phases as they run → where the file writes them
+	slurmDef := l.slurmDefault(spec.Slurm)
+	for _, pl := range l.expandServices(spec) {
+		i := pl.origin
+		ph := l.phase(plan, spec, pl.ps, i, slurmDef)
+		if ph.ID == "" {
+			continue
+		}
+		if j, dup := ids[ph.ID]; dup {
+			if pl.point != nil {
+				l.add(fmt.Sprintf("$.phases[%d].id", i), fmt.Sprintf("phase id %q (%s at %s) is already used by phase %d", ph.ID, pl.point.Phase, pl.point.Key, j+1), "rename that phase: a swept service's points name their phases id.values")
+			} else {
+				l.add(fmt.Sprintf("$.phases[%d].id", i), fmt.Sprintf("phase id %q is already used by phase %d", ph.ID, j+1), "give each phase its own id")
+			}
+			continue
+		}
+		ph.After, ph.Point = pl.after, pl.point
+		if pl.point != nil && ph.Service != nil {
+			// Every point's load is the same load, by its pace: its stages
+			// and duration are learned across the points.
+			s := spec.Phases[i].Service
+			ph.Service.Key = hashOf(s.Run, s.Dir, merge(spec.Env, spec.Phases[i].Env, s.Env))
+		}
+		ids[ph.ID] = i
+		plan.Phases = append(plan.Phases, ph)
 	}
 	l.inferRanks(plan, ids)
 	if len(l.errs) == 0 {
@@ -321,7 +351,7 @@ func (l *loader) order(plan *Plan, ids map[string]int) {
 				continue
 			}
 			ready := true
-			for _, n := range ph.Needs {
+			for _, n := range ph.Waits() {
 				ready = ready && done[n]
 			}
 			if ready {
@@ -351,7 +381,7 @@ func findCycle(plan *Plan, done map[string]bool) []string {
 		cur := start
 		for {
 			var next *Phase
-			for _, n := range cur.Needs {
+			for _, n := range cur.Waits() {
 				if !done[n] {
 					next = plan.Phase(n)
 					break

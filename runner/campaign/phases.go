@@ -80,8 +80,9 @@ func workHash(ps PhaseSpec, env map[string]string, sl *Slurm) string {
 	return hashOf(work, env)
 }
 
-func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *Phase {
-	ps := spec.Phases[i]
+// phase resolves ps, written at the file's phase i (a swept service's
+// copies are all written there).
+func (l *loader) phase(plan *Plan, spec *CampaignSpec, ps PhaseSpec, i int, slurmDef *Slurm) *Phase {
 	at := func(k string) string { return fmt.Sprintf("$.phases[%d]%s", i, k) }
 	ph := &Phase{ID: strings.TrimSpace(ps.ID), Title: ps.Title, Needs: ps.Needs, Retries: ps.Retries, GPUs: ps.GPUs.List}
 	switch {
@@ -169,9 +170,6 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, i int, slurmDef *Slurm) *
 		hasExpect = hasExpect || len(st.Expect) > 0
 	}
 	if ph.Sweep = l.sweep(&ps, at, env, hasExpect); ph.Sweep != nil {
-		if ph.Service != nil {
-			l.add(at(".sweep"), "a sweep over a service phase is not built yet", "sweep the phases that use the service; for a grid of server flags, write one service phase per setting for now")
-		}
 		l.expandSweep(plan, &ps, ph, at, env)
 	}
 	if pl := ps.Plot; pl != nil {

@@ -86,6 +86,13 @@ type Phase struct {
 	Curves *Curves
 	// Capture guards a profiler capture's flush; nil for none.
 	Capture *Capture
+	// After are phases that must have ended, however they ended, before
+	// this one starts; unlike Needs it does not use them (a swept
+	// service's point starts after the previous point's phases).
+	After []string
+	// Point, for a phase copied per point of a swept service, is the
+	// point it runs under (servicesweep.go); nil for the rest.
+	Point *ServicePoint
 	// Hash identifies the phase's work: a changed file re-runs a finished
 	// phase only when its hash changed.
 	Hash string
@@ -203,6 +210,15 @@ func (s *Step) Label() string {
 	return line
 }
 
+// Waits is what must end before the phase starts: its needs, then the
+// phases it comes after.
+func (ph *Phase) Waits() []string {
+	if len(ph.After) == 0 {
+		return ph.Needs
+	}
+	return append(slices.Clone(ph.Needs), ph.After...)
+}
+
 // AllSteps is the steps to run: the service's start counts as one.
 func (ph *Phase) AllSteps() []*Step {
 	if ph.Service != nil {
@@ -257,7 +273,7 @@ func (p *Plan) after(a, b string, depth int) bool {
 	if ph == nil || depth > len(p.Phases) {
 		return false
 	}
-	for _, n := range ph.Needs {
+	for _, n := range ph.Waits() {
 		if n == b || p.after(n, b, depth+1) {
 			return true
 		}

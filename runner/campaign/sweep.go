@@ -333,3 +333,22 @@ func put(text string, vars map[string]string) string {
 		return m
 	})
 }
+
+// PointColumns are the columns of the phase's rows that say where a row
+// was measured, not what: its sweep's axes and repeat, and the axes of
+// the swept service's point it ran under. Not metrics.
+func (ph *Phase) PointColumns() map[string]bool {
+	cols := map[string]bool{}
+	if sw := ph.Sweep; sw != nil {
+		cols["repeat"] = true
+		for _, a := range sw.Axes {
+			cols[a.Name] = true
+		}
+	}
+	if pt := ph.Point; pt != nil {
+		for _, v := range pt.Values {
+			cols[v.Axis] = true
+		}
+	}
+	return cols
+}

@@ -1,0 +1,120 @@
+package runner
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// servedGrid is a service swept over a 2x2 grid, and two phases that use
+// it: each writes which service point was up when it ran. The service
+// says "overlap" if it starts while another point's service is still up.
+// gpus is the service's gpus: line ("" for every GPU).
+func servedGrid(dir, gpus string) string {
+	return fmt.Sprintf(`
+name: served
+env: {D: %s}
+phases:
+  - id: serve
+    %s
+    sweep:
+      seqs: [64, 256]
+      tokens: [2048, 8192]
+    service:
+      run: |
+        if [ -e "$D/up" ]; then echo overlap >> "$D/starts"; fi
+        trap 'rm -f "$D/up"; exit 0' TERM INT
+        echo "${seqs} ${tokens}" >> "$D/starts"
+        echo "${seqs} ${tokens}" > "$D/up"
+        echo ready
+        while :; do sleep 0.05; done
+      ready: {log: ready}
+  - id: decode
+    needs: [serve]
+    sweep: {c: [1, 2]}
+    steps:
+      - run: |
+          echo "$GREENLIGHT_PHASE ${c} under $(cat "$D/up")" >> "$D/ran"
+          echo "{\"tok_s\": $(( ${c} * 10 ))}" >> "$GREENLIGHT_RESULTS"
+          sleep 0.1
+  - id: prefill
+    needs: [serve]
+    steps:
+      - run: |
+          echo "$GREENLIGHT_PHASE under $(cat "$D/up")" >> "$D/ran"
+`, dir, gpus)
+}
+
+// checkServedGrid: the service started once per point, in grid order,
+// never two at once, and every phase ran once under its own point.
+func checkServedGrid(t *testing.T, dir string, st *State) {
+	t.Helper()
+	starts := fileLines(t, filepath.Join(dir, "starts"))
+	if want := []string{"64 2048", "64 8192", "256 2048", "256 8192"}; !slices.Equal(starts, want) {
+		t.Errorf("the service started %v; want once per point, in order: %v", starts, want)
+	}
+	ran := fileLines(t, filepath.Join(dir, "ran"))
+	seen := map[string]int{}
+	for _, l := range ran {
+		seen[l]++
+	}
+	for _, pt := range []string{"64 2048", "64 8192", "256 2048", "256 8192"} {
+		id := strings.ReplaceAll(pt, " ", ".")
+		for _, want := range []string{"decode." + id + " 1 under " + pt, "decode." + id + " 2 under " + pt, "prefill." + id + " under " + pt} {
+			if seen[want] != 1 {
+				t.Errorf("%q ran %d times; want once (%v)", want, seen[want], ran)
+			}
+		}
+	}
+	if len(ran) != 12 {
+		t.Errorf("%d runs, want 12: %v", len(ran), ran)
+	}
+	for _, ps := range st.Phases {
+		if ps.Status != Done {
+			t.Errorf("%s = %s %s", ps.ID, ps.Status, ps.Reason)
+		}
+	}
+	d := st.Phase("decode.256.2048")
+	if d == nil || len(d.Steps) != 2 || len(d.Steps[1].Results) != 1 {
+		t.Fatalf("decode.256.2048: %+v", d)
+	}
+	row := d.Steps[1].Results[0]
+	if !slices.Equal(row.Cols, []string{"seqs", "tokens", "c", "repeat", "tok_s"}) || row.Values[0] != 256.0 || row.Values[1] != 2048.0 || row.Values[2] != 2.0 || row.Values[4] != 20.0 {
+		t.Errorf("a row of decode.256.2048 at c=2: %v %v", row.Cols, row.Values)
+	}
+}
+
+// TestServiceSweepRestartsTheServiceOncePerPoint: a swept service starts
+// once per service point and no more, in grid order, the previous point's
+// stopped before the next starts; every phase that uses it runs under
+// each point, its rows carrying the service's values.
+//
+// Holding every GPU, the points would queue for them anyway; a service
+// that holds none of this machine's (a Slurm job, a server on the CPU)
+// is kept in turn by its points' order alone.
+func TestServiceSweepRestartsTheServiceOncePerPoint(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
+	for _, tt := range []struct{ name, gpus string }{{"every GPU", ""}, {"no GPU", "gpus: none"}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			p := loadCampaign(t, servedGrid(dir, tt.gpus))
+			checkServedGrid(t, dir, start(t, p, testOptions(t)).finished(60*time.Second))
+		})
+	}
+}
+
+// TestServiceSweepResumes: the runner killed (kill -9) while the second
+// point's service is up; a new one re-adopts that service, runs what is
+// left, and no point's service starts twice.
+func TestServiceSweepResumes(t *testing.T) {
+	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
+	dir := t.TempDir()
+	p := loadCampaign(t, servedGrid(dir, ""))
+	state := filepath.Join(dir, "state")
+	killRunnerMidStep(t, p.File, state, `"kind":"step-start","phase":"decode.64.8192","step":1,`)
+	checkServedGrid(t, dir, startAgain(t, p, state).finished(60*time.Second))
+}
