@@ -32,19 +32,6 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s: campaign %q is valid\nresults file: %s\n\n", args[0], plan.Name, plan.Report)
 	for i, ph := range plan.Phases {
-		kind := fmt.Sprintf("%d step(s)", len(ph.Steps))
-		if sw := ph.Sweep; sw != nil {
-			kind = fmt.Sprintf("%d point(s) x %d repeat(s), %d step(s)", sw.Points, sw.Repeat, len(ph.Steps))
-			if sw.Until != "" {
-				kind += ", until one fails"
-			}
-		}
-		if ph.Service != nil {
-			kind = "service"
-		}
-		if ph.Capture != nil {
-			kind += ", " + ph.Capture.String()
-		}
 		gpus := "all GPUs"
 		switch {
 		case ph.GPUs != nil && len(ph.GPUs) == 0:
@@ -59,9 +46,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		if total := ph.Estimated(); total > 0 {
 			est = "about " + format.Duration(total)
 		}
-		fmt.Fprintf(stdout, "%2d. %-14s %s: %s, %s, %s", i+1, ph.ID, ph.Label(), kind, gpus, est)
-		if len(ph.Needs) > 0 {
-			fmt.Fprintf(stdout, ", after %s", strings.Join(ph.Needs, ", "))
+		fmt.Fprintf(stdout, "%2d. %-14s %s: %s, %s, %s", i+1, ph.ID, ph.Label(), ph.Kind(), gpus, est)
+		if len(ph.Waits()) > 0 {
+			fmt.Fprintf(stdout, ", after %s", strings.Join(ph.Waits(), ", "))
 		}
 		if ph.Manual {
 			fmt.Fprint(stdout, ", waits for a greenlight")

@@ -246,6 +246,9 @@ func (w *Writer) Write(st *runner.State) error {
 			errs = append(errs, fmt.Errorf("GPU chart of %s: %w", st.Phases[i].ID, err))
 		}
 	}
+	if err := w.updateAcross(st); err != nil {
+		errs = append(errs, err)
+	}
 	if err := w.writeRecord(st); err != nil && terr == nil {
 		errs = append(errs, fmt.Errorf("record %s: %w", filepath.Base(record.Name(w.path)), err))
 	}
@@ -351,7 +354,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv, w.charts[p.ID].names, w.gpuChartLink(ph, p), func(i int) []string { return w.stepStamp(&p, i) }) + w.energySection(ph, p) + w.serverSection(ph, p) + w.traceSection(p)
 		order = append(order, id)
 	}
-	return bodies, order
+	return bodies, w.acrossBlocks(st, bodies, order)
 }
 
 // keepEnv records, once, the environment the campaign ran in, for

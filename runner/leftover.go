@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/runner/supervise"
@@ -57,6 +58,9 @@ func (r *Runner) leftover(pr *phaseRun) *Holder {
 		}
 		if slices.ContainsFunc(r.kept, func(k supervise.Kept) bool { return k.PID == h.PID }) {
 			continue
+		}
+		if syscall.Kill(h.PID, 0) == syscall.ESRCH {
+			continue // gone since the GPU source looked: a service just stopped
 		}
 		if pr.ph.GPUs == nil || slices.Contains(pr.ph.GPUs, h.GPU) {
 			return h

@@ -210,6 +210,28 @@ func (s *Step) Label() string {
 	return line
 }
 
+// Kind says what the phase runs: "service, point 2/4 of serve",
+// "3 point(s) x 2 repeat(s), 6 step(s), a capture of 8 ranks' traces".
+func (ph *Phase) Kind() string {
+	kind := fmt.Sprintf("%d step(s)", len(ph.Steps))
+	if sw := ph.Sweep; sw != nil {
+		kind = fmt.Sprintf("%d point(s) x %d repeat(s), %d step(s)", sw.Points, sw.Repeat, len(ph.Steps))
+		if sw.Until != "" {
+			kind += ", until one fails"
+		}
+	}
+	if ph.Service != nil {
+		kind = "service"
+		if pt := ph.Point; pt != nil {
+			kind += fmt.Sprintf(", point %d/%d of %s", pt.Index, pt.Count, pt.Service)
+		}
+	}
+	if ph.Capture != nil {
+		kind += ", " + ph.Capture.String()
+	}
+	return kind
+}
+
 // Waits is what must end before the phase starts: its needs, then the
 // phases it comes after.
 func (ph *Phase) Waits() []string {

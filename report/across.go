@@ -1,0 +1,161 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// A phase that ran under each point of a swept service (its copies,
+// decode.64.2048, decode.64.8192, ...) is answered once more as a whole,
+// in a block after its last copy: "which server setting is best, and at
+// what load?" Its tables are a sweep's, over the service's axes and then
+// its own, each cell a point's mean with its interval; its charts run
+// along its own axis, a line per service point. Each copy's block and CSV
+// stay as they are, every row carrying the service's values.
+
+// across is one phase as written, gathered from its copies.
+type across struct {
+	of     string   // the phase as written: decode
+	svc    string   // the swept service: serve
+	copies []string // its copies' ids, in run order
+	axes   []string // the service's axes
+}
+
+// acrossGroups are the plan's phases copied per service point.
+func acrossGroups(plan *campaign.Plan) []across {
+	var out []across
+	at := map[string]int{}
+	for _, ph := range plan.Phases {
+		pt := ph.Point
+		if pt == nil || pt.Phase == pt.Service {
+			continue
+		}
+		i, ok := at[pt.Phase]
+		if !ok {
+			i = len(out)
+			at[pt.Phase] = i
+			out = append(out, across{of: pt.Phase, svc: pt.Service})
+		}
+		out[i].copies = append(out[i].copies, ph.ID)
+	}
+	return out
+}
+
+// gather is the phase as written made of its copies: a sweep whose axes
+// are the service's then its own, each copy's steps units of it, and the
+// copies' states as one. ok is false when no copy has a row yet.
+func (a *across) gather(plan *campaign.Plan, st *runner.State) (*campaign.Phase, runner.PhaseState, bool) {
+	first := plan.Phase(a.copies[0])
+	own := first.Sweep
+	// The service's points are one axis here, "max_num_seqs · max_batched"
+	// valued "64 · 2048": a row of each table, a line of each chart.
+	var names []string
+	for _, v := range first.Point.Values {
+		names = append(names, v.Axis)
+	}
+	svc := campaign.Axis{Name: strings.Join(names, " · ")}
+	for _, id := range a.copies {
+		var vals []string
+		for _, v := range plan.Phase(id).Point.Values {
+			vals = append(vals, v.Value)
+		}
+		svc.Values = append(svc.Values, campaign.AxisValue{Name: strings.Join(vals, " · ")})
+	}
+	svcAxes := []campaign.Axis{svc}
+	a.axes = names
+	sw := &campaign.Sweep{Axes: slices.Clone(svcAxes), Repeat: 1, Order: "interleaved", Noise: 0.05}
+	ownUnits, ownPoints := []campaign.Unit{{Point: 0, Repeat: 1}}, 1
+	if own != nil {
+		sw.Axes = append(sw.Axes, own.Axes...)
+		sw.Repeat, sw.Order, sw.Noise, ownUnits, ownPoints = own.Repeat, own.Order, own.Noise, own.Units, own.Points
+	}
+	title := strings.TrimSuffix(first.Title, " · "+first.Point.Key)
+	syn := &campaign.Phase{ID: a.of, Title: title, Expect: first.Expect, Better: first.Better, Sweep: sw, Point: first.Point}
+	if own != nil && len(own.Axes) > 0 {
+		xi, _ := first.CurveAxes()
+		syn.Curves = &campaign.Curves{X: own.Axes[xi].Name, Series: svcAxes[0].Name}
+		if c := first.Curves; c != nil {
+			syn.Curves.Y, syn.Curves.LogX = c.Y, c.LogX
+		}
+	}
+	ps := runner.PhaseState{ID: a.of, Title: title}
+	rows := 0
+	for k, id := range a.copies {
+		ph, cs := plan.Phase(id), st.Phase(id)
+		svcVals := []int{k}
+		unit := func(u campaign.Unit) *campaign.Unit {
+			return &campaign.Unit{Values: append(slices.Clone(svcVals), u.Values...), Point: k*ownPoints + u.Point, Repeat: u.Repeat}
+		}
+		for _, u := range ownUnits {
+			sw.Units = append(sw.Units, *unit(u))
+		}
+		for i, step := range ph.AllSteps() {
+			s := *step
+			if step.Unit != nil {
+				s.Unit = unit(*step.Unit)
+			} else {
+				s.Unit = unit(ownUnits[0])
+			}
+			syn.Steps = append(syn.Steps, &s)
+			if cs != nil && i < len(cs.Steps) {
+				ps.Steps = append(ps.Steps, cs.Steps[i])
+				rows += len(cs.Steps[i].Results)
+			} else {
+				ps.Steps = append(ps.Steps, runner.StepState{})
+			}
+		}
+	}
+	sw.Points = len(a.copies) * ownPoints
+	ps.Attempt = rows // the charts are drawn again when this changes
+	return syn, ps, rows > 0
+}
+
+// acrossBlock is the phase's block across the service's points.
+func acrossBlock(a across, syn *campaign.Phase, ps runner.PhaseState, charts map[string]string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s across %s's points (`%s`)\n\n", cell(syn.Title), a.svc, a.of)
+	fmt.Fprintf(&b, "It ran once under each of %s's %d points (%s): %s. Each copy's block above has its own tables; its CSV has every row, the server's settings as columns.\n",
+		a.svc, len(a.copies), strings.Join(a.axes, " × "), strings.Join(a.copies, ", "))
+	b.WriteString(sweepTables(syn, ps, charts))
+	return b.String()
+}
+
+// updateAcross draws the gathered phases' charts again when their rows
+// changed (with the file's coalesced writes, as updateCharts).
+func (w *Writer) updateAcross(st *runner.State) error {
+	var errs []error
+	for _, a := range acrossGroups(w.plan) {
+		syn, ps, ok := a.gather(w.plan, st)
+		key := "across:" + a.of
+		if c, seen := w.charts[key]; !ok || seen && c.rows == ps.Attempt {
+			continue
+		}
+		names, err := sweepCharts(w.path, syn, ps)
+		w.charts[key] = charted{rows: ps.Attempt, names: names}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("charts of %s across %s: %w", a.of, a.svc, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// acrossBlocks puts each gathered phase's block, once it has a row, after
+// its last copy's.
+func (w *Writer) acrossBlocks(st *runner.State, bodies map[string]string, order []string) []string {
+	for _, a := range acrossGroups(w.plan) {
+		syn, ps, ok := a.gather(w.plan, st)
+		if !ok {
+			continue
+		}
+		id := "across:" + a.of
+		bodies[id] = acrossBlock(a, syn, ps, w.charts[id].names)
+		last := slices.Index(order, "phase:"+a.copies[len(a.copies)-1])
+		order = slices.Insert(order, last+1, id)
+	}
+	return order
+}

@@ -1,0 +1,87 @@
+package report
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/greenlight-run/greenlight/runner"
+)
+
+// TestAcrossServicePoints: a phase run under each point of a swept
+// service is answered as a whole after its last copy: a row per service
+// point, its own points across, each cell that copy's mean and interval;
+// a chart along its own axis with a line per service point. A copy not
+// yet run is a dash, not a zero.
+func TestAcrossServicePoints(t *testing.T) {
+	plan := parsePlan(t, "/c/c.yaml", `name: srv
+phases:
+  - id: serve
+    sweep: {seqs: [64, 256], tokens: [2048, 8192]}
+    service:
+      run: |
+        vllm serve --max-num-seqs ${seqs} --max-num-batched-tokens ${tokens}
+      ready: {log: up}
+  - id: decode
+    title: Decode
+    needs: [serve]
+    sweep: {c: [1, 4]}
+    repeat: 2
+    steps:
+      - run: |
+          bench ${c}
+`)
+	st := &runner.State{Name: "srv"}
+	for _, ph := range plan.Phases {
+		ps := runner.PhaseState{ID: ph.ID, Title: ph.Title, Status: runner.Done, Attempt: 1}
+		if ph.ID == "decode.256.8192" {
+			ps.Status = runner.Pending
+		}
+		for i, step := range ph.AllSteps() {
+			ss := runner.StepState{Index: i, Status: ps.Status}
+			if ph.Service == nil && ps.Status == runner.Done {
+				seqs := map[string]float64{"64": 64, "256": 256}[ph.Point.Values[0].Value]
+				tokens := map[string]float64{"2048": 1, "8192": 2}[ph.Point.Values[1].Value]
+				c := []float64{1, 4}[step.Unit.Values[0]]
+				// Rows as the runner writes them: the service's point first.
+				ss.Results = []runner.Row{{Cols: []string{"seqs", "tokens", "c", "repeat", "tok_s"},
+					Values: []any{seqs, tokens * 2048, c, float64(step.Unit.Repeat), seqs*c*tokens + float64(step.Unit.Repeat)}}}
+			}
+			ps.Steps = append(ps.Steps, ss)
+		}
+		st.Phases = append(st.Phases, ps)
+	}
+	path := filepath.Join(t.TempDir(), "srv.md")
+	if err := NewWriter(path, plan, testEnv(), nil, "").Write(st); err != nil {
+		t.Fatal(err)
+	}
+	md := readFileT(t, path)
+	block := md[strings.Index(md, "<!-- greenlight:begin across:decode -->"):]
+	if i := strings.Index(md, "<!-- greenlight:end phase:decode.256.8192 -->"); i < 0 || i > strings.Index(md, "across:decode") {
+		t.Errorf("the block across the points is not after the last copy:\n%s", md)
+	}
+	for _, want := range []string{
+		"## Decode across serve's points (`decode`)",
+		"seqs × tokens",
+		"| seqs · tokens | c=1 | c=4 |",
+		"| 64 · 2048 | 65.5 ± 6.4 (n=2) | 257.5 ± 6.4 (n=2) |",  // 64·1·1 + 1, 2
+		"| 256 · 8192 | — | — |",                                // not yet run
+		"| 64 · 8192 | 129.5 ± 6.4 (n=2) | 513.5 ± 6.4 (n=2) |", // 64·c·2 + 1, 2
+		"![tok_s by c](srv.decode.tok_s.svg)",
+	} {
+		if !strings.Contains(block, want) {
+			t.Errorf("the block lacks %q:\n%s", want, block)
+		}
+	}
+	for _, not := range []string{"#### seqs", "#### tokens", "#### repeat"} {
+		if strings.Contains(block, not) {
+			t.Errorf("a point column is charted as a metric: %q", not)
+		}
+	}
+	svg := readFileT(t, filepath.Join(filepath.Dir(path), "srv.decode.tok_s.svg"))
+	for _, want := range []string{"seqs · tokens=64 · 2048", "seqs · tokens=256 · 2048", ">c<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the chart lacks %q", want)
+		}
+	}
+}
