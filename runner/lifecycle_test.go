@@ -427,6 +427,47 @@ phases:
 	}
 }
 
+// TestAGoneHolderIsNoLeftover: a GPU listing a moment old still names a
+// process that has exited since (a service the runner just stopped):
+// that is no leftover; nothing waits for it and nothing is said.
+func TestAGoneHolderIsNoLeftover(t *testing.T) {
+	t.Parallel()
+	p := loadCampaign(t, `
+name: gone
+phases:
+  - id: leak
+    steps:
+      - run: |
+          true
+`)
+	r, err := New(p, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := exec.Command("true")
+	was.Env = append(os.Environ(), supervise.EnvState+"="+r.StateDir(), "GREENLIGHT_PHASE=leak")
+	if err := was.Run(); err != nil {
+		t.Fatal(err)
+	}
+	r.SetHolders([]Holder{{GPU: 0, PID: was.Process.Pid, Name: "python3", Mem: 2600 << 20, Phase: "leak"}})
+	h := &harness{t: t, r: r, events: r.Subscribe()}
+	r.Start()
+	t.Cleanup(func() {
+		r.Close()
+		for range h.events {
+		}
+	})
+	st := h.finished(30 * time.Second)
+	if s := st.Phase("leak").Status; s != Done {
+		t.Errorf("leak = %s", s)
+	}
+	for _, e := range h.seen {
+		if strings.Contains(e.Message, "left running") {
+			t.Errorf("said of a process that is gone: %q", e.Message)
+		}
+	}
+}
+
 // TestGuardedCapture: a capture of 3 ranks whose flush writes 2 traces
 // shows them as they come ("flushing traces: 1 of 3 ranks"), and when
 // nothing grows for its stall it says so and ends the wait: the phase is
