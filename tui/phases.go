@@ -51,7 +51,7 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 	}
 	titleW := max(16, min(longest, limit))
 	barW := max(6, min(20, width/8))
-	title := ansi.Truncate(p.Title, titleW, "…")
+	title := fitTitle(p.Title, titleW)
 	title += strings.Repeat(" ", titleW-lipgloss.Width(title))
 	frac := -1.0
 	info := ""
@@ -203,3 +203,26 @@ func (m *model) pointWords(p runner.PhaseState) string {
 }
 
 func trimNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// fitTitle cuts a title to w columns. A phase run under a swept service's
+// point ("decode throughput · max_num_seqs=64,max_batched=2048") keeps the
+// point's values, which tell its copies apart: "decode th… · 64,2048".
+func fitTitle(title string, w int) string {
+	if lipgloss.Width(title) <= w {
+		return title
+	}
+	i := strings.LastIndex(title, " · ")
+	if i < 0 || !strings.Contains(title[i:], "=") {
+		return ansi.Truncate(title, w, "…")
+	}
+	var vals []string
+	for _, kv := range strings.Split(title[i+len(" · "):], ",") {
+		_, v, _ := strings.Cut(kv, "=")
+		vals = append(vals, v)
+	}
+	tail := " · " + strings.Join(vals, ",")
+	if room := w - lipgloss.Width(tail); room >= 4 {
+		return ansi.Truncate(title[:i], room, "…") + tail
+	}
+	return ansi.Truncate(strings.Join(vals, ","), w, "…")
+}

@@ -357,9 +357,13 @@ func SharesGPUs(a, b []int) bool {
 type PhaseIDError struct {
 	ID, Near string
 	Known    []string
+	Copies   []string // id is a phase copied per point of a swept service: its copies
 }
 
 func (e *PhaseIDError) Error() string {
+	if len(e.Copies) > 0 {
+		return fmt.Sprintf("phase %q runs once per point of a swept service, as %s: name one of them", e.ID, strings.Join(e.Copies, ", "))
+	}
 	msg := fmt.Sprintf("no phase %q in this campaign", e.ID)
 	if e.Near != "" {
 		msg += fmt.Sprintf("; did you mean %q?", e.Near)
@@ -376,6 +380,9 @@ func (p *Plan) CheckPhaseID(id string) error {
 	best := 3
 	for _, ph := range p.Phases {
 		e.Known = append(e.Known, ph.ID)
+		if ph.Point != nil && ph.Point.Phase == id {
+			e.Copies = append(e.Copies, ph.ID)
+		}
 		if d := editDistance(strings.ToLower(id), strings.ToLower(ph.ID)); d < best {
 			e.Near, best = ph.ID, d
 		}

@@ -102,6 +102,9 @@ func TestServiceSweepExpands(t *testing.T) {
 	if p.Uses("decode.64.2048", "serve.64.8192") {
 		t.Error("a point's phase uses only its own point's service")
 	}
+	if err := p.CheckPhaseID("decode"); err == nil || !strings.Contains(err.Error(), "as decode.64.2048, decode.64.8192, decode.256.2048, decode.256.8192: name one of them") {
+		t.Errorf("the phase as written, named: %v", err)
+	}
 }
 
 // TestServiceSweepThroughAProxy: a service on top of the swept one (a
