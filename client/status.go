@@ -80,6 +80,33 @@ type StatusPhase struct {
 	NotProduced  []string      `json:"not_produced,omitempty"`
 	Slurm        *StatusSlurm  `json:"slurm,omitempty"`  // the phase's current or last Slurm job
 	Points       *StatusPoints `json:"points,omitempty"` // a sweep's grid
+	// ServicePoint, for a phase run per point of a swept service, is the
+	// point it runs under.
+	ServicePoint *StatusServicePoint `json:"service_point,omitempty"`
+}
+
+// StatusServicePoint is the point of a swept service a phase runs under:
+// the service and the phase as written, the point (max_num_seqs=64,...)
+// and its place in the service's grid.
+type StatusServicePoint struct {
+	Service string            `json:"service"`
+	Phase   string            `json:"phase"`
+	Point   string            `json:"point"`
+	Index   int               `json:"index"` // 1-based
+	Total   int               `json:"total"`
+	Values  map[string]string `json:"values"`
+}
+
+func servicePointOf(ph *campaign.Phase) *StatusServicePoint {
+	pt := ph.Point
+	if pt == nil {
+		return nil
+	}
+	out := &StatusServicePoint{Service: pt.Service, Phase: pt.Phase, Point: pt.Key, Index: pt.Index, Total: pt.Count, Values: map[string]string{}}
+	for _, v := range pt.Values {
+		out.Values[v.Axis] = v.Value
+	}
+	return out
 }
 
 // StatusPoints is a sweep phase's grid: how many points are done (every
@@ -213,7 +240,7 @@ func StatusOf(plan *campaign.Plan, dir string, st *runner.State) Status {
 		}
 		sp.Slurm = slurmOf(p.Slurm, time.Now())
 		if ph := plan.Phase(p.ID); ph != nil {
-			sp.Points = pointsOf(ph, p)
+			sp.Points, sp.ServicePoint = pointsOf(ph, p), servicePointOf(ph)
 		}
 		out.Phases = append(out.Phases, sp)
 	}

@@ -65,3 +65,20 @@ func TestStatusPoints(t *testing.T) {
 		t.Errorf("per point: %v", got.Status)
 	}
 }
+
+// TestStatusServicePoint: a phase run under a swept service's point says
+// which, in status --json.
+func TestStatusServicePoint(t *testing.T) {
+	plan, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte("name: p\nphases:\n  - id: serve\n    sweep: {seqs: [64, 256]}\n    service:\n      run: |\n        serve ${seqs}\n      ready: {log: up}\n  - id: use\n    needs: [serve]\n    steps:\n      - run: |\n          true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &runner.State{Phases: []runner.PhaseState{{ID: "serve.256", Status: runner.Ready}, {ID: "use.256", Status: runner.Running}}}
+	got := StatusOf(plan, t.TempDir(), st).Phases
+	if sp := got[1].ServicePoint; sp == nil || sp.Service != "serve" || sp.Phase != "use" || sp.Point != "seqs=256" || sp.Index != 2 || sp.Total != 2 || sp.Values["seqs"] != "256" {
+		t.Errorf("use.256's service point %+v", sp)
+	}
+	if sp := got[0].ServicePoint; sp == nil || sp.Phase != "serve" {
+		t.Errorf("serve.256's service point %+v", sp)
+	}
+}
