@@ -58,13 +58,13 @@ func (a *across) gather(plan *campaign.Plan, st *runner.State) (*campaign.Phase,
 	for _, v := range first.Point.Values {
 		names = append(names, v.Axis)
 	}
-	svc := campaign.Axis{Name: strings.Join(names, " · ")}
+	svc := campaign.Axis{Name: strings.Join(names, campaign.Joined)}
 	for _, id := range a.copies {
 		var vals []string
 		for _, v := range plan.Phase(id).Point.Values {
 			vals = append(vals, v.Value)
 		}
-		svc.Values = append(svc.Values, campaign.AxisValue{Name: strings.Join(vals, " · ")})
+		svc.Values = append(svc.Values, campaign.AxisValue{Name: strings.Join(vals, campaign.Joined)})
 	}
 	svcAxes := []campaign.Axis{svc}
 	a.axes = names

@@ -79,7 +79,7 @@ phases:
 		}
 	}
 	svg := readFileT(t, filepath.Join(filepath.Dir(path), "srv.decode.tok_s.svg"))
-	for _, want := range []string{"seqs · tokens=64 · 2048", "seqs · tokens=256 · 2048", ">c<"} {
+	for _, want := range []string{"seqs=64 · tokens=2048", "seqs=256 · tokens=2048", ">c<"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the chart lacks %q", want)
 		}

@@ -67,7 +67,7 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 		}
 		rest := make([]string, 0, len(sw.Axes))
 		for k := 1; k < len(sw.Axes); k++ {
-			rest = append(rest, sw.Axes[k].Name+"="+sw.Axes[k].Values[u.Values[k]].Name)
+			rest = append(rest, sw.Axes[k].Say(sw.Axes[k].Values[u.Values[k]]))
 		}
 		key := strings.Join(rest, ",")
 		c, ok := cols[key]

@@ -90,7 +90,7 @@ func (ph *Phase) Layout() CurveLayout {
 		}
 		var key []string
 		for _, k := range rest {
-			key = append(key, sw.Axes[k].Name+"="+sw.Axes[k].Values[u.Values[k]].Name)
+			key = append(key, sw.Axes[k].Say(sw.Axes[k].Values[u.Values[k]]))
 		}
 		name := strings.Join(key, ",")
 		i, ok := line[name]

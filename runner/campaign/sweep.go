@@ -35,6 +35,24 @@ type Axis struct {
 	Values []AxisValue
 }
 
+// Joined is how several axes read as one, in a compound axis's name and
+// its values: a swept service's point where a phase is gathered across
+// them ("max_num_seqs · max_batched", "64 · 2048").
+const Joined = " · "
+
+// Say is an axis at one of its values: "m=64", or for a compound axis
+// each of its axes at its value, "max_num_seqs=64 · max_batched=2048".
+func (a Axis) Say(v AxisValue) string {
+	names, vals := strings.Split(a.Name, Joined), strings.Split(v.Name, Joined)
+	if len(names) < 2 || len(names) != len(vals) {
+		return a.Name + "=" + v.Name
+	}
+	for i := range names {
+		names[i] += "=" + vals[i]
+	}
+	return strings.Join(names, Joined)
+}
+
 // AxisValue is one value of an axis: a plain value (Name is its text) or
 // a record with a name and fields.
 type AxisValue struct {
@@ -57,7 +75,7 @@ const maxPoints = 10000
 func (s *Sweep) Key(u Unit) string {
 	parts := make([]string, len(s.Axes))
 	for i, a := range s.Axes {
-		parts[i] = a.Name + "=" + a.Values[u.Values[i]].Name
+		parts[i] = a.Say(a.Values[u.Values[i]])
 	}
 	return strings.Join(parts, ",")
 }
