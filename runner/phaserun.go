@@ -69,6 +69,10 @@ func (r *Runner) schedule(now time.Time) {
 		if pr.state.Status != Pending && pr.state.Status != Waiting {
 			continue
 		}
+		if why := r.skippedWith(pr); why != "" {
+			r.endPhase(pr, Skipped, why)
+			continue
+		}
 		if why := r.blockedBy(pr); why != "" {
 			r.endPhase(pr, Blocked, why)
 			continue
@@ -131,6 +135,23 @@ func (r *Runner) blockedBy(pr *phaseRun) string {
 			if o.ph.Service != nil {
 				return fmt.Sprintf("needs the service %s, which was skipped", n)
 			}
+		}
+	}
+	return ""
+}
+
+// skippedWith says why a phase run under a swept service's point is
+// skipped with it: you skipped that point's service (one server setting
+// of the grid), so its benchmarks are skipped, not failed. "" otherwise.
+func (r *Runner) skippedWith(pr *phaseRun) string {
+	pt := pr.ph.Point
+	if pt == nil {
+		return ""
+	}
+	for _, n := range pr.ph.Needs {
+		o, _ := r.find(n)
+		if o.state.Status == Skipped && o.ph.Service != nil && o.ph.Point != nil && o.ph.Point.Service == pt.Service && o.ph.Point.Key == pt.Key {
+			return fmt.Sprintf("its service point %s (%s) was skipped", n, pt.Key)
 		}
 	}
 	return ""

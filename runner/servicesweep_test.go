@@ -118,3 +118,32 @@ func TestServiceSweepResumes(t *testing.T) {
 	killRunnerMidStep(t, p.File, state, `"kind":"step-start","phase":"decode.64.8192","step":1,`)
 	checkServedGrid(t, dir, startAgain(t, p, state).finished(60*time.Second))
 }
+
+// TestSkipAServicePoint: skipping one point's service (one server setting)
+// skips the phases that run under it, with that reason, not failed; the
+// grid goes on to the next point, and the campaign ends well.
+func TestSkipAServicePoint(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := loadCampaign(t, servedGrid(dir, ""))
+	h := start(t, p, testOptions(t))
+	h.until(20*time.Second, "the first point's service", func(e Event) bool { return e.Kind == ServiceReady })
+	if err := h.r.Skip("serve.64.8192"); err != nil {
+		t.Fatal(err)
+	}
+	st := h.finished(60 * time.Second)
+	for _, id := range []string{"decode.64.8192", "prefill.64.8192"} {
+		if ps := st.Phase(id); ps.Status != Skipped || !strings.Contains(ps.Reason, "its service point serve.64.8192 (seqs=64,tokens=8192) was skipped") {
+			t.Errorf("%s = %s %q; want skipped with its point", id, ps.Status, ps.Reason)
+		}
+	}
+	if starts := fileLines(t, filepath.Join(dir, "starts")); !slices.Equal(starts, []string{"64 2048", "256 2048", "256 8192"}) {
+		t.Errorf("the service started %v", starts)
+	}
+	if ps := st.Phase("decode.256.8192"); ps.Status != Done {
+		t.Errorf("the last point's decode = %s", ps.Status)
+	}
+	if code := st.ExitCode(false, false); code != 0 {
+		t.Errorf("exit code %d after a point skipped by hand; want 0", code)
+	}
+}
