@@ -147,3 +147,42 @@ func TestSkipAServicePoint(t *testing.T) {
 		t.Errorf("exit code %d after a point skipped by hand; want 0", code)
 	}
 }
+
+// TestAFailedServicePointGoesOn: a setting the server cannot load with
+// (an OOM at a large batch) fails its point, blocks the phases under it,
+// and the grid goes on to the next point.
+func TestAFailedServicePointGoesOn(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := loadCampaign(t, fmt.Sprintf(`
+name: oom
+phases:
+  - id: serve
+    sweep: {seqs: [64, 1024, 256]}
+    service:
+      run: |
+        echo ${seqs} >> %[1]s/starts
+        if [ ${seqs} = 1024 ]; then echo "CUDA out of memory"; exit 1; fi
+        echo ready
+        while :; do sleep 0.05; done
+      ready: {log: ready}
+  - id: decode
+    needs: [serve]
+    steps:
+      - run: |
+          echo "$GREENLIGHT_PHASE" >> %[1]s/ran
+`, dir))
+	st := start(t, p, testOptions(t)).finished(60 * time.Second)
+	if got := fileLines(t, filepath.Join(dir, "starts")); !slices.Equal(got, []string{"64", "1024", "256"}) {
+		t.Errorf("the service started %v", got)
+	}
+	if got := fileLines(t, filepath.Join(dir, "ran")); !slices.Equal(got, []string{"decode.64", "decode.256"}) {
+		t.Errorf("decode ran %v", got)
+	}
+	if s, d := st.Phase("serve.1024").Status, st.Phase("decode.1024").Status; s != Failed || d != Blocked {
+		t.Errorf("the failed point: serve %s, decode %s", s, d)
+	}
+	if code := st.ExitCode(false, false); code == 0 {
+		t.Error("a failed point ends the campaign well")
+	}
+}
