@@ -54,13 +54,15 @@ func verbArgs(name string, args []string, stderr io.Writer, follow *bool, point 
 		return nil, "", nil, exitUsage
 	}
 	stateDir = cfg.StateDir
+	var ids []string // approve decode: every copy of a phase run per service point
 	for _, id := range pos[1:] {
-		if err := plan.CheckPhaseID(id); err != nil {
+		if err := plan.CheckPhaseID(id); err != nil && (name != "approve" || plan.Named(id) == nil) {
 			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
 			return nil, "", nil, exitUsage
 		}
+		ids = append(ids, plan.Named(id)...)
 	}
-	return plan, stateDir, pos[1:], exitOK
+	return plan, stateDir, ids, exitOK
 }
 
 // cmdControl is approve, pause, resume, skip, retry and stop.

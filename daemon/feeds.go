@@ -158,12 +158,15 @@ func ApproveList(plan *campaign.Plan, flag string) ([]string, error) {
 		if id == "" {
 			continue
 		}
-		if id != "all" {
-			if err := plan.CheckPhaseID(id); err != nil {
-				return nil, err
-			}
+		if id == "all" {
+			ids = append(ids, id)
+			continue
 		}
-		ids = append(ids, id)
+		names := plan.Named(id) // a phase run per service point: each copy
+		if names == nil {
+			return nil, plan.CheckPhaseID(id)
+		}
+		ids = append(ids, names...)
 	}
 	return ids, nil
 }

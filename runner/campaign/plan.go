@@ -371,6 +371,22 @@ func (e *PhaseIDError) Error() string {
 	return msg + " (phases: " + strings.Join(e.Known, ", ") + ")"
 }
 
+// Named are the phases id stands for: itself, or the copies of a phase
+// copied per point of a swept service (decode: decode.64.2048, ...); nil
+// for none.
+func (p *Plan) Named(id string) []string {
+	if p.Phase(id) != nil {
+		return []string{id}
+	}
+	var out []string
+	for _, ph := range p.Phases {
+		if ph.Point != nil && ph.Point.Phase == id {
+			out = append(out, ph.ID)
+		}
+	}
+	return out
+}
+
 // CheckPhaseID returns a *PhaseIDError unless id names a phase of the plan.
 func (p *Plan) CheckPhaseID(id string) error {
 	if p.Phase(id) != nil {
@@ -385,6 +401,11 @@ func (p *Plan) CheckPhaseID(id string) error {
 		}
 		if d := editDistance(strings.ToLower(id), strings.ToLower(ph.ID)); d < best {
 			e.Near, best = ph.ID, d
+		}
+		if pt := ph.Point; pt != nil { // decod: decode, as the file writes it
+			if d := editDistance(strings.ToLower(id), strings.ToLower(pt.Phase)); d < best {
+				e.Near, best = pt.Phase, d
+			}
 		}
 	}
 	return e
