@@ -186,3 +186,48 @@ phases:
 		t.Error("a failed point ends the campaign well")
 	}
 }
+
+// TestEditedServiceGridRunsOnlyNewPoints: a server setting added to a
+// finished service sweep loads the server only for it; the settings done
+// are kept, their server not loaded again.
+func TestEditedServiceGridRunsOnlyNewPoints(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	grid := func(seqs string) string {
+		return fmt.Sprintf(`name: edited
+phases:
+  - id: serve
+    sweep: {seqs: [%s]}
+    service:
+      run: |
+        echo ${seqs} >> %[2]s/starts
+        echo ready
+        while :; do sleep 0.05; done
+      ready: {log: ready}
+  - id: decode
+    needs: [serve]
+    steps:
+      - run: |
+          echo "$GREENLIGHT_PHASE" >> %[2]s/ran
+`, seqs, dir)
+	}
+	state := filepath.Join(dir, "state")
+	h := startAgain(t, writeCampaign(t, path, grid("64, 256")), state)
+	h.finished(60 * time.Second)
+	h.r.Close()
+	h = startAgain(t, writeCampaign(t, path, grid("32, 64, 256, 1024")), state)
+	st := h.finished(60 * time.Second)
+	h.r.Close()
+	if got := fileLines(t, filepath.Join(dir, "starts")); !slices.Equal(got, []string{"64", "256", "32", "1024"}) {
+		t.Errorf("the service started %v; want each setting once", got)
+	}
+	if got := fileLines(t, filepath.Join(dir, "ran")); !slices.Equal(got, []string{"decode.64", "decode.256", "decode.32", "decode.1024"}) {
+		t.Errorf("decode ran %v", got)
+	}
+	for _, ps := range st.Phases {
+		if ps.Status != Done {
+			t.Errorf("%s = %s", ps.ID, ps.Status)
+		}
+	}
+}
