@@ -213,11 +213,9 @@ func (l *loader) plot(pl *PlotSpec, ph *Phase, at func(string) string) {
 	}
 }
 
-// expandSweep makes a sweep phase's steps: its steps as written, once per
-// unit, the unit's values put in. The steps as written are checked once
-// (their errors said once, not once per point).
-func (l *loader) expandSweep(plan *Plan, ps *PhaseSpec, ph *Phase, at func(string) string, env map[string]string) {
-	sw := ph.Sweep
+// checkStepVars says each ${name} of the phase's steps and artifacts
+// that names no axis of sw (checkVars).
+func (l *loader) checkStepVars(ps *PhaseSpec, at func(string) string, sw *Sweep, env map[string]string) {
 	for j, st := range ps.Steps {
 		p := at(fmt.Sprintf(".steps[%d]", j))
 		l.checkVars(p+".run", st.Run, sw, env)
@@ -232,6 +230,14 @@ func (l *loader) expandSweep(plan *Plan, ps *PhaseSpec, ph *Phase, at func(strin
 	for j, g := range ps.Artifacts {
 		l.checkVars(at(fmt.Sprintf(".artifacts[%d]", j)), g, sw, env)
 	}
+}
+
+// expandSweep makes a sweep phase's steps: its steps as written, once per
+// unit, the unit's values put in. The steps as written are checked once
+// (their errors said once, not once per point).
+func (l *loader) expandSweep(plan *Plan, ps *PhaseSpec, ph *Phase, at func(string) string, env map[string]string) {
+	sw := ph.Sweep
+	l.checkStepVars(ps, at, sw, env)
 	if len(l.errs) > 0 || len(sw.Units) == 0 {
 		return
 	}

@@ -270,20 +270,7 @@ func (l *loader) checkMember(spec *CampaignSpec, m int, svc *Sweep) {
 	if own := quiet.sweep(&ps, at, env, true); own != nil {
 		all.Axes = append(own.Axes, all.Axes...)
 	}
-	for j, st := range ps.Steps {
-		p := at(fmt.Sprintf(".steps[%d]", j))
-		l.checkVars(p+".run", st.Run, all, env)
-		l.checkVars(p+".dir", st.Dir, all, env)
-		for k, v := range st.Env {
-			l.checkVars(p+".env."+k, v, all, env)
-		}
-		if st.Results != nil {
-			l.checkVars(p+".results.regex", st.Results.Regex, all, env)
-		}
-	}
-	for j, g := range ps.Artifacts {
-		l.checkVars(at(fmt.Sprintf(".artifacts[%d]", j)), g, all, env)
-	}
+	l.checkStepVars(&ps, at, all, env)
 	if s := ps.Service; s != nil {
 		l.checkVars(at(".service.run"), s.Run, all, env)
 	}
