@@ -172,6 +172,17 @@ func TestCampaignETASimulatesTheQueue(t *testing.T) {
 	if e.Remaining != 10*m {
 		t.Errorf("disjoint phases: %s; want 10m", format.Duration(e.Remaining))
 	}
+	// A swept service's points (on Slurm: no GPU of this machine held)
+	// run in turn: each load after the previous point's benchmark.
+	e = campaignETA([]simPhase{
+		{id: "serve.1", service: true, slurm: true, remaining: 36 * m, known: true},
+		{id: "bench.1", needs: []string{"serve.1"}, slurm: true, remaining: 5 * m, known: true},
+		{id: "serve.2", service: true, slurm: true, after: []string{"serve.1", "bench.1"}, remaining: 36 * m, known: true},
+		{id: "bench.2", needs: []string{"serve.2"}, slurm: true, remaining: 5 * m, known: true},
+	})
+	if want := 2 * (36*m + 5*m); e.Remaining != want {
+		t.Errorf("two service points: %s; want %s", format.Duration(e.Remaining), format.Duration(want))
+	}
 }
 
 // TestHistorySurvivesRestart: the second run of a campaign knows how long
