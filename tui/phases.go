@@ -129,8 +129,11 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 	default:
 		// The time first: on a narrow row the reason is what gets cut.
 		info = "pending"
-		if p.ETA.Known && p.ETA.Remaining > 0 {
+		switch {
+		case p.ETA.Known && p.ETA.Remaining >= time.Second/2:
 			info += " · about " + dur(p.ETA.Remaining)
+		case p.ETA.Known && p.ETA.Remaining > 0:
+			info += " · under 1s" // not "about 0s": it has a cost
 		}
 		if p.WaitReason != "" {
 			info += " · " + p.WaitReason

@@ -1,6 +1,13 @@
 package tui
 
-import "testing"
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner"
+)
 
 // TestFitTitleKeepsThePoint: a phase copied per point of a swept service
 // keeps its point's values when its title is cut, so its copies stay told
@@ -20,5 +27,21 @@ func TestFitTitleKeepsThePoint(t *testing.T) {
 		if got := fitTitle(tt.title, tt.w); got != tt.want {
 			t.Errorf("fitTitle(%q, %d) = %q; want %q", tt.title, tt.w, got, tt.want)
 		}
+	}
+}
+
+// TestPendingUnderASecond: a pending phase whose measured time rounds to
+// nothing says "under 1s", never "about 0s".
+func TestPendingUnderASecond(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	m := newModel(Options{Runner: &fakeRunner{}, Sampler: newFakeGPUs(0), Now: func() time.Time { return t0 }, Output: io.Discard})
+	p := runner.PhaseState{ID: "bench", Title: "bench", Status: runner.Pending, ETA: runner.ETA{Known: true, Remaining: 300 * time.Millisecond}}
+	m.state = &runner.State{Phases: []runner.PhaseState{p}}
+	if row := m.phaseRow(0, p, 120); strings.Contains(row, "about 0s") || !strings.Contains(row, "under 1s") {
+		t.Errorf("row %q", row)
+	}
+	p.ETA.Remaining = 90 * time.Second
+	if row := m.phaseRow(0, p, 120); !strings.Contains(row, "about 1m30s") {
+		t.Errorf("row %q", row)
 	}
 }
