@@ -298,28 +298,61 @@ type simPhase struct {
 // campaignETA simulates the scheduler over what remains: phases start when
 // their needs are done and no running phase shares their GPUs, so phases
 // that may overlap do and the rest queue, as they will for real.
+//
+// It runs on every snapshot: a swept service's grid makes hundreds of
+// phases, so phases are numbers here, those started leave the queue, and
+// runs that can hold nothing any more leave the running list.
 func campaignETA(phases []simPhase) ETA {
 	e := ETA{Fraction: -1}
-	end := map[string]time.Duration{}
+	n := len(phases)
+	pos := make(map[string]int, n)
+	for i, p := range phases {
+		pos[p.id] = i
+	}
+	refs := func(ids []string) []int {
+		out := make([]int, 0, len(ids))
+		for _, id := range ids {
+			if j, ok := pos[id]; ok {
+				out = append(out, j)
+			} else {
+				out = append(out, -1) // never ends: as a map without it said
+			}
+		}
+		return out
+	}
+	needs, after := make([][]int, n), make([][]int, n)
+	// A service holds its GPUs against the phases that do not use it for
+	// as long as a phase that needs it is left, as the runner does.
+	dependents := make([][]int, n)
+	for i, p := range phases {
+		needs[i], after[i] = refs(p.needs), refs(p.after)
+		for _, j := range needs[i] {
+			if j >= 0 {
+				dependents[j] = append(dependents[j], i)
+			}
+		}
+	}
+	end := make([]time.Duration, n)
+	ended := make([]bool, n) // end is set: finished, running or simulated
+	endsBy := func(j int, now time.Duration) bool { return j >= 0 && ended[j] && end[j] <= now }
 	type run struct {
-		id    string
+		i     int
 		gpus  []int
 		end   time.Duration
 		svc   bool
 		slurm bool
 	}
 	var running []run
-	// A service holds its GPUs against the phases that do not use it for
-	// as long as a phase that needs it is left, as the runner does.
-	dependents := map[string][]string{}
-	for _, p := range phases {
-		for _, n := range p.needs {
-			dependents[n] = append(dependents[n], p.id)
-		}
-	}
-	for _, p := range phases {
-		if p.finished {
-			end[p.id] = 0
+	var queue []int
+	for i, p := range phases {
+		switch {
+		case p.finished:
+			ended[i] = true
+		case p.running:
+			ended[i], end[i] = true, p.remaining
+			running = append(running, run{i, p.gpus, p.remaining, p.service, p.slurm})
+		default:
+			queue = append(queue, i)
 		}
 		if !p.known && !p.finished {
 			e.Partial = true
@@ -327,53 +360,56 @@ func campaignETA(phases []simPhase) ETA {
 		if p.waiting {
 			e.Waiting = true
 		}
-		if p.running {
-			running = append(running, run{p.id, p.gpus, p.remaining, p.service, p.slurm})
-		}
 	}
-	for _, r := range running {
-		end[r.id] = r.end
+	held := func(r run, now time.Duration) bool {
+		if r.end > now {
+			return true
+		}
+		for _, d := range dependents[r.i] {
+			if !endsBy(d, now) {
+				return true
+			}
+		}
+		return false
 	}
 	var now time.Duration
 	for {
 		started := false
-		for _, p := range phases {
-			if _, ok := end[p.id]; ok {
-				continue
-			}
+		left := queue[:0]
+		for _, i := range queue {
+			p := &phases[i]
 			ready := true
-			for _, n := range p.needs {
-				t, ok := end[n]
-				ready = ready && ok && t <= now
+			for _, j := range needs[i] {
+				ready = ready && endsBy(j, now)
 			}
-			for _, n := range p.after {
-				t, ok := end[n]
-				ready = ready && ok && t <= now
+			for _, j := range after[i] {
+				ready = ready && endsBy(j, now)
 			}
 			for _, r := range running {
-				if r.slurm || p.slurm || !campaign.SharesGPUs(r.gpus, p.gpus) || r.id == p.id {
+				if !ready {
+					break
+				}
+				if r.slurm || p.slurm || !campaign.SharesGPUs(r.gpus, p.gpus) || r.i == i {
 					continue
 				}
 				switch {
 				case !r.svc:
-					ready = ready && r.end <= now
-				case slices.Contains(p.needs, r.id):
+					ready = r.end <= now
+				case slices.Contains(needs[i], r.i):
 					// Uses the service: its needs check waits for ready.
 				default:
-					held := r.end > now
-					for _, d := range dependents[r.id] {
-						t, ok := end[d]
-						held = held || !ok || t > now
-					}
-					ready = ready && !held
+					ready = !held(r, now)
 				}
 			}
-			if ready {
-				end[p.id] = now + p.remaining
-				running = append(running, run{p.id, p.gpus, now + p.remaining, p.service, p.slurm})
-				started = true
+			if !ready {
+				left = append(left, i)
+				continue
 			}
+			ended[i], end[i] = true, now+p.remaining
+			running = append(running, run{i, p.gpus, now + p.remaining, p.service, p.slurm})
+			started = true
 		}
+		queue = left
 		if started {
 			continue
 		}
@@ -387,13 +423,25 @@ func campaignETA(phases []simPhase) ETA {
 			break
 		}
 		now = next
+		// What has ended and holds nothing any more is out of the way.
+		kept := running[:0]
+		for _, r := range running {
+			if r.end > now || r.svc && held(r, now) {
+				kept = append(kept, r)
+			}
+		}
+		running = kept
 	}
 	var last time.Duration
-	for _, t := range end {
-		last = max(last, t)
+	count := 0
+	for i := range phases {
+		if ended[i] {
+			last = max(last, end[i])
+			count++
+		}
 	}
 	e.Known, e.Remaining = true, last
-	if len(end) < len(phases) {
+	if count < n {
 		e.Partial = true
 	}
 	return e

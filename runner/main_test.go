@@ -98,7 +98,7 @@ func writeCampaign(t *testing.T, path, body string) *campaign.Plan {
 	return p
 }
 
-func testOptions(t *testing.T) Options {
+func testOptions(t testing.TB) Options {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

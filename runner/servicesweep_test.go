@@ -2,11 +2,14 @@ package runner
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // servedGrid is a service swept over a 2x2 grid, and two phases that use
@@ -228,6 +231,68 @@ phases:
 	for _, ps := range st.Phases {
 		if ps.Status != Done {
 			t.Errorf("%s = %s", ps.ID, ps.Status)
+		}
+	}
+}
+
+// BenchmarkSnapshotOfAServiceGrid: the runner's picture of a campaign of
+// a service swept over 256 points, three phases under each (769 phases):
+// every wait reason and the campaign ETA's simulation of what is left.
+// Cost per snapshot, taken on every change the window and the file see.
+func BenchmarkSnapshotOfAServiceGrid(b *testing.B) {
+	var vals []string
+	for i := range 16 {
+		vals = append(vals, fmt.Sprint(i))
+	}
+	v := strings.Join(vals, ", ")
+	body := fmt.Sprintf(`name: big
+phases:
+  - id: serve
+    sweep: {a: [%[1]s], b: [%[1]s]}
+    estimate: 36m
+    service:
+      run: |
+        serve ${a} ${b}
+      ready: {log: up}
+  - id: decode
+    needs: [serve]
+    sweep: {c: [1, 2, 4, 8]}
+    repeat: 3
+    steps:
+      - run: |
+          bench ${c}
+        estimate: 1m
+  - id: prefill
+    needs: [serve]
+    steps:
+      - run: |
+          bench
+        estimate: 2m
+  - id: sum
+    needs: [decode, prefill]
+    steps:
+      - run: |
+          true
+`, v)
+	path := filepath.Join(b.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	p, err := campaign.Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := testOptions(b)
+	r, err := New(p, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(p.Phases)), "phases")
+	b.ResetTimer()
+	for range b.N {
+		st := r.snapshot()
+		if !st.ETA.Known || st.ETA.Remaining < 256*36*time.Minute {
+			b.Fatalf("ETA %+v", st.ETA)
 		}
 	}
 }

@@ -75,6 +75,7 @@ func Parse(name, abs string, data []byte) (*Plan, error) {
 		}
 		return nil, l.errs
 	}
+	plan.ix = buildIndex(plan)
 	return plan, nil
 }
 

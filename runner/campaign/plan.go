@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"math/bits"
 	"regexp"
 	"slices"
 	"strings"
@@ -31,7 +32,8 @@ type Plan struct {
 	Traces       Traces
 	Conditions   Conditions
 	Compare      Compare
-	Phases       []*Phase // dependency order, file order among equals
+	Phases       []*Phase   // dependency order, file order among equals
+	ix           *planIndex // set by Parse; see index
 }
 
 // Conditions is what the record keeps of the software the campaign ran
@@ -167,12 +169,86 @@ type Stage struct {
 
 // Phase returns the phase with the given id, or nil.
 func (p *Plan) Phase(id string) *Phase {
+	if p.ix != nil {
+		return p.ix.byID[id]
+	}
 	for _, ph := range p.Phases {
 		if ph.ID == id {
 			return ph
 		}
 	}
 	return nil
+}
+
+// planIndex answers Phase, Uses and After at once: a swept service's
+// points make plans of hundreds of phases, asked about on every pass of
+// the scheduler and, in validate, of every pair.
+type planIndex struct {
+	byID  map[string]*Phase
+	pos   map[string]int
+	uses  []bitset // uses[i]: the phases phase i uses (Uses)
+	after []bitset // after[i]: the phases phase i comes after, at any depth (After)
+}
+
+type bitset []uint64
+
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
+func (b bitset) or(c bitset) {
+	for k := range b {
+		b[k] |= c[k]
+	}
+}
+
+// index is the plan's index: the one Parse made, or, while the plan is
+// being made, one for the phases as they stand now.
+func (p *Plan) index() *planIndex {
+	if p.ix != nil {
+		return p.ix
+	}
+	return buildIndex(p)
+}
+
+func buildIndex(p *Plan) *planIndex {
+	n := len(p.Phases)
+	ix := &planIndex{byID: make(map[string]*Phase, n), pos: make(map[string]int, n), uses: make([]bitset, n), after: make([]bitset, n)}
+	for i, ph := range p.Phases {
+		if _, dup := ix.byID[ph.ID]; !dup {
+			ix.byID[ph.ID], ix.pos[ph.ID] = ph, i
+		}
+	}
+	words := (n + 63) / 64
+	state := make([]int8, n) // 0 not seen, 1 on the path (a cycle the loader refuses), 2 done
+	var visit func(i int)
+	visit = func(i int) {
+		if state[i] != 0 {
+			return
+		}
+		state[i] = 1
+		ph := p.Phases[i]
+		u, a := make(bitset, words), make(bitset, words)
+		for _, w := range ph.Waits() {
+			if j, ok := ix.pos[w]; ok {
+				if visit(j); state[j] == 2 {
+					a.set(j)
+					a.or(ix.after[j])
+				}
+			}
+		}
+		for _, w := range ph.Needs {
+			if j, ok := ix.pos[w]; ok && state[j] == 2 {
+				u.set(j)
+				if p.Phases[j].Service != nil {
+					u.or(ix.uses[j])
+				}
+			}
+		}
+		ix.uses[i], ix.after[i], state[i] = u, a, 2
+	}
+	for i := range p.Phases {
+		visit(i)
+	}
+	return ix
 }
 
 // Label is the phase's title, or its id when it has none.
@@ -256,51 +332,36 @@ func (ph *Phase) AllSteps() []*Step {
 // use it. The chain goes through services only: a phase after a phase
 // after a service does not keep the service up.
 func (p *Plan) Uses(a, b string) bool {
-	return p.uses(a, b, 0)
-}
-
-func (p *Plan) uses(a, b string, depth int) bool {
-	ph := p.Phase(a)
-	if ph == nil || depth > len(p.Phases) {
-		return false
-	}
-	for _, n := range ph.Needs {
-		if n == b {
-			return true
-		}
-		if dep := p.Phase(n); dep != nil && dep.Service != nil && p.uses(n, b, depth+1) {
-			return true
-		}
-	}
-	return false
+	ix := p.index()
+	i, ok := ix.pos[a]
+	j, ok2 := ix.pos[b]
+	return ok && ok2 && ix.uses[i].has(j)
 }
 
 // UsedPhases lists the phases a uses, as Uses defines it, in plan order.
 func (p *Plan) UsedPhases(a string) []string {
+	ix := p.index()
+	i, ok := ix.pos[a]
+	if !ok {
+		return nil
+	}
 	var out []string
-	for _, ph := range p.Phases {
-		if p.Uses(a, ph.ID) {
-			out = append(out, ph.ID)
+	for k, w := range ix.uses[i] { // its bits, in plan order
+		for ; w != 0; w &= w - 1 {
+			out = append(out, p.Phases[k*64+bits.TrailingZeros64(w)].ID)
 		}
 	}
 	return out
 }
 
-// After reports whether phase a comes after phase b through needs, at
-// any depth: the two never run at once.
-func (p *Plan) After(a, b string) bool { return p.after(a, b, 0) }
-
-func (p *Plan) after(a, b string, depth int) bool {
-	ph := p.Phase(a)
-	if ph == nil || depth > len(p.Phases) {
-		return false
-	}
-	for _, n := range ph.Waits() {
-		if n == b || p.after(n, b, depth+1) {
-			return true
-		}
-	}
-	return false
+// After reports whether phase a comes after phase b through needs (or a
+// swept service's order, Phase.After), at any depth: the two never run
+// at once.
+func (p *Plan) After(a, b string) bool {
+	ix := p.index()
+	i, ok := ix.pos[a]
+	j, ok2 := ix.pos[b]
+	return ok && ok2 && ix.after[i].has(j)
 }
 
 // Overlap says how two phases may share the machine: "" when needs order

@@ -22,6 +22,10 @@ import (
 // not stop the grid (Phase.After, not needs). A phase that needs a copied
 // phase needs every copy.
 
+// maxServicePoints bounds a service's grid: each point loads the server
+// again (36 minutes for a large model); past it the grid is a typo.
+const maxServicePoints = 256
+
 // ServicePoint is the point of a swept service that a phase expanded
 // from it runs under.
 type ServicePoint struct {
@@ -236,6 +240,11 @@ func (l *loader) serviceSweep(spec *CampaignSpec, i int) *Sweep {
 	}
 	env := merge(spec.Env, ps.Env)
 	sw := l.sweep(ps, at, env, false)
+	if sw.Points > maxServicePoints {
+		l.add(at(".sweep"), fmt.Sprintf("the service's grid has %d points, each a start of the server: more than %d", sw.Points, maxServicePoints),
+			"sweep fewer server settings, or split the campaign in two")
+		return nil
+	}
 	s := ps.Service
 	l.checkVars(at(".service.run"), s.Run, sw, env)
 	l.checkVars(at(".service.dir"), s.Dir, sw, env)

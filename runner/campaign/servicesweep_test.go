@@ -172,6 +172,7 @@ func TestServiceSweepRefusesBadInput(t *testing.T) {
 			`the service "router" uses the swept service "serve" and is swept too`},
 		{"  - id: serve.64\n    steps:\n      - run: |\n          true\n" + svc + use, `phase id "serve.64" (serve at seqs=64) is already used`},
 		{strings.Replace(svc, "[64, 256]", "[a.b, a_b]", 1) + use, "would both be named serve.a_b"},
+		{strings.Replace(svc, "{seqs: [64, 256]}", "{seqs: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17], t: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}", 1) + use, "the service's grid has 272 points, each a start of the server: more than 256"},
 	} {
 		_, err := Parse("c.yaml", "/c/c.yaml", []byte("name: bad\nphases:\n"+tt.body))
 		var fe *FileError
