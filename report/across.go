@@ -119,8 +119,12 @@ func (a *across) gather(plan *campaign.Plan, st *runner.State) (*campaign.Phase,
 func acrossBlock(a across, syn *campaign.Phase, ps runner.PhaseState, charts map[string]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s across %s's points (`%s`)\n\n", cell(syn.Title), a.svc, a.of)
+	copies := a.copies
+	if len(copies) > 6 {
+		copies = []string{copies[0], copies[1], "…", copies[len(copies)-1]}
+	}
 	fmt.Fprintf(&b, "It ran once under each of %s's %d points (%s): %s. Each copy's block above has its own tables; its CSV has every row, the server's settings as columns.\n",
-		a.svc, len(a.copies), strings.Join(a.axes, " × "), strings.Join(a.copies, ", "))
+		a.svc, len(a.copies), strings.Join(a.axes, " × "), strings.Join(copies, ", "))
 	b.WriteString(sweepTables(syn, ps, charts))
 	return b.String()
 }

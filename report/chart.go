@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/greenlight-run/greenlight/internal/files"
+	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -99,6 +101,14 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 		}
 		pl.X.Tick.Marker = plot.ConstantTicks(ticks)
 	}
+	named, others := chartNamed(ph, metric, series)
+	type entry struct {
+		name  string
+		thumb []plot.Thumbnailer
+	}
+	legend := make([]entry, len(series)) // by rank
+	var grey *plotter.Line
+	var top []plot.Plotter // the named lines, drawn over the grey ones
 	drawn := 0
 	var noisy plotter.XYs
 	for i, s := range series {
@@ -111,6 +121,17 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 		for j := range s.x {
 			pts[j] = plotter.XY{X: s.x[j], Y: s.stats[j].Mean}
 			errs[j] = struct{ Low, High float64 }{s.stats[j].Half, s.stats[j].Half}
+		}
+		rank, ok := named[i]
+		if !ok { // a crowded chart's unnamed line: thin and grey
+			if line, err := plotter.NewLine(pts); err == nil {
+				line.Color, line.Width = color.Gray{Y: 200}, vg.Points(0.6)
+				pl.Add(line)
+				grey = line
+			}
+			continue
+		}
+		for j := range s.x {
 			if s.stats[j].N >= 2 && s.stats[j].CV > sw.Noise {
 				noisy = append(noisy, pts[j])
 			}
@@ -119,18 +140,27 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 		if err != nil {
 			return nil, err
 		}
-		c := plotColor(i)
+		c := plotColor(rank)
 		line.Color, points.Color = c, c
 		points.Shape = draw.CircleGlyph{}
-		pl.Add(line, points)
-		pl.Legend.Add(s.name, line, points)
+		top = append(top, line, points)
+		legend[rank] = entry{s.name, []plot.Thumbnailer{line, points}}
 		if bars, err := plotter.NewYErrorBars(struct {
 			plotter.XYer
 			plotter.YErrorer
 		}{pts, errs}); err == nil {
 			bars.Color = c
-			pl.Add(bars)
+			top = append(top, bars)
 		}
+	}
+	pl.Add(top...)
+	for _, e := range legend {
+		if e.thumb != nil {
+			pl.Legend.Add(e.name, e.thumb...)
+		}
+	}
+	if grey != nil {
+		pl.Legend.Add(others, grey)
 	}
 	if drawn == 0 {
 		return nil, nil
@@ -160,6 +190,47 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 		pl.Legend.Add(fmt.Sprintf("expect %s %s", e.Op, FormatNumber(e.Value)), l)
 	}
 	return svgOf(pl)
+}
+
+// maxNamed is how many lines a chart names; past it the chart names the
+// best of them and draws the rest in grey (the table has every one).
+const maxNamed = 8
+
+// chartNamed chooses the lines a crowded chart names: the maxNamed
+// highest at their last point (the lowest where the metric is better
+// lower), each with its rank; and the legend's words for the rest. All
+// of them, and "", when there are few.
+func chartNamed(ph *campaign.Phase, metric string, series []chartSeries) (map[int]int, string) {
+	var with []int
+	for i, s := range series {
+		if len(s.x) > 0 {
+			with = append(with, i)
+		}
+	}
+	named := map[int]int{}
+	if len(with) <= maxNamed {
+		for _, i := range with {
+			named[i] = i
+		}
+		return named, ""
+	}
+	dirs := record.Better(ph)
+	dir := firstOr(dirs[metric], dirs["*"])
+	last := func(i int) float64 { st := series[i].stats; return st[len(st)-1].Mean }
+	slices.SortStableFunc(with, func(a, b int) int {
+		if dir == "lower" {
+			return cmp.Compare(last(a), last(b))
+		}
+		return cmp.Compare(last(b), last(a))
+	})
+	for r, i := range with[:maxNamed] {
+		named[i] = r
+	}
+	word := "highest"
+	if dir == "lower" {
+		word = "lowest"
+	}
+	return named, fmt.Sprintf("%d more in grey (named: the %d %s at their last point)", len(with)-maxNamed, maxNamed, word)
 }
 
 func stepExpects(ph *campaign.Phase) []campaign.Expect {

@@ -232,3 +232,49 @@ phases:
 		t.Errorf("the chart is not embedded as by m:\n%s", block)
 	}
 }
+
+// TestACrowdedChartNamesTheBest: past eight lines a chart names the eight
+// best at their last point (highest; lowest where the metric is better
+// lower) in rank order and draws the rest in grey, said once.
+func TestACrowdedChartNamesTheBest(t *testing.T) {
+	for _, better := range []string{"higher", "lower"} {
+		p := parsePlan(t, "/c/c.yaml", `name: t
+phases:
+  - id: g
+    better: `+better+`
+    sweep: {m: [1, 2], s: [s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11]}
+    steps:
+      - run: |
+          true
+`)
+		ph := p.Phases[0]
+		ps := runner.PhaseState{ID: "g", Title: "g", Status: runner.Done}
+		for i, st := range ph.Steps {
+			v := float64(st.Unit.Values[1]*10 + st.Unit.Values[0]) // s11 highest
+			ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: runner.Done, Results: []runner.Row{{Cols: []string{"v"}, Values: []any{v}}}})
+		}
+		_, vals := runner.PointValues(ph, ps.Steps)
+		svg, err := sweepChart(ph, ps, "v", vals["v"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(svg)
+		want, not := []string{"s=s11", "s=s4"}, []string{"s=s3<", "s=s0<"}
+		if better == "lower" {
+			want, not = []string{"s=s0", "s=s7"}, []string{"s=s8<", "s=s11<"}
+		}
+		for _, w := range append(want, "4 more in grey (named: the 8 "+map[string]string{"higher": "highest", "lower": "lowest"}[better]) {
+			if !strings.Contains(text, w) {
+				t.Errorf("better %s: the chart lacks %q", better, w)
+			}
+		}
+		for _, n := range not {
+			if strings.Contains(text, n) {
+				t.Errorf("better %s: the chart names %q", better, n)
+			}
+		}
+		if strings.Count(text, "more in grey") != 1 {
+			t.Errorf("better %s: the grey lines said %d times", better, strings.Count(text, "more in grey"))
+		}
+	}
+}
