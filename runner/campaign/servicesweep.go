@@ -320,7 +320,7 @@ func putPhase(ps PhaseSpec, vars map[string]string) PhaseSpec {
 		}
 		return out
 	}
-	ps.Env = putMap(ps.Env)
+	ps.Title, ps.Env = put(ps.Title, vars), putMap(ps.Env)
 	ps.Needs = slices.Clone(ps.Needs)
 	ps.Artifacts = slices.Clone(ps.Artifacts)
 	for j := range ps.Artifacts {
