@@ -171,11 +171,21 @@ func (r *Runner) needsMet(pr *phaseRun) bool {
 }
 
 // afterEnded is the first phase pr comes after (a swept service's
-// previous point) that has not ended, or "".
+// previous point) that has not ended, or "". Two points of one swept
+// service never run at once, whatever GPUs they hold: a point started
+// again (a phase under it retried) waits for the one that is up, as the
+// next point waits for it.
 func (r *Runner) afterEnded(pr *phaseRun) string {
 	for _, n := range pr.ph.After {
 		if o, _ := r.find(n); o != nil && !o.state.Status.Finished() {
 			return n
+		}
+	}
+	if pt := pr.ph.Point; pt != nil && pr.ph.Service != nil {
+		for _, o := range r.phases {
+			if o != pr && o.ph.Service != nil && o.ph.Point != nil && o.ph.Point.Service == pt.Service && o.cur != nil && !o.cur.proc.exitedSeen {
+				return o.ph.ID
+			}
 		}
 	}
 	return ""

@@ -296,3 +296,54 @@ phases:
 		}
 	}
 }
+
+// TestARetriedPointWaitsForTheOneUp: a phase of an earlier point retried
+// while a later point's server is up starts its own point's server again
+// only once the one up has stopped, even where the servers hold no GPU
+// of this machine to queue for.
+func TestARetriedPointWaitsForTheOneUp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := loadCampaign(t, fmt.Sprintf(`
+name: retried
+env: {D: %s}
+phases:
+  - id: serve
+    gpus: none
+    sweep: {seqs: [1, 2, 3]}
+    service:
+      run: |
+        if [ -e "$D/up" ]; then echo overlap >> "$D/starts"; fi
+        trap 'rm -f "$D/up"; exit 0' TERM INT
+        echo ${seqs} >> "$D/starts"
+        echo ${seqs} > "$D/up"
+        echo ready
+        while :; do sleep 0.05; done
+      ready: {log: ready}
+  - id: decode
+    needs: [serve]
+    steps:
+      - run: |
+          echo "$GREENLIGHT_PHASE under $(cat "$D/up")" >> "$D/ran"
+          sleep 1
+`, dir))
+	h := start(t, p, testOptions(t))
+	h.until(20*time.Second, "the second point's decode", func(e Event) bool { return e.Kind == StepStarted && e.Phase == "decode.2" })
+	if err := h.r.Retry("decode.1"); err != nil {
+		t.Fatal(err)
+	}
+	st := h.finished(60 * time.Second)
+	starts := fileLines(t, filepath.Join(dir, "starts"))
+	if slices.Contains(starts, "overlap") || len(starts) != 4 || starts[0] != "1" || starts[1] != "2" {
+		t.Errorf("the service started %v; want 1, 2, then 1 again and 3 in turn, never two at once", starts)
+	}
+	ran := fileLines(t, filepath.Join(dir, "ran"))
+	if n := slices.Index(ran, "decode.1 under 1"); n < 0 || !slices.Contains(ran[n+1:], "decode.1 under 1") {
+		t.Errorf("decode ran %v; want decode.1 twice, under its own point", ran)
+	}
+	for _, ps := range st.Phases {
+		if ps.Status != Done {
+			t.Errorf("%s = %s %s", ps.ID, ps.Status, ps.Reason)
+		}
+	}
+}
