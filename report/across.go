@@ -1,11 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
+	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -126,6 +129,71 @@ func acrossBlock(a across, syn *campaign.Phase, ps runner.PhaseState, charts map
 	fmt.Fprintf(&b, "It ran once under each of %s's %d points (%s): %s. Each copy's block above has its own tables; its CSV has every row, the server's settings as columns.\n",
 		a.svc, len(a.copies), strings.Join(a.axes, " × "), strings.Join(copies, ", "))
 	b.WriteString(sweepTables(syn, ps, charts))
+	b.WriteString(bestSettings(syn, ps))
+	return b.String()
+}
+
+// bestSettings answers "which server setting, and is it apart from the
+// next?": per metric and per point of the phase's own, the best setting
+// and the runner-up, each with its interval, and whether the intervals
+// leave each other. Best is highest, or lowest where the metric is
+// better lower (expect:, better:); a metric with no direction is said as
+// highest.
+func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
+	metrics, vals := runner.PointValues(syn, ps.Steps)
+	svc := syn.Sweep.Axes[0]
+	own := syn.Sweep.Points / len(svc.Values)
+	names := make([]string, own) // the phase's own points, as the tables' columns say them
+	for _, u := range syn.Sweep.Units {
+		var parts []string
+		for k := 1; k < len(syn.Sweep.Axes); k++ {
+			parts = append(parts, syn.Sweep.Axes[k].Say(syn.Sweep.Axes[k].Values[u.Values[k]]))
+		}
+		names[u.Point%own] = strings.Join(parts, ",")
+	}
+	dirs := record.Better(syn)
+	var b strings.Builder
+	for _, m := range metrics {
+		lower := firstOr(dirs[m], dirs["*"]) == "lower"
+		word := "highest"
+		if lower {
+			word = "lowest"
+		}
+		for c := 0; c < own; c++ {
+			type setting struct {
+				name string
+				st   PointStat
+			}
+			var got []setting
+			for r, v := range svc.Values {
+				if xs := vals[m][r*own+c]; len(xs) > 0 {
+					got = append(got, setting{v.Name, pointStat(xs)})
+				}
+			}
+			if len(got) < 2 {
+				continue
+			}
+			slices.SortStableFunc(got, func(x, y setting) int {
+				if lower {
+					return cmp.Compare(x.st.Mean, y.st.Mean)
+				}
+				return cmp.Compare(y.st.Mean, x.st.Mean)
+			})
+			if b.Len() == 0 {
+				fmt.Fprintf(&b, "\n#### The best setting at each point\n\nEach metric's best (its `expect:` or `better:` direction, else the highest) and the next, and whether their 95%% intervals leave each other.\n\n| metric | at | best (%s) | next | apart? |\n|---|---|---|---|---|\n", cell(svc.Name))
+			}
+			best, next := got[0], got[1]
+			apart := "no: within each other's intervals"
+			switch {
+			case best.st.N < 2 || next.st.N < 2:
+				apart = "one run: no interval to tell"
+			case math.Abs(best.st.Mean-next.st.Mean) > best.st.Half+next.st.Half:
+				apart = fmt.Sprintf("yes: %s apart", FormatNumber(math.Abs(best.st.Mean-next.st.Mean)))
+			}
+			fmt.Fprintf(&b, "| %s (%s) | %s | %s: %s | %s: %s | %s |\n", cell(m), word, cell(firstOr(names[c], "all")),
+				cell(best.name), statCell(best.st, syn.Sweep.Noise), cell(next.name), statCell(next.st, syn.Sweep.Noise), apart)
+		}
+	}
 	return b.String()
 }
 

@@ -8,12 +8,11 @@ import (
 	"github.com/greenlight-run/greenlight/runner"
 )
 
-// TestAcrossServicePoints: a phase run under each point of a swept
-// service is answered as a whole after its last copy: a row per service
-// point, its own points across, each cell that copy's mean and interval;
-// a chart along its own axis with a line per service point. A copy not
-// yet run is a dash, not a zero.
-func TestAcrossServicePoints(t *testing.T) {
+// acrossRecord writes the record of a service grid, seqs x tokens, with
+// decode (c, twice each) under each point, tok_s = seqs·c·(1 or 2) +
+// repeat; decode.256.8192 not run yet. extra goes under decode's title.
+func acrossRecord(t *testing.T, extra string) (md, path string) {
+	t.Helper()
 	plan := parsePlan(t, "/c/c.yaml", `name: srv
 phases:
   - id: serve
@@ -24,7 +23,7 @@ phases:
       ready: {log: up}
   - id: decode
     title: Decode
-    needs: [serve]
+`+extra+`    needs: [serve]
     sweep: {c: [1, 4]}
     repeat: 2
     steps:
@@ -51,11 +50,20 @@ phases:
 		}
 		st.Phases = append(st.Phases, ps)
 	}
-	path := filepath.Join(t.TempDir(), "srv.md")
+	path = filepath.Join(t.TempDir(), "srv.md")
 	if err := NewWriter(path, plan, testEnv(), nil, "").Write(st); err != nil {
 		t.Fatal(err)
 	}
-	md := readFileT(t, path)
+	return readFileT(t, path), path
+}
+
+// TestAcrossServicePoints: a phase run under each point of a swept
+// service is answered as a whole after its last copy: a row per service
+// point, its own points across, each cell that copy's mean and interval;
+// a chart along its own axis with a line per service point. A copy not
+// yet run is a dash, not a zero.
+func TestAcrossServicePoints(t *testing.T) {
+	md, path := acrossRecord(t, "")
 	block := md[strings.Index(md, "<!-- greenlight:begin across:decode -->"):]
 	if i := strings.Index(md, "<!-- greenlight:end phase:decode.256.8192 -->"); i < 0 || i > strings.Index(md, "across:decode") {
 		t.Errorf("the block across the points is not after the last copy:\n%s", md)
@@ -68,6 +76,8 @@ phases:
 		"| 256 · 8192 | — | — |",                                // not yet run
 		"| 64 · 8192 | 129.5 ± 6.4 (n=2) | 513.5 ± 6.4 (n=2) |", // 64·c·2 + 1, 2
 		"![tok_s by c](srv.decode.tok_s.svg)",
+		// 256·2048 at c=4: 256·4·1 + 1.5; the next, 64·8192: 64·4·2 + 1.5.
+		"| tok_s (highest) | c=4 | 256 · 2048: 1025.5 ± 6.4 (n=2) | 64 · 8192: 513.5 ± 6.4 (n=2) | yes: 512 apart |",
 	} {
 		if !strings.Contains(block, want) {
 			t.Errorf("the block lacks %q:\n%s", want, block)
@@ -83,5 +93,14 @@ phases:
 		if !strings.Contains(svg, want) {
 			t.Errorf("the chart lacks %q", want)
 		}
+	}
+}
+
+// TestBestSettingLower: where the metric is better lower, the best
+// setting is the lowest.
+func TestBestSettingLower(t *testing.T) {
+	md, _ := acrossRecord(t, "    better: lower\n")
+	if want := "| tok_s (lowest) | c=1 | 64 · 2048: 65.5 ± 6.4 (n=2) | 64 · 8192: 129.5 ± 6.4 (n=2) | yes: 64 apart |"; !strings.Contains(md, want) {
+		t.Errorf("the record lacks %q:\n%s", want, md[strings.Index(md, "#### The best"):])
 	}
 }
