@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -132,6 +133,28 @@ func Read(path string) (*Record, error) {
 		}
 	}
 	return &r, nil
+}
+
+// timeName is a metric whose name says it is a time: better lower.
+var timeName = regexp.MustCompile(`(?i)(^|_)(time|latency|duration|ttft|tpot|itl|e2el)(_|$)|_(ms|us|ns)$`)
+
+// Way is which way metric improves, given a phase's directions (Better):
+// its own, else the phase's better:; else, where guess is asked, "lower"
+// for a metric whose name says it is a time (time_us, mean_tpot_ms,
+// latency), with basis "by its name". "" when nothing says. A verdict
+// against a baseline never guesses; a chart's or a table's choice of
+// what to name first may, and says so.
+func Way(dirs map[string]string, metric string, guess bool) (dir, basis string) {
+	if d := dirs[metric]; d != "" {
+		return d, ""
+	}
+	if d := dirs["*"]; d != "" {
+		return d, ""
+	}
+	if guess && timeName.MatchString(metric) {
+		return "lower", "by its name"
+	}
+	return "", ""
 }
 
 // Better says which way a phase's metrics improve: an expectation's

@@ -83,3 +83,30 @@ func TestAppendRowIsJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestWay: a metric's own direction first, then the phase's better:, and
+// only where asked a time by its name; tok_s is no time.
+func TestWay(t *testing.T) {
+	dirs := map[string]string{"tok_s": "higher"}
+	for _, tt := range []struct {
+		dirs       map[string]string
+		metric     string
+		guess      bool
+		dir, basis string
+	}{
+		{dirs, "tok_s", true, "higher", ""},
+		{map[string]string{"*": "higher"}, "mean_tpot_ms", true, "higher", ""},
+		{nil, "mean_tpot_ms", true, "lower", "by its name"},
+		{nil, "time_us", true, "lower", "by its name"},
+		{nil, "ttft", true, "lower", "by its name"},
+		{nil, "benchmark_duration_s", true, "lower", "by its name"},
+		{nil, "time_us", false, "", ""},
+		{nil, "output_token_throughput_tok_s", true, "", ""},
+		{nil, "tflops", true, "", ""},
+		{nil, "timeline_gaps", true, "", ""},
+	} {
+		if d, b := Way(tt.dirs, tt.metric, tt.guess); d != tt.dir || b != tt.basis {
+			t.Errorf("Way(%v, %s, %v) = %q %q; want %q %q", tt.dirs, tt.metric, tt.guess, d, b, tt.dir, tt.basis)
+		}
+	}
+}

@@ -137,8 +137,8 @@ func acrossBlock(a across, syn *campaign.Phase, ps runner.PhaseState, charts map
 // next?": per metric and per point of the phase's own, the best setting
 // and the runner-up, each with its interval, and whether the intervals
 // leave each other. Best is highest, or lowest where the metric is
-// better lower (expect:, better:); a metric with no direction is said as
-// highest.
+// better lower (expect:, better:, or a time by its name: record.Way); a
+// metric with no direction is said as highest.
 func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
 	metrics, vals := runner.PointValues(syn, ps.Steps)
 	svc := syn.Sweep.Axes[0]
@@ -154,10 +154,14 @@ func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
 	dirs := record.Better(syn)
 	var b strings.Builder
 	for _, m := range metrics {
-		lower := firstOr(dirs[m], dirs["*"]) == "lower"
+		dir, basis := record.Way(dirs, m, true)
+		lower := dir == "lower"
 		word := "highest"
 		if lower {
 			word = "lowest"
+		}
+		if basis != "" {
+			word += ", a time " + basis
 		}
 		for c := 0; c < own; c++ {
 			type setting struct {
@@ -180,7 +184,7 @@ func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
 				return cmp.Compare(y.st.Mean, x.st.Mean)
 			})
 			if b.Len() == 0 {
-				fmt.Fprintf(&b, "\n#### The best setting at each point\n\nEach metric's best (its `expect:` or `better:` direction, else the highest) and the next, and whether their 95%% intervals leave each other.\n\n| metric | at | best (%s) | next | apart? |\n|---|---|---|---|---|\n", cell(svc.Name))
+				fmt.Fprintf(&b, "\n#### The best setting at each point\n\nEach metric's best (its `expect:` or `better:` direction, else the lowest for a time by its name, else the highest) and the next, and whether their 95%% intervals leave each other.\n\n| metric | at | best (%s) | next | apart? |\n|---|---|---|---|---|\n", cell(svc.Name))
 			}
 			best, next := got[0], got[1]
 			apart := "no: within each other's intervals"

@@ -214,8 +214,7 @@ func chartNamed(ph *campaign.Phase, metric string, series []chartSeries) (map[in
 		}
 		return named, ""
 	}
-	dirs := record.Better(ph)
-	dir := firstOr(dirs[metric], dirs["*"])
+	dir, _ := record.Way(record.Better(ph), metric, true)
 	last := func(i int) float64 { st := series[i].stats; return st[len(st)-1].Mean }
 	slices.SortStableFunc(with, func(a, b int) int {
 		if dir == "lower" {
