@@ -43,6 +43,9 @@ func acrossGroups(plan *campaign.Plan) []across {
 			i = len(out)
 			at[pt.Phase] = i
 			out = append(out, across{of: pt.Phase, svc: pt.Service})
+			for _, v := range pt.Values {
+				out[i].axes = append(out[i].axes, v.Axis)
+			}
 		}
 		out[i].copies = append(out[i].copies, ph.ID)
 	}
@@ -51,17 +54,14 @@ func acrossGroups(plan *campaign.Plan) []across {
 
 // gather is the phase as written made of its copies: a sweep whose axes
 // are the service's then its own, each copy's steps units of it, and the
-// copies' states as one. ok is false when no copy has a row yet.
-func (a *across) gather(plan *campaign.Plan, st *runner.State) (*campaign.Phase, runner.PhaseState, bool) {
+// copies' states as one, and how many rows they hold (none yet: nothing
+// to say).
+func (a across) gather(plan *campaign.Plan, st *runner.State) (*campaign.Phase, runner.PhaseState, int) {
 	first := plan.Phase(a.copies[0])
 	own := first.Sweep
 	// The service's points are one axis here, "max_num_seqs · max_batched"
 	// valued "64 · 2048": a row of each table, a line of each chart.
-	var names []string
-	for _, v := range first.Point.Values {
-		names = append(names, v.Axis)
-	}
-	svc := campaign.Axis{Name: strings.Join(names, campaign.Joined)}
+	svc := campaign.Axis{Name: strings.Join(a.axes, campaign.Joined)}
 	for _, id := range a.copies {
 		var vals []string
 		for _, v := range plan.Phase(id).Point.Values {
@@ -69,9 +69,7 @@ func (a *across) gather(plan *campaign.Plan, st *runner.State) (*campaign.Phase,
 		}
 		svc.Values = append(svc.Values, campaign.AxisValue{Name: strings.Join(vals, campaign.Joined)})
 	}
-	svcAxes := []campaign.Axis{svc}
-	a.axes = names
-	sw := &campaign.Sweep{Axes: slices.Clone(svcAxes), Repeat: 1, Order: "interleaved", Noise: 0.05}
+	sw := &campaign.Sweep{Axes: []campaign.Axis{svc}, Repeat: 1, Order: "interleaved", Noise: 0.05}
 	ownUnits, ownPoints := []campaign.Unit{{Point: 0, Repeat: 1}}, 1
 	if own != nil {
 		sw.Axes = append(sw.Axes, own.Axes...)
@@ -81,7 +79,7 @@ func (a *across) gather(plan *campaign.Plan, st *runner.State) (*campaign.Phase,
 	syn := &campaign.Phase{ID: a.of, Title: title, Expect: first.Expect, Better: first.Better, Sweep: sw, Point: first.Point}
 	if own != nil && len(own.Axes) > 0 {
 		xi, _ := first.CurveAxes()
-		syn.Curves = &campaign.Curves{X: own.Axes[xi].Name, Series: svcAxes[0].Name}
+		syn.Curves = &campaign.Curves{X: own.Axes[xi].Name, Series: svc.Name}
 		if c := first.Curves; c != nil {
 			syn.Curves.Y, syn.Curves.LogX = c.Y, c.LogX
 		}
@@ -114,8 +112,7 @@ func (a *across) gather(plan *campaign.Plan, st *runner.State) (*campaign.Phase,
 		}
 	}
 	sw.Points = len(a.copies) * ownPoints
-	ps.Attempt = rows // the charts are drawn again when this changes
-	return syn, ps, rows > 0
+	return syn, ps, rows
 }
 
 // acrossBlock is the phase's block across the service's points.
@@ -206,13 +203,13 @@ func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
 func (w *Writer) updateAcross(st *runner.State) error {
 	var errs []error
 	for _, a := range acrossGroups(w.plan) {
-		syn, ps, ok := a.gather(w.plan, st)
+		syn, ps, rows := a.gather(w.plan, st)
 		key := "across:" + a.of
-		if c, seen := w.charts[key]; !ok || seen && c.rows == ps.Attempt {
-			continue
+		if c, seen := w.charts[key]; rows == 0 || seen && c.rows == rows {
+			continue // drawn again when its rows change
 		}
 		names, err := sweepCharts(w.path, syn, ps)
-		w.charts[key] = charted{rows: ps.Attempt, names: names}
+		w.charts[key] = charted{rows: rows, names: names}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("charts of %s across %s: %w", a.of, a.svc, err))
 		}
@@ -224,8 +221,8 @@ func (w *Writer) updateAcross(st *runner.State) error {
 // its last copy's.
 func (w *Writer) acrossBlocks(st *runner.State, bodies map[string]string, order []string) []string {
 	for _, a := range acrossGroups(w.plan) {
-		syn, ps, ok := a.gather(w.plan, st)
-		if !ok {
+		syn, ps, rows := a.gather(w.plan, st)
+		if rows == 0 {
 			continue
 		}
 		id := "across:" + a.of
