@@ -162,6 +162,16 @@ func (l *loader) expandServices(spec *CampaignSpec) []planned {
 			var block []string
 			for _, m := range append([]int{i}, svc.members...) {
 				cp := putPhase(spec.Phases[m], vars)
+				// The point in the environment of the service and of every
+				// step under it: GREENLIGHT_SERVICE_POINT and one
+				// GREENLIGHT_P_<AXIS> per axis (the service's own steps
+				// also get GREENLIGHT_POINT, as a sweep's do).
+				cp.Env = merge(cp.Env, map[string]string{"GREENLIGHT_SERVICE_POINT": sw.Key(u)})
+				for k, v := range sw.Env(u) {
+					if k != "GREENLIGHT_REPEAT" && (k != "GREENLIGHT_POINT" || m == i) {
+						cp.Env[k] = v
+					}
+				}
 				id := strings.TrimSpace(cp.ID)
 				cp.ID = id + "." + slug
 				title := cp.Title
@@ -258,6 +268,23 @@ func (l *loader) serviceSweep(spec *CampaignSpec, i int) *Sweep {
 	l.checkVars(at(".service.ready.log"), s.Ready.Log, sw, env)
 	if s.Metrics != nil {
 		l.checkVars(at(".service.metrics.url"), s.Metrics.URL, sw, env)
+	}
+	said := s.Run + "\n" + s.Dir + "\n" + s.Ready.HTTP + "\n" + s.Ready.Log
+	for _, v := range s.Env {
+		said += "\n" + v
+	}
+	for _, v := range ps.Env {
+		said += "\n" + v
+	}
+	if s.Metrics != nil {
+		said += "\n" + s.Metrics.URL
+	}
+	for _, a := range sw.Axes {
+		if !strings.Contains(said, "${"+a.Name+"}") && !strings.Contains(said, "${"+a.Name+".") &&
+			!strings.Contains(said, "GREENLIGHT_P_"+strings.ToUpper(a.Name)) && !strings.Contains(said, "GREENLIGHT_POINT") {
+			l.add(at(".sweep."+a.Name), fmt.Sprintf("axis %q is said nowhere in the service: each of its points would start the same server", a.Name),
+				fmt.Sprintf("put ${%s} in its run:, e.g. --%s ${%s}, or read $GREENLIGHT_P_%s there", a.Name, strings.ReplaceAll(a.Name, "_", "-"), a.Name, strings.ToUpper(a.Name)))
+		}
 	}
 	if len(l.errs) > n {
 		return nil

@@ -99,6 +99,12 @@ func TestServiceSweepExpands(t *testing.T) {
 	if c := p.Phase("decode.64.2048"); !p.After("serve.256.8192", c.ID) || p.After(c.ID, "serve.256.8192") {
 		t.Error("a later point should come after an earlier point's phases, and not the other way")
 	}
+	if e := d.Steps[0].Env; e["GREENLIGHT_SERVICE_POINT"] != "seqs=256,tokens=2048" || e["GREENLIGHT_P_SEQS"] != "256" || e["GREENLIGHT_P_TOKENS"] != "2048" || e["GREENLIGHT_POINT"] != "c=1" || e["GREENLIGHT_P_C"] != "1" {
+		t.Errorf("decode.256.2048's first step's point environment: %v", e)
+	}
+	if e := s2.Service.Env; e["GREENLIGHT_POINT"] != "seqs=64,tokens=8192" || e["GREENLIGHT_P_TOKENS"] != "8192" || e["GREENLIGHT_SERVICE_POINT"] != "seqs=64,tokens=8192" {
+		t.Errorf("serve.64.8192's point environment: %v", e)
+	}
 	if p.Uses("decode.64.2048", "serve.64.8192") {
 		t.Error("a point's phase uses only its own point's service")
 	}
@@ -172,6 +178,7 @@ func TestServiceSweepRefusesBadInput(t *testing.T) {
 			`the service "router" uses the swept service "serve" and is swept too`},
 		{"  - id: serve.64\n    steps:\n      - run: |\n          true\n" + svc + use, `phase id "serve.64" (serve at seqs=64) is already used`},
 		{strings.Replace(svc, "[64, 256]", "[a.b, a_b]", 1) + use, "would both be named serve.a_b"},
+		{strings.Replace(svc, "--max-num-seqs ${seqs}", "--max-num-seqs 64", 1) + strings.Replace(use, "${seqs}", "x", 1), `axis "seqs" is said nowhere in the service: each of its points would start the same server`},
 		{strings.Replace(svc, "{seqs: [64, 256]}", "{seqs: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17], t: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}", 1) + use, "the service's grid has 272 points, each a start of the server: more than 256"},
 	} {
 		_, err := Parse("c.yaml", "/c/c.yaml", []byte("name: bad\nphases:\n"+tt.body))
