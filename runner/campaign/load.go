@@ -340,68 +340,6 @@ func sortedKeys(m map[string]int) []string {
 	return out
 }
 
-// order sorts phases topologically, keeping file order among equals, and
-// reports a cycle at the needs of the first phase caught in it.
-func (l *loader) order(plan *Plan, ids map[string]int) {
-	done := map[string]bool{}
-	var out []*Phase
-	for len(out) < len(plan.Phases) {
-		progressed := false
-		for _, ph := range plan.Phases {
-			if done[ph.ID] {
-				continue
-			}
-			ready := true
-			for _, n := range ph.Waits() {
-				ready = ready && done[n]
-			}
-			if ready {
-				done[ph.ID] = true
-				out = append(out, ph)
-				progressed = true
-				break
-			}
-		}
-		if !progressed {
-			cyc := findCycle(plan, done)
-			l.add(fmt.Sprintf("$.phases[%d].needs", ids[cyc[0]]), "dependency cycle: "+strings.Join(cyc, " -> "),
-				"a phase cannot need, directly or not, a phase that needs it; remove one of these needs")
-			return
-		}
-	}
-	plan.Phases = out
-}
-
-func findCycle(plan *Plan, done map[string]bool) []string {
-	for _, start := range plan.Phases {
-		if done[start.ID] {
-			continue
-		}
-		path := []string{start.ID}
-		seen := map[string]int{start.ID: 0}
-		cur := start
-		for {
-			var next *Phase
-			for _, n := range cur.Waits() {
-				if !done[n] {
-					next = plan.Phase(n)
-					break
-				}
-			}
-			if next == nil {
-				break
-			}
-			if i, ok := seen[next.ID]; ok {
-				return append(path[i:], next.ID)
-			}
-			seen[next.ID] = len(path)
-			path = append(path, next.ID)
-			cur = next
-		}
-	}
-	return []string{"?"}
-}
-
 func (l *loader) abs(dir, p string) string {
 	if p == "" {
 		return dir

@@ -2,13 +2,9 @@ package campaign
 
 import (
 	"fmt"
-	"math/bits"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
-
-	"github.com/greenlight-run/greenlight/internal/format"
 )
 
 // Plan is a campaign file checked and resolved: durations parsed, regexes
@@ -180,77 +176,6 @@ func (p *Plan) Phase(id string) *Phase {
 	return nil
 }
 
-// planIndex answers Phase, Uses and After at once: a swept service's
-// points make plans of hundreds of phases, asked about on every pass of
-// the scheduler and, in validate, of every pair.
-type planIndex struct {
-	byID  map[string]*Phase
-	pos   map[string]int
-	uses  []bitset // uses[i]: the phases phase i uses (Uses)
-	after []bitset // after[i]: the phases phase i comes after, at any depth (After)
-}
-
-type bitset []uint64
-
-func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
-func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
-func (b bitset) or(c bitset) {
-	for k := range b {
-		b[k] |= c[k]
-	}
-}
-
-// index is the plan's index: the one Parse made, or, while the plan is
-// being made, one for the phases as they stand now.
-func (p *Plan) index() *planIndex {
-	if p.ix != nil {
-		return p.ix
-	}
-	return buildIndex(p)
-}
-
-func buildIndex(p *Plan) *planIndex {
-	n := len(p.Phases)
-	ix := &planIndex{byID: make(map[string]*Phase, n), pos: make(map[string]int, n), uses: make([]bitset, n), after: make([]bitset, n)}
-	for i, ph := range p.Phases {
-		if _, dup := ix.byID[ph.ID]; !dup {
-			ix.byID[ph.ID], ix.pos[ph.ID] = ph, i
-		}
-	}
-	words := (n + 63) / 64
-	state := make([]int8, n) // 0 not seen, 1 on the path (a cycle the loader refuses), 2 done
-	var visit func(i int)
-	visit = func(i int) {
-		if state[i] != 0 {
-			return
-		}
-		state[i] = 1
-		ph := p.Phases[i]
-		u, a := make(bitset, words), make(bitset, words)
-		for _, w := range ph.Waits() {
-			if j, ok := ix.pos[w]; ok {
-				if visit(j); state[j] == 2 {
-					a.set(j)
-					a.or(ix.after[j])
-				}
-			}
-		}
-		for _, w := range ph.Needs {
-			if j, ok := ix.pos[w]; ok && state[j] == 2 {
-				u.set(j)
-				if p.Phases[j].Service != nil {
-					u.or(ix.uses[j])
-				}
-			}
-		}
-		ix.uses[i], ix.after[i], state[i] = u, a, 2
-	}
-	for i := range p.Phases {
-		visit(i)
-	}
-	return ix
-}
-
 // Label is the phase's title, or its id when it has none.
 func (ph *Phase) Label() string {
 	if ph.Title != "" {
@@ -308,186 +233,12 @@ func (ph *Phase) Kind() string {
 	return kind
 }
 
-// Waits is what must end before the phase starts: its needs, then the
-// phases it comes after.
-func (ph *Phase) Waits() []string {
-	if len(ph.After) == 0 {
-		return ph.Needs
-	}
-	return append(slices.Clone(ph.Needs), ph.After...)
-}
-
 // AllSteps is the steps to run: the service's start counts as one.
 func (ph *Phase) AllSteps() []*Step {
 	if ph.Service != nil {
 		return []*Step{&ph.Service.Step}
 	}
 	return ph.Steps
-}
-
-// SharesGPUs reports whether two phases' GPU sets overlap; nil means all.
-// Uses reports whether phase a relies on phase b being up: a needs b, or
-// needs a service that uses b (vLLM needs the Ray worker, which needs the
-// Ray head). A service stays up, and shares its GPUs, for the phases that
-// use it. The chain goes through services only: a phase after a phase
-// after a service does not keep the service up.
-func (p *Plan) Uses(a, b string) bool {
-	ix := p.index()
-	i, ok := ix.pos[a]
-	j, ok2 := ix.pos[b]
-	return ok && ok2 && ix.uses[i].has(j)
-}
-
-// UsedPhases lists the phases a uses, as Uses defines it, in plan order.
-func (p *Plan) UsedPhases(a string) []string {
-	ix := p.index()
-	i, ok := ix.pos[a]
-	if !ok {
-		return nil
-	}
-	var out []string
-	for k, w := range ix.uses[i] { // its bits, in plan order
-		for ; w != 0; w &= w - 1 {
-			out = append(out, p.Phases[k*64+bits.TrailingZeros64(w)].ID)
-		}
-	}
-	return out
-}
-
-// After reports whether phase a comes after phase b through needs (or a
-// swept service's order, Phase.After), at any depth: the two never run
-// at once.
-func (p *Plan) After(a, b string) bool {
-	ix := p.index()
-	i, ok := ix.pos[a]
-	j, ok2 := ix.pos[b]
-	return ok && ok2 && ix.after[i].has(j)
-}
-
-// Overlap says how two phases may share the machine: "" when needs order
-// them (never at once), else whether they run together or queue, and for
-// which GPUs.
-func (p *Plan) Overlap(a, b *Phase) string {
-	switch {
-	case p.After(a.ID, b.ID) || p.After(b.ID, a.ID):
-		return ""
-	case p.Uses(a.ID, b.ID) || p.Uses(b.ID, a.ID):
-		return "" // a service and a phase that uses it share its GPUs by design
-	case a.Slurm != nil || b.Slurm != nil:
-		return "may run together (Slurm gives a job its own nodes)"
-	case !SharesGPUs(a.GPUs, b.GPUs):
-		return "may run together"
-	}
-	shared := SharedGPUs(a.GPUs, b.GPUs)
-	gpus := "all GPUs"
-	switch len(shared) {
-	case 0:
-	case 1:
-		gpus = "GPU " + format.Ranges(shared)
-	default:
-		gpus = "GPUs " + format.Ranges(shared)
-	}
-	return "queue for " + gpus + ": never at once"
-}
-
-// Contend says whether two phases hold GPUs of this machine the other
-// needs: a phase on Slurm holds none here (Slurm allocates its nodes).
-func Contend(a, b *Phase) bool {
-	return a.Slurm == nil && b.Slurm == nil && SharesGPUs(a.GPUs, b.GPUs)
-}
-
-// SharesGPUs reports whether two phases' GPU sets overlap: nil is every
-// GPU, an empty set (gpus: none) none at all.
-func SharesGPUs(a, b []int) bool {
-	if a != nil && len(a) == 0 || b != nil && len(b) == 0 {
-		return false
-	}
-	if a == nil || b == nil {
-		return true
-	}
-	for _, x := range a {
-		if slices.Contains(b, x) {
-			return true
-		}
-	}
-	return false
-}
-
-// PhaseIDError names a phase id that is not in the plan, with the nearest
-// one and the list.
-type PhaseIDError struct {
-	ID, Near string
-	Known    []string
-	Copies   []string // id is a phase copied per point of a swept service: its copies
-}
-
-func (e *PhaseIDError) Error() string {
-	if len(e.Copies) > 0 {
-		return fmt.Sprintf("phase %q runs once per point of a swept service, as %s: name one of them", e.ID, strings.Join(e.Copies, ", "))
-	}
-	msg := fmt.Sprintf("no phase %q in this campaign", e.ID)
-	if e.Near != "" {
-		msg += fmt.Sprintf("; did you mean %q?", e.Near)
-	}
-	return msg + " (phases: " + strings.Join(e.Known, ", ") + ")"
-}
-
-// Named are the phases id stands for: itself, or the copies of a phase
-// copied per point of a swept service (decode: decode.64.2048, ...); nil
-// for none.
-func (p *Plan) Named(id string) []string {
-	if p.Phase(id) != nil {
-		return []string{id}
-	}
-	var out []string
-	for _, ph := range p.Phases {
-		if ph.Point != nil && ph.Point.Phase == id {
-			out = append(out, ph.ID)
-		}
-	}
-	return out
-}
-
-// CheckPhaseID returns a *PhaseIDError unless id names a phase of the plan.
-func (p *Plan) CheckPhaseID(id string) error {
-	if p.Phase(id) != nil {
-		return nil
-	}
-	e := &PhaseIDError{ID: id}
-	best := 3
-	for _, ph := range p.Phases {
-		e.Known = append(e.Known, ph.ID)
-		if ph.Point != nil && ph.Point.Phase == id {
-			e.Copies = append(e.Copies, ph.ID)
-		}
-		if d := editDistance(strings.ToLower(id), strings.ToLower(ph.ID)); d < best {
-			e.Near, best = ph.ID, d
-		}
-		if pt := ph.Point; pt != nil { // decod: decode, as the file writes it
-			if d := editDistance(strings.ToLower(id), strings.ToLower(pt.Phase)); d < best {
-				e.Near, best = pt.Phase, d
-			}
-		}
-	}
-	return e
-}
-
-// SharedGPUs lists the GPUs two sets share; nil (all GPUs) shares every one
-// of the other's.
-func SharedGPUs(a, b []int) []int {
-	switch {
-	case a == nil:
-		return b
-	case b == nil:
-		return a
-	}
-	var out []int
-	for _, x := range a {
-		if slices.Contains(b, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // FormatVLLMBench is `results: {format: vllm-bench}`: the "Serving
