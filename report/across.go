@@ -75,7 +75,7 @@ func (a across) gather(plan *campaign.Plan, st *runner.State) (*campaign.Phase, 
 		sw.Axes = append(sw.Axes, own.Axes...)
 		sw.Repeat, sw.Order, sw.Noise, ownUnits, ownPoints = own.Repeat, own.Order, own.Noise, own.Units, own.Points
 	}
-	title := strings.TrimSuffix(first.Title, " · "+first.Point.Key)
+	title := first.Point.Title
 	syn := &campaign.Phase{ID: a.of, Title: title, Expect: first.Expect, Better: first.Better, Sweep: sw, Point: first.Point}
 	if own != nil && len(own.Axes) > 0 {
 		xi, _ := first.CurveAxes()

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 func (m *model) glyph(p runner.PhaseState) string {
@@ -51,7 +52,13 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 	}
 	titleW := max(16, min(longest, limit))
 	barW := max(6, min(20, width/8))
-	title := fitTitle(p.Title, titleW)
+	var pt *campaign.ServicePoint
+	if m.opts.Plan != nil {
+		if ph := m.opts.Plan.Phase(p.ID); ph != nil {
+			pt = ph.Point
+		}
+	}
+	title := fitTitle(p.Title, pt, titleW)
 	title += strings.Repeat(" ", titleW-lipgloss.Width(title))
 	frac := -1.0
 	info := ""
@@ -208,24 +215,18 @@ func (m *model) pointWords(p runner.PhaseState) string {
 func trimNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // fitTitle cuts a title to w columns. A phase run under a swept service's
-// point ("decode throughput · max_num_seqs=64,max_batched=2048") keeps the
-// point's values, which tell its copies apart: "decode th… · 64,2048".
-func fitTitle(title string, w int) string {
+// point pt ("decode throughput · max_num_seqs=64,max_batched=2048") keeps
+// the point's values, which tell its copies apart: "decode th… · 64,2048".
+func fitTitle(title string, pt *campaign.ServicePoint, w int) string {
 	if lipgloss.Width(title) <= w {
 		return title
 	}
-	i := strings.LastIndex(title, " · ")
-	if i < 0 || !strings.Contains(title[i:], "=") {
+	if pt == nil {
 		return ansi.Truncate(title, w, "…")
 	}
-	var vals []string
-	for _, kv := range strings.Split(title[i+len(" · "):], ",") {
-		_, v, _ := strings.Cut(kv, "=")
-		vals = append(vals, v)
-	}
-	tail := " · " + strings.Join(vals, ",")
+	tail := " · " + pt.Said()
 	if room := w - lipgloss.Width(tail); room >= 4 {
-		return ansi.Truncate(title[:i], room, "…") + tail
+		return ansi.Truncate(pt.Title, room, "…") + tail
 	}
-	return ansi.Truncate(strings.Join(vals, ","), w, "…")
+	return ansi.Truncate(pt.Said(), w, "…")
 }

@@ -31,10 +31,20 @@ const maxServicePoints = 256
 type ServicePoint struct {
 	Service string    // the service phase as written: serve
 	Phase   string    // this phase as written: decode, or serve for the service's own
+	Title   string    // its title as written (its id when it has none); the copy's adds the point
 	Key     string    // max_num_seqs=64,max_batched=2048
 	Index   int       // 1-based, in run order
 	Count   int       // the service's points
 	Values  []Setting // each axis's value, in the axes' order
+}
+
+// Said is the point's values alone, as a cut title keeps them: "64,2048".
+func (pt *ServicePoint) Said() string {
+	vals := make([]string, len(pt.Values))
+	for i, v := range pt.Values {
+		vals[i] = v.Value
+	}
+	return strings.Join(vals, ",")
 }
 
 // Setting is one axis's value at a point.
@@ -180,7 +190,7 @@ func (l *loader) expandServices(spec *CampaignSpec) []planned {
 				}
 				cp.Title = title + " · " + sw.Key(u)
 				cp.Needs = needs(cp.Needs, slug, svc)
-				pt := &ServicePoint{Service: strings.TrimSpace(ps.ID), Phase: id, Key: sw.Key(u), Index: k + 1, Count: len(sw.Units)}
+				pt := &ServicePoint{Service: strings.TrimSpace(ps.ID), Phase: id, Title: title, Key: sw.Key(u), Index: k + 1, Count: len(sw.Units)}
 				for j, a := range sw.Axes {
 					pt.Values = append(pt.Values, Setting{a.Name, a.Values[u.Values[j]].Name})
 				}

@@ -67,7 +67,7 @@ func TestServiceSweepExpands(t *testing.T) {
 	if len(p.Phase("serve.64.2048").After) != 0 {
 		t.Errorf("the first point waits for %v", p.Phase("serve.64.2048").After)
 	}
-	if s2.Title != "vLLM server · seqs=64,tokens=8192" || s2.Point == nil || s2.Point.Index != 2 || s2.Point.Count != 4 {
+	if s2.Title != "vLLM server · seqs=64,tokens=8192" || s2.Point == nil || s2.Point.Title != "vLLM server" || s2.Point.Index != 2 || s2.Point.Count != 4 {
 		t.Errorf("serve.64.8192: title %q, point %+v", s2.Title, s2.Point)
 	}
 	if p.Phase("serve.64.2048").Service.Key != s2.Service.Key || s2.Hash == p.Phase("serve.64.2048").Hash {
@@ -83,7 +83,7 @@ func TestServiceSweepExpands(t *testing.T) {
 	if !strings.HasSuffix(d.Artifacts[1], "out/256/8/*.json") {
 		t.Errorf("decode.256.2048 artifacts %v", d.Artifacts)
 	}
-	if pt := d.Point; pt == nil || pt.Service != "serve" || pt.Phase != "decode" || pt.Key != "seqs=256,tokens=2048" ||
+	if pt := d.Point; pt == nil || pt.Service != "serve" || pt.Phase != "decode" || pt.Title != "decode" || pt.Said() != "256,2048" || pt.Key != "seqs=256,tokens=2048" ||
 		!slices.Equal(pt.Values, []Setting{{"seqs", "256"}, {"tokens", "2048"}}) {
 		t.Errorf("decode.256.2048's point %+v", d.Point)
 	}
