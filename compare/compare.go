@@ -219,10 +219,7 @@ func better(k key, phases ...map[string]record.Phase) string {
 		if !ok {
 			continue
 		}
-		if d := p.Better[k.metric]; d != "" {
-			return d
-		}
-		if d := p.Better["*"]; d != "" {
+		if d, _ := record.Way(p.Better, k.metric, false); d != "" {
 			return d
 		}
 	}

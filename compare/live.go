@@ -80,10 +80,7 @@ func (l *Live) Say(phase, point string, cols []string, vals []any) string {
 }
 
 func (l *Live) dir(k key) string {
-	if d := l.dirs[k.phase][k.metric]; d != "" {
-		return d
-	}
-	if d := l.dirs[k.phase]["*"]; d != "" {
+	if d, _ := record.Way(l.dirs[k.phase], k.metric, false); d != "" {
 		return d
 	}
 	return better(k, l.base.phases)

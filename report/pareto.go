@@ -86,7 +86,7 @@ func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error
 	}
 	better := record.Better(ph)
 	dir := func(m, def string) string {
-		if d := better[m]; d != "" {
+		if d, _ := record.Way(better, m, false); d != "" {
 			return d
 		}
 		return def
