@@ -198,12 +198,24 @@ func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
 	return b.String()
 }
 
-// updateAcross draws the gathered phases' charts again when their rows
-// changed (with the file's coalesced writes, as updateCharts).
+// gathered is a phase gathered across its service's points, as the last
+// write saw it.
+type gathered struct {
+	across
+	ph   *campaign.Phase
+	ps   runner.PhaseState
+	rows int
+}
+
+// updateAcross gathers each phase run per service point from st, once a
+// write, and draws its charts again when its rows changed (with the
+// file's coalesced writes, as updateCharts).
 func (w *Writer) updateAcross(st *runner.State) error {
 	var errs []error
-	for _, a := range acrossGroups(w.plan) {
+	w.gathered = w.gathered[:0]
+	for _, a := range w.across {
 		syn, ps, rows := a.gather(w.plan, st)
+		w.gathered = append(w.gathered, gathered{a, syn, ps, rows})
 		key := "across:" + a.of
 		if c, seen := w.charts[key]; rows == 0 || seen && c.rows == rows {
 			continue // drawn again when its rows change
@@ -219,15 +231,14 @@ func (w *Writer) updateAcross(st *runner.State) error {
 
 // acrossBlocks puts each gathered phase's block, once it has a row, after
 // its last copy's.
-func (w *Writer) acrossBlocks(st *runner.State, bodies map[string]string, order []string) []string {
-	for _, a := range acrossGroups(w.plan) {
-		syn, ps, rows := a.gather(w.plan, st)
-		if rows == 0 {
+func (w *Writer) acrossBlocks(bodies map[string]string, order []string) []string {
+	for _, g := range w.gathered {
+		if g.rows == 0 {
 			continue
 		}
-		id := "across:" + a.of
-		bodies[id] = acrossBlock(a, syn, ps, w.charts[id].names)
-		last := slices.Index(order, "phase:"+a.copies[len(a.copies)-1])
+		id := "across:" + g.of
+		bodies[id] = acrossBlock(g.across, g.ph, g.ps, w.charts[id].names)
+		last := slices.Index(order, "phase:"+g.copies[len(g.copies)-1])
 		order = slices.Insert(order, last+1, id)
 	}
 	return order

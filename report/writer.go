@@ -47,6 +47,8 @@ type Writer struct {
 	tables      tables
 	csvs        map[string]*phaseCSV
 	charts      map[string]charted // a sweep phase's charts, by phase
+	across      []across           // the phases run per point of a swept service (across.go)
+	gathered    []gathered         // each gathered from the last write's state
 	gpuCharts   map[string]string  // a phase's GPU chart: the attempt and end it was drawn for
 	file        fileState
 	envSent     bool
@@ -75,6 +77,7 @@ type Writer struct {
 func NewWriter(path string, plan *campaign.Plan, env Env, gpus GPUHistory, stateDir string) *Writer {
 	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, stateDir: stateDir,
 		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}, gpuCharts: map[string]string{}, stepSums: map[stepKey][]gpu.Summary{}}
+	w.across = acrossGroups(plan)
 	w.traces = newTraceBook(plan, stateDir)
 	w.loadStamps()
 	w.loadPower()
@@ -354,7 +357,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv, w.charts[p.ID].names, w.gpuChartLink(ph, p), func(i int) []string { return w.stepStamp(&p, i) }) + w.energySection(ph, p) + w.serverSection(ph, p) + w.traceSection(p)
 		order = append(order, id)
 	}
-	return bodies, w.acrossBlocks(st, bodies, order)
+	return bodies, w.acrossBlocks(bodies, order)
 }
 
 // keepEnv records, once, the environment the campaign ran in, for
