@@ -60,16 +60,14 @@ phases:
           true
 `)
 	ph := p.Phases[0]
-	ps := runner.PhaseState{ID: "gemm", Title: "gemm", Status: runner.Done}
-	for i, st := range ph.Steps {
-		m := []float64{1, 16, 256, 2048}[st.Unit.Values[0]]
+	ps := doneSweep(ph, func(u *campaign.Unit) runner.Row {
+		m := []float64{1, 16, 256, 2048}[u.Values[0]]
 		v := m * 0.2
-		if st.Unit.Point == 2 { // m=16, shape=up: noisy
-			v *= float64(st.Unit.Repeat)
+		if u.Point == 2 { // m=16, shape=up: noisy
+			v *= float64(u.Repeat)
 		}
-		ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: runner.Done,
-			Results: []runner.Row{{Cols: []string{"m", "shape", "repeat", "tflops"}, Values: []any{m, "x", float64(st.Unit.Repeat), v}}}})
-	}
+		return runner.Row{Cols: []string{"m", "shape", "repeat", "tflops"}, Values: []any{m, "x", float64(u.Repeat), v}}
+	})
 	dir := t.TempDir()
 	report := filepath.Join(dir, "bench.md")
 	names, err := sweepCharts(report, ph, ps)
@@ -123,11 +121,9 @@ func BenchmarkSweepCharts1000(b *testing.B) {
 		b.Fatal(err)
 	}
 	ph := p.Phases[0]
-	ps := runner.PhaseState{ID: "g", Status: runner.Done}
-	for i, st := range ph.Steps {
-		ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: runner.Done,
-			Results: []runner.Row{{Cols: []string{"tflops"}, Values: []any{float64(st.Unit.Values[0] * (1 + st.Unit.Values[1]))}}}})
-	}
+	ps := doneSweep(ph, func(u *campaign.Unit) runner.Row {
+		return runner.Row{Cols: []string{"tflops"}, Values: []any{float64(u.Values[0] * (1 + u.Values[1]))}}
+	})
 	report := filepath.Join(b.TempDir(), "r.md")
 	b.ResetTimer()
 	for b.Loop() {
@@ -207,12 +203,10 @@ phases:
           true
 `)
 	ph := p.Phases[0]
-	ps := runner.PhaseState{ID: "gemm", Title: "gemm", Status: runner.Done}
-	for i, st := range ph.Steps {
-		m := []float64{1, 16, 256, 2048}[st.Unit.Values[1]]
-		ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: runner.Done,
-			Results: []runner.Row{{Cols: []string{"tflops", "time_ms"}, Values: []any{m * 0.2, 1 / m}}}})
-	}
+	ps := doneSweep(ph, func(u *campaign.Unit) runner.Row {
+		m := []float64{1, 16, 256, 2048}[u.Values[1]]
+		return runner.Row{Cols: []string{"tflops", "time_ms"}, Values: []any{m * 0.2, 1 / m}}
+	})
 	dir := t.TempDir()
 	names, err := sweepCharts(filepath.Join(dir, "bench.md"), ph, ps)
 	if err != nil || len(names) != 1 || names["tflops"] == "" {
@@ -248,11 +242,9 @@ phases:
           true
 `)
 		ph := p.Phases[0]
-		ps := runner.PhaseState{ID: "g", Title: "g", Status: runner.Done}
-		for i, st := range ph.Steps {
-			v := float64(st.Unit.Values[1]*10 + st.Unit.Values[0]) // s11 highest
-			ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: runner.Done, Results: []runner.Row{{Cols: []string{"v"}, Values: []any{v}}}})
-		}
+		ps := doneSweep(ph, func(u *campaign.Unit) runner.Row {
+			return runner.Row{Cols: []string{"v"}, Values: []any{float64(u.Values[1]*10 + u.Values[0])}} // s11 highest
+		})
 		_, vals := runner.PointValues(ph, ps.Steps)
 		svg, err := sweepChart(ph, ps, "v", vals["v"])
 		if err != nil {
@@ -277,4 +269,14 @@ phases:
 			t.Errorf("better %s: the grey lines said %d times", better, strings.Count(text, "more in grey"))
 		}
 	}
+}
+
+// doneSweep is the state of a sweep phase whose every unit is done, each
+// with the one row row gives it.
+func doneSweep(ph *campaign.Phase, row func(u *campaign.Unit) runner.Row) runner.PhaseState {
+	ps := runner.PhaseState{ID: ph.ID, Title: ph.Label(), Status: runner.Done}
+	for i, st := range ph.Steps {
+		ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: runner.Done, Results: []runner.Row{row(st.Unit)}})
+	}
+	return ps
 }

@@ -383,8 +383,7 @@ phases:
 	if err != nil {
 		t.Fatal(err)
 	}
-	left := exec.Command("sleep", "300")
-	left.Env = append(os.Environ(), supervise.EnvState+"="+r.StateDir(), "GREENLIGHT_PHASE=leak")
+	left := leakOf(r, "sleep", "300")
 	if err := left.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -398,13 +397,7 @@ phases:
 		<-gone
 		r.SetHolders(nil)
 	}()
-	h := &harness{t: t, r: r, events: r.Subscribe()}
-	r.Start()
-	t.Cleanup(func() {
-		r.Close()
-		for range h.events {
-		}
-	})
+	h := launch(t, r)
 	e := h.until(30*time.Second, "the leftover said", func(e Event) bool {
 		return e.Kind == Warning && strings.Contains(e.Message, "left running by phase leak")
 	})
@@ -427,6 +420,14 @@ phases:
 	}
 }
 
+// leakOf is a command as a step of phase leak of r's campaign would have
+// started it: its environment names the campaign's state dir and phase.
+func leakOf(r *Runner, name string, args ...string) *exec.Cmd {
+	c := exec.Command(name, args...)
+	c.Env = append(os.Environ(), supervise.EnvState+"="+r.StateDir(), "GREENLIGHT_PHASE=leak")
+	return c
+}
+
 // TestAGoneHolderIsNoLeftover: a GPU listing a moment old still names a
 // process that has exited since (a service the runner just stopped):
 // that is no leftover; nothing waits for it and nothing is said.
@@ -444,19 +445,12 @@ phases:
 	if err != nil {
 		t.Fatal(err)
 	}
-	was := exec.Command("true")
-	was.Env = append(os.Environ(), supervise.EnvState+"="+r.StateDir(), "GREENLIGHT_PHASE=leak")
+	was := leakOf(r, "true")
 	if err := was.Run(); err != nil {
 		t.Fatal(err)
 	}
 	r.SetHolders([]Holder{{GPU: 0, PID: was.Process.Pid, Name: "python3", Mem: 2600 << 20, Phase: "leak"}})
-	h := &harness{t: t, r: r, events: r.Subscribe()}
-	r.Start()
-	t.Cleanup(func() {
-		r.Close()
-		for range h.events {
-		}
-	})
+	h := launch(t, r)
 	st := h.finished(30 * time.Second)
 	if s := st.Phase("leak").Status; s != Done {
 		t.Errorf("leak = %s", s)

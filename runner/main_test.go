@@ -120,6 +120,13 @@ func start(t *testing.T, p *campaign.Plan, opts Options) *harness {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	return launch(t, r)
+}
+
+// launch subscribes to r, starts it, and closes it at the test's end: for
+// a test that tells the runner something before it starts.
+func launch(t *testing.T, r *Runner) *harness {
+	t.Helper()
 	h := &harness{t: t, r: r, events: r.Subscribe()}
 	r.Start()
 	t.Cleanup(func() {

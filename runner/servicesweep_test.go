@@ -151,30 +151,40 @@ func TestSkipAServicePoint(t *testing.T) {
 	}
 }
 
-// TestAFailedServicePointGoesOn: a setting the server cannot load with
-// (an OOM at a large batch) fails its point, blocks the phases under it,
-// and the grid goes on to the next point.
-func TestAFailedServicePointGoesOn(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	p := loadCampaign(t, fmt.Sprintf(`
-name: oom
+// seqsGrid is a campaign of a service swept over seqs (its values as
+// written), each start written to dir/starts, and a decode under it that
+// writes its phase to dir/ran; the server fails to load at failAt, when
+// given.
+func seqsGrid(name, dir, seqs, failAt string) string {
+	fail := ""
+	if failAt != "" {
+		fail = fmt.Sprintf("if [ ${seqs} = %s ]; then echo \"CUDA out of memory\"; exit 1; fi\n        ", failAt)
+	}
+	return fmt.Sprintf(`name: %s
 phases:
   - id: serve
-    sweep: {seqs: [64, 1024, 256]}
+    sweep: {seqs: [%s]}
     service:
       run: |
-        echo ${seqs} >> %[1]s/starts
-        if [ ${seqs} = 1024 ]; then echo "CUDA out of memory"; exit 1; fi
-        echo ready
+        echo ${seqs} >> %s/starts
+        %secho ready
         while :; do sleep 0.05; done
       ready: {log: ready}
   - id: decode
     needs: [serve]
     steps:
       - run: |
-          echo "$GREENLIGHT_PHASE" >> %[1]s/ran
-`, dir))
+          echo "$GREENLIGHT_PHASE" >> %s/ran
+`, name, seqs, dir, fail, dir)
+}
+
+// TestAFailedServicePointGoesOn: a setting the server cannot load with
+// (an OOM at a large batch) fails its point, blocks the phases under it,
+// and the grid goes on to the next point.
+func TestAFailedServicePointGoesOn(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := loadCampaign(t, seqsGrid("oom", dir, "64, 1024, 256", "1024"))
 	st := start(t, p, testOptions(t)).finished(60 * time.Second)
 	if got := fileLines(t, filepath.Join(dir, "starts")); !slices.Equal(got, []string{"64", "1024", "256"}) {
 		t.Errorf("the service started %v", got)
@@ -197,24 +207,7 @@ func TestEditedServiceGridRunsOnlyNewPoints(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.yaml")
-	grid := func(seqs string) string {
-		return fmt.Sprintf(`name: edited
-phases:
-  - id: serve
-    sweep: {seqs: [%s]}
-    service:
-      run: |
-        echo ${seqs} >> %[2]s/starts
-        echo ready
-        while :; do sleep 0.05; done
-      ready: {log: ready}
-  - id: decode
-    needs: [serve]
-    steps:
-      - run: |
-          echo "$GREENLIGHT_PHASE" >> %[2]s/ran
-`, seqs, dir)
-	}
+	grid := func(seqs string) string { return seqsGrid("edited", dir, seqs, "") }
 	state := filepath.Join(dir, "state")
 	h := startAgain(t, writeCampaign(t, path, grid("64, 256")), state)
 	h.finished(60 * time.Second)

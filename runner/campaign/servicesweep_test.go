@@ -182,13 +182,8 @@ func TestServiceSweepRefusesBadInput(t *testing.T) {
 		{strings.Replace(svc, "{seqs: [64, 256]}", "{seqs: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17], t: [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16]}", 1) + use, "the service's grid has 272 points, each a start of the server: more than 256"},
 	} {
 		_, err := Parse("c.yaml", "/c/c.yaml", []byte("name: bad\nphases:\n"+tt.body))
-		var fe *FileError
-		var fes FileErrors
-		switch {
-		case errors.As(err, &fe):
-			fes = FileErrors{fe}
-		case errors.As(err, &fes):
-		default:
+		fes := fileErrors(err)
+		if fes == nil {
 			t.Errorf("%q loaded: %v", tt.want, err)
 			continue
 		}
@@ -205,4 +200,17 @@ func TestServiceSweepRefusesBadInput(t *testing.T) {
 			t.Errorf("said %d times, want once: %q\n%v", n, tt.want, err)
 		}
 	}
+}
+
+// fileErrors is err's problems, one or many; nil when it is none of ours.
+func fileErrors(err error) FileErrors {
+	var fe *FileError
+	var fes FileErrors
+	switch {
+	case errors.As(err, &fe):
+		return FileErrors{fe}
+	case errors.As(err, &fes):
+		return fes
+	}
+	return nil
 }

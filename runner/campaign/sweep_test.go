@@ -1,7 +1,6 @@
 package campaign
 
 import (
-	"errors"
 	"strings"
 	"testing"
 )
@@ -85,16 +84,12 @@ func TestSweepRefusesBadInput(t *testing.T) {
 		{"    sweep: {m: [a,b]}\n    sweeep: 1\n" + run, `unknown key "sweeep"`},
 	} {
 		_, err := Parse("c.yaml", "/c/c.yaml", []byte(head+tt.body))
-		var fe *FileError
-		var fes FileErrors
-		switch {
-		case errors.As(err, &fe):
-		case errors.As(err, &fes):
-			fe = fes[0]
-		default:
+		fes := fileErrors(err)
+		if fes == nil {
 			t.Errorf("%q loaded: %v", tt.want, err)
 			continue
 		}
+		fe := fes[0]
 		if !strings.Contains(err.Error(), tt.want) || fe.Line == 0 {
 			t.Errorf("error %v (line %d); want %q with a line", err, fe.Line, tt.want)
 		}
