@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
@@ -55,7 +54,7 @@ func (sr *stepRun) checkFlush(c *campaign.Capture, arts []Artifact, size int64, 
 	// earlier capture's files in the same folder are not this one's).
 	ranks, largest := 0, int64(0)
 	for _, a := range arts {
-		if fi, err := os.Stat(a.Path); err == nil && !fi.ModTime().Before(sr.started) && a.Size > 0 {
+		if !a.Modified.Before(sr.started) && a.Size > 0 {
 			ranks++
 			largest = max(largest, a.Size)
 		}

@@ -342,7 +342,7 @@ func globArtifacts(globs []string, dir string) []Artifact {
 		}
 		seen[m] = true
 		if fi, err := os.Stat(m); err == nil && fi.Mode().IsRegular() {
-			out = append(out, Artifact{Path: m, Size: fi.Size()})
+			out = append(out, Artifact{Path: m, Size: fi.Size(), Modified: fi.ModTime()})
 		}
 	}
 	for _, g := range globs {

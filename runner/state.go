@@ -137,6 +137,10 @@ type Check struct {
 type Artifact struct {
 	Path string
 	Size int64
+	// Modified is when the file last changed, as the scan saw it: a
+	// capture's flush counts the traces written since its step started.
+	// The runner's own; not sent to windows.
+	Modified time.Time `json:"-"`
 }
 
 // Phase returns the state of the phase with the given id, or nil.
