@@ -73,7 +73,7 @@ func (l *loader) expandServices(spec *CampaignSpec) []planned {
 	inGroup := map[int]*group{}
 	for i := range spec.Phases {
 		if swept(&spec.Phases[i]) {
-			g := &group{svc: i, members: l.users(spec, i)}
+			g := &group{svc: i, members: users(spec, i)}
 			if g.sweep = l.serviceSweep(spec, i); g.sweep != nil {
 				groups = append(groups, g)
 			}
@@ -214,26 +214,27 @@ func swept(ps *PhaseSpec) bool {
 
 // users are the phases that use phase i, a service, as Plan.Uses says:
 // they need it, or need a service that uses it. In file order.
-func (l *loader) users(spec *CampaignSpec, i int) []int {
-	in := map[string]bool{strings.TrimSpace(spec.Phases[i].ID): true}
-	var out []int
+func users(spec *CampaignSpec, i int) []int {
+	through := map[string]bool{strings.TrimSpace(spec.Phases[i].ID): true} // it, and services on top of it
+	user := make([]bool, len(spec.Phases))
 	for grew := true; grew; {
 		grew = false
 		for j, ps := range spec.Phases {
-			id := strings.TrimSpace(ps.ID)
-			if j == i || slices.Contains(out, j) {
+			if j == i || user[j] || !slices.ContainsFunc(ps.Needs, func(n string) bool { return through[n] }) {
 				continue
 			}
-			for _, n := range ps.Needs {
-				k := slices.IndexFunc(spec.Phases, func(p PhaseSpec) bool { return strings.TrimSpace(p.ID) == n })
-				if k >= 0 && in[n] && (k == i || spec.Phases[k].Service != nil) {
-					out, in[id], grew = append(out, j), true, true
-					break
-				}
+			user[j], grew = true, true
+			if ps.Service != nil {
+				through[strings.TrimSpace(ps.ID)] = true
 			}
 		}
 	}
-	slices.Sort(out)
+	var out []int
+	for j, u := range user {
+		if u {
+			out = append(out, j)
+		}
+	}
 	return out
 }
 
