@@ -28,6 +28,9 @@ type phaseRun struct {
 	// by step index, with the record of their start (their folder): they
 	// are journaled into the next attempt as done, not run again.
 	carried map[int]record
+	// continues: the next start goes on with the attempt a stop cut (its
+	// carried units done) instead of beginning a new one.
+	continues bool
 }
 
 func newPhaseRun(ph *campaign.Phase, artRoot string) *phaseRun {
@@ -49,6 +52,7 @@ func (pr *phaseRun) reset() {
 	pr.cur = nil
 	pr.gateOpen = false
 	pr.gateAnnounced = false
+	pr.carried, pr.continues = nil, false
 }
 
 // schedule starts every phase that may start now.
@@ -283,7 +287,10 @@ func (r *Runner) serviceNeeded(svc *phaseRun) bool {
 func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
 	r.times.ranAny = true
 	pr.state.Status = Running
-	pr.state.Attempt++
+	if !pr.continues || pr.state.Attempt == 0 {
+		pr.state.Attempt++
+	}
+	pr.continues = false
 	pr.state.Started = now
 	pr.state.Ended = time.Time{}
 	pr.frozenFor, pr.frozenAt = 0, time.Time{}

@@ -112,14 +112,17 @@ func (r *Runner) resume(recs []record) {
 			}
 			pr.reset()
 			pr.state.Changed = true
-			if !r.keepUnits(pr, h) {
+			if !r.keepUnits(pr, h, true) {
 				r.warnings = append(r.warnings, fmt.Sprintf("%s changed in the campaign file while it ran: stopped the old run, it will run again", ph.Label()))
 			}
 		case h.open:
 			r.adopt(pr, h)
 		case h.end != nil && !changed && (h.end.Status == Done || h.end.Status == Skipped):
 			r.restoreEnded(pr, h)
-		case h.end != nil && changed && r.keepUnits(pr, h):
+		case h.end != nil && !changed && h.end.Status == Stopped && r.keepUnits(pr, h, false):
+			// Stopped part-way: run continues its attempt, the units it
+			// finished kept.
+		case h.end != nil && changed && r.keepUnits(pr, h, true):
 			// The grid was edited: the units it had done are kept.
 		case h.end != nil && changed:
 			pr.state.Changed = true
@@ -130,7 +133,7 @@ func (r *Runner) resume(recs []record) {
 		// The points skipped in this attempt (or for the one it is about
 		// to start) stay skipped.
 		attempt := pr.state.Attempt
-		if pr.state.Status == Pending {
+		if pr.state.Status == Pending && !pr.continues {
 			attempt++
 		}
 		for _, rec := range h.skips {
@@ -192,11 +195,13 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 	return sr
 }
 
-// keepUnits takes back, for a sweep whose grid was edited (its values,
-// repeats or order; one unit's work the same), every unit done last time
-// that the new grid still has: they are the phase's steps again, done,
-// and only the others run. It reports whether it kept the phase so.
-func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory) bool {
+// keepUnits takes back, for a sweep, every unit done in its last attempt
+// that the grid still has: they are the phase's steps again, done, and
+// only the others run. edited: the grid was edited since (its values,
+// repeats or order; one unit's work the same), and the units go into a
+// new attempt; otherwise the phase was stopped part-way and the same
+// attempt continues. It reports whether it kept the phase so.
+func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory, edited bool) bool {
 	sw := pr.ph.Sweep
 	if sw == nil || pr.ph.UnitHash == "" || h.unitHash != pr.ph.UnitHash {
 		return false
@@ -206,6 +211,9 @@ func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory) bool {
 		if end, ok := h.stepEnd[idx]; ok && end.Status == Done && start.Unit != "" {
 			done[start.Unit] = idx
 		}
+	}
+	if !edited && len(done) == 0 {
+		return false // stopped before a unit ended: it starts over, as a new attempt
 	}
 	kept := 0
 	pr.carried = map[int]record{}
@@ -225,9 +233,16 @@ func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory) bool {
 		kept++
 	}
 	pr.cur = nil
-	pr.state.Changed = true
-	r.warnings = append(r.warnings, fmt.Sprintf("%s: its grid changed since it last ran: %d of its %d units were done and are kept; the other %d run",
-		pr.ph.Label(), kept, len(pr.ph.AllSteps()), len(pr.ph.AllSteps())-kept))
+	n := len(pr.ph.AllSteps())
+	if edited {
+		pr.state.Changed = true
+		r.warnings = append(r.warnings, fmt.Sprintf("%s: its grid changed since it last ran: %d of its %d units were done and are kept; the other %d run",
+			pr.ph.Label(), kept, n, n-kept))
+		return true
+	}
+	pr.continues = true
+	r.warnings = append(r.warnings, fmt.Sprintf("%s: %d of %d units were done and are kept; the other %d run (greenlight retry %s runs them all again)",
+		pr.ph.Label(), kept, n, n-kept, pr.ph.ID))
 	return true
 }
 

@@ -1,0 +1,118 @@
+package runner
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestStopThenRunKeepsFinishedUnits: an 8-point sweep stopped after some
+// units, run again, runs each unit once (the ledger reads 1..8 once each,
+// the cut one twice at most), in the same attempt, and says what it kept.
+func TestStopThenRunKeepsFinishedUnits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: keep
+phases:
+  - id: g
+    gpus: none
+    sweep: {m: [1, 2, 3, 4, 5, 6, 7, 8]}
+    steps:
+      - run: |
+          echo "{\"t_ms\": ${m}}" >> "$GREENLIGHT_RESULTS"
+          echo ${m} >> %s
+          sleep 0.3
+`, ledger))
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(dir, "state")
+	h := start(t, p, opts)
+	h.until(20*time.Second, "unit 5 started", func(e Event) bool {
+		return e.Kind == StepStarted && e.Phase == "g" && e.Step == 4
+	})
+	h.r.Stop()
+	h.finished(20 * time.Second)
+	h.r.Close()
+	before := lines(t, ledger)
+
+	h2 := start(t, p, opts)
+	st := h2.finished(30 * time.Second)
+	got := lines(t, ledger)
+	seen := map[string]int{}
+	for _, l := range got {
+		seen[l]++
+	}
+	for m := 1; m <= 8; m++ {
+		k := fmt.Sprint(m)
+		want := 1
+		if slices.Contains(before, k) && m == len(before) {
+			want = 2 // the unit the stop cut: its end unseen, it runs again
+		}
+		if seen[k] > want || seen[k] == 0 {
+			t.Errorf("unit m=%d ran %d times; ledger %v (before the stop: %v)", m, seen[k], got, before)
+		}
+	}
+	g := st.Phase("g")
+	if g.Status != Done || g.Attempt != 1 {
+		t.Errorf("g = %s, attempt %d; want done in attempt 1 (a stop and run continues it)", g.Status, g.Attempt)
+	}
+	rows := 0
+	for _, s := range g.Steps {
+		rows += len(s.Results)
+	}
+	if rows != 8 {
+		t.Errorf("g has %d rows; want 8, one a unit", rows)
+	}
+	said := false
+	for _, w := range st.Warnings {
+		if strings.Contains(w, "units were done and are kept") {
+			said = true
+		}
+	}
+	if !said {
+		t.Errorf("the units kept are not said; warnings %q", st.Warnings)
+	}
+}
+
+// TestASkippedPointStaysSkippedAcrossAStop: skip --point, then a stop
+// and a run: the point does not run, and it reads skipped.
+func TestASkippedPointStaysSkippedAcrossAStop(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: keepskip
+phases:
+  - id: g
+    gpus: none
+    sweep: {m: [1, 2, 3, 4, 5, 6]}
+    steps:
+      - run: |
+          echo ${m} >> %s
+          sleep 0.3
+`, ledger))
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(dir, "state")
+	h := start(t, p, opts)
+	h.until(20*time.Second, "unit 2 started", func(e Event) bool {
+		return e.Kind == StepStarted && e.Phase == "g" && e.Step == 1
+	})
+	if err := h.r.SkipPoint("g", "m=5"); err != nil {
+		t.Fatal(err)
+	}
+	h.r.Stop()
+	h.finished(20 * time.Second)
+	h.r.Close()
+
+	st := start(t, p, opts).finished(30 * time.Second)
+	if got := lines(t, ledger); slices.Contains(got, "5") {
+		t.Errorf("the skipped point m=5 ran after a stop and a run: ledger %v", got)
+	}
+	if s := st.Phase("g").Steps[4]; s.Status != Skipped {
+		t.Errorf("point m=5 reads %s; want skipped", s.Status)
+	}
+}
