@@ -171,7 +171,7 @@ func (b *localBackend) ended(st *supervise.Status, now time.Time) *supervise.Sta
 			sr.pr.ph.Label(), sr.step.Index+1, spaceNote(sr.files.status), sr.proc.waitCode))
 		return &supervise.Status{State: "exited", ExitCode: sr.proc.waitCode, Ended: now}
 	}
-	return &supervise.Status{State: "exited", ExitCode: -1, Error: "its supervisor died (machine restarted or killed); the step's end was not seen", Ended: now}
+	return &supervise.Status{State: "exited", ExitCode: -1, Error: "its supervisor died (machine restarted or killed); the step's end was not seen", Ended: now, Lost: true}
 }
 
 func (b *localBackend) queue() (time.Duration, bool, time.Time) { return 0, false, time.Time{} }

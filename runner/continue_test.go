@@ -2,12 +2,28 @@ package runner
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/internal/testutil"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
+
+// journalRecords reads the journal of a state dir.
+func journalRecords(t *testing.T, stateDir string) []record {
+	t.Helper()
+	recs, err := readJournal(Layout(stateDir).Journal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
 
 // TestStopThenRunKeepsFinishedUnits: an 8-point sweep stopped after some
 // units, run again, runs each unit once (the ledger reads 1..8 once each,
@@ -114,5 +130,70 @@ phases:
 	}
 	if s := st.Phase("g").Steps[4]; s.Status != Skipped {
 		t.Errorf("point m=5 reads %s; want skipped", s.Status)
+	}
+}
+
+// TestAKilledSupervisorRunsItsUnitAlone: a sweep unit's supervisor killed
+// -9 while its step (and a setsid child that ignores SIGTERM) runs: that
+// unit alone runs again, after what its tree left is stopped; the grid
+// goes on, and the phase is done.
+func TestAKilledSupervisorRunsItsUnitAlone(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: lost
+phases:
+  - id: g
+    gpus: none
+    sweep: {m: [1, 2, 3, 4]}
+    steps:
+      - run: |
+          echo ${m} >> %s
+          echo "{\"t_ms\": ${m}}" >> "$GREENLIGHT_RESULTS"
+          if [ ${m} = 2 ] && [ ! -e %s/once ]; then
+            touch %s/once
+            setsid sh -c 'trap "" TERM INT; echo $$ > %s/orphan; exec sleep 600' &
+            sleep 600
+          fi
+`, ledger, dir, dir, dir))
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(dir, "state")
+	h := start(t, p, opts)
+	var sup int
+	testutil.Eventually(t, 20*time.Second, "unit 2's supervisor and its orphan", func() bool {
+		for _, rec := range journalRecords(t, opts.StateDir) {
+			if rec.Kind == recStepPID && rec.Phase == "g" && rec.Step == 1 {
+				sup = rec.PID
+			}
+		}
+		_, err := os.Stat(filepath.Join(dir, "orphan"))
+		return sup > 0 && err == nil
+	})
+	b, _ := os.ReadFile(filepath.Join(dir, "orphan"))
+	orphan, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	syscall.Kill(sup, syscall.SIGKILL)
+	st := h.finished(60 * time.Second)
+	if g := st.Phase("g"); g.Status != Done {
+		t.Fatalf("g = %s (%s); want done: a lost unit runs again, it does not fail the phase", g.Status, g.Reason)
+	}
+	got := lines(t, ledger)
+	if want := []string{"1", "2", "2", "3", "4"}; !slices.Equal(got, want) {
+		t.Errorf("ledger %v; want %v (unit 2 again, alone)", got, want)
+	}
+	if orphan > 0 && syscall.Kill(orphan, 0) == nil {
+		if state, _, ok := supervise.ProcStat(orphan); ok && state != 'Z' {
+			syscall.Kill(orphan, syscall.SIGKILL)
+			t.Errorf("the lost step's setsid child (pid %d) still runs", orphan)
+		}
+	}
+	said := false
+	for _, e := range h.seen {
+		if e.Kind == Warning && strings.Contains(e.Message, "it runs again") && strings.Contains(e.Message, "stopped first") {
+			said = true
+		}
+	}
+	if !said {
+		t.Error("the lost unit's rerun and the stop of its leftovers are not said")
 	}
 }

@@ -116,6 +116,8 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 			return
 		}
 		sr.next(now)
+	case st.Lost:
+		sr.runAgainLost(reason, now)
 	default:
 		ss.Status, ss.Reason = Failed, reason
 		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
@@ -128,6 +130,25 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 		}
 		r.endPhase(pr, Failed, quoteLast(fmt.Sprintf("step %d (%s) %s", sr.step.Index+1, sr.step.Label(), reason), sr.files.log))
 	}
+}
+
+// runAgainLost runs again a step whose supervisor died before its end
+// was seen: its outcome is unknown, so that unit alone runs again (a new
+// try, not counted against retries:), never the phase or its grid. What
+// is left of its tree (marked by its own results path) is stopped first,
+// so the two never run side by side.
+func (sr *stepRun) runAgainLost(reason string, now time.Time) {
+	r, pr := sr.r, sr.pr
+	ss := &pr.state.Steps[sr.step.Index]
+	ss.Status, ss.Reason = Failed, reason
+	r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Failed, ExitCode: -1, Reason: reason})
+	msg := fmt.Sprintf("%s: step %d %s: %s; its outcome is unknown: it runs again (its first try's output stays in %s)",
+		pr.ph.Label(), sr.step.Index+1, sr.step.Label(), reason, sr.dir)
+	if left := supervise.StopMarked("GREENLIGHT_RESULTS="+sr.files.results, r.opts.Grace); len(left) > 0 {
+		msg += fmt.Sprintf("; stopped first what its tree left running: %s", strings.Join(left, ", "))
+	}
+	r.warn(msg)
+	r.startStep(pr, sr.step.Index, sr.try+1, now)
 }
 
 func (sr *stepRun) next(now time.Time) {

@@ -44,3 +44,33 @@ func StopLeft(pid int, stateDir string, grace time.Duration) {
 	}
 	StopKept([]Kept{{PID: pid, Start: start, Name: procName(pid)}}, grace)
 }
+
+// StopMarked stops every process whose environment holds mark (a step's
+// own GREENLIGHT_RESULTS=PATH: each step's is its folder's), as what is
+// left of a step whose supervisor died: it kept the mark wherever it went
+// (setsid, a double fork), and nothing else has it. It returns what it
+// stopped ("pid 1480 python3"), SIGINT, SIGTERM then SIGKILL, grace apart.
+func StopMarked(mark string, grace time.Duration) []string {
+	want := append([]byte{0}, append([]byte(mark), 0)...)
+	procs, _ := os.ReadDir("/proc")
+	var kept []Kept
+	self := os.Getpid()
+	for _, p := range procs {
+		var pid int
+		if _, err := fmt.Sscanf(p.Name(), "%d", &pid); err != nil || pid == self {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil || !bytes.Contains(append([]byte{0}, b...), want) {
+			continue
+		}
+		if start := procStart(pid); start != 0 {
+			kept = append(kept, Kept{PID: pid, Start: start, Name: procName(pid)})
+		}
+	}
+	var out []string
+	for _, k := range StopKept(kept, grace) {
+		out = append(out, fmt.Sprintf("pid %d %s", k.PID, k.Name))
+	}
+	return out
+}

@@ -48,6 +48,10 @@ type Status struct {
 	Signal     string    `json:"signal,omitempty"`
 	TimedOut   bool      `json:"timed_out,omitempty"`
 	Error      string    `json:"error,omitempty"` // the command could not start
+	// Lost: not the supervisor's word but the runner's, when the
+	// supervisor died before writing its end: the step's outcome is
+	// unknown. Never written to a status file.
+	Lost bool `json:"-"`
 	// PausesClock: this supervisor takes SIGUSR1 (the step was frozen: stop
 	// the timeout clock) and SIGUSR2 (thawed: run it again). Supervisors
 	// without it die of SIGUSR1, so the monitor sends it only when set.
