@@ -105,6 +105,9 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
+	if taken, code := client.TakeIfStopped(name, phases, point, plan, stateDir, stdout, stderr); taken {
+		return code
+	}
 	var target string
 	if name == "retry" {
 		target = phases[0]

@@ -84,3 +84,38 @@ func LiveState(dir string) (st *runner.State, pid int, problem error) {
 	}
 	return m.State, c.PID(), nil
 }
+
+// TakeIfStopped takes a verb ("skip", "approve") said to a campaign that
+// was stopped and that no runner runs now: it is journaled, to act when
+// the campaign runs again, rather than starting a runner the person did
+// not ask for. taken is false when the campaign is not so (a runner runs
+// it, or it never ran, or it finished): the verb goes on its usual way.
+func TakeIfStopped(name string, phases []string, point string, plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) (taken bool, code int) {
+	if name != "skip" && name != "approve" || !HasJournal(stateDir) {
+		return false, 0
+	}
+	if c, err := link.Dial(stateDir); err == nil {
+		c.Close()
+		return false, 0
+	} else if !errors.Is(err, link.ErrNoRunner) {
+		return false, 0
+	}
+	st, err := runner.Replay(plan, stateDir)
+	if err != nil || !st.Stopped() {
+		return false, 0
+	}
+	for _, p := range st.Phases {
+		if !p.Status.Finished() {
+			return false, 0 // its runner died mid-phase: a new one resumes it
+		}
+	}
+	for _, id := range phases {
+		said, err := runner.TakeWhileStopped(plan, stateDir, name, id, point)
+		if err != nil {
+			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
+			return true, runner.ExitUsage
+		}
+		fmt.Fprintf(stdout, "greenlight: %s (the campaign is stopped; `greenlight run %s` continues it)\n", said, plan.File)
+	}
+	return true, runner.ExitOK
+}

@@ -47,7 +47,8 @@ const (
 	recGate        = "greenlight"
 	recKept        = "kept"         // Kept: processes a step left running on purpose, stopped at the campaign's end
 	recKeptStopped = "kept-stopped" // the campaign's end stopped them
-	recPointSkip   = "point-skip"   // Reason: the points skipped (a point spec); Attempt: the phase's attempt it applies to
+	recPointSkip   = "point-skip"   // Reason: the points skipped (a point spec); Attempt: the phase's attempt when said; holds until a retry
+	recRetry       = "retry"        // the phase runs again from scratch: its points skipped run again
 	recNote        = "note"
 	recFinished    = "campaign-end"
 )

@@ -165,17 +165,18 @@ func (r *Runner) skip(id string) error {
 	if err != nil {
 		return err
 	}
+	why := "by you" + pr.unitsDoneSaid()
 	switch st := pr.state.Status; {
 	case st == Pending || st == Waiting || st == Blocked:
-		r.endPhase(pr, Skipped, "by you")
+		r.endPhase(pr, Skipped, why)
 	case st == Running || st == Ready:
 		if pr.cur != nil && !pr.cur.proc.exitedSeen {
 			pr.cur.proc.stopFor = Skipped
-			pr.cur.proc.stopWhy = "by you"
+			pr.cur.proc.stopWhy = why
 			pr.cur.stop(r.opts.Grace)
 			r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("stopping %s to skip it", pr.ph.Label())})
 		} else {
-			r.endPhase(pr, Skipped, "by you")
+			r.endPhase(pr, Skipped, why)
 		}
 	default:
 		return fmt.Errorf("phase %q is %s; only a phase not yet finished can be skipped", id, st)
@@ -194,6 +195,7 @@ func (r *Runner) retry(id string) error {
 		return fmt.Errorf("phase %q is %s; retry a phase that has finished", id, pr.state.Status)
 	}
 	pr.reset()
+	r.journal(record{Kind: recRetry, Phase: id, Attempt: pr.state.Attempt})
 	pr.gateOpen = true // the person asked for it just now
 	for _, o := range r.phases {
 		if o.state.Status == Blocked {

@@ -295,7 +295,7 @@ func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
 	pr.state.Ended = time.Time{}
 	pr.frozenFor, pr.frozenAt = 0, time.Time{}
 	pr.state.Reason = ""
-	r.journal(record{Kind: recPhaseStart, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, UnitHash: pr.ph.UnitHash})
+	r.journal(record{T: now, Kind: recPhaseStart, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, UnitHash: pr.ph.UnitHash})
 	r.emit(Event{Kind: PhaseStarted, Phase: pr.ph.ID, Message: fmt.Sprintf("%s started", pr.ph.Label())})
 	for idx := 0; idx < len(pr.state.Steps); idx++ { // an edited grid's kept units, in this attempt's journal
 		if start, ok := pr.carried[idx]; ok && pr.state.Steps[idx].Status == Done {
@@ -324,7 +324,9 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 		if step.Unit != nil && pr.ph.Sweep != nil {
 			unit = pr.ph.Sweep.Identity(*step.Unit)
 		}
-		r.journal(record{Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: dir, Unit: unit})
+		// Its start is the instant the state holds: the record rebuilt from
+		// the journal reads the same time the live one wrote.
+		r.journal(record{T: now, Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: dir, Unit: unit})
 		sr, err = launchStep(r, pr, step, try, dir, now)
 	}
 	ss := &pr.state.Steps[idx]

@@ -53,6 +53,7 @@ func Replay(plan *campaign.Plan, stateDir string) (*State, error) {
 		case h.end != nil:
 			v.restoreEnded(pr, h)
 		}
+		applySkips(pr, h)
 	}
 	s := v.snapshot()
 	// Finished, if the journal's last word is the campaign's end and every

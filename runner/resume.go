@@ -20,7 +20,7 @@ type phaseHistory struct {
 	stepEnd   map[int]record
 	ready     bool
 	gate      bool
-	skips     []record // points skipped, each for the attempt it names
+	skips     []record // points skipped by you since the phase's last retry
 }
 
 // resume rebuilds the phases' state from the journal and the step folders:
@@ -72,6 +72,8 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 			h.gate = true
 		case recPointSkip:
 			h.skips = append(h.skips, rec)
+		case recRetry:
+			h.skips = nil // a retry runs every point again
 		}
 	}
 	return hist, times
@@ -131,16 +133,18 @@ func (r *Runner) resume(recs []record) {
 		case h.end != nil:
 			r.warnings = append(r.warnings, fmt.Sprintf("%s %s last time (%s): it runs again", ph.Label(), h.end.Status, h.end.Reason))
 		}
-		// The points skipped in this attempt (or for the one it is about
-		// to start) stay skipped.
-		attempt := pr.state.Attempt
-		if pr.state.Status == Pending && !pr.continues {
-			attempt++
-		}
-		for _, rec := range h.skips {
-			if units, err := pointsOf(ph, rec.Reason); err == nil && rec.Attempt == attempt {
-				markSkipped(pr, units, "skipped by you (point "+rec.Reason+")")
-			}
+		applySkips(pr, h)
+	}
+}
+
+// applySkips marks the points skipped by you since the phase was last
+// retried: a skip holds across stops, restarts and runs again (it names
+// the point, not an attempt); only retry, a new start from scratch, lets
+// them run. Units already done are left as they are.
+func applySkips(pr *phaseRun, h *phaseHistory) {
+	for _, rec := range h.skips {
+		if units, err := pointsOf(pr.ph, rec.Reason); err == nil {
+			markSkipped(pr, units, "skipped by you (point "+rec.Reason+")")
 		}
 	}
 }

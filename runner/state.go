@@ -211,6 +211,19 @@ func (s *State) Headline() Headline {
 	return HeadRunning
 }
 
+// PhasesDone counts the phases that are through: done, skipped, or a
+// service that is up. A phase that failed, was blocked or stopped is not:
+// a stopped campaign's bar is not full. The one count for every bar.
+func (s *State) PhasesDone() (done, total int) {
+	for _, p := range s.Phases {
+		switch p.Status {
+		case Done, Skipped, Ready:
+			done++
+		}
+	}
+	return done, len(s.Phases)
+}
+
 // Stopped reports whether the user stopped the campaign before its end.
 func (s *State) Stopped() bool {
 	for _, p := range s.Phases {

@@ -350,3 +350,21 @@ func abs(x int) int {
 	}
 	return x
 }
+
+// unitsDoneSaid is, for a sweep with units done, " after 27 of 200
+// units": a skip keeps what they measured, and says how much that is.
+func (pr *phaseRun) unitsDoneSaid() string {
+	if pr.ph.Sweep == nil {
+		return ""
+	}
+	done := 0
+	for _, ss := range pr.state.Steps {
+		if ss.Status == Done {
+			done++
+		}
+	}
+	if done == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" after %d of %d units", done, len(pr.state.Steps))
+}

@@ -48,12 +48,7 @@ func (m *model) headerView() string {
 	}
 	s := m.state
 	now := m.now()
-	done, total := 0, len(s.Phases)
-	for _, p := range s.Phases {
-		if p.Status.Finished() || p.Status == runner.Ready {
-			done++
-		}
-	}
+	done, total := s.PhasesDone()
 	// Most important first; each part is shown only if it fits.
 	parts := []string{dur(now.Sub(s.Started)) + " elapsed"}
 	if s.Finished && !s.Ended.IsZero() && !s.Started.IsZero() {
@@ -66,7 +61,11 @@ func (m *model) headerView() string {
 		}
 		parts = append(parts, eta)
 	}
-	parts = append(parts, fmt.Sprintf("%d/%d phases", done, total))
+	count := fmt.Sprintf("%d/%d phases done", done, total)
+	if s.Stopped() {
+		count += " · stopped"
+	}
+	parts = append(parts, count)
 	if !s.Finished && s.ETA.Known && !s.ETA.Partial {
 		parts = append(parts, "ends "+now.Add(s.ETA.Remaining).Format("15:04"))
 	}

@@ -55,3 +55,23 @@ func TestPendingUnderASecond(t *testing.T) {
 		t.Errorf("row %q", row)
 	}
 }
+
+// TestStoppedReadsStopped: a campaign stopped with one phase of five done
+// says "1/5 phases done · stopped", and its bar is a fifth full, not full.
+func TestStoppedReadsStopped(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	m := newModel(Options{Runner: &fakeRunner{}, Sampler: newFakeGPUs(0), Now: func() time.Time { return t0 }, Output: io.Discard})
+	m.w = 200
+	st := &runner.State{Started: t0.Add(-time.Hour), Ended: t0, Finished: true}
+	for i, s := range []runner.Status{runner.Done, runner.Stopped, runner.Stopped, runner.Stopped, runner.Stopped} {
+		st.Phases = append(st.Phases, runner.PhaseState{ID: fmt.Sprint("p", i), Status: s})
+	}
+	m.state = st
+	line := m.headerView()
+	if !strings.Contains(line, "1/5 phases done · stopped") {
+		t.Errorf("header %q; want 1/5 phases done · stopped", line)
+	}
+	if full := strings.Count(line, "█"); full == 0 || full > 24/5+1 {
+		t.Errorf("header %q: the bar has %d full cells; want about a fifth of 24", line, full)
+	}
+}

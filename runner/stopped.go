@@ -1,0 +1,83 @@
+package runner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+// A verb said to a stopped campaign (no runner runs it) is taken as any
+// fact is: journaled under the state dir's lock, it acts when the
+// campaign runs again, which reads it back as a runner would have.
+
+// TakeWhileStopped journals verb ("skip", or "approve") for phase (and,
+// for a skip, point: one point of a sweep, or "") of a campaign that no
+// runner runs. It returns what to tell the person.
+func TakeWhileStopped(plan *campaign.Plan, stateDir, verb, phase, point string) (string, error) {
+	dirs := Layout(stateDir)
+	lock, err := takeLock(dirs.Lock())
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	st, err := Replay(plan, stateDir)
+	if err != nil {
+		return "", err
+	}
+	ph := plan.Phase(phase)
+	p := st.Phase(phase)
+	if ph == nil || p == nil {
+		return "", fmt.Errorf("no phase %q", phase)
+	}
+	recs, err := readJournal(dirs.Journal())
+	if err != nil {
+		return "", err
+	}
+	hist, times := journalHistory(recs)
+	attempt := 0
+	if h := hist[phase]; h != nil {
+		attempt = h.attempt
+	}
+	var rec record
+	var said string
+	switch {
+	case verb == "approve":
+		if !p.Gated() && p.Status != Stopped {
+			return "", fmt.Errorf("phase %q is %s: past its gate", phase, p.Status)
+		}
+		rec = record{Kind: recGate, Phase: phase}
+		said = fmt.Sprintf("%s greenlit: it starts when the campaign runs again", phase)
+	case verb == "skip" && point != "":
+		if _, err := pointsOf(ph, point); err != nil {
+			return "", err
+		}
+		if p.Status == Done || p.Status == Skipped {
+			return "", fmt.Errorf("phase %q is %s; a point can be skipped while its phase has not finished", phase, p.Status)
+		}
+		rec = record{Kind: recPointSkip, Phase: phase, Attempt: attempt, Reason: point}
+		said = fmt.Sprintf("%s: point %s skipped: it stays skipped when the campaign runs again", phase, point)
+	case verb == "skip":
+		if p.Status == Done || p.Status == Skipped {
+			return "", fmt.Errorf("phase %q is %s; only a phase not yet finished can be skipped", phase, p.Status)
+		}
+		// It ends with the campaign's stop: the record reads it ended
+		// then, the campaign still stopped, not run past its end.
+		rec = record{Kind: recPhaseEnd, T: times.prevEnded, Phase: phase, Attempt: attempt, Hash: ph.Hash, Status: Skipped, Reason: "by you, while the campaign was stopped" + (&phaseRun{ph: ph, state: *p}).unitsDoneSaid()}
+		said = fmt.Sprintf("%s skipped: what it measured is kept; the campaign goes on without it when it runs again", phase)
+	default:
+		return "", fmt.Errorf("%s is not taken while the campaign is stopped", verb)
+	}
+	j, err := openJournal(dirs.Journal())
+	if err != nil {
+		return "", err
+	}
+	defer j.close()
+	if rec.T.IsZero() {
+		rec.T = time.Now()
+	}
+	if err := j.write(rec, true); err != nil {
+		return "", err
+	}
+	return said, nil
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/client"
+	"github.com/greenlight-run/greenlight/internal/testutil"
+)
+
+// TestVerbsOnAStoppedCampaign: a campaign stopped part-way takes skip,
+// skip --point and approve (they act when it runs again, said so); run
+// then keeps the units done, leaves the skipped point and phase out, and
+// status --json names the point skipped.
+func TestVerbsOnAStoppedCampaign(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: stopverbs
+phases:
+  - id: g
+    gpus: none
+    sweep: {m: [1, 2, 3, 4, 5, 6]}
+    steps:
+      - run: |
+          echo ${m} >> ledger
+          echo "{\"t_ms\": ${m}}" >> "$GREENLIGHT_RESULTS"
+          sleep 0.4
+  - id: later
+    gate: manual
+    needs: [g]
+    steps:
+      - run: |
+          echo later >> ledger
+  - id: extra
+    needs: [g]
+    steps:
+      - run: |
+          echo extra >> ledger
+`)
+	cmd, out := startPlain(t, dir, c)
+	testutil.Eventually(t, 30*time.Second, "two units done", func() bool {
+		b, _ := os.ReadFile(filepath.Join(dir, "ledger"))
+		return strings.Count(string(b), "\n") >= 3
+	})
+	if o, code := runBin(t, dir, "stop", c); code != 0 {
+		t.Fatalf("stop: exit %d\n%s", code, o)
+	}
+	cmd.Wait()
+	_ = out
+	for _, verb := range [][]string{{"skip", "--point", "m=5", c, "g"}, {"skip", c, "extra"}, {"approve", c, "later"}} {
+		o, code := runBin(t, dir, verb...)
+		if code != 0 || !strings.Contains(o, "runs again") && !strings.Contains(o, "continues it") {
+			t.Errorf("%v on a stopped campaign: exit %d\n%s", verb, code, o)
+		}
+	}
+	if o, _ := runBin(t, dir, "status", c); !strings.Contains(o, "stopped") {
+		t.Errorf("status of the stopped campaign after the verbs does not read stopped:\n%s", o)
+	}
+	before := fileLinesOf(t, filepath.Join(dir, "ledger"))
+	if o, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 || !strings.Contains(o, "units were done and are kept") {
+		t.Errorf("run again: exit %d; want it to say what it kept\n%s", code, o)
+	}
+	got := fileLinesOf(t, filepath.Join(dir, "ledger"))
+	seen := map[string]int{}
+	for _, l := range got {
+		seen[l]++
+	}
+	for _, m := range []string{"1", "2"} {
+		if seen[m] != 1 {
+			t.Errorf("unit m=%s ran %d times; ledger %v (before the run: %v)", m, seen[m], got, before)
+		}
+	}
+	if seen["5"] != 0 || seen["extra"] != 0 || seen["later"] != 1 || seen["6"] != 1 {
+		t.Errorf("ledger %v: want m=5 and extra never run, later and m=6 once", got)
+	}
+	o, _ := runBin(t, dir, "status", "--json", c)
+	var st client.Status
+	if err := json.Unmarshal([]byte(o), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, o)
+	}
+	g := st.Phases[0]
+	if g.Points == nil || g.Points.Status["m=5"] != "skipped" {
+		t.Errorf("status --json: point m=5 is not skipped: %+v", g.Points)
+	}
+	if st.Phases[2].Status != "skipped" {
+		t.Errorf("extra reads %s; want skipped", st.Phases[2].Status)
+	}
+	md := readFile(t, filepath.Join(dir, "stopverbs.md"))
+	if !strings.Contains(md, "skipped") {
+		t.Errorf("the record does not say the point skipped")
+	}
+}
+
+func fileLinesOf(t *testing.T, path string) []string {
+	t.Helper()
+	b, _ := os.ReadFile(path)
+	return strings.Fields(string(b))
+}
