@@ -39,7 +39,10 @@ func openConditions(plan *campaign.Plan, stateDir string, src conditions.Source,
 		say(fmt.Sprintf("conditions: %v; read again from now on", err))
 	}
 	if ok {
+		// The record gets them at once, changed or not: a runner started
+		// again writes a record as whole as the first one's.
 		c.book = book
+		c.keep(c.book)
 		c.check("")
 		return c
 	}

@@ -79,3 +79,19 @@ func TestConditionsWatched(t *testing.T) {
 		t.Errorf("the book lost its first reading or a change: %+v", book)
 	}
 }
+
+// TestConditionsKeptOnARestart: a runner started again with nothing
+// changed gives the record the book all the same (a kill -9 and a resume
+// left a record with no Conditions).
+func TestConditionsKeptOnARestart(t *testing.T) {
+	dir := t.TempDir()
+	plan := &campaign.Plan{Name: "c", Dir: t.TempDir()}
+	src := &limits{w: 700}
+	var got *conditions.Book
+	openConditions(plan, dir, src, func() bool { return true }, func(b conditions.Book) { got = &b }, func(string) {})
+	got = nil
+	openConditions(plan, dir, src, func() bool { return true }, func(b conditions.Book) { got = &b }, func(s string) { t.Errorf("said %q: nothing changed", s) })
+	if got == nil || len(got.First.GPUs) != 1 || got.First.GPUs[0].PowerLimitW != 700 {
+		t.Errorf("a runner started again gave the record %+v; want the book read back", got)
+	}
+}

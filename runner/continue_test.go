@@ -92,6 +92,16 @@ phases:
 	if !said {
 		t.Errorf("the units kept are not said; warnings %q", st.Warnings)
 	}
+	// Every warning is a fact of the journal: the state read back from it
+	// alone says the same, the first runner's included.
+	h2.r.Close()
+	rs, err := Replay(p, opts.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rs.Warnings, st.Warnings) || !slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.Contains(w, "stopped by you") && strings.Contains(w, "m=5") }) {
+		t.Errorf("warnings read back from the journal:\n%q\nthe runner's:\n%q\n(want the same, the first runner's stop included)", rs.Warnings, st.Warnings)
+	}
 }
 
 // TestASkippedPointStaysSkippedAcrossAStop: skip --point, then a stop

@@ -50,6 +50,7 @@ const (
 	recPointSkip   = "point-skip"   // Reason: the points skipped (a point spec); Attempt: the phase's attempt when said; holds until a retry
 	recRetry       = "retry"        // the phase runs again from scratch: its points skipped run again
 	recNote        = "note"
+	recWarning     = "warning" // Reason: a warning the runner said, as the record says it
 	recFinished    = "campaign-end"
 )
 
@@ -142,4 +143,15 @@ func readJournal(path string) ([]record, error) {
 		out = append(out, r)
 	}
 	return out, sc.Err()
+}
+
+// warningsOf are the warnings the journal holds, the last maxWarnings.
+func warningsOf(recs []record) []string {
+	var out []string
+	for _, rec := range recs {
+		if rec.Kind == recWarning {
+			out = append(out, rec.Reason)
+		}
+	}
+	return lastWarnings(out)
 }

@@ -26,9 +26,14 @@ func (r *Runner) loop() {
 	}
 	r.journal(record{Kind: recCampaign, Hash: r.plan.Hash})
 	r.emit(Event{Kind: CampaignStarted, Message: fmt.Sprintf("campaign %s: %s", r.plan.Name, format.Count(len(r.plan.Phases), "phase"))})
+	// What this start has to say (resume's words, preflight's notes) is
+	// journaled and sent; what earlier runners said is read back.
 	for _, w := range r.warnings {
+		r.journal(record{Kind: recWarning, Reason: w})
 		r.emit(Event{Kind: Warning, Message: w})
 	}
+	r.warnings = lastWarnings(append(r.said, r.warnings...))
+	r.said = nil
 	// The poll falls on whole multiples of Poll by the clock, as the GPU
 	// sampler's does: one wakeup a second for both, not two.
 	tick := time.NewTimer(untilNext(time.Now(), r.opts.Poll))
@@ -127,13 +132,23 @@ func (r *Runner) writeJournal(rec record, sync bool) {
 	}
 }
 
+// warn says msg: journaled first (the record rebuilt from the journal
+// has it too), then kept for the snapshot and sent.
 func (r *Runner) warn(msg string) {
-	r.warnings = append(r.warnings, msg)
-	if len(r.warnings) > 50 {
-		r.warnings = r.warnings[len(r.warnings)-50:]
-	}
+	r.journal(record{Kind: recWarning, Reason: msg})
+	r.warnings = lastWarnings(append(r.warnings, msg))
 	r.emit(Event{Kind: Warning, Message: msg})
 }
+
+// lastWarnings keeps the last maxWarnings: the record's and the window's.
+func lastWarnings(ws []string) []string {
+	if len(ws) > maxWarnings {
+		return ws[len(ws)-maxWarnings:]
+	}
+	return ws
+}
+
+const maxWarnings = 50
 
 func (r *Runner) setPaused(p bool, why string) {
 	if r.q.paused == p && r.q.pauseWhy == why {
@@ -229,6 +244,7 @@ func (r *Runner) greenlight(id string) error {
 
 func (r *Runner) stopAll() {
 	r.q.stopping = true
+	var cut []string // the units the stop cuts: they run again
 	for _, pr := range r.phases {
 		switch pr.state.Status {
 		case Pending, Waiting:
@@ -245,10 +261,17 @@ func (r *Runner) stopAll() {
 					pr.cur.proc.stopFor, pr.cur.proc.stopWhy = Stopped, "campaign stopped"
 				}
 				pr.cur.stop(r.opts.Grace)
+				if pr.state.Status == Running && pr.ph.Service == nil {
+					cut = append(cut, pr.ph.ID+" "+pr.cur.step.Label())
+				}
 			}
 		}
 	}
-	r.emit(Event{Kind: Warning, Message: "stopping the campaign: signalling every running step"})
+	msg := "stopped by you: signalling every running step"
+	if len(cut) > 0 {
+		msg += "; cut, to run again: " + strings.Join(cut, ", ")
+	}
+	r.warn(msg)
 }
 
 func (r *Runner) checkFinished() {

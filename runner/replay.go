@@ -55,6 +55,7 @@ func Replay(plan *campaign.Plan, stateDir string) (*State, error) {
 		}
 		applySkips(pr, h)
 	}
+	v.warnings = warningsOf(recs)
 	s := v.snapshot()
 	// Finished, if the journal's last word is the campaign's end and every
 	// phase it knows of ended.

@@ -67,6 +67,7 @@ type Runner struct {
 	q        queueState
 	times    campaignTimes
 	warnings []string
+	said     []string         // what earlier runners warned, from the journal, until the loop starts
 	kept     []supervise.Kept // what steps with leave_running left running: stopped at the campaign's end
 	held     holders          // the campaign's processes on the GPUs, from the GPU source
 	cgroup   string           // the campaign's cgroup (v2), "" where none could be made
@@ -207,6 +208,7 @@ func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 		return nil, err
 	}
 	r.resume(recs)
+	r.said = warningsOf(recs)
 	r.warnings = append(r.warnings, opts.Notes...)
 	if cg, err := supervise.CampaignCgroup(campaign.SafeName(plan.Name), root); err == nil {
 		r.cgroup = cg

@@ -136,6 +136,9 @@ func (r *Runner) memoryJournal() []record {
 			recs = append(recs, record{T: ps.Ended, Kind: recPhaseEnd, Phase: ps.ID, Attempt: ps.Attempt, Hash: pr.ph.Hash, Status: ps.Status, Reason: ps.Reason})
 		}
 	}
+	for _, w := range r.warnings {
+		recs = append(recs, record{T: r.times.started, Kind: recWarning, Reason: w})
+	}
 	if r.q.finished {
 		recs = append(recs, record{T: r.times.ended, Kind: recFinished})
 	}
