@@ -286,8 +286,13 @@ func (b *traceBook) phase(p runner.PhaseState) ([]*trace.Summary, []string) {
 	return sums, notes
 }
 
-// matches says a path is one of the phase's artifacts by its globs.
+// matches says a path is one of the phase's artifacts: by its globs, or
+// in the phase's own artifacts folder of the state dir (where a capture:
+// puts its traces, which no glob names).
 func (b *traceBook) matches(phase, path string) bool {
+	if b.dir != "" && strings.HasPrefix(path, filepath.Join(runner.Layout(b.dir).Artifacts(), phase)+string(filepath.Separator)) {
+		return true
+	}
 	for _, g := range b.globs[phase] {
 		if ok, _ := filepath.Match(g, path); ok {
 			return true

@@ -142,3 +142,39 @@ func readFileT(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestDeletedCaptureTraceKeepsItsSummary: a trace in the phase's own
+// artifacts folder (a capture's, which no glob names), summarised then
+// deleted, keeps its summary in the record rebuilt.
+func TestDeletedCaptureTraceKeepsItsSummary(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	traces := filepath.Join(runner.Layout(state).Artifacts(), "macro")
+	os.MkdirAll(traces, 0o755)
+	var arts []runner.Artifact
+	m, _ := filepath.Glob("trace/testdata/rank*.pt.trace.json.gz")
+	for _, f := range m {
+		b, _ := os.ReadFile(f)
+		dst := filepath.Join(traces, filepath.Base(f))
+		os.WriteFile(dst, b, 0o644)
+		arts = append(arts, runner.Artifact{Path: dst, Size: int64(len(b))})
+	}
+	plan, err := campaign.Parse("c.yaml", filepath.Join(dir, "c.yaml"), []byte("name: t\nphases:\n  - id: macro\n    steps:\n      - run: |\n          true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &runner.State{Name: "t", Finished: true, Phases: []runner.PhaseState{{ID: "macro", Title: "macro", Status: runner.Done, Attempt: 1, Artifacts: arts,
+		Steps: []runner.StepState{{Name: "true", Status: runner.Done}}}}}
+	path := filepath.Join(dir, "t.md")
+	if err := NewWriter(path, plan, testEnv(), nil, state).Write(st); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(arts[0].Path)
+	st.Phases[0].Artifacts = arts[1:]
+	if err := NewWriter(path, plan, testEnv(), nil, state).Write(st); err != nil {
+		t.Fatal(err)
+	}
+	if md := readFileT(t, path); !strings.Contains(md, "| rank 0 | 1.881 ms | 966 |") || !strings.Contains(md, "its summary is kept") {
+		t.Errorf("the rebuilt record lost the deleted capture trace's summary:\n%s", md)
+	}
+}

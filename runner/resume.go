@@ -197,6 +197,11 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 		ss.Status, ss.Reason = end.Status, end.Reason
 		sr.proc.exitedSeen = true
 	}
+	if end != nil || st != nil && st.State == "exited" {
+		// Its end was seen: the rows held for pairing (vllm-bench blocks
+		// and --save-result files) are its rows, as they were at its end.
+		sr.readSavedResults(now)
+	}
 	return sr
 }
 

@@ -3,6 +3,7 @@ package runner
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,40 @@ func TestVLLMBenchFormatErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "c.yaml:6:") {
 			t.Errorf("%s: %v", body, err)
 		}
+	}
+}
+
+// TestVLLMBenchRowsReadBack: a vllm-bench block of a phase with
+// artifacts (no --save-result file) is a row live, and the same row read
+// back from the state dir alone (greenlight report, a runner started
+// again): it was held for a pairing that the read-back never closed.
+func TestVLLMBenchRowsReadBack(t *testing.T) {
+	t.Parallel()
+	txt, _ := filepath.Abs("testdata/vllm-bench-serve.txt")
+	p := loadCampaign(t, `
+name: vbback
+phases:
+  - id: bench
+    artifacts: [traces/*.txt]
+    steps:
+      - results: {format: vllm-bench}
+        run: |
+          mkdir -p traces; echo t > traces/a.txt; cat `+txt+`
+`)
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(t.TempDir(), "state")
+	h := start(t, p, opts)
+	live := h.finished(20 * time.Second).Phase("bench").Steps[0].Results
+	h.r.Close()
+	if len(live) != 1 {
+		t.Fatalf("%d rows live; want 1", len(live))
+	}
+	st, err := Replay(p, opts.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := st.Phase("bench").Steps[0].Results
+	if len(back) != 1 || !slices.Equal(back[0].Cols, live[0].Cols) || !back[0].Time.Equal(live[0].Time) {
+		t.Errorf("read back from the state dir: %d rows %+v; live %+v", len(back), back, live)
 	}
 }
