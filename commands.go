@@ -135,6 +135,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		env = report.Env{Host: host, Inventory: gpu.Inventory{Source: "none", Why: "GPU inventory " + err.Error()}}
 	}
 	w := report.NewWriter(plan.Report, plan, env, nil, dir)
+	w.SetServers(daemon.KeptServers(plan, dir))
 	if book, ok, err := conditions.Load(dir); err != nil {
 		fmt.Fprintf(stderr, "greenlight report: warning: %v; the record has no conditions\n", err)
 	} else if ok {

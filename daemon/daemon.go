@@ -136,7 +136,7 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	held.give(plan, w)
 	scrapeCtx, stopScraping := context.WithCancel(context.Background())
 	defer stopScraping()
-	scrapers := startScrapers(scrapeCtx, plan, r.Subscribe())
+	scrapers := startScrapers(scrapeCtx, plan, r.StateDir(), r.Subscribe())
 	w.SetServers(views(scrapers))
 	reportEvents, linkEvents, printEvents := r.Subscribe(), r.Subscribe(), r.Subscribe()
 	reportDone := make(chan struct{})

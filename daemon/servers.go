@@ -21,7 +21,7 @@ const scrapeEvery = 2 * time.Second
 // request at a time) while the service is up, until ctx ends. A service
 // on Slurm, whose node is known only once its job runs, is not scraped
 // yet.
-func startScrapers(ctx context.Context, plan *campaign.Plan, events <-chan runner.Event) map[string]*metrics.Scraper {
+func startScrapers(ctx context.Context, plan *campaign.Plan, stateDir string, events <-chan runner.Event) map[string]*metrics.Scraper {
 	var mu sync.Mutex
 	up := map[string]bool{}
 	out := map[string]*metrics.Scraper{}
@@ -31,13 +31,20 @@ func startScrapers(ctx context.Context, plan *campaign.Plan, events <-chan runne
 			continue
 		}
 		id := ph.ID
-		s := &metrics.Scraper{URL: sv.MetricsURL, Extra: sv.MetricsSeries, Interval: scrapeEvery, Active: func() bool {
+		// The scrapes of earlier runners first: the record's Server tables
+		// of the phases they saw stay whole.
+		s, _ := metrics.Load(runner.Layout(stateDir).Metrics(id))
+		s.URL, s.Extra, s.Interval = sv.MetricsURL, sv.MetricsSeries, scrapeEvery
+		s.Active = func() bool {
 			mu.Lock()
 			defer mu.Unlock()
 			return up[id]
-		}}
+		}
 		out[id] = s
-		go s.Run(ctx)
+		go func() {
+			s.Run(ctx)
+			s.Close()
+		}()
 	}
 	go func() {
 		for e := range events {
@@ -91,6 +98,20 @@ func serverLines(s map[string]*metrics.Scraper, now time.Time) map[string]*link.
 			out = map[string]*link.ServerLine{}
 		}
 		out[id] = w
+	}
+	return out
+}
+
+// KeptServers are the services' scrapes kept in the state dir, as the
+// results file reads them: `greenlight report` rebuilds the Server tables
+// from them.
+func KeptServers(plan *campaign.Plan, stateDir string) map[string]report.ServerView {
+	out := map[string]report.ServerView{}
+	for _, ph := range plan.Phases {
+		if sv := ph.Service; sv != nil && sv.MetricsURL != "" && !strings.Contains(sv.MetricsURL, campaign.NodeVar) {
+			s, _ := metrics.Load(runner.Layout(stateDir).Metrics(ph.ID))
+			out[ph.ID] = s
+		}
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -111,5 +112,30 @@ func TestLine(t *testing.T) {
 	}
 	if h := s.Line(1).History; len(h) != 1 || h[0] != 4000 {
 		t.Errorf("one point of history: %v", h)
+	}
+}
+
+// TestKeptScrapesLoadBack: scrapes kept in a file are the same history
+// loaded back (a runner started again, greenlight report): the same
+// window summary; a torn last line is left out.
+func TestKeptScrapesLoadBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "metrics", "serve.jsonl")
+	s := &Scraper{Keep: path}
+	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	for i := range 10 {
+		s.Add(Sample{T: t0.Add(time.Duration(i) * 2 * time.Second), V: map[string]float64{Running: float64(i), GenTok: float64(100 * i), KVUsage: math.NaN()}})
+	}
+	s.Close()
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(`{"t":"2026-12-04T09:01:00Z","v":{"runn`)
+	f.Close()
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := t0.Add(3*time.Second), t0.Add(15*time.Second)
+	got, want := back.Window(from, to), s.Window(from, to)
+	if got.Scrapes != want.Scrapes || got.Scrapes != 6 || got.Series[Running] != want.Series[Running] || got.Series[GenTok] != want.Series[GenTok] {
+		t.Errorf("loaded back: %+v; kept: %+v", got, want)
 	}
 }

@@ -12,6 +12,7 @@ import "path/filepath"
 //	runner.sock      the runner's socket (runner/link)
 //	steps/PHASE/aN-sM[-tK]/   a step's log, status file, results, summary
 //	artifacts/PHASE/ what a phase's steps leave there
+//	metrics/SERVICE.jsonl  a service's /metrics scrapes, a line each
 type Layout string
 
 // Root is the state dir itself.
@@ -42,3 +43,8 @@ func (l Layout) StepStatusFiles() string {
 
 // Artifacts holds each phase's artifact folder.
 func (l Layout) Artifacts() string { return filepath.Join(string(l), "artifacts") }
+
+// Metrics is where a service's /metrics scrapes are kept.
+func (l Layout) Metrics(service string) string {
+	return filepath.Join(string(l), "metrics", service+".jsonl")
+}
