@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -63,6 +65,9 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 			c.Close()
 			return exitLocked
 		}
+		// The flags the campaign ran with are read before its state dir
+		// goes aside, and the new runner keeps them (said).
+		f.Config.Reuse(stdout)
 		if code := startOver(plan, stateDir, stdout, stderr); code != exitOK {
 			return code
 		}
@@ -227,6 +232,9 @@ func startOver(plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) i
 	}
 	if len(a.Files) > 0 || a.State || len(a.Artifacts) > 0 {
 		fmt.Fprintf(stdout, "greenlight: the last run is set aside in %s: %s\n", a.Dir, a)
+		if slices.Contains(a.Files, filepath.Base(plan.Report)) {
+			fmt.Fprintf(stdout, "greenlight: the notes you wrote in %s went with it: %s\n", filepath.Base(plan.Report), filepath.Join(a.Dir, filepath.Base(plan.Report)))
+		}
 	} else {
 		os.Remove(a.Dir) // nothing was there
 	}

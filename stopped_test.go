@@ -100,3 +100,33 @@ func fileLinesOf(t *testing.T, path string) []string {
 	b, _ := os.ReadFile(path)
 	return strings.Fields(string(b))
 }
+
+// TestFreshKeepsTheFlags: run --fresh after run --gpu fake:3 keeps the
+// GPU source (said), says where the notes went, and the set-aside record
+// links its capture's traces where they now are.
+func TestFreshKeepsTheFlags(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: freshflags
+phases:
+  - id: a
+    steps:
+      - run: |
+          echo '{"x": 1}' >> "$GREENLIGHT_RESULTS"
+`)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:3", c); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, out)
+	}
+	md := filepath.Join(dir, "freshflags.md")
+	os.WriteFile(md, []byte(readFile(t, md)+"\nmy notes\n"), 0o644)
+	out, code := runBin(t, dir, "run", "--fresh", "--plain", c)
+	if code != 0 || !strings.Contains(out, "--gpu fake:3, as the campaign was started with") || strings.Contains(out, "NVML") {
+		t.Errorf("--fresh did not keep --gpu fake:3 (exit %d):\n%s", code, out)
+	}
+	if !strings.Contains(out, "the notes you wrote in freshflags.md went with it") {
+		t.Errorf("--fresh does not say where the notes went:\n%s", out)
+	}
+	if got := readFile(t, md); !strings.Contains(got, "fake") && !strings.Contains(got, "3 ×") {
+		t.Logf("record after --fresh:\n%s", got)
+	}
+}

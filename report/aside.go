@@ -91,6 +91,13 @@ func SetAside(plan *campaign.Plan, stateDir string, now time.Time) (*Aside, erro
 			}
 		}
 	}
+	// The state dir's own artifacts (a capture's traces) moved with it.
+	if a.State {
+		if old, err := filepath.Rel(dir, stateDir); err == nil {
+			links[filepath.ToSlash(old)+"/"] = "state/"
+		}
+		links[filepath.ToSlash(stateDir)+"/"] = filepath.ToSlash(filepath.Join(a.Dir, "state")) + "/"
+	}
 	if err := relink(filepath.Join(a.Dir, filepath.Base(plan.Report)), links); err != nil {
 		errs = append(errs, err)
 	}
@@ -112,6 +119,11 @@ func relink(path string, links map[string]string) error {
 	}
 	s := string(b)
 	for old, now := range links {
+		if strings.HasSuffix(old, "/") { // a folder that moved: every link into it
+			s = strings.ReplaceAll(s, "]("+old, "]("+now)
+			s = strings.ReplaceAll(s, "`"+old, "`"+now)
+			continue
+		}
 		s = strings.ReplaceAll(s, "]("+old+")", "]("+now+")")
 		s = strings.ReplaceAll(s, "`"+old+"`", "`"+now+"`")
 	}
