@@ -54,6 +54,9 @@ func TestMain(m *testing.M) {
 	if n := os.Getenv("GREENLIGHT_TEST_BURST"); n != "" {
 		os.Exit(burst(n)) // the test binary as a step that writes results fast
 	}
+	if port := os.Getenv("GREENLIGHT_TEST_SERVE"); port != "" {
+		os.Exit(serveStandIn(port)) // the test binary as a vLLM server: /health, /metrics
+	}
 	testutil.WaitBoundParallel(8) // the demos and windows wait, they do not compute
 	owner := strconv.Itoa(os.Getpid())
 	os.Setenv(ownerEnv, owner)

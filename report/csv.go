@@ -59,9 +59,21 @@ func (c *phaseCSV) update(p *runner.PhaseState) error {
 	if fresh {
 		return c.rewrite(p)
 	}
+	// The file's order is the steps' (what a rewrite gives): rows of a
+	// step before the last one written (a unit kept from an edited grid
+	// lands between) are not appended but written in their place.
+	last := -1
+	for i := range p.Steps {
+		if c.written[p.Steps[i].Index] > 0 {
+			last = i
+		}
+	}
 	var newRows []*runner.Row
 	for i := range p.Steps {
 		s := &p.Steps[i]
+		if i < last && c.written[s.Index] < len(s.Results) {
+			return c.rewrite(p)
+		}
 		for j := c.written[s.Index]; j < len(s.Results); j++ {
 			if c.cols.add(&s.Results[j]) {
 				return c.rewrite(p)

@@ -207,3 +207,34 @@ phases:
 		t.Error("the lost unit's rerun and the stop of its leftovers are not said")
 	}
 }
+
+// TestAStopRightAfterASkipKeepsTheSkip: a skip said, and a stop before the
+// skipped step has ended: the phase ends skipped, not stopped (the stop
+// took the skip back, and the next run ran the phase again).
+func TestAStopRightAfterASkipKeepsTheSkip(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	p := loadCampaign(t, `
+name: skipstop
+phases:
+  - id: g
+    gpus: none
+    sweep: {m: [1, 2, 3]}
+    steps:
+      - run: |
+          trap 'sleep 0.5; exit 1' INT TERM
+          sleep 30 & wait
+`)
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(dir, "state")
+	h := start(t, p, opts)
+	h.kind(StepStarted, "g")
+	if err := h.r.Skip("g"); err != nil {
+		t.Fatal(err)
+	}
+	h.r.Stop()
+	st := h.finished(20 * time.Second)
+	if g := st.Phase("g"); g.Status != Skipped {
+		t.Errorf("g = %s (%s); want skipped: the stop came after the skip", g.Status, g.Reason)
+	}
+}

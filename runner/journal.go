@@ -49,6 +49,7 @@ const (
 	recKeptStopped = "kept-stopped" // the campaign's end stopped them
 	recPointSkip   = "point-skip"   // Reason: the points skipped (a point spec); Attempt: the phase's attempt when said; holds until a retry
 	recRetry       = "retry"        // the phase runs again from scratch: its points skipped run again
+	recAdopted     = "adopted"      // a runner started again took over a step of the attempt
 	recNote        = "note"
 	recWarning     = "warning" // Reason: a warning the runner said, as the record says it
 	recFinished    = "campaign-end"

@@ -254,7 +254,9 @@ func (r *Runner) stopAll() {
 			// resume runs it again, as any stopped phase.
 			r.journal(record{Kind: recPhaseEnd, T: r.opts.Now(), Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, Status: Stopped, Reason: "campaign stopped"})
 		case Running, Ready:
-			if pr.cur != nil && !pr.cur.proc.exitedSeen {
+			// A step already being stopped for another reason (a skip said a
+			// moment ago) ends as that: the stop does not take the skip back.
+			if pr.cur != nil && !pr.cur.proc.exitedSeen && (pr.cur.proc.stopFor == "" || pr.cur.proc.pointOnly) {
 				if pr.ph.Service != nil && pr.state.Status == Ready {
 					pr.cur.proc.stopFor, pr.cur.proc.stopWhy = Done, ""
 				} else {

@@ -289,6 +289,7 @@ func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
 	pr.state.Status = Running
 	if !pr.continues || pr.state.Attempt == 0 {
 		pr.state.Attempt++
+		pr.state.Readopted = false // a new attempt: nothing of it was re-adopted
 	}
 	pr.continues = false
 	pr.state.Started = now

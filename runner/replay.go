@@ -41,7 +41,8 @@ func Replay(plan *campaign.Plan, stateDir string) (*State, error) {
 			continue
 		}
 		pr.state.Attempt, pr.gateOpen = h.attempt, h.gate
-		pr.state.Changed = h.hash != "" && h.hash != ph.Hash && h.hash != ph.LegacyHash
+		pr.state.Changed = h.editedSince(ph)
+		pr.state.Readopted = h.readopted
 		switch {
 		case h.open:
 			v.restoreSteps(pr, h, len(ph.AllSteps()))

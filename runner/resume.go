@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -21,6 +23,19 @@ type phaseHistory struct {
 	ready     bool
 	gate      bool
 	skips     []record // points skipped by you since the phase's last retry
+	hashes    []string // the definitions its attempts ran, in order
+	readopted bool     // a runner re-adopted a step of this attempt
+}
+
+// editedSince says an attempt of the phase ran another definition than
+// ph's: the record says the definition changed since an earlier run.
+func (h *phaseHistory) editedSince(ph *campaign.Phase) bool {
+	for _, x := range h.hashes {
+		if x != "" && x != ph.Hash && x != ph.LegacyHash {
+			return true
+		}
+	}
+	return false
 }
 
 // resume rebuilds the phases' state from the journal and the step folders:
@@ -47,7 +62,8 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 			times.prevEnded = rec.T
 		case recPhaseStart:
 			*h = phaseHistory{attempt: rec.Attempt, hash: rec.Hash, unitHash: rec.UnitHash, started: rec.T, open: true, gate: h.gate, skips: h.skips,
-				stepStart: map[int]record{}, stepEnd: map[int]record{}}
+				stepStart: map[int]record{}, stepEnd: map[int]record{}, hashes: append(h.hashes, rec.Hash),
+				readopted: h.readopted && rec.Attempt == h.attempt} // a stopped attempt continued is the same attempt
 		case recPhaseEnd:
 			rc := rec
 			h.end, h.open = &rc, false
@@ -74,6 +90,8 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 			h.skips = append(h.skips, rec)
 		case recRetry:
 			h.skips = nil // a retry runs every point again
+		case recAdopted:
+			h.readopted = true
 		}
 	}
 	return hist, times
@@ -104,6 +122,8 @@ func (r *Runner) resume(recs []record) {
 		}
 		pr.state.Attempt = h.attempt
 		changed := h.hash != "" && h.hash != ph.Hash && h.hash != ph.LegacyHash
+		pr.state.Readopted = h.readopted
+		pr.state.Changed = h.editedSince(ph)
 		// A greenlight was given for the work as it was: an edited phase
 		// asks again.
 		pr.gateOpen = h.gate && !changed
@@ -130,7 +150,7 @@ func (r *Runner) resume(recs []record) {
 		case h.end != nil && changed:
 			pr.state.Changed = true
 			r.warnings = append(r.warnings, fmt.Sprintf("%s changed since it last ran: it runs again", ph.Label()))
-		case h.end != nil:
+		case h.end != nil && h.attempt > 0:
 			r.warnings = append(r.warnings, fmt.Sprintf("%s %s last time (%s): it runs again", ph.Label(), h.end.Status, h.end.Reason))
 		}
 		applySkips(pr, h)
@@ -288,10 +308,12 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		// It ended while nobody watched; follow() records how.
 		sr.adopted = true
 		pr.state.Readopted = true
+		r.journal(record{Kind: recAdopted, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: pr.state.Attempt})
 	case alive:
 		sr.adopted = true
 		sr.out.logOff, sr.out.logRest = 0, nil // read again for readiness and stages
 		pr.state.Readopted = true
+		r.journal(record{Kind: recAdopted, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: pr.state.Attempt})
 		pr.state.Steps[sr.step.Index].Status = Running
 		if pr.ph.Service != nil {
 			sr.readyLog = false
@@ -317,6 +339,7 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		if settle {
 			sr.adopted = true
 			pr.state.Readopted = true
+			r.journal(record{Kind: recAdopted, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: pr.state.Attempt})
 			return
 		}
 		pr.state.Steps[sr.step.Index].Status = Pending

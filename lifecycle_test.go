@@ -1,0 +1,578 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/internal/testutil"
+	"github.com/greenlight-run/greenlight/runner/supervise"
+)
+
+// The model-based lifecycle test: a campaign that uses the features whose
+// facts must outlive a runner (a sweep with repeats, a swept service with
+// metrics:, a vllm-bench reader, conditions, a baseline) is driven
+// through seeded random sequences of run, stop, kill -9 of the runner,
+// kill -9 of a step's supervisor, skip of a phase and of a point, retry,
+// a grid edit, report and --fresh, then run to its end. After each
+// sequence:
+//
+//   - every unit ran to its end once, but where its run did not end done
+//     (a stop or a skip cut it, its supervisor died) or its phase was
+//     retried: the units' ledger against the journal;
+//   - the record's rows are the CSVs' and NAME.json's, one a unit done;
+//   - greenlight report rebuilds the same record (NAME.md, NAME.json, the
+//     CSVs and the charts), but for the time it was written;
+//   - every skip and stop the sequence made is said in the record;
+//   - nothing of the campaign is left running.
+//
+// A failure prints its seed; -lifecycle.seed replays one, -lifecycle.n
+// runs more.
+var (
+	lifeN    = flag.Int("lifecycle.n", 12, "sequences of the lifecycle test")
+	lifeSeed = flag.Uint64("lifecycle.seed", 0, "replay this one sequence of the lifecycle test")
+)
+
+// serveStandIn plays vLLM's server on port: /health answers, /metrics
+// counts the tokens generated since it started. It runs until killed.
+func serveStandIn(port string) int {
+	l, err := net.Listen("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		fmt.Println("listen:", err)
+		return 1
+	}
+	fmt.Println("Application startup complete.")
+	start := time.Now()
+	var hits atomic.Int64
+	http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			n := hits.Add(1)
+			fmt.Fprintf(w, "vllm:num_requests_running %d\nvllm:num_requests_waiting 0\nvllm:generation_tokens_total %d\n", n%3, int(time.Since(start).Seconds()*1000))
+		}
+	}))
+	return 0
+}
+
+// lifeCampaign is the campaign a sequence drives; m is gemm's grid.
+func lifeCampaign(port int, m []int) string {
+	ms := make([]string, len(m))
+	for i, v := range m {
+		ms[i] = strconv.Itoa(v)
+	}
+	exe, _ := os.Executable()
+	return fmt.Sprintf(`name: life
+conditions:
+  commands: [echo v1]
+phases:
+  - id: serve
+    sweep: {seqs: [1, 2]}
+    service:
+      run: |
+        echo "seqs ${seqs}"; GREENLIGHT_TEST_SERVE=%d exec %q
+      ready: {http: "http://127.0.0.1:%d/health", timeout: 30s}
+      metrics: {url: "http://127.0.0.1:%d/metrics"}
+  - id: decode
+    needs: [serve]
+    sweep: {c: [1, 2]}
+    repeat: 2
+    steps:
+      - results: {format: vllm-bench}
+        run: |
+          d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="$GREENLIGHT_PHASE c=${c} r=$GREENLIGHT_REPEAT"
+          echo "start $d $u" >> ledger; sleep 0.15
+          printf '============ Serving Benchmark Result ============\nSuccessful requests:  8\nOutput token throughput (tok/s):  %%d.5\n==================================================\n' $(( ${c} * 100 + $GREENLIGHT_REPEAT ))
+          echo "end $d $u" >> ledger
+  - id: gemm
+    gpus: none
+    sweep: {m: [%s]}
+    repeat: 2
+    steps:
+      - run: |
+          d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="gemm m=${m} r=$GREENLIGHT_REPEAT"
+          echo "start $d $u" >> ledger; sleep 0.15
+          echo "{\"tflops\": $(( ${m} * 10 + $GREENLIGHT_REPEAT ))}" >> "$GREENLIGHT_RESULTS"
+          echo "end $d $u" >> ledger
+`, port, exe, port, port, strings.Join(ms, ", "))
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func TestLifecycle(t *testing.T) {
+	t.Parallel()
+	seeds := []uint64{}
+	if *lifeSeed != 0 {
+		seeds = append(seeds, *lifeSeed)
+	} else {
+		for i := range *lifeN {
+			seeds = append(seeds, uint64(1000+i))
+		}
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			l := &life{t: t, rng: rand.New(rand.NewPCG(seed, seed)), seed: seed, dir: t.TempDir(), port: freePort(t), m: []int{1, 2, 3}}
+			defer func() {
+				if t.Failed() {
+					t.Logf("replay: go test -run 'TestLifecycle/%d$' -lifecycle.seed %d .\nops: %s", seed, seed, strings.Join(l.ops, " "))
+				}
+			}()
+			l.sequence()
+		})
+	}
+}
+
+// life is one sequence and what the test knows of it.
+type life struct {
+	t     *testing.T
+	rng   *rand.Rand
+	seed  uint64
+	dir   string
+	port  int
+	m     []int
+	c     string // the campaign file
+	ops   []string
+	stops int // stops made since the last --fresh
+	skips []string
+}
+
+func (l *life) write() {
+	l.c = filepath.Join(l.dir, "c.yaml")
+	if err := os.WriteFile(l.c, []byte(lifeCampaign(l.port, l.m)), 0o644); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+func (l *life) bin(args ...string) (string, int) {
+	l.t.Helper()
+	return runBin(l.t, l.dir, args...)
+}
+
+func (l *life) stateDir() string { return filepath.Join(l.dir, ".greenlight", "life") }
+
+func (l *life) ledger() []string {
+	b, _ := os.ReadFile(filepath.Join(l.dir, "ledger"))
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+func (l *life) ends() int {
+	n := 0
+	for _, line := range l.ledger() {
+		if strings.HasPrefix(line, "end ") {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *life) sequence() {
+	l.write()
+	nops := 3 + l.rng.IntN(4)
+	for range nops {
+		switch op := l.rng.IntN(10); {
+		case op < 6:
+			l.runThenDisrupt()
+		case op == 6:
+			l.op("report")
+			if out, code := l.bin("report", l.c); code != 0 && !strings.Contains(out, "has not run") && !strings.Contains(out, "no journal") {
+				l.t.Errorf("report: exit %d\n%s", code, out)
+			}
+		case op == 7:
+			ph := []string{"gemm", "decode.1"}[l.rng.IntN(2)]
+			l.op("retry:" + ph)
+			l.bin("retry", l.c, ph) // refused (exit 2) when the phase has not finished: fine
+			l.awaitNoRunner()
+		case op == 8:
+			l.op("edit")
+			if len(l.m) < 5 {
+				l.m = append(l.m, len(l.m)+1)
+				l.write()
+			}
+		case op == 9:
+			l.op("fresh")
+			l.awaitNoRunner()
+			os.Rename(filepath.Join(l.dir, "ledger"), filepath.Join(l.dir, fmt.Sprintf("ledger.%d", len(l.ops))))
+			if out, code := l.bin("run", "--fresh", "--plain", "--gpu", "none", "--detach", l.c); code != 0 {
+				l.t.Logf("run --fresh --detach: exit %d\n%s", code, out)
+			}
+			l.stops, l.skips = 0, nil
+			l.awaitNoRunner()
+		}
+	}
+	l.op("finish")
+	if out, code := l.bin("run", "--plain", "--gpu", "none", l.c); code != 0 && code != 1 {
+		l.t.Fatalf("the last run: exit %d\n%s", code, out)
+	}
+	l.check()
+}
+
+func (l *life) op(s string) { l.ops = append(l.ops, s) }
+
+// runThenDisrupt runs the campaign until a few more units end, then does
+// one of the disruptions to it.
+func (l *life) runThenDisrupt() {
+	cmd := exec.Command(binary(l.t), "run", "--plain", "--gpu", "none", l.c)
+	cmd.Dir = l.dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		l.t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	want := l.ends() + 1 + l.rng.IntN(4)
+	ok := testutil.Within(20*time.Second, func() bool {
+		select {
+		case <-done:
+			return true
+		default:
+		}
+		return l.ends() >= want
+	})
+	select {
+	case <-done:
+		l.op("run(ended)")
+		return // the campaign ended before: nothing to disrupt
+	default:
+	}
+	if !ok {
+		l.t.Fatalf("no unit ended in 20 s:\n%s", out.String())
+	}
+	switch d := l.rng.IntN(5); d {
+	case 0:
+		l.op("stop")
+		l.stops++
+		l.bin("stop", l.c)
+	case 1:
+		l.op("kill-runner")
+		l.killRunner()
+	case 2:
+		l.op("kill-supervisor")
+		l.killSupervisor()
+	case 3:
+		ph := []string{"gemm", "decode.1", "decode.2"}[l.rng.IntN(3)]
+		l.op("skip:" + ph)
+		if _, code := l.bin("skip", l.c, ph); code == 0 {
+			l.skips = append(l.skips, ph)
+		}
+	case 4:
+		pt := fmt.Sprintf("m=%d", l.m[l.rng.IntN(len(l.m))])
+		l.op("skip-point:" + pt)
+		l.bin("skip", "--point", pt, l.c, "gemm")
+	}
+	// The window goes; the runner (unless killed or stopped) goes on,
+	// and the next op takes it as it is: stop it, so that every op
+	// starts from a campaign no runner runs.
+	cmd.Process.Kill()
+	<-done
+	if l.rng.IntN(2) == 0 {
+		l.bin("stop", l.c)
+	}
+	l.awaitNoRunner()
+}
+
+// runnerPID is the pid the state dir's lock names, when a runner holds it.
+func (l *life) runnerPID() int {
+	b, err := os.ReadFile(filepath.Join(l.stateDir(), "lock"))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid <= 0 || syscall.Kill(pid, 0) != nil {
+		return 0
+	}
+	if state, _, ok := supervise.ProcStat(pid); !ok || state == 'Z' {
+		return 0
+	}
+	return pid
+}
+
+func (l *life) killRunner() {
+	if pid := l.runnerPID(); pid > 0 {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// killSupervisor kills the supervisor of a running step that is not a
+// service's.
+func (l *life) killSupervisor() {
+	for _, pid := range l.campaignPIDs() {
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if bytes.Contains(cmd, []byte("supervise")) && !l.isService(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			return
+		}
+	}
+}
+
+func (l *life) isService(pid int) bool {
+	env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	return bytes.Contains(env, []byte("GREENLIGHT_PHASE=serve"))
+}
+
+// campaignPIDs are the live processes that carry the campaign's mark.
+func (l *life) campaignPIDs() []int {
+	want := []byte(supervise.EnvState + "=" + l.stateDir() + "\x00")
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []int
+	for _, p := range procs {
+		env, err := os.ReadFile(p + "/environ")
+		if err != nil || !bytes.Contains(append(env, 0), want) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(p))
+		if state, _, ok := supervise.ProcStat(pid); ok && state != 'Z' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// awaitNoRunner waits until no runner holds the campaign: a stopped or
+// killed runner is gone, or one left running (a kill of its window) is
+// stopped.
+func (l *life) awaitNoRunner() {
+	if !testutil.Within(30*time.Second, func() bool { return l.runnerPID() == 0 }) {
+		l.bin("stop", l.c)
+		if !testutil.Within(30*time.Second, func() bool { return l.runnerPID() == 0 }) {
+			l.t.Fatalf("the runner (pid %d) did not end", l.runnerPID())
+		}
+	}
+}
+
+var ledgerLine = regexp.MustCompile(`^(start|end) a(\d+)-s(\d+)-t(\d+)(?:-\d+)? (\S+) (.*)$`)
+
+func (l *life) check() {
+	t := l.t
+	l.awaitNoRunner()
+	// Nothing of the campaign left running.
+	if !testutil.Within(10*time.Second, func() bool { return len(l.campaignPIDs()) == 0 }) {
+		t.Errorf("processes of the campaign left running after its end: %v", l.campaignPIDs())
+		for _, pid := range l.campaignPIDs() {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	l.checkLedger()
+	l.checkRecord()
+}
+
+// checkLedger: a unit's run ended (its "end" line) more than once only
+// where the journal says a run of it did not end done, or its phase was
+// retried, or the grid was edited.
+func (l *life) checkLedger() {
+	t := l.t
+	ends := map[string]int{}
+	for _, line := range l.ledger() {
+		m := ledgerLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if m[1] == "end" {
+			ends[m[5]+" "+m[6]]++
+		}
+	}
+	cut := map[string]int{} // phase -> runs that ended but not done, and retries
+	recs := journalOf(t, l.stateDir())
+	for _, r := range recs {
+		switch {
+		case r.Kind == "step-end" && r.Status != "done":
+			cut[r.Phase]++
+		case r.Kind == "retry":
+			cut[r.Phase] += 100
+		case r.Kind == "phase-start" && r.Attempt > 1:
+			cut[r.Phase] += 100 // a new attempt (edited grid, retry, a failure run again)
+		}
+	}
+	for unit, n := range ends {
+		phase := strings.Fields(unit)[0]
+		if n > 1 && cut[phase] == 0 {
+			t.Errorf("unit %s ran to its end %d times, and no run of %s was cut or retried", unit, n, phase)
+		}
+		if n > 1+cut[phase] {
+			t.Errorf("unit %s ran to its end %d times; %s had %d runs cut", unit, n, phase, cut[phase])
+		}
+	}
+}
+
+type jrec struct {
+	Kind    string `json:"kind"`
+	Phase   string `json:"phase"`
+	Step    int    `json:"step"`
+	Attempt int    `json:"attempt"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+}
+
+func journalOf(t *testing.T, stateDir string) []jrec {
+	b, err := os.ReadFile(filepath.Join(stateDir, "journal.jsonl"))
+	if err != nil {
+		t.Fatalf("journal: %v", err)
+	}
+	var out []jrec
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var r jrec
+		if json.Unmarshal(line, &r) == nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkRecord: the record's rows are the CSVs' and NAME.json's; report
+// rebuilds the same record; the skips and stops are said.
+func (l *life) checkRecord() {
+	t := l.t
+	files := l.recordFiles()
+	if len(files) == 0 {
+		t.Fatal("no record written")
+	}
+	live := map[string]string{}
+	for _, f := range files {
+		live[f] = normalise(f, readFile(t, filepath.Join(l.dir, f)))
+	}
+	// The rows: NAME.json's per phase, the CSV's.
+	var rec struct {
+		Phases []struct {
+			ID string `json:"id"`
+		} `json:"phases"`
+		Rows []struct {
+			Phase string `json:"phase"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(l.dir, "life.json"))), &rec); err != nil {
+		t.Fatalf("life.json: %v", err)
+	}
+	for _, p := range rec.Phases {
+		n := 0
+		for _, r := range rec.Rows {
+			if r.Phase == p.ID {
+				n++
+			}
+		}
+		f, err := os.Open(filepath.Join(l.dir, "life."+p.ID+".csv"))
+		if err != nil {
+			if n > 0 {
+				t.Errorf("%s has %d rows in life.json and no CSV", p.ID, n)
+			}
+			continue
+		}
+		rows, _ := csv.NewReader(f).ReadAll()
+		f.Close()
+		if len(rows)-1 != n {
+			t.Errorf("%s: %d rows in its CSV, %d in life.json", p.ID, len(rows)-1, n)
+		}
+	}
+	md := live["life.md"]
+	for _, ph := range l.skips {
+		if !strings.Contains(md, "skipped") {
+			t.Errorf("the skip of %s is not said in the record", ph)
+			l.keep(map[string]string{"life.md": md})
+		}
+	}
+	if said := strings.Count(md, "stopped by you"); said < l.stops {
+		t.Errorf("the record says %d stops; the sequence made %d", said, l.stops)
+	}
+	// report rebuilds the same record.
+	if out, code := l.bin("report", l.c); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	for _, f := range l.recordFiles() {
+		if _, ok := live[f]; !ok {
+			t.Errorf("report wrote %s, which the runner did not", f)
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(l.dir, f))
+		if err != nil {
+			t.Errorf("report dropped %s", f)
+			continue
+		}
+		if got := normalise(f, string(b)); got != live[f] {
+			t.Errorf("report rebuilt %s differently:\n%s", f, firstDiff(live[f], got))
+			l.keep(map[string]string{f + ".runner": live[f], f + ".report": got})
+		}
+	}
+}
+
+// recordFiles are the record's files beside the campaign file.
+func (l *life) recordFiles() []string {
+	var out []string
+	for _, pat := range []string{"life.md", "life.json", "life.*.csv", "life.*.svg"} {
+		m, _ := filepath.Glob(filepath.Join(l.dir, pat))
+		for _, f := range m {
+			out = append(out, filepath.Base(f))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+var writtenAt = regexp.MustCompile(`"written": "[^"]*"`)
+
+// normalise leaves out what may differ between two writes of one
+// record: the time it was written.
+func normalise(name, s string) string {
+	if strings.HasSuffix(name, ".json") {
+		var v any
+		if json.Unmarshal([]byte(s), &v) == nil {
+			b, _ := json.MarshalIndent(v, "", " ")
+			s = string(b)
+		}
+		return writtenAt.ReplaceAllString(s, `"written": ""`)
+	}
+	return s
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < max(len(al), len(bl)); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n  runner: %s\n  report: %s", i+1, x, y)
+		}
+	}
+	return "(same lines)"
+}
+
+// keep copies what a failed sequence leaves to $LIFECYCLE_KEEP, to be read
+// whole: the files given, the state dir and the ledger.
+func (l *life) keep(files map[string]string) {
+	dir := os.Getenv("LIFECYCLE_KEEP")
+	if dir == "" {
+		return
+	}
+	os.MkdirAll(dir, 0o755)
+	for name, body := range files {
+		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+	}
+	exec.Command("cp", "-r", l.stateDir(), filepath.Join(dir, "state")).Run()
+	exec.Command("cp", filepath.Join(l.dir, "ledger"), dir).Run()
+}
