@@ -27,7 +27,7 @@ import (
 
 // The model-based lifecycle test: a campaign that uses the features whose
 // facts must outlive a runner (a sweep with repeats, a swept service with
-// metrics:, a vllm-bench reader, conditions, a baseline) is driven
+// metrics:, a vllm-bench reader, conditions, a capture, a baseline) is driven
 // through seeded random sequences of run, stop, kill -9 of the runner,
 // kill -9 of a step's supervisor, skip of a phase and of a point, retry,
 // a grid edit, report and --fresh, then run to its end. After each
@@ -76,7 +76,9 @@ func lifeCampaign(port int, m []int) string {
 		ms[i] = strconv.Itoa(v)
 	}
 	exe, _ := os.Executable()
+	trace, _ := filepath.Abs("report/trace/testdata/rank0.1796288149011725086.pt.trace.json.gz")
 	return fmt.Sprintf(`name: life
+baseline: base.json
 conditions:
   commands: [echo v1]
 phases:
@@ -108,7 +110,19 @@ phases:
           echo "start $d $u" >> ledger; sleep 0.15
           echo "{\"tflops\": $(( ${m} * 10 + $GREENLIGHT_REPEAT ))}" >> "$GREENLIGHT_RESULTS"
           echo "end $d $u" >> ledger
-`, port, exe, port, port, strings.Join(ms, ", "))
+  - id: prof
+    needs: [gemm]
+    gpus: none
+    capture: {ranks: 2, stall: 2s}
+    artifacts: ['traces/*.pt.trace.json.gz']
+    steps:
+      - wait_quiet: 300ms
+        run: |
+          d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="prof run"
+          echo "start $d $u" >> ledger
+          mkdir -p traces; for r in 0 1; do cp %q traces/rank$r.pt.trace.json.gz; done
+          echo "end $d $u" >> ledger
+`, port, exe, port, port, strings.Join(ms, ", "), trace)
 }
 
 func freePort(t *testing.T) int {
@@ -154,11 +168,26 @@ type life struct {
 	m     []int
 	c     string // the campaign file
 	ops   []string
-	stops int // stops made since the last --fresh
-	skips []string
+	stops int             // stops made since the last --fresh
+	skips map[string]bool // phases skipped, and not run again since (retry, an edit of gemm, --fresh)
 }
 
+// lifeBaseline is the record of an earlier gemm run the campaign
+// compares against.
+const lifeBaseline = `{"kind": "greenlight-results", "schema": 1,
+ "campaign": {"name": "life", "file": "c.yaml", "report": "life.md", "state": "finished", "written": "2026-12-01T10:00:00Z"},
+ "phases": [{"id": "gemm", "status": "done", "axes": ["m"], "repeat": 2}],
+ "rows": [
+  {"phase": "gemm", "step": 1, "point": "m=1", "repeat": 1, "time": "2026-12-01T10:00:00Z", "values": {"m": 1, "repeat": 1, "tflops": 11}},
+  {"phase": "gemm", "step": 2, "point": "m=1", "repeat": 2, "time": "2026-12-01T10:00:01Z", "values": {"m": 1, "repeat": 2, "tflops": 12}},
+  {"phase": "gemm", "step": 3, "point": "m=2", "repeat": 1, "time": "2026-12-01T10:00:02Z", "values": {"m": 2, "repeat": 1, "tflops": 21}},
+  {"phase": "gemm", "step": 4, "point": "m=2", "repeat": 2, "time": "2026-12-01T10:00:03Z", "values": {"m": 2, "repeat": 2, "tflops": 22}}]}
+`
+
 func (l *life) write() {
+	if err := os.WriteFile(filepath.Join(l.dir, "base.json"), []byte(lifeBaseline), 0o644); err != nil {
+		l.t.Fatal(err)
+	}
 	l.c = filepath.Join(l.dir, "c.yaml")
 	if err := os.WriteFile(l.c, []byte(lifeCampaign(l.port, l.m)), 0o644); err != nil {
 		l.t.Fatal(err)
@@ -202,13 +231,16 @@ func (l *life) sequence() {
 		case op == 7:
 			ph := []string{"gemm", "decode.1"}[l.rng.IntN(2)]
 			l.op("retry:" + ph)
-			l.bin("retry", l.c, ph) // refused (exit 2) when the phase has not finished: fine
+			if _, code := l.bin("retry", l.c, ph); code == 0 {
+				delete(l.skips, ph)
+			}
 			l.awaitNoRunner()
 		case op == 8:
 			l.op("edit")
 			if len(l.m) < 5 {
 				l.m = append(l.m, len(l.m)+1)
 				l.write()
+				delete(l.skips, "gemm") // an edited phase runs again
 			}
 		case op == 9:
 			l.op("fresh")
@@ -254,6 +286,9 @@ func (l *life) runThenDisrupt() {
 	select {
 	case <-done:
 		l.op("run(ended)")
+		if code := cmd.ProcessState.ExitCode(); code > 1 {
+			l.t.Fatalf("run: exit %d\n%s", code, out.String())
+		}
 		return // the campaign ended before: nothing to disrupt
 	default:
 	}
@@ -274,8 +309,11 @@ func (l *life) runThenDisrupt() {
 	case 3:
 		ph := []string{"gemm", "decode.1", "decode.2"}[l.rng.IntN(3)]
 		l.op("skip:" + ph)
-		if _, code := l.bin("skip", l.c, ph); code == 0 {
-			l.skips = append(l.skips, ph)
+		if out, code := l.bin("skip", l.c, ph); code == 0 && !strings.Contains(out, "already") {
+			if l.skips == nil {
+				l.skips = map[string]bool{}
+			}
+			l.skips[ph] = true
 		}
 	case 4:
 		pt := fmt.Sprintf("m=%d", l.m[l.rng.IntN(len(l.m))])
@@ -454,9 +492,7 @@ func (l *life) checkRecord() {
 	}
 	// The rows: NAME.json's per phase, the CSV's.
 	var rec struct {
-		Phases []struct {
-			ID string `json:"id"`
-		} `json:"phases"`
+		Phases []lifePhase `json:"phases"`
 		Rows []struct {
 			Phase string `json:"phase"`
 		} `json:"rows"`
@@ -485,9 +521,9 @@ func (l *life) checkRecord() {
 		}
 	}
 	md := live["life.md"]
-	for _, ph := range l.skips {
-		if !strings.Contains(md, "skipped") {
-			t.Errorf("the skip of %s is not said in the record", ph)
+	for ph := range l.skips {
+		if st := statusOf(rec.Phases, ph); st != "skipped" {
+			t.Errorf("%s was skipped, and reads %q in the record", ph, st)
 			l.keep(map[string]string{"life.md": md})
 		}
 	}
@@ -575,4 +611,18 @@ func (l *life) keep(files map[string]string) {
 	}
 	exec.Command("cp", "-r", l.stateDir(), filepath.Join(dir, "state")).Run()
 	exec.Command("cp", filepath.Join(l.dir, "ledger"), dir).Run()
+}
+
+type lifePhase struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+func statusOf(phases []lifePhase, id string) string {
+	for _, p := range phases {
+		if p.ID == id {
+			return p.Status
+		}
+	}
+	return "(not in the record)"
 }

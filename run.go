@@ -230,6 +230,9 @@ func startOver(plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) i
 		}
 		return exitFailed
 	}
+	if len(a.Stopped) > 0 {
+		fmt.Fprintf(stdout, "greenlight: the last run left %d process(es) running (its runner was killed): stopped them first: %s\n", len(a.Stopped), strings.Join(a.Stopped, ", "))
+	}
 	if len(a.Files) > 0 || a.State || len(a.Artifacts) > 0 {
 		fmt.Fprintf(stdout, "greenlight: the last run is set aside in %s: %s\n", a.Dir, a)
 		if slices.Contains(a.Files, filepath.Base(plan.Report)) {

@@ -24,6 +24,7 @@ type Aside struct {
 	State     bool // the state dir was there and moved
 	Files     []string
 	Artifacts []string
+	Stopped   []string // what the old run left running, stopped first ("pid 1480 python3")
 }
 
 // SetAside moves everything a campaign produced into one dated folder
@@ -38,7 +39,8 @@ func SetAside(plan *campaign.Plan, stateDir string, now time.Time) (*Aside, erro
 	if err := os.MkdirAll(a.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	moved, err := runner.SetAsideTo(stateDir, filepath.Join(a.Dir, "state"))
+	moved, stopped, err := runner.SetAsideTo(stateDir, filepath.Join(a.Dir, "state"))
+	a.Stopped = stopped
 	if err != nil {
 		os.Remove(a.Dir)
 		return nil, err

@@ -238,3 +238,50 @@ phases:
 		t.Errorf("g = %s (%s); want skipped: the stop came after the skip", g.Status, g.Reason)
 	}
 }
+
+// TestTwoStopsKeepTheUnits: stopped part-way, then stopped again before the
+// phase started again (its needs not met), then run: the units done in
+// the first run are still kept.
+func TestTwoStopsKeepTheUnits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: twostops
+phases:
+  - id: first
+    gpus: none
+    steps:
+      - run: |
+          sleep 0.5
+  - id: g
+    gpus: none
+    sweep: {m: [1, 2, 3, 4]}
+    steps:
+      - run: |
+          echo ${m} >> %s
+          sleep 0.3
+`, ledger))
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(dir, "state")
+	h := start(t, p, opts)
+	h.until(20*time.Second, "unit 3 started", func(e Event) bool { return e.Kind == StepStarted && e.Phase == "g" && e.Step == 2 })
+	h.r.Stop()
+	h.finished(20 * time.Second)
+	h.r.Close()
+	// Stopped again at once: g has not started again.
+	h2 := start(t, p, opts)
+	h2.r.Stop()
+	h2.finished(20 * time.Second)
+	h2.r.Close()
+	start(t, p, opts).finished(30 * time.Second)
+	seen := map[string]int{}
+	for _, l := range lines(t, ledger) {
+		seen[l]++
+	}
+	for _, m := range []string{"1", "2"} {
+		if seen[m] != 1 {
+			t.Errorf("unit m=%s ran %d times (%v); want once, kept across two stops", m, seen[m], lines(t, ledger))
+		}
+	}
+}

@@ -32,6 +32,10 @@ type record struct {
 	Job      string           `json:"job,omitempty"`   // the step's Slurm job id
 	Slurm    *SlurmJob        `json:"slurm,omitempty"` // at a phase's end: Slurm's last word on its job
 	Kept     []supervise.Kept `json:"kept,omitempty"`  // what a step with leave_running left running
+	// Unstarted: at a phase's end, it ended (blocked, skipped, stopped)
+	// without starting again since it was last made pending: what an
+	// earlier attempt ran is not this end's.
+	Unstarted bool `json:"unstarted,omitempty"`
 }
 
 // Journal record kinds.

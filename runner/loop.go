@@ -21,10 +21,11 @@ func (r *Runner) loop() {
 	// The cgroups left empty (a running step's stays) go first: the lock is
 	// let go last, just before the runner's process writes its last words.
 	defer supervise.RemoveCgroups(r.cgroup)
+	now := r.opts.Now()
 	if r.times.started.IsZero() {
-		r.times.started = r.opts.Now()
+		r.times.started = now // the instant the journal keeps: report reads the same
 	}
-	r.journal(record{Kind: recCampaign, Hash: r.plan.Hash})
+	r.journal(record{T: now, Kind: recCampaign, Hash: r.plan.Hash})
 	r.emit(Event{Kind: CampaignStarted, Message: fmt.Sprintf("campaign %s: %s", r.plan.Name, format.Count(len(r.plan.Phases), "phase"))})
 	// What this start has to say (resume's words, preflight's notes) is
 	// journaled and sent; what earlier runners said is read back.
@@ -252,7 +253,8 @@ func (r *Runner) stopAll() {
 			// Journaled, so that status and the record read from the
 			// journal (no runner left) say "stopped" as the window does;
 			// resume runs it again, as any stopped phase.
-			r.journal(record{Kind: recPhaseEnd, T: r.opts.Now(), Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, Status: Stopped, Reason: "campaign stopped"})
+			r.journal(record{Kind: recPhaseEnd, T: r.opts.Now(), Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, Status: Stopped, Reason: "campaign stopped",
+				Unstarted: pr.state.Started.IsZero()})
 		case Running, Ready:
 			// A step already being stopped for another reason (a skip said a
 			// moment ago) ends as that: the stop does not take the skip back.

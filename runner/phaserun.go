@@ -368,7 +368,8 @@ func (r *Runner) endPhase(pr *phaseRun, st Status, reason string) {
 		sj := *pr.state.Slurm
 		job = &sj
 	}
-	r.journal(record{Kind: recPhaseEnd, T: pr.state.Ended, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, Status: st, Reason: reason, Slurm: job})
+	r.journal(record{Kind: recPhaseEnd, T: pr.state.Ended, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, Status: st, Reason: reason, Slurm: job,
+		Unstarted: pr.state.Started.IsZero()})
 	msg := fmt.Sprintf("%s %s", pr.ph.Label(), st)
 	if reason != "" {
 		msg += ": " + reason

@@ -67,6 +67,9 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 		case recPhaseEnd:
 			rc := rec
 			h.end, h.open = &rc, false
+			if rec.Unstarted {
+				h.started, h.stepStart, h.stepEnd = time.Time{}, map[int]record{}, map[int]record{}
+			}
 			h.attempt = max(h.attempt, rec.Attempt)
 		case recStepStart:
 			h.stepStart[rec.Step] = rec
@@ -271,6 +274,7 @@ func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory, edited bool) bool {
 		return true
 	}
 	pr.continues = true
+	pr.state.Started = h.started // the same attempt: a stop before it starts again keeps its units
 	r.warnings = append(r.warnings, fmt.Sprintf("%s: %d of %d units were done and are kept; the other %d run (greenlight retry %s runs them all again)",
 		pr.ph.Label(), kept, n, n-kept, pr.ph.ID))
 	return true
