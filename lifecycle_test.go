@@ -493,7 +493,7 @@ func (l *life) checkRecord() {
 	// The rows: NAME.json's per phase, the CSV's.
 	var rec struct {
 		Phases []lifePhase `json:"phases"`
-		Rows []struct {
+		Rows   []struct {
 			Phase string `json:"phase"`
 		} `json:"rows"`
 	}
