@@ -294,11 +294,15 @@ func (r *Runner) checkFinished() {
 	r.q.finished = true
 	r.times.ended = r.opts.Now()
 	if !r.times.ranAny {
-		// Nothing ran in this attach: it ended when the journal says.
-		if !r.times.prevEnded.IsZero() {
-			r.times.ended = r.times.prevEnded
-		} else if last := lastPhaseEnd(r.phases); !last.IsZero() {
+		// Nothing ran in this attach: it ended when the journal says, its
+		// last phase's end where a killed runner never wrote the
+		// campaign's.
+		r.times.ended = r.times.prevEnded
+		if last := lastPhaseEnd(r.phases); last.After(r.times.ended) {
 			r.times.ended = last
+		}
+		if r.times.ended.IsZero() {
+			r.times.ended = r.opts.Now()
 		}
 	}
 	if len(r.kept) > 0 {
