@@ -18,6 +18,7 @@ import (
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/report"
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -181,7 +182,7 @@ func cmdTrace(args []string, stdout, stderr io.Writer) int {
 // reportVersions lists the versions of the results file kept in the state
 // dir, or prints version n.
 func reportVersions(dir string, n int, stdout, stderr io.Writer) int {
-	list, err := report.ListVersions(dir)
+	list, err := mdfile.ListVersions(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight report: %v\n", err)
 		return 1
@@ -212,7 +213,7 @@ func reportVersions(dir string, n int, stdout, stderr io.Writer) int {
 		if b, err := os.ReadFile(v.Path); err == nil {
 			lines = strings.Count(string(b), "\n")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", v.N, v.Time.Local().Format("2006-01-02 15:04:05.000"), format.Bytes(uint64(v.Size)), lines, report.WhyKept(v.Why))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", v.N, v.Time.Local().Format("2006-01-02 15:04:05.000"), format.Bytes(uint64(v.Size)), lines, mdfile.WhyKept(v.Why))
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "\n%d versions in %s; get one back with: greenlight report --version N CAMPAIGN.yaml > recovered.md\n", len(list), filepath.Join(dir, "versions"))

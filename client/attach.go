@@ -20,7 +20,7 @@ import (
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/gpu"
-	"github.com/greenlight-run/greenlight/report"
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/link"
 )
@@ -105,7 +105,7 @@ func startRunner(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writ
 	}
 	// One runner per results file: another state dir's runner writing
 	// it is said before anything is made here (the runner checks again).
-	if who := report.ResultsHolder(plan.Report); who != "" {
+	if who := mdfile.ResultsHolder(plan.Report); who != "" {
 		fmt.Fprintf(stderr, "greenlight: %s is written by another runner (%s): one runner per results file; `greenlight stop` that campaign, or give this one another --report\n", plan.Report, who)
 		return nil, resultsHeld
 	}

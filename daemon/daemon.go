@@ -25,6 +25,7 @@ import (
 	"github.com/greenlight-run/greenlight/internal/statedir"
 	"github.com/greenlight-run/greenlight/metrics"
 	"github.com/greenlight-run/greenlight/report"
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
@@ -100,7 +101,7 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "greenlight: --approve: %v\n", err)
 		return runner.ExitUsage
 	}
-	release, err := report.LockResults(plan.Report, f.StateDir)
+	release, err := mdfile.LockResults(plan.Report, f.StateDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		if errors.Is(err, runner.ErrLocked) {
@@ -145,7 +146,7 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		defer close(reportDone)
 		w.Run(reportEvents, func(err error) {
 			msg, word := fmt.Sprintf("results file: %v", err), "warning"
-			var back *report.Restored
+			var back *mdfile.Restored
 			if errors.As(err, &back) {
 				word = "note"
 			}

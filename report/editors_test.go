@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -75,7 +76,10 @@ func (e *editor) save(style saveStyle) {
 		text = text[:i] + line + text[i:]
 		e.top = append([]int{n}, e.top...)
 	default:
-		text = ensureNL(text) + line
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		text += line
 		e.end = append(e.end, n)
 	}
 	switch style {
@@ -132,20 +136,18 @@ func (e *editor) check(t testing.TB, st *runner.State) {
 	if !strings.HasPrefix(out, "# my notes\n") {
 		t.Errorf("the user's title is no longer first: %q", out[:min(len(out), 80)])
 	}
-	for _, l := range strings.Split(userText(out), "\n") {
+	for _, l := range strings.Split(mdfile.UserText(out), "\n") {
 		if l != "" && l != "# my notes" && !noteRe.MatchString(l) {
 			t.Errorf("text outside greenlight's blocks that the user did not write: %q", l)
 		}
 	}
-	segs, damaged := parse(out)
+	blockIDs, damaged := mdfile.BlockIDs(out)
 	if len(damaged) > 0 {
 		t.Errorf("damaged markers: %v", damaged)
 	}
 	ids := map[string]int{}
-	for _, s := range segs {
-		if s.id != "" {
-			ids[s.id]++
-		}
+	for _, id := range blockIDs {
+		ids[id]++
 	}
 	for id, c := range ids {
 		if c != 1 {
@@ -184,7 +186,7 @@ func newEditedFile(t testing.TB) (*Writer, *editor, *runner.State) {
 	// failing storm says whether a lost line was ever read.
 	w := NewWriter(path, testPlan(t), testEnv(), fakeGPUs{}, filepath.Join(filepath.Dir(path), "state"))
 	st := fullState(w.plan)
-	if err := w.Write(st); err != nil && !errors.Is(err, errNoSwap) {
+	if err := w.Write(st); err != nil && !errors.Is(err, mdfile.ErrNoSwap) {
 		t.Fatal(err)
 	}
 	return w, &editor{t: t, path: path}, st
@@ -192,7 +194,7 @@ func newEditedFile(t testing.TB) (*Writer, *editor, *runner.State) {
 
 // inVersions says which kept versions hold line.
 func inVersions(path, line string) []string {
-	list, _ := ListVersions(filepath.Join(filepath.Dir(path), "state"))
+	list, _ := mdfile.ListVersions(filepath.Join(filepath.Dir(path), "state"))
 	var in []string
 	for _, v := range list {
 		if b, err := os.ReadFile(v.Path); err == nil && strings.Contains(string(b), line+"\n") {
@@ -229,7 +231,7 @@ func FuzzSavesLandingInAWrite(f *testing.F) {
 			plan = plan[:64]
 		}
 		w, ed, base := newEditedFile(t)
-		w.testHook = func(at string) {
+		w.file.SetTestHook(func(at string) {
 			if len(plan) == 0 {
 				return
 			}
@@ -247,15 +249,15 @@ func FuzzSavesLandingInAWrite(f *testing.F) {
 				ed.anyOrder = true
 			}
 			ed.save(style)
-		}
+		})
 		var last *runner.State
 		for i := 1; len(plan) > 0 && i < 40; i++ {
 			last = stateWithRows(base, i*3)
-			if err := w.Write(last); err != nil && !errors.Is(err, errNoSwap) {
+			if err := w.Write(last); err != nil && !errors.Is(err, mdfile.ErrNoSwap) {
 				t.Fatal(err)
 			}
 		}
-		w.testHook = nil
+		w.file.SetTestHook(nil)
 		if last != nil {
 			w.Write(last)
 		}

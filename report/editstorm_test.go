@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"os"
 	"strconv"
 	"strings"
@@ -29,7 +30,7 @@ func (e *editor) tally(rows int) tally {
 			t.dup++
 		}
 	}
-	for _, l := range strings.Split(userText(out), "\n") {
+	for _, l := range strings.Split(mdfile.UserText(out), "\n") {
 		if l != "" && l != "# my notes" && !noteRe.MatchString(l) {
 			t.leaked++
 		}

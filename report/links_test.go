@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,27 +126,27 @@ func TestVersionsKept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	list, err := ListVersions(state)
+	list, err := mdfile.ListVersions(state)
 	if err != nil || len(list) < 4 { // the first file, then one per save
 		t.Fatalf("versions kept: %d, %v", len(list), err)
 	}
 	last := string(must(os.ReadFile(list[len(list)-1].Path)))
-	if !strings.HasSuffix(last, "finding c\n") || list[len(list)-1].Why != keptReplaced {
+	if !strings.HasSuffix(last, "finding c\n") || list[len(list)-1].Why != mdfile.KeptReplaced {
 		t.Errorf("the newest version is not the user's last save (%s):\n%s", list[len(list)-1].Why, last)
 	}
 	os.Remove(path)
 	w.Write(st)
-	list, _ = ListVersions(state)
-	if v := list[len(list)-1]; v.Why != keptDeleted || !strings.Contains(string(must(os.ReadFile(v.Path))), "finding c\n") {
+	list, _ = mdfile.ListVersions(state)
+	if v := list[len(list)-1]; v.Why != mdfile.KeptDeleted || !strings.Contains(string(must(os.ReadFile(v.Path))), "finding c\n") {
 		t.Errorf("a deleted file's last content is not kept: %+v", v)
 	}
-	// Bounded: the last versionsKept.
-	for i := range versionsKept + 20 {
-		w.file.versions.keep(strings.Repeat("x", i+1), keptReplaced)
+	// Bounded: the last mdfile.VersionsKept.
+	for i := range mdfile.VersionsKept + 20 {
+		w.file.KeepVersion(strings.Repeat("x", i+1))
 	}
-	list, _ = ListVersions(state)
-	if len(list) != versionsKept || list[len(list)-1].Size != versionsKept+20 {
-		t.Errorf("%d versions kept (want %d), the newest of %d bytes", len(list), versionsKept, list[len(list)-1].Size)
+	list, _ = mdfile.ListVersions(state)
+	if len(list) != mdfile.VersionsKept || list[len(list)-1].Size != mdfile.VersionsKept+20 {
+		t.Errorf("%d versions kept (want %d), the newest of %d bytes", len(list), mdfile.VersionsKept, list[len(list)-1].Size)
 	}
 }
 
@@ -282,7 +283,7 @@ func TestStalledEditorAtTheEnd(t *testing.T) {
 		f.WriteString(text)
 		f.Close()
 	}()
-	if err := w.Write(stateWithRows(st, 4)); err != nil && !errors.Is(err, errNoSwap) {
+	if err := w.Write(stateWithRows(st, 4)); err != nil && !errors.Is(err, mdfile.ErrNoSwap) {
 		t.Fatal(err)
 	}
 	w.Flush()

@@ -3,6 +3,7 @@ package report
 import (
 	"flag"
 	"fmt"
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,7 +224,7 @@ func TestResumeUpdatesBlocksNotDuplicates(t *testing.T) {
 	}
 	b := string(must(os.ReadFile(path)))
 	for _, id := range []string{"header", "phase:serve", "phase:bench", "phase:flaky", "phase:later"} {
-		if n := strings.Count(b, beginMarker(id)); n != 1 {
+		if n := strings.Count(b, mdfile.BeginMarker(id)); n != 1 {
 			t.Errorf("%d blocks %s; want 1", n, id)
 		}
 	}
@@ -258,23 +259,23 @@ func TestDamagedMarkersReappendOnce(t *testing.T) {
 			b = strings.Replace(b, tc.edit, replacement, 1)
 			b += "user line after\n"
 			os.WriteFile(path, []byte(b), 0o644)
-			userBefore := userText(b)
+			userBefore := mdfile.UserText(b)
 			for i := 0; i < 3; i++ {
 				if err := w.Write(st); err != nil {
 					t.Fatal(err)
 				}
 			}
 			out := string(must(os.ReadFile(path)))
-			if n := strings.Count(out, beginMarker("phase:bench")); n != 1 {
+			if n := strings.Count(out, mdfile.BeginMarker("phase:bench")); n != 1 {
 				t.Errorf("%d bench blocks after repair; want 1", n)
 			}
 			if !strings.Contains(out, "had a damaged or deleted marker") {
 				t.Error("no warning in the header")
 			}
-			if got := userText(out); got != userBefore && got != userBefore+"\n" {
+			if got := mdfile.UserText(out); got != userBefore && got != userBefore+"\n" {
 				t.Errorf("user text changed:\n--- before\n%s\n--- after\n%s", userBefore, got)
 			}
-			if !strings.HasSuffix(out, endMarker("phase:bench")) && !strings.Contains(out, "user line after\n") {
+			if !strings.HasSuffix(out, mdfile.EndMarker("phase:bench")) && !strings.Contains(out, "user line after\n") {
 				t.Error("user line lost")
 			}
 		})
@@ -329,7 +330,7 @@ func TestConcurrentAppendsNeverLost(t *testing.T) {
 			t.Errorf("note %d appears %d times; after note %d: %q", i, n, i-1, out[j:min(len(out), j+120)])
 		}
 	}
-	if n := strings.Count(out, beginMarker("header")); n != 1 {
+	if n := strings.Count(out, mdfile.BeginMarker("header")); n != 1 {
 		t.Errorf("%d header blocks", n)
 	}
 }
@@ -359,40 +360,4 @@ func TestEditorSavesBetweenWrites(t *testing.T) {
 			t.Fatalf("edit %d lost", i)
 		}
 	}
-}
-
-// FuzzMerge: whatever the file holds, merging our blocks in gives back the
-// user's text outside them byte for byte, one block per id, and a second
-// merge changes nothing.
-func FuzzMerge(f *testing.F) {
-	f.Add("# title\n\nnotes\n")
-	f.Add("<!-- greenlight:begin header -->\nold\n<!-- greenlight:end header -->\nmine\n")
-	f.Add("<!-- greenlight:begin phase:a -->\nx\n<!-- greenlight:begin phase:b -->\n<!-- greenlight:end phase:a -->\n")
-	f.Add("no newline at end")
-	f.Add("<!-- greenlight:end header -->\n\r\n<!-- greenlight:begin header -->\r\n")
-	f.Fuzz(func(t *testing.T, in string) {
-		bodies := map[string]string{"header": "H <!-- greenlight:end header -->\n<!-- greenlight:end header -->\n", "phase:a": "A", "phase:b": "B\n"}
-		order := []string{"header", "phase:a", "phase:b"}
-		out, _ := merge(in, bodies, order)
-		want := userText(in)
-		got := userText(out)
-		if got != want && !(got == want+"\n" && !strings.HasSuffix(want, "\n")) {
-			t.Fatalf("user text changed:\nin   %q\nout  %q\nwant %q\ngot  %q", in, out, want, got)
-		}
-		segs, _ := parse(out)
-		seen := map[string]int{}
-		for _, s := range segs {
-			if s.id != "" {
-				seen[s.id]++
-			}
-		}
-		for _, id := range order {
-			if seen[id] != 1 {
-				t.Fatalf("block %s appears %d times in %q", id, seen[id], out)
-			}
-		}
-		if again, _ := merge(out, bodies, order); again != out {
-			t.Fatalf("second merge changed the file:\n%q\n%q", out, again)
-		}
-	})
 }

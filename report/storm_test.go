@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"errors"
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -60,7 +61,7 @@ func runStorm(t *testing.T, w *Writer, ed *editor, saves, results int, resultGap
 		}
 	}()
 	wg.Wait()
-	if err := w.Write(last); err != nil && !errors.Is(err, errNoSwap) {
+	if err := w.Write(last); err != nil && !errors.Is(err, mdfile.ErrNoSwap) {
 		t.Fatal(err)
 	}
 	w.Flush()

@@ -14,6 +14,7 @@ import (
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/gpu"
@@ -43,14 +44,13 @@ type Writer struct {
 	mu          sync.Mutex
 	st          *runner.State
 	summary     map[string][]gpu.Summary
-	remade      []string
 	tables      tables
 	csvs        map[string]*phaseCSV
 	charts      map[string]charted // a sweep phase's charts, by phase
 	across      []across           // the phases run per point of a swept service (across.go)
 	gathered    []gathered         // each gathered from the last write's state
 	gpuCharts   map[string]string  // a phase's GPU chart: the attempt and end it was drawn for
-	file        fileState
+	file        *mdfile.File       // the results file, editor-safe
 	envSent     bool
 	traces      *traceBook
 	kcsv        map[string]string // phase -> the trace summaries its kernels CSV holds
@@ -67,8 +67,6 @@ type Writer struct {
 	// OnWrite, when set, is called after each write that put st on disk
 	// (CSV tables and results file fsynced), for measuring latency.
 	OnWrite func(st *runner.State, at time.Time)
-
-	testHook func(at string)
 }
 
 // NewWriter writes plan's results to path. stateDir keeps the GPU
@@ -81,7 +79,7 @@ func NewWriter(path string, plan *campaign.Plan, env Env, gpus GPUHistory, state
 	w.traces = newTraceBook(plan, stateDir)
 	w.loadStamps()
 	w.loadPower()
-	w.file.versions = newVersions(stateDir)
+	w.file = mdfile.Open(path, stateDir, plan.Name)
 	loadKept(stateDir, summariesFile, &w.summary)
 	return w
 }
@@ -135,9 +133,7 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 	w.mu.Lock()
 	w.traces.kick = kick
 	w.mu.Unlock()
-	w.file.mu.Lock()
-	w.file.kick = kick
-	w.file.mu.Unlock()
+	w.file.OnChange(kick)
 	go func() {
 		var lastWrite time.Time
 		for e := range events {
@@ -171,13 +167,13 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 		}
 		if err == nil {
 			if away {
-				onErr(&Restored{Path: w.path})
+				onErr(&mdfile.Restored{Path: w.path})
 			}
 			last, away = "", false
 			return
 		}
 		key := err.Error()
-		var u *Unwritable
+		var u *mdfile.Unwritable
 		if errors.As(err, &u) {
 			key = u.Error() // said once, whatever came with it
 		}
@@ -229,10 +225,9 @@ func (w *Writer) Write(st *runner.State) error {
 	if w.traces.kick == nil {
 		w.traces.drain() // greenlight report: no background to read them in
 	}
-	tg, terr := resolve(w.path, w.file.out == "")
-	var u *Unwritable
+	terr := w.file.Check()
+	var u *mdfile.Unwritable
 	if errors.As(terr, &u) {
-		w.file.away = true
 		if _, err := os.Stat(filepath.Dir(w.path)); err != nil {
 			return terr // the CSV tables' folder is gone too: one line, not three
 		}
@@ -257,7 +252,7 @@ func (w *Writer) Write(st *runner.State) error {
 	}
 	if terr != nil {
 		errs = append(errs, terr)
-	} else if err := w.write(tg); err != nil {
+	} else if err := w.file.Save(w.blocks); err != nil {
 		if errors.As(err, &u) {
 			if _, serr := os.Stat(filepath.Dir(w.path)); serr != nil {
 				return err // went as this write ran: the tables' errors are this one
@@ -287,37 +282,11 @@ func (w *Writer) updateCSV(p *runner.PhaseState) error {
 	return c.update(p)
 }
 
-// lateWindow is how long after a swap a write into the displaced file is
-// waited for at the end: an append opened just before the swap lands
-// within microseconds; a few milliseconds cover a loaded machine.
-const lateWindow = 5 * time.Millisecond
-
 // Flush merges what was written late into a file we replaced; call it last.
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.st == nil {
-		return nil
-	}
-	// An append that opened the file just before our last swap lands in
-	// the file we displaced within moments: wait out those moments. A
-	// file displaced while it looked cut short (an editor stalled between
-	// its truncate and its write) is waited for a little longer, on its
-	// fsnotify watch.
-	if len(w.file.held) > 0 {
-		time.Sleep(lateWindow - time.Since(w.file.held[len(w.file.held)-1].since))
-	}
-	for t := w.file.suspectUntil(); !w.file.lateWrites() && time.Now().Before(t); t = w.file.suspectUntil() {
-		w.file.waitHeld(t, time.Now())
-	}
-	if !w.file.lateWrites() {
-		return nil
-	}
-	tg, err := resolve(w.path, false)
-	if err != nil {
-		return err
-	}
-	return w.write(tg)
+	return w.file.Flush()
 }
 
 // currentEnv is the environment as it is now: a live fleet grows as
@@ -331,9 +300,15 @@ func (w *Writer) currentEnv() Env {
 	return env
 }
 
+// blocks are the results file's blocks for the state last written.
+func (w *Writer) blocks() mdfile.Blocks {
+	bodies, order := w.render(w.st)
+	return mdfile.Blocks{Bodies: bodies, Order: order}
+}
+
 func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 	env := w.currentEnv()
-	bodies := map[string]string{"header": header(w.plan, st, env, w.remade, w.baseline.result(), w.keyEnergy)}
+	bodies := map[string]string{"header": header(w.plan, st, env, w.file.Remade(), w.baseline.result(), w.keyEnergy)}
 	order := []string{"header"}
 	if w.baseline != nil {
 		if b := w.baseline.block(); b != "" {

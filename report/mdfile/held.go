@@ -1,4 +1,4 @@
-package report
+package mdfile
 
 import (
 	"fmt"
@@ -81,7 +81,7 @@ func (fl *fileState) late() (appended string, rewrite *snapshot, base string, wa
 				continue
 			case isAppend(h.data, snap.data):
 				appended += ensureNL(snap.data[len(h.data):])
-				fl.versions.keep(snap.data, keptLate)
+				fl.versions.keep(snap.data, KeptLate)
 			case looksMidSave(snap, h.data):
 				later(snap.id.mtime.Add(quiet))
 				keep = append(keep, h)
@@ -91,7 +91,7 @@ func (fl *fileState) late() (appended string, rewrite *snapshot, base string, wa
 					s := snap
 					rewrite, base = &s, h.base
 				}
-				fl.versions.keep(snap.data, keptLate)
+				fl.versions.keep(snap.data, KeptLate)
 			}
 			h.data, h.base, h.id, h.since, h.suspect = snap.data, snap.data, snap.id, time.Now(), false
 		}
@@ -197,10 +197,10 @@ func (fl *fileState) withRewrite(at, rw snapshot, base string) snapshot {
 		return snapshot{data: m, exists: true, id: at.id}
 	}
 	if rw.id.mtime.After(at.id.mtime) {
-		fl.versions.keep(at.data, keptOverrode)
+		fl.versions.keep(at.data, KeptOverrode)
 		return rw
 	}
-	fl.versions.keep(rw.data, keptOverrode)
+	fl.versions.keep(rw.data, KeptOverrode)
 	return at
 }
 

@@ -1,12 +1,10 @@
-// Package report keeps the campaign's markdown results file current: it
-// owns only the blocks between its markers and leaves every other byte to
-// the user, whose edits made while the campaign runs survive every write.
-//
-// Promises: each write is atomic (temp file, fsync, rename, fsync of the
-// folder) and re-reads the file first, merging rather than overwriting if
-// it changed under it; a damaged or deleted block is re-appended once,
-// never duplicated; text outside valid blocks comes back byte for byte.
-package report
+package mdfile
+
+// The blocks: the owner has only the blocks between its markers and
+// leaves every other byte to the person, whose edits made while the file
+// is kept survive every write. A damaged or deleted block is re-appended
+// once, never duplicated; text outside valid blocks comes back byte for
+// byte.
 
 import (
 	"regexp"
@@ -15,8 +13,11 @@ import (
 
 var markerRe = regexp.MustCompile(`^<!-- greenlight:(begin|end) ([A-Za-z0-9_.:-]+) -->\r?\n?$`)
 
-func beginMarker(id string) string { return "<!-- greenlight:begin " + id + " -->\n" }
-func endMarker(id string) string   { return "<!-- greenlight:end " + id + " -->\n" }
+// BeginMarker and EndMarker are the lines around block id.
+func BeginMarker(id string) string { return "<!-- greenlight:begin " + id + " -->\n" }
+
+// EndMarker: see BeginMarker.
+func EndMarker(id string) string { return "<!-- greenlight:end " + id + " -->\n" }
 
 // segment is a run of the file: the user's text, or one of our blocks.
 type segment struct {
@@ -74,9 +75,9 @@ func parse(content string) (segs []segment, damaged []string) {
 	return segs, damaged
 }
 
-// userText is everything in the file that is not one of our blocks or a
+// UserText is everything in the file that is not one of our blocks or a
 // marker line.
-func userText(content string) string {
+func UserText(content string) string {
 	segs, _ := parse(content)
 	var b strings.Builder
 	for _, s := range segs {
@@ -98,7 +99,7 @@ func merge(content string, bodies map[string]string, order []string) (string, []
 		if body != "" && !strings.HasSuffix(body, "\n") {
 			body += "\n"
 		}
-		return beginMarker(id) + body + endMarker(id)
+		return BeginMarker(id) + body + EndMarker(id)
 	}
 	have := map[string]bool{}
 	for i := range segs {
@@ -176,4 +177,16 @@ func neutralize(body string) string {
 		}
 	}
 	return strings.Join(lines, "")
+}
+
+// BlockIDs are the ids of the blocks in content, in order, a block said
+// twice named twice, and the ids whose markers are damaged.
+func BlockIDs(content string) (ids, damaged []string) {
+	segs, damaged := parse(content)
+	for _, s := range segs {
+		if s.id != "" {
+			ids = append(ids, s.id)
+		}
+	}
+	return ids, damaged
 }

@@ -1,4 +1,4 @@
-package report
+package mdfile
 
 import (
 	"fmt"
@@ -17,16 +17,16 @@ import (
 
 const (
 	versionsDir   = "versions"
-	versionsKept  = 200
+	VersionsKept  = 200
 	versionsBytes = 20 << 20
 )
 
 // Why a version was kept.
 const (
-	keptReplaced = "replaced"  // the file at the path, displaced by a write
-	keptLate     = "late"      // written into a displaced file, then merged
-	keptDeleted  = "deleted"   // the file we wrote was gone: its last content
-	keptOverrode = "overruled" // two rewrites at once: the older, not merged
+	KeptReplaced = "replaced"  // the file at the path, displaced by a write
+	KeptLate     = "late"      // written into a displaced file, then merged
+	KeptDeleted  = "deleted"   // the file we wrote was gone: its last content
+	KeptOverrode = "overruled" // two rewrites at once: the older, not merged
 )
 
 // Version is one kept version of the results file.
@@ -83,7 +83,7 @@ func (v *versions) prune() {
 	for _, x := range list {
 		total += x.Size
 	}
-	for len(list) > 1 && (len(list) > versionsKept || total > versionsBytes) {
+	for len(list) > 1 && (len(list) > VersionsKept || total > versionsBytes) {
 		os.Remove(list[0].Path)
 		total -= list[0].Size
 		list = list[1:]
@@ -124,13 +124,13 @@ func ListVersions(stateDir string) ([]Version, error) {
 // WhyKept says in words why a version was kept.
 func WhyKept(why string) string {
 	switch why {
-	case keptReplaced:
+	case KeptReplaced:
 		return "the file as it stood, replaced by a write"
-	case keptLate:
+	case KeptLate:
 		return "written into a file greenlight had replaced, merged"
-	case keptDeleted:
+	case KeptDeleted:
 		return "the file's last content, after it was deleted"
-	case keptOverrode:
+	case KeptOverrode:
 		return "one of two saves at once, the older, not merged"
 	}
 	return why

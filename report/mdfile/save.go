@@ -1,4 +1,4 @@
-package report
+package mdfile
 
 import (
 	"errors"
@@ -54,8 +54,8 @@ func ensureNL(s string) string {
 // and merge again from their file. Files we displaced are held open and
 // watched for writes that land in them late; every version of the user's
 // that a write replaces is kept in the state dir.
-func (w *Writer) write(tg target) error {
-	fl := &w.file
+func (f *File) write(tg target) error {
+	fl := &f.st
 	path := tg.path
 	at, err := readUser(path, fl.ours, fl.out)
 	if err != nil {
@@ -70,12 +70,12 @@ func (w *Writer) write(tg target) error {
 		// user's text as we last had it.
 		src = snapshot{data: fl.out, exists: true}
 	case fl.out != "":
-		fl.versions.keep(fl.out, keptDeleted) // deleted: recoverable
+		fl.versions.keep(fl.out, KeptDeleted) // deleted: recoverable
 	}
 	if tg.links > 1 {
-		return w.writeInPlace(path, at, src)
+		return f.writeInPlace(path, at, src)
 	}
-	w.hook("read")
+	f.hook("read")
 	start := time.Now()
 	for try := 0; try < maxTries; try++ {
 		appended, rw, rwBase, wait := fl.late()
@@ -85,7 +85,7 @@ func (w *Writer) write(tg target) error {
 		}
 		if !wait.IsZero() {
 			if !fl.waitHeld(wait, start) {
-				return fmt.Errorf("%s: a file greenlight replaced is still being written; will try again", filepath.Base(w.path))
+				return fmt.Errorf("%s: a file greenlight replaced is still being written; will try again", filepath.Base(f.path))
 			}
 			continue
 		}
@@ -93,20 +93,20 @@ func (w *Writer) write(tg target) error {
 		if fl.rewrite != nil {
 			base = fl.withRewrite(src, *fl.rewrite, fl.rewriteBase)
 		}
-		out := w.compose(base, fl.carried)
+		out := f.compose(base, fl.carried)
 		if out == at.data && at.exists {
 			fl.out = out
 			return nil
 		}
-		tmp, id, err := w.temp(path, out)
+		tmp, id, err := f.temp(path, out)
 		if errors.Is(err, fs.ErrNotExist) {
 			fl.away = true
-			return folderGone(w.path, filepath.Dir(path))
+			return folderGone(f.path, filepath.Dir(path))
 		}
 		if err != nil {
-			return fmt.Errorf("%s not updated (the old one is intact): %w", filepath.Base(w.path), err)
+			return fmt.Errorf("%s not updated (the old one is intact): %w", filepath.Base(f.path), err)
 		}
-		w.hook("temp")
+		f.hook("temp")
 		if changed(path, at) {
 			os.Remove(tmp)
 			if at, err = readUser(path, fl.ours, fl.out); err != nil {
@@ -116,9 +116,9 @@ func (w *Writer) write(tg target) error {
 			src = at
 			continue
 		}
-		w.hook("swap")
-		displaced, old, err := w.swap(path, tmp, at)
-		w.hook("swapped")
+		f.hook("swap")
+		displaced, old, err := f.swap(path, tmp, at)
+		f.hook("swapped")
 		if errors.Is(err, fs.ErrExist) { // created or changed meanwhile: merge with it
 			os.Remove(tmp)
 			if at, err = readUser(path, fl.ours, fl.out); err != nil {
@@ -147,7 +147,7 @@ func (w *Writer) write(tg target) error {
 				src = at
 				continue
 			}
-			if back, ok := w.undo(path, tmp, id); ok {
+			if back, ok := f.undo(path, tmp, id); ok {
 				old.Close() // it is in place again: read it afresh
 				if at, err = readUser(path, fl.ours, fl.out); err != nil {
 					return err
@@ -172,7 +172,7 @@ func (w *Writer) write(tg target) error {
 			continue
 		}
 		if displaced != nil && displaced.data != fl.out {
-			fl.versions.keep(displaced.data, keptReplaced)
+			fl.versions.keep(displaced.data, KeptReplaced)
 		}
 		if old != nil {
 			// An editor that rewrites the displaced file read it whole
@@ -192,19 +192,19 @@ func (w *Writer) write(tg target) error {
 		syncDir(filepath.Dir(path))
 		at = snapshot{data: out, exists: true, id: id}
 		if !fl.lateWrites() {
-			return w.noSwapNote()
+			return f.noSwapNote()
 		}
 		src = at
 	}
-	return fmt.Errorf("%s keeps changing; will try again", w.path)
+	return fmt.Errorf("%s keeps changing; will try again", f.path)
 }
 
 // writeInPlace writes a file that has other names (a hard link) over its
 // own bytes, so that every name sees it; said once, since a save landing
 // in the same instant may be lost.
-func (w *Writer) writeInPlace(path string, at, src snapshot) error {
-	fl := &w.file
-	out := w.compose(src, "")
+func (mf *File) writeInPlace(path string, at, src snapshot) error {
+	fl := &mf.st
+	out := mf.compose(src, "")
 	if out == at.data {
 		fl.out = out
 		return nil
@@ -218,7 +218,7 @@ func (w *Writer) writeInPlace(path string, at, src snapshot) error {
 		return fmt.Errorf("%s changed while written; will try again", filepath.Base(path))
 	}
 	if at.data != fl.out {
-		fl.versions.keep(at.data, keptReplaced)
+		fl.versions.keep(at.data, KeptReplaced)
 	}
 	_, err = f.WriteAt([]byte(out), 0)
 	if err == nil {
@@ -236,7 +236,7 @@ func (w *Writer) writeInPlace(path string, at, src snapshot) error {
 	fl.out, fl.away = out, false
 	if !fl.linkSaid {
 		fl.linkSaid = true
-		return fmt.Errorf("%s has other names (a hard link): written in place so that every name sees it, rather than swapped; an edit saved in the same instant as a write may be lost", w.path)
+		return fmt.Errorf("%s has other names (a hard link): written in place so that every name sees it, rather than swapped; an edit saved in the same instant as a write may be lost", mf.path)
 	}
 	return nil
 }
@@ -259,8 +259,8 @@ func changed(path string, at snapshot) bool {
 // undo swaps back after a swap that displaced a save: the user's file is
 // at path again, ours under tmp, removed. back is what the second swap
 // displaced if it was not ours (a save in that instant too).
-func (w *Writer) undo(path, tmp string, ours fileID) (back *snapshot, ok bool) {
-	if w.file.noSwap || exchange(tmp, path) != nil {
+func (mf *File) undo(path, tmp string, ours fileID) (back *snapshot, ok bool) {
+	if mf.st.noSwap || exchange(tmp, path) != nil {
 		return nil, false
 	}
 	defer os.Remove(tmp)
@@ -272,7 +272,7 @@ func (w *Writer) undo(path, tmp string, ours fileID) (back *snapshot, ok bool) {
 	// (`>>`) may write into it later, so it is held like any file we
 	// displaced.
 	snap := settleOpen(f)
-	w.file.hold(f, snap, snap.data)
+	mf.st.hold(f, snap, snap.data)
 	if snap.id == ours {
 		return nil, true
 	}
@@ -292,40 +292,40 @@ func settleOpen(f *os.File) snapshot {
 }
 
 // hook lets tests act at the instants a save could land; nil in use.
-func (w *Writer) hook(at string) {
-	if w.testHook != nil {
-		w.testHook(at)
+func (f *File) hook(at string) {
+	if f.testHook != nil {
+		f.testHook(at)
 	}
 }
 
 // compose is the file with our blocks merged into src's text.
-func (w *Writer) compose(src snapshot, appended string) string {
+func (f *File) compose(src snapshot, appended string) string {
 	content := src.data
 	if appended != "" {
 		content = ensureNL(content) + appended
 	}
 	if !src.exists && content == "" {
-		content = "# " + w.plan.Name + "\n\n"
+		content = "# " + f.title + "\n\n"
 	}
 	if _, damaged := parse(content); len(damaged) > 0 {
 		for _, d := range damaged {
-			if !contains(w.remade, d) {
-				w.remade = append(w.remade, d)
+			if !contains(f.remade, d) {
+				f.remade = append(f.remade, d)
 			}
 		}
 	}
-	bodies, order := w.render(w.st)
-	out, _ := merge(content, bodies, order)
+	b := f.blocks()
+	out, _ := merge(content, b.Bodies, b.Order)
 	return out
 }
 
 // temp writes out beside the file at path, with the file's mode.
-func (w *Writer) temp(path, out string) (string, fileID, error) {
+func (f *File) temp(path, out string) (string, fileID, error) {
 	mode := fs.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	tmp, err := writeTemp(path, []byte(out), mode, w.file.out == "")
+	tmp, err := writeTemp(path, []byte(out), mode, f.st.out == "")
 	if err != nil {
 		return "", fileID{}, err
 	}
@@ -341,13 +341,13 @@ func (w *Writer) temp(path, out string) (string, fileID, error) {
 // nothing was there. Where the filesystem cannot swap, it renames tmp over
 // the file if the file still holds what was read (a save landing in the
 // instant between that check and the rename is lost: said once).
-func (w *Writer) swap(path, tmp string, at snapshot) (*snapshot, *os.File, error) {
-	if !w.file.noSwap {
+func (mf *File) swap(path, tmp string, at snapshot) (*snapshot, *os.File, error) {
+	if !mf.st.noSwap {
 		err := exchange(tmp, path)
 		switch {
-		case errors.Is(err, errNoSwap):
-			w.file.noSwap = true
-			return w.swap(path, tmp, at)
+		case errors.Is(err, ErrNoSwap):
+			mf.st.noSwap = true
+			return mf.swap(path, tmp, at)
 		case err != nil:
 			return nil, nil, err
 		}
@@ -362,7 +362,7 @@ func (w *Writer) swap(path, tmp string, at snapshot) (*snapshot, *os.File, error
 		snap := settleOpen(f)
 		return &snap, f, nil
 	}
-	now, err := readUser(path, w.file.ours, w.file.out)
+	now, err := readUser(path, mf.st.ours, mf.st.out)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -382,10 +382,10 @@ func (w *Writer) swap(path, tmp string, at snapshot) (*snapshot, *os.File, error
 	return &now, f, nil
 }
 
-func (w *Writer) noSwapNote() error {
-	if !w.file.noSwap || w.file.saidOnce {
+func (f *File) noSwapNote() error {
+	if !f.st.noSwap || f.st.saidOnce {
 		return nil
 	}
-	w.file.saidOnce = true
-	return fmt.Errorf("results file written, but %w: an edit saved in the same instant as a greenlight write may be lost", errNoSwap)
+	f.st.saidOnce = true
+	return fmt.Errorf("results file written, but %w: an edit saved in the same instant as a greenlight write may be lost", ErrNoSwap)
 }

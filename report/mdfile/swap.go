@@ -1,4 +1,4 @@
-package report
+package mdfile
 
 import (
 	"errors"
@@ -67,8 +67,8 @@ func readOpen(f *os.File, ours fileID) (snapshot, bool, error) {
 	return snap, stable, nil
 }
 
-// errNoSwap means the filesystem cannot exchange two names atomically.
-var errNoSwap = errors.New("this filesystem cannot swap two files atomically (renameat2 RENAME_EXCHANGE)")
+// ErrNoSwap means the filesystem cannot exchange two names atomically.
+var ErrNoSwap = errors.New("this filesystem cannot swap two files atomically (renameat2 RENAME_EXCHANGE)")
 
 // writeTemp writes data to a new file beside path, fsynced, with mode.
 // mkdir makes the folder first (the first write: a folder that went away
@@ -122,7 +122,7 @@ func exchange(tmp, path string) error {
 		}
 		return err
 	case errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP):
-		return fmt.Errorf("%w: %v", errNoSwap, err)
+		return fmt.Errorf("%w: %v", ErrNoSwap, err)
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package report
+package mdfile
 
 import (
 	"strings"
@@ -23,8 +23,8 @@ func skeleton(content string) string {
 			b.WriteString(s.text)
 			continue
 		}
-		b.WriteString(beginMarker(s.id))
-		b.WriteString(endMarker(s.id))
+		b.WriteString(BeginMarker(s.id))
+		b.WriteString(EndMarker(s.id))
 	}
 	return b.String()
 }
