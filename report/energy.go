@@ -25,7 +25,7 @@ func isTokenRate(col string) bool {
 // finished step's is kept in the state dir for `greenlight report`.
 func (w *Writer) stepPower(ph *campaign.Phase, p runner.PhaseState, s runner.StepState) (watts float64, gpus int, ok bool) {
 	key := fmt.Sprintf("%s/%d/%d/%d", p.ID, p.Attempt, s.Index, s.Attempt)
-	if v, hit := w.power[key]; hit {
+	if v, hit := w.power.get(key); hit {
 		return v[0], int(v[1]), true
 	}
 	if w.gpus == nil || s.Started.IsZero() {
@@ -45,8 +45,7 @@ func (w *Writer) stepPower(ph *campaign.Phase, p runner.PhaseState, s runner.Ste
 		return 0, 0, false
 	}
 	if s.Status.Finished() && !s.Ended.IsZero() {
-		w.power[key] = [2]float64{watts, float64(gpus)}
-		w.powerDirty = true
+		w.power.set(key, [2]float64{watts, float64(gpus)})
 	}
 	return watts, gpus, true
 }
@@ -87,17 +86,6 @@ func (w *Writer) energySection(ph *campaign.Phase, p runner.PhaseState) string {
 		return ""
 	}
 	return "\n### Energy per token\n\n" + strings.Join(lines, "\n") + "\n"
-}
-
-func (w *Writer) loadPower() {
-	w.power = map[string][2]float64{}
-	loadKept(w.stateDir, powerFile, &w.power)
-}
-
-func (w *Writer) savePower() {
-	if w.powerDirty && saveKept(w.stateDir, powerFile, w.power) {
-		w.powerDirty = false
-	}
 }
 
 // keyEnergy is the energy per token of a phase's key result, when it is

@@ -14,7 +14,7 @@ import (
 )
 
 func (w *Writer) gpuSummary(ph *campaign.Phase, p runner.PhaseState, now time.Time) []gpu.Summary {
-	if s, ok := w.summary[p.ID]; ok && p.Status.Finished() {
+	if s, ok := w.summary.get(p.ID); ok && p.Status.Finished() {
 		return s
 	}
 	if w.gpus == nil || p.Started.IsZero() {
@@ -62,25 +62,20 @@ func (w *Writer) keepSummaries(st *runner.State) {
 	if w.gpus == nil {
 		return
 	}
-	changed := false
 	for _, p := range st.Phases {
-		_, have := w.summary[p.ID]
+		_, have := w.summary.get(p.ID)
 		if p.Status.Finished() && !p.Started.IsZero() && !have {
 			ph := w.plan.Phase(p.ID)
 			if ph == nil {
 				continue
 			}
-			w.summary[p.ID] = onItsNodes(w.gpus.Summarize(p.Started, p.Ended, phaseGPUs(ph)), p)
-			changed = true
+			w.summary.set(p.ID, onItsNodes(w.gpus.Summarize(p.Started, p.Ended, phaseGPUs(ph)), p))
 		}
 		if !p.Status.Finished() && have {
-			delete(w.summary, p.ID) // running again
-			changed = true
+			w.summary.drop(p.ID) // running again
 		}
 	}
-	if changed {
-		saveKept(w.stateDir, summariesFile, w.summary) // best effort: the next finished phase writes it again
-	}
+	w.summary.save()
 }
 
 // stepGPUs are the phase's GPUs over a step, summarised once a write for

@@ -181,11 +181,23 @@ func duration(p runner.PhaseState, now time.Time) string {
 	return format.Duration(p.Ended.Sub(p.Started))
 }
 
+// phaseView is what one phase's block shows: the phase as written, its
+// state, and what the writer made of them beside the file.
+type phaseView struct {
+	ph       *campaign.Phase
+	p        runner.PhaseState
+	now      time.Time
+	gpus     []gpu.Summary                          // its GPUs over the phase
+	results  func(i int, s runner.StepState) string // step i's results table
+	csv      string                                 // its full table beside the results file; "" without results
+	charts   map[string]string                      // a sweep's charts, by metric
+	gpuChart string                                 // its GPU chart's link; "" without one
+	stamps   func(i int) []string                   // step i's validity stamps
+}
+
 // phaseBlock renders one phase's block.
-// results renders step i's results table; csv is the phase's full table
-// beside the results file ("" when it has no results).
-func phaseBlock(ph *campaign.Phase, p runner.PhaseState, now time.Time, gpus []gpu.Summary,
-	results func(i int, s runner.StepState) string, csv string, charts map[string]string, gpuChart string, stamps func(i int) []string) string {
+func phaseBlock(v phaseView) string {
+	ph, p, now, gpus, results, csv, charts, gpuChart, stamps := v.ph, v.p, v.now, v.gpus, v.results, v.csv, v.charts, v.gpuChart, v.stamps
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s (`%s`)\n\n", p.Title, p.ID)
 	fmt.Fprintf(&b, "**Status:** %s", statusWord(p))

@@ -5,16 +5,13 @@ package report
 // reader, or a comparison, should doubt it.
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
-	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -34,7 +31,7 @@ const stampsFile = "stamps.json"
 // the state dir for `greenlight report`); a running step's grows.
 func (w *Writer) stamp(ph *campaign.Phase, p runner.PhaseState, s runner.StepState) []string {
 	key := fmt.Sprintf("%s/%d/%d/%d", p.ID, p.Attempt, s.Index, s.Attempt)
-	if st, ok := w.stamps[key]; ok {
+	if st, ok := w.stamps.get(key); ok {
 		return st
 	}
 	if s.Started.IsZero() {
@@ -84,8 +81,7 @@ func (w *Writer) stamp(ph *campaign.Phase, p runner.PhaseState, s runner.StepSta
 		out = append(out, "a profiler capture ran (trace files written during the step)")
 	}
 	if !s.Ended.IsZero() && s.Status.Finished() && w.gpus != nil {
-		w.stamps[key] = out
-		w.stampsDirty = true
+		w.stamps.set(key, out)
 	}
 	return out
 }
@@ -126,40 +122,6 @@ func (w *Writer) profiled(p runner.PhaseState, from, to time.Time) bool {
 		}
 	}
 	return false
-}
-
-// loadStamps reads the stamps a campaign's finished steps were given.
-func (w *Writer) loadStamps() {
-	w.stamps = map[string][]string{}
-	loadKept(w.stateDir, stampsFile, &w.stamps)
-}
-
-// saveStamps keeps the finished steps' stamps, best effort: on failure
-// the next write tries again.
-func (w *Writer) saveStamps() {
-	if w.stampsDirty && saveKept(w.stateDir, stampsFile, w.stamps) {
-		w.stampsDirty = false
-	}
-}
-
-// loadKept reads what a writer fixed in the state dir (a finished step's
-// stamp, its power) into v; nothing when there is none.
-func loadKept(stateDir, name string, v any) {
-	if stateDir == "" {
-		return
-	}
-	if b, err := os.ReadFile(filepath.Join(stateDir, name)); err == nil {
-		json.Unmarshal(b, v)
-	}
-}
-
-// saveKept writes v into the state dir atomically; it reports success.
-func saveKept(stateDir, name string, v any) bool {
-	if stateDir == "" {
-		return false
-	}
-	b, err := json.Marshal(v)
-	return err == nil && files.WriteAtomic(filepath.Join(stateDir, name), b) == nil
 }
 
 // stampWarnings are the phase's stamped results, one line per reason,

@@ -41,28 +41,26 @@ type Writer struct {
 	gpus     GPUHistory // may be nil
 	stateDir string     // keeps GPU summaries and the environment for `greenlight report`
 
-	mu          sync.Mutex
-	st          *runner.State
-	summary     map[string][]gpu.Summary
-	tables      tables
-	csvs        map[string]*phaseCSV
-	charts      map[string]charted // a sweep phase's charts, by phase
-	across      []across           // the phases run per point of a swept service (across.go)
-	gathered    []gathered         // each gathered from the last write's state
-	gpuCharts   map[string]string  // a phase's GPU chart: the attempt and end it was drawn for
-	file        *mdfile.File       // the results file, editor-safe
-	envSent     bool
-	traces      *traceBook
-	kcsv        map[string]string // phase -> the trace summaries its kernels CSV holds
-	record      recordBook
-	baseline    *baseline
-	servers     map[string]ServerView // scraped services, by phase id           // baseline: in the campaign file; nil without
-	conds       *conditions.Book      // what the campaign ran under; nil until gathered
-	stamps      map[string][]string   // finished steps' validity stamps, by phase/attempt/step/attempt
-	stampsDirty bool
-	power       map[string][2]float64 // finished steps' GPU power (W) and GPU count, by phase/attempt/step/attempt
-	powerDirty  bool
-	stepSums    map[stepKey][]gpu.Summary // steps' GPU summaries, this write's (stepGPUs)
+	mu        sync.Mutex
+	st        *runner.State
+	summary   *keptMap[[]gpu.Summary] // finished phases' GPU summaries
+	tables    tables
+	csvs      map[string]*phaseCSV
+	charts    map[string]charted // a sweep phase's charts, by phase
+	across    []across           // the phases run per point of a swept service (across.go)
+	gathered  []gathered         // each gathered from the last write's state
+	gpuCharts map[string]string  // a phase's GPU chart: the attempt and end it was drawn for
+	file      *mdfile.File       // the results file, editor-safe
+	envSent   bool
+	traces    *traceBook
+	kcsv      map[string]string // phase -> the trace summaries its kernels CSV holds
+	record    recordBook
+	baseline  *baseline
+	servers   map[string]ServerView     // scraped services, by phase id           // baseline: in the campaign file; nil without
+	conds     *conditions.Book          // what the campaign ran under; nil until gathered
+	stamps    *keptMap[[]string]        // finished steps' validity stamps, by phase/attempt/step/attempt
+	power     *keptMap[[2]float64]      // finished steps' GPU power (W) and GPU count, by phase/attempt/step/attempt
+	stepSums  map[stepKey][]gpu.Summary // steps' GPU summaries, this write's (stepGPUs)
 
 	// OnWrite, when set, is called after each write that put st on disk
 	// (CSV tables and results file fsynced), for measuring latency.
@@ -74,13 +72,10 @@ type Writer struct {
 // report` can rebuild the file.
 func NewWriter(path string, plan *campaign.Plan, env Env, gpus GPUHistory, stateDir string) *Writer {
 	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, stateDir: stateDir,
-		summary: map[string][]gpu.Summary{}, tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}, gpuCharts: map[string]string{}, stepSums: map[stepKey][]gpu.Summary{}}
+		summary: openKept[[]gpu.Summary](stateDir, summariesFile), stamps: openKept[[]string](stateDir, stampsFile), power: openKept[[2]float64](stateDir, powerFile), tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}, gpuCharts: map[string]string{}, stepSums: map[stepKey][]gpu.Summary{}}
 	w.across = acrossGroups(plan)
 	w.traces = newTraceBook(plan, stateDir)
-	w.loadStamps()
-	w.loadPower()
 	w.file = mdfile.Open(path, stateDir, plan.Name)
-	loadKept(stateDir, summariesFile, &w.summary)
 	return w
 }
 
@@ -215,8 +210,8 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 func (w *Writer) Write(st *runner.State) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	defer w.savePower()  // what the render fixed for finished steps,
-	defer w.saveStamps() // for greenlight report
+	defer w.power.save()  // what the render fixed for finished steps,
+	defer w.stamps.save() // for greenlight report
 	w.stepSums = map[stepKey][]gpu.Summary{}
 	w.keepSummaries(st)
 	w.keepEnv()
@@ -329,7 +324,8 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 			return w.tables.render(tableKey{p.ID, p.Attempt, i, s.Attempt}, s.Results, csv)
 		}
 		id := "phase:" + p.ID
-		bodies[id] = phaseBlock(ph, p, st.Now, w.gpuSummary(ph, p, st.Now), results, csv, w.charts[p.ID].names, w.gpuChartLink(ph, p), func(i int) []string { return w.stepStamp(&p, i) }) + w.energySection(ph, p) + w.serverSection(ph, p) + w.traceSection(p)
+		bodies[id] = phaseBlock(phaseView{ph: ph, p: p, now: st.Now, gpus: w.gpuSummary(ph, p, st.Now), results: results, csv: csv,
+			charts: w.charts[p.ID].names, gpuChart: w.gpuChartLink(ph, p), stamps: func(i int) []string { return w.stepStamp(&p, i) }}) + w.energySection(ph, p) + w.serverSection(ph, p) + w.traceSection(p)
 		order = append(order, id)
 	}
 	return bodies, w.acrossBlocks(bodies, order)
