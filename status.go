@@ -138,4 +138,7 @@ func printStatus(w io.Writer, s client.Status) {
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintf(w, "results: %s\n", s.Report)
+	if s.ReportHeld != "" {
+		fmt.Fprintf(w, "  %s\n", s.ReportHeld)
+	}
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"path/filepath"
 	"slices"
 	"time"
@@ -34,6 +35,9 @@ type Status struct {
 	Ended    *time.Time    `json:"ended,omitempty"`
 	ETA      *StatusETA    `json:"eta,omitempty"` // the whole campaign's; only from a live runner
 	Phases   []StatusPhase `json:"phases"`
+	// ReportHeld, while an editor has the results file open, says so:
+	// greenlight writes it when the editor lets go.
+	ReportHeld string `json:"report_held,omitempty"`
 }
 
 // StatusETA is an ETA as the window shows it, for a script.
@@ -221,6 +225,9 @@ func StatusOf(plan *campaign.Plan, dir string, st *runner.State) Status {
 		Started: timePtr(st.Started), Ended: timePtr(st.Ended)}
 	if !st.Finished {
 		out.ETA = etaOf(st.ETA)
+	}
+	if h := mdfile.HolderOf(plan.Report); h != nil {
+		out.ReportHeld = (&mdfile.Held{Path: plan.Report, By: *h}).Error()
 	}
 	for _, p := range st.Phases {
 		sp := StatusPhase{ID: p.ID, Title: p.Title, Status: string(p.Status), Reason: p.Reason, Waiting: p.WaitReason,

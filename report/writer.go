@@ -203,7 +203,33 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 		report(w.Write(st))
 	}
 	report(w.Flush())
+	// An editor holding the file: the runner waits for it to let go (said),
+	// up to endHoldWait, so the file gets its last blocks.
+	if st == nil {
+		return
+	}
+	deadline := time.Now().Add(endHoldWait)
+	for err := w.Write(st); ; err = w.Write(st) {
+		var held *mdfile.Held
+		if !errors.As(err, &held) {
+			report(err)
+			return
+		}
+		if time.Now().After(deadline) {
+			report(fmt.Errorf("%w; the campaign has ended and its runner waited %s: `greenlight report %s` writes it after you leave it", err, endHoldWait, w.plan.File))
+			return
+		}
+		report(err)
+		select {
+		case <-wake:
+		case <-time.After(time.Second):
+		}
+	}
 }
+
+// endHoldWait is how long a runner whose campaign has ended waits for an
+// editor that holds the results file.
+const endHoldWait = time.Hour
 
 // Write renders st into the file, merging with what is there, after
 // bringing the phases' CSV tables up to date (so a link never dangles).

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,10 +47,18 @@ func newPreviewPane(path string) *previewPane {
 // load reads the file once, off the UI loop.
 func (p *previewPane) load() tea.Cmd {
 	path := p.path
-	return func() tea.Msg {
-		b, err := os.ReadFile(path)
-		return previewMsg{content: string(b), err: err}
+	return func() tea.Msg { return readPreview(path) }
+}
+
+// readPreview is the results file as it stands, or, while an editor holds
+// it (the file lags the results), the file as it would be written: kept
+// beside it by the writer.
+func readPreview(path string) previewMsg {
+	if b, err := os.ReadFile(mdfile.PreviewOf(path)); err == nil {
+		return previewMsg{content: string(b)}
 	}
+	b, err := os.ReadFile(path)
+	return previewMsg{content: string(b), err: err}
 }
 
 // watch sends a previewMsg within about 100 ms of each change to the file.
@@ -78,14 +87,13 @@ func (p *previewPane) watch(prog *tea.Program) {
 			if !ok {
 				return
 			}
-			if filepath.Clean(ev.Name) == filepath.Clean(p.path) && debounce == nil {
+			if name := filepath.Clean(ev.Name); (name == filepath.Clean(p.path) || name == filepath.Clean(mdfile.PreviewOf(p.path))) && debounce == nil {
 				debounce = time.After(60 * time.Millisecond)
 			}
 		case <-w.Errors:
 		case <-debounce:
 			debounce = nil
-			b, err := os.ReadFile(p.path)
-			prog.Send(previewMsg{content: string(b), err: err})
+			prog.Send(readPreview(p.path))
 		}
 	}
 }

@@ -14,7 +14,10 @@
 // *Restored.
 package mdfile
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // Blocks are the owner's blocks: each one's body by id, and their order
 // in a new file (a block the file lacks goes after the one before it).
@@ -30,6 +33,7 @@ type File struct {
 	blocks func() Blocks // rendered at each merge: a save may have come between
 	st     fileState
 	remade []string // blocks whose markers were damaged or deleted, written again at the end
+	hold   hold     // an editor that has the file open (holds.go)
 
 	testHook func(at string)
 }
@@ -55,6 +59,7 @@ func (f *File) OnChange(kick func()) {
 	f.st.mu.Lock()
 	f.st.kick = kick
 	f.st.mu.Unlock()
+	go f.watchSaves(kick)
 }
 
 // Check says whether the file can be written now: nil, or an
@@ -67,7 +72,11 @@ func (f *File) Check() error {
 	return err
 }
 
-// Save merges blocks into the file as the person has it now.
+// Save merges blocks into the file as the person has it now. While an
+// editor has the file open it writes nothing there and says *Held (the
+// preview beside it, PreviewOf, is written instead); the file is written
+// once the editor lets go, at the next Save, which OnChange's kick asks for
+// within a second.
 func (f *File) Save(blocks func() Blocks) error {
 	tg, err := resolve(f.path, f.st.out == "")
 	if err != nil {
@@ -77,7 +86,13 @@ func (f *File) Save(blocks func() Blocks) error {
 		return err
 	}
 	f.blocks = blocks
-	return f.write(tg)
+	if held := f.held(); held != nil {
+		f.writePreview()
+		return held
+	}
+	err = f.write(tg)
+	os.Remove(PreviewOf(f.path)) // the file itself is current: no preview beside it
+	return err
 }
 
 // lateWindow is how long after a swap a write into the displaced file is

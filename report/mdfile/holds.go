@@ -1,0 +1,341 @@
+package mdfile
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// A person with the file open in an editor holds the owner's writes: vim
+// and Neovim check the file's time at each :w and refuse ("WARNING: The
+// file has been changed since reading it!!!", then E949) a file written
+// under them, and an editor that reads the file once saves its stale copy
+// of the blocks over the owner's. So while an editor holds the file, Save
+// writes nothing to it (the owner's other files go on), and the file is
+// written within a second of the editor letting go, merged with what the
+// person saved.
+//
+// An editor holds the file by what it leaves beside it, each naming a
+// live process: vim's and nano's swap file (.NAME.swp, .swo, ...), Neovim's
+// in its own swap folder (%path%to%NAME.swp), Emacs's lock (.#NAME, a
+// symlink to user@host.PID). A swap file whose process is gone (a crashed
+// editor) holds nothing.
+
+// Holder is an editor that has the file open.
+type Holder struct {
+	Editor string // "vim", "nvim", "nano", "emacs"
+	PID    int
+	Since  time.Time // when the owner first saw it hold the file
+}
+
+func (h Holder) String() string { return fmt.Sprintf("%s (pid %d)", h.Editor, h.PID) }
+
+// Held is Save's word while an editor holds the file: nothing was written
+// to it, and it will be once the editor lets go.
+type Held struct {
+	Path string
+	By   Holder
+}
+
+func (h *Held) Error() string {
+	if !h.By.Since.IsZero() && time.Since(h.By.Since) >= HoldSaid {
+		return fmt.Sprintf("%s has been open in %s for over %s: it lags the results (the CSV tables and the record beside it are current); written when you leave it", filepath.Base(h.Path), h.By, HoldSaid)
+	}
+	return fmt.Sprintf("%s is open in %s: written when you leave it", filepath.Base(h.Path), h.By)
+}
+
+// HoldSaid is how long a hold lasts before the owner says it plainly, as
+// more than a person editing a note: the file lags the results by that
+// much (the CSV tables and the record beside it do not).
+const HoldSaid = 10 * time.Minute
+
+// holder is the editor that holds the file at path now, or nil.
+func holder(path string) *Holder {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	// vim and nano: .NAME.swp, and .swo, .swn ... when one is taken.
+	swaps, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(name)+".sw[a-p]"))
+	for _, s := range swaps {
+		if h := swapHolder(s); h != nil {
+			return h
+		}
+	}
+	// Neovim keeps its swap files in a folder of its own, named by the
+	// file's full path.
+	if abs, err := filepath.Abs(path); err == nil {
+		home, _ := os.UserHomeDir()
+		enc := strings.ReplaceAll(abs, string(filepath.Separator), "%") + ".swp"
+		for _, d := range []string{os.Getenv("XDG_STATE_HOME"), filepath.Join(home, ".local", "state"), os.Getenv("XDG_DATA_HOME"), filepath.Join(home, ".local", "share")} {
+			if d == "" {
+				continue
+			}
+			if h := swapHolder(filepath.Join(d, "nvim", "swap", enc)); h != nil {
+				return h
+			}
+		}
+	}
+	// An editor process with the file among its arguments: one that keeps
+	// its swap file elsewhere or none, or has not yet made it (it reads the
+	// file first).
+	if h := editorProcess(path); h != nil {
+		return h
+	}
+	// Emacs: .#NAME, a symlink to user@host.PID[:boot].
+	if to, err := os.Readlink(filepath.Join(dir, ".#"+name)); err == nil {
+		at := strings.LastIndexByte(to, '.')
+		if at >= 0 {
+			pidText, _, _ := strings.Cut(to[at+1:], ":")
+			if pid, err := strconv.Atoi(pidText); err == nil && alive(pid) {
+				return &Holder{Editor: "emacs", PID: pid}
+			}
+		}
+	}
+	return nil
+}
+
+// swapHolder reads a vim-format swap file (vim, Neovim and nano write
+// one): "b0" and the editor's name at its start, its pid at byte 24.
+func swapHolder(path string) *Holder {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var head [28]byte
+	if n, _ := f.Read(head[:]); n < len(head) || head[0] != 'b' || head[1] != '0' {
+		return nil
+	}
+	pid := int(binary.LittleEndian.Uint32(head[24:28]))
+	if pid <= 0 || !alive(pid) {
+		return nil // left by an editor that is gone
+	}
+	editor := string(bytes.TrimRight(head[2:12], "\x00"))
+	switch {
+	case strings.HasPrefix(editor, "VIM"):
+		editor = "vim"
+		if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err == nil && strings.HasPrefix(string(comm), "nvim") {
+			editor = "nvim"
+		}
+	case strings.HasPrefix(editor, "nano"):
+		editor = "nano"
+	case editor == "":
+		editor = "an editor"
+	default:
+		editor = strings.Fields(editor)[0]
+	}
+	return &Holder{Editor: editor, PID: pid}
+}
+
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil && !os.IsPermission(syscall.Kill(pid, 0)) {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // no /proc: the signal said it is there
+	}
+	// The state is the field after the command's closing parenthesis.
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] != 'Z' && b[i+2] != 'X'
+	}
+	return true
+}
+
+// globEscape quotes what filepath.Glob would read as a pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// hold is what the File knows of the editor holding it.
+type hold struct {
+	by       *Holder
+	watching bool // a goroutine looks for its end
+}
+
+// held is *Held while an editor holds the file, nil otherwise; the first
+// time, it starts a look every quarter second for the editor's end, which
+// asks for a write (OnChange's kick).
+func (f *File) held() *Held {
+	h := holder(f.path)
+	f.st.mu.Lock()
+	defer f.st.mu.Unlock()
+	if h == nil {
+		f.hold.by = nil
+		return nil
+	}
+	if f.hold.by == nil || f.hold.by.PID != h.PID {
+		h.Since = time.Now()
+		f.hold.by = h
+	}
+	if !f.hold.watching && f.st.kick != nil {
+		f.hold.watching = true
+		go f.watchHold()
+	}
+	return &Held{Path: f.path, By: *f.hold.by}
+}
+
+// watchHold looks for the holding editor's end, then asks for a write.
+func (f *File) watchHold() {
+	for {
+		time.Sleep(holdLook)
+		if holder(f.path) == nil {
+			break
+		}
+	}
+	f.st.mu.Lock()
+	f.hold.watching = false
+	kick := f.st.kick
+	f.st.mu.Unlock()
+	if kick != nil {
+		kick()
+	}
+}
+
+// holdLook is how often a held file is looked at for its editor's end.
+const holdLook = 250 * time.Millisecond
+
+// HolderOf is the editor that has the file at path open now, or nil: for
+// a status asked from outside the runner.
+func HolderOf(path string) *Holder { return holder(path) }
+
+// PreviewOf is where the file as it would be written is kept while an
+// editor holds it: beside it, hidden; a window's preview shows it when it
+// is there.
+func PreviewOf(path string) string {
+	dir, name := filepath.Split(path)
+	return filepath.Join(dir, "."+name+".greenlight-preview")
+}
+
+// writePreview writes the file as it would be, merged with what is there
+// now, to its preview. Best effort: the preview is a view.
+func (f *File) writePreview() {
+	b, err := os.ReadFile(f.path)
+	if err != nil && !os.IsNotExist(err) {
+		return
+	}
+	out := f.compose(snapshot{data: string(b), exists: err == nil}, "")
+	if tmp, err := writeTemp(PreviewOf(f.path), []byte(out), 0o644, false); err == nil {
+		if os.Rename(tmp, PreviewOf(f.path)) != nil {
+			os.Remove(tmp)
+		}
+	}
+}
+
+// watchSaves asks for a write when the file is saved by someone else (a
+// stale copy of the blocks saved over ours is repaired within moments,
+// not at the next result) or an editor lets go of it: the file's folder,
+// watched for its name and its editors' swap and lock files. A change
+// that is the file we put in place asks nothing. It runs for the
+// process's life; without inotify, the next Save repairs it.
+func (f *File) watchSaves(kick func()) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return
+	}
+	dir, name := filepath.Split(f.path)
+	if dir == "" {
+		dir = "."
+	}
+	if w.Add(dir) != nil {
+		w.Close()
+		return
+	}
+	defer w.Close()
+	for {
+		select {
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			base := filepath.Base(ev.Name)
+			ours := base == name
+			editor := strings.HasPrefix(base, "."+name+".sw") || base == ".#"+name
+			if !ours && !editor {
+				continue
+			}
+			if ours {
+				fi, err := os.Stat(f.path)
+				f.st.mu.Lock()
+				mine := err == nil && idOf(fi) == f.st.ours
+				f.st.mu.Unlock()
+				if mine {
+					continue
+				}
+			}
+			kick()
+		case _, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+		}
+	}
+}
+
+// editors are the programs that hold a file they were started on.
+var editors = map[string]string{"vim": "vim", "vi": "vim", "view": "vim", "vim.basic": "vim", "vim.tiny": "vim", "gvim": "vim",
+	"nvim": "nvim", "nano": "nano", "emacs": "emacs", "emacs-nox": "emacs", "hx": "helix", "micro": "micro", "kak": "kakoune", "joe": "joe", "mcedit": "mcedit"}
+
+// editorProcess is an editor process of this user with the file at path
+// among its arguments (resolved from its working folder), or nil.
+func editorProcess(path string) *Holder {
+	want, err := filepath.Abs(path)
+	if err != nil {
+		return nil
+	}
+	if r, err := filepath.EvalSymlinks(want); err == nil {
+		want = r
+	}
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		comm, err := os.ReadFile("/proc/" + p.Name() + "/comm")
+		if err != nil {
+			continue
+		}
+		editor, ok := editors[strings.TrimSpace(string(comm))]
+		if !ok {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + p.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		cwd, _ := os.Readlink("/proc/" + p.Name() + "/cwd")
+		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		for _, a := range args[1:] {
+			if a == "" || strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+") {
+				continue
+			}
+			if !filepath.IsAbs(a) {
+				a = filepath.Join(cwd, a)
+			}
+			if r, err := filepath.EvalSymlinks(a); err == nil {
+				a = r
+			}
+			if a == want && alive(pid) {
+				return &Holder{Editor: editor, PID: pid}
+			}
+		}
+	}
+	return nil
+}
