@@ -38,6 +38,7 @@ Usage:
   greenlight skip|retry CAMPAIGN.yaml PHASE  skip a phase (stopping it; --point P: one sweep point) / run it again
   greenlight stop CAMPAIGN.yaml           stop the campaign and its running steps
   greenlight logs [-f] CAMPAIGN.yaml [PHASE]  print the steps' logs; -f follows them
+  greenlight note CAMPAIGN.yaml TEXT...       add a timestamped note to the record (through its runner)
   greenlight report [flags] CAMPAIGN.yaml rebuild the results file from the state dir
   greenlight report --versions CAMPAIGN.yaml  the versions of your results file that writes replaced
   greenlight trace [--top N] [--csv F] TRACE...  where the GPU time went in profiler traces
@@ -139,6 +140,13 @@ Opens the manual gates of these phases (a phase whose gate is not reached
 yet passes it when it comes). Starts the campaign's runner when none runs
 and the campaign is not finished (it resumes from the journal).
 `,
+	"note": `Usage: greenlight note [--state-dir DIR] CAMPAIGN.yaml TEXT...
+
+Adds a note, with the time, to the Notes section of the campaign's record:
+through its runner when one runs it, else into its journal, the results
+file then rebuilt. Notes are facts of the journal: report and --fresh keep
+them. No editor is opened; nothing races with the results being written.
+`,
 	"pause": `Usage: greenlight pause CAMPAIGN.yaml
 
 Holds the queue: the running steps finish, no new one starts.
@@ -237,6 +245,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdControl(args[0], args[1:], stdout, stderr)
 	case "logs":
 		return cmdLogs(args[1:], stdout, stderr)
+	case "note":
+		return cmdNote(args[1:], stdout, stderr)
 	case "trace":
 		return cmdTrace(args[1:], stdout, stderr)
 	case "compare":

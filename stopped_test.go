@@ -130,3 +130,45 @@ phases:
 		t.Logf("record after --fresh:\n%s", got)
 	}
 }
+
+// TestNote: greenlight note through a running campaign's runner, and on
+// a finished one (journaled, the record rebuilt): both in the record's
+// Notes with their times, escaped; report rebuilds them.
+func TestNote(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: noted
+phases:
+  - id: a
+    steps:
+      - run: |
+          while [ ! -e go ]; do sleep 0.05; done
+`)
+	cmd, _ := startPlain(t, dir, c)
+	testutil.Eventually(t, 20*time.Second, "the runner", func() bool {
+		o, _ := runBin(t, dir, "status", c)
+		return strings.Contains(o, "running")
+	})
+	if o, code := runBin(t, dir, "note", c, "GEMM", "looked", "odd | <b>"); code != 0 || !strings.Contains(o, "note added") {
+		t.Fatalf("note while running: exit %d\n%s", code, o)
+	}
+	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+	cmd.Wait()
+	if o, code := runBin(t, dir, "note", c, "second look: fine"); code != 0 {
+		t.Fatalf("note after the end: exit %d\n%s", code, o)
+	}
+	md := readFile(t, filepath.Join(dir, "noted.md"))
+	for _, want := range []string{"## Notes", `GEMM looked odd \| &lt;b>`, "second look: fine"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the record lacks %q:\n%s", want, md)
+		}
+	}
+	os.Remove(filepath.Join(dir, "noted.md"))
+	runBin(t, dir, "report", c)
+	if md := readFile(t, filepath.Join(dir, "noted.md")); !strings.Contains(md, "second look: fine") || !strings.Contains(md, "GEMM looked odd") {
+		t.Errorf("report dropped the notes:\n%s", md)
+	}
+	if _, code := runBin(t, dir, "note", c); code != 2 {
+		t.Errorf("note with no text: exit %d; want 2", code)
+	}
+}

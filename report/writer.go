@@ -331,6 +331,10 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 	env := w.currentEnv()
 	bodies := map[string]string{"header": header(w.plan, st, env, w.file.Remade(), w.baseline.result(), w.keyEnergy)}
 	order := []string{"header"}
+	if len(st.Notes) > 0 {
+		bodies["notes"] = notesBlock(st.Notes)
+		order = append(order, "notes")
+	}
 	if w.baseline != nil {
 		if b := w.baseline.block(); b != "" {
 			bodies["baseline"] = b

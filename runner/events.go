@@ -24,11 +24,12 @@ const (
 	Warning
 	CampaignFinished
 	Detached // the runner let go; steps keep running
+	NoteAdded
 )
 
 var kindNames = [...]string{"campaign-started", "phase-started", "step-started", "progress", "result",
 	"summary", "step-finished", "phase-finished", "service-ready", "service-stopped", "gate-waiting",
-	"paused", "resumed", "frozen", "thawed", "warning", "campaign-finished", "detached"}
+	"paused", "resumed", "frozen", "thawed", "warning", "campaign-finished", "detached", "note"}
 
 func (k EventKind) String() string {
 	if int(k) < len(kindNames) {

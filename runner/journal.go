@@ -54,8 +54,8 @@ const (
 	recPointSkip   = "point-skip"   // Reason: the points skipped (a point spec); Attempt: the phase's attempt when said; holds until a retry
 	recRetry       = "retry"        // the phase runs again from scratch: its points skipped run again
 	recAdopted     = "adopted"      // a runner started again took over a step of the attempt
-	recNote        = "note"
-	recWarning     = "warning" // Reason: a warning the runner said, as the record says it
+	recNote        = "note"         // Reason: a person's note (greenlight note), for the record
+	recWarning     = "warning"      // Reason: a warning the runner said, as the record says it
 	recFinished    = "campaign-end"
 )
 
@@ -148,6 +148,17 @@ func readJournal(path string) ([]record, error) {
 		out = append(out, r)
 	}
 	return out, sc.Err()
+}
+
+// notesOf are the person's notes the journal holds, in order.
+func notesOf(recs []record) []Note {
+	var out []Note
+	for _, rec := range recs {
+		if rec.Kind == recNote {
+			out = append(out, Note{T: rec.T, Text: rec.Reason})
+		}
+	}
+	return out
 }
 
 // warningsOf are the warnings the journal holds, the last maxWarnings.

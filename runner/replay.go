@@ -57,6 +57,7 @@ func Replay(plan *campaign.Plan, stateDir string) (*State, error) {
 		applySkips(pr, h)
 	}
 	v.warnings = warningsOf(recs)
+	v.notes = notesOf(recs)
 	s := v.snapshot()
 	// Finished, if the journal's last word is the campaign's end and every
 	// phase it knows of ended.

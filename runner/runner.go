@@ -68,6 +68,7 @@ type Runner struct {
 	times    campaignTimes
 	warnings []string
 	said     []string         // what earlier runners warned, from the journal, until the loop starts
+	notes    []Note           // the person's notes, from the journal and since
 	kept     []supervise.Kept // what steps with leave_running left running: stopped at the campaign's end
 	held     holders          // the campaign's processes on the GPUs, from the GPU source
 	cgroup   string           // the campaign's cgroup (v2), "" where none could be made
@@ -209,6 +210,7 @@ func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 	}
 	r.resume(recs)
 	r.said = warningsOf(recs)
+	r.notes = notesOf(recs)
 	r.warnings = append(r.warnings, opts.Notes...)
 	if cg, err := supervise.CampaignCgroup(campaign.SafeName(plan.Name), root); err == nil {
 		r.cgroup = cg
@@ -363,6 +365,22 @@ func (r *Runner) Greenlight(id string) error { return r.do(func() error { return
 // the loop starts.
 func (r *Runner) Warn(msg string) {
 	go r.do(func() error { r.warn(msg); return nil })
+}
+
+// Note adds a person's note to the campaign's record: journaled (it
+// outlives the runner, report and --fresh keep it), then written.
+func (r *Runner) Note(text string) error {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return fmt.Errorf("an empty note")
+	}
+	return r.do(func() error {
+		n := Note{T: r.opts.Now(), Text: text}
+		r.journal(record{T: n.T, Kind: recNote, Reason: n.Text})
+		r.notes = append(r.notes, n)
+		r.emit(Event{Kind: NoteAdded, Message: "note: " + text})
+		return nil
+	})
 }
 
 // Stop stops every running step and service; the campaign ends stopped.

@@ -55,6 +55,13 @@ type State struct {
 	Warnings []string     `json:",omitzero"`
 	DiskFree uint64       `json:",omitzero"` // bytes free where the report lives; 0 if unknown
 	Sessions []int        `json:",omitzero"` // session ids of live steps and services, and their steps' group ids, for GPU process labels
+	Notes    []Note       `json:",omitzero"` // the person's notes (greenlight note), in order
+}
+
+// Note is a line a person added to the record, and when.
+type Note struct {
+	T    time.Time `json:",omitzero"`
+	Text string    `json:",omitzero"`
 }
 
 // PhaseState is the state of one phase.

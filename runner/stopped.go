@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -80,4 +81,25 @@ func TakeWhileStopped(plan *campaign.Plan, stateDir, verb, phase, point string) 
 		return "", err
 	}
 	return said, nil
+}
+
+// NoteWhileStopped journals a person's note for a campaign no runner
+// runs; `greenlight report` (or the next run) writes it into the record.
+func NoteWhileStopped(stateDir, text string) error {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return fmt.Errorf("an empty note")
+	}
+	dirs := Layout(stateDir)
+	lock, err := takeLock(dirs.Lock())
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	j, err := openJournal(dirs.Journal())
+	if err != nil {
+		return err
+	}
+	defer j.close()
+	return j.write(record{T: time.Now(), Kind: recNote, Reason: text}, true)
 }

@@ -139,6 +139,9 @@ func (r *Runner) memoryJournal() []record {
 	for _, w := range r.warnings {
 		recs = append(recs, record{T: r.times.started, Kind: recWarning, Reason: w})
 	}
+	for _, n := range r.notes {
+		recs = append(recs, record{T: n.T, Kind: recNote, Reason: n.Text})
+	}
 	if r.q.finished {
 		recs = append(recs, record{T: r.times.ended, Kind: recFinished})
 	}

@@ -21,6 +21,7 @@ const (
 	OpGreenlight Op = "greenlight"
 	OpStop       Op = "stop"
 	OpState      Op = "state" // the whole state, results included (answered by the link)
+	OpNote       Op = "note"  // its target is the note's text
 )
 
 // Controls are the runner's controls, as runner.Runner has them and as a
@@ -35,6 +36,7 @@ type Controls interface {
 	SkipPoint(phase, point string) error
 	Retry(phase string) error
 	Greenlight(phase string) error
+	Note(text string) error
 }
 
 type opEntry struct {
@@ -54,6 +56,7 @@ var ops = []opEntry{
 	{OpSkipPoint, "", true, func(c Controls, t string) error { p, pt := SplitTarget(t); return c.SkipPoint(p, pt) }},
 	{OpRetry, "retry", true, func(c Controls, p string) error { return c.Retry(p) }},
 	{OpGreenlight, "approve", true, func(c Controls, p string) error { return c.Greenlight(p) }},
+	{OpNote, "note", false, func(c Controls, text string) error { return c.Note(text) }},
 }
 
 func entry(op Op) *opEntry {
@@ -120,5 +123,6 @@ func (r Remote) SkipPoint(id, point string) error {
 }
 func (r Remote) Retry(id string) error      { return r(OpRetry, id) }
 func (r Remote) Greenlight(id string) error { return r(OpGreenlight, id) }
+func (r Remote) Note(text string) error     { return r(OpNote, text) }
 
 var _ Controls = Remote(nil)

@@ -16,7 +16,7 @@ func TestOpsRoundTrip(t *testing.T) {
 		if got != e.op {
 			t.Errorf("Apply(%s) called the method that asks for %s", e.op, got)
 		}
-		if want := map[bool]string{true: "p1", false: ""}[e.op.TakesPhase()]; gotPhase != want {
+		if want := map[bool]string{true: "p1", false: ""}[e.op.TakesPhase() || e.op == OpNote]; gotPhase != want { // a note's target is its text
 			t.Errorf("%s carried phase %q, want %q", e.op, gotPhase, want)
 		}
 		if e.verb != "" {
