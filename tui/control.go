@@ -13,6 +13,9 @@ import (
 )
 
 func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
+	if m.note != nil {
+		return m.onNoteKey(k)
+	}
 	if m.confirm != noConfirm {
 		return m.onConfirmKey(k)
 	}
@@ -55,6 +58,8 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return tea.Batch(m.logs.read(m.selected()), m.chartRows(true))
 	case key.Matches(k, m.keys.Help):
 		m.help = true
+	case key.Matches(k, m.keys.Note):
+		m.note = &[]rune{}
 	case key.Matches(k, m.keys.Tab):
 		m.detail = (m.detail + 1) % 3
 		if m.detail == detailReport {
@@ -209,3 +214,33 @@ func (m *model) runningPoint() string {
 	}
 	return ph.Sweep.Key(*steps[ps.Current].Unit)
 }
+
+// onNoteKey types the note N opened: enter adds it to the record (through
+// the runner, journaled), esc drops it.
+func (m *model) onNoteKey(k tea.KeyPressMsg) tea.Cmd {
+	text := *m.note
+	switch k.String() {
+	case "esc", "ctrl+c":
+		m.note = nil
+	case "enter":
+		m.note = nil
+		if len(text) == 0 {
+			return nil
+		}
+		note := string(text)
+		m.say("note added to the record")
+		return m.ctl(func() error { return m.opts.Runner.Note(note) })
+	case "backspace":
+		if len(text) > 0 {
+			*m.note = text[:len(text)-1]
+		}
+	default:
+		if t := k.Key().Text; t != "" && len(text) < maxNote {
+			*m.note = append(text, []rune(t)...)
+		}
+	}
+	return nil
+}
+
+// maxNote bounds a note typed in the window.
+const maxNote = 500

@@ -33,6 +33,7 @@ type Controller interface {
 	Retry(id string) error
 	Greenlight(id string) error
 	Stop() error
+	Note(text string) error
 }
 
 // GPUs is what the TUI reads of the sampler.
@@ -113,6 +114,7 @@ type model struct {
 	chart        bool      // the chart screen (c) is open
 	chartMetric  int       // which of its metrics it shows (tab)
 	skipPoint    string    // the point confirmSkipPoint asks about
+	note         *[]rune   // the note being typed (N), nil when none is
 	rows         chartRows // the chart's phase's results, asked of the runner
 	confirm      confirmKind
 	flash        string

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	tea "charm.land/bubbletea/v2"
 	"fmt"
 	"io"
 	"strings"
@@ -73,5 +74,24 @@ func TestStoppedReadsStopped(t *testing.T) {
 	}
 	if full := strings.Count(line, "█"); full == 0 || full > 24/5+1 {
 		t.Errorf("header %q: the bar has %d full cells; want about a fifth of 24", line, full)
+	}
+}
+
+// TestNoteKey: N opens a line to type a note; enter gives it to the
+// runner, esc drops it; keys typed meanwhile are the note's, not commands.
+func TestNoteKey(t *testing.T) {
+	s := newScreenTest(t, 120, 40, 2)
+	s.screen(t, "k25-profile")
+	s.tm.Send(tea.KeyPressMsg{Code: 'N', Text: "N"})
+	for _, r := range "skip s? q" {
+		s.tm.Send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+	s.screen(t, "note: skip s? q")
+	s.tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
+	for deadline := time.Now().Add(5 * time.Second); s.ctl.got() == "" && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := s.ctl.got(); got != "note skip s? q" {
+		t.Errorf("the runner was asked %q; want the note alone (no skip, no quit)", got)
 	}
 }

@@ -169,7 +169,8 @@ func (f *fakeRunner) PhaseRows(id string) ([]runner.StepState, error) {
 	return f.rows[id], nil
 }
 
-func (f *fakeRunner) Stop() error { return f.rec("stop") }
+func (f *fakeRunner) Stop() error            { return f.rec("stop") }
+func (f *fakeRunner) Note(text string) error { return f.rec("note " + text) }
 
 // got lists the calls sorted: each runs in a command of its own, so their
 // order is not the keys' order.

@@ -160,6 +160,9 @@ func (m *model) artifactsLine(ps *runner.PhaseState) string {
 }
 
 func (m *model) statusLine() string {
+	if m.note != nil {
+		return m.st.warn.Render("note: "+string(*m.note)+"█") + m.st.dim.Render("  enter: add to the record · esc: drop")
+	}
 	switch m.confirm {
 	case confirmSkip:
 		if ps := m.selected(); ps != nil {
