@@ -30,7 +30,7 @@ func newKeyMap() keyMap {
 		StopAll:    key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "stop the campaign")),
 		Chart:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "chart")),
 		SkipPoint:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "skip point")),
-		Note:       key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "note in the record")),
+		Note:       key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "add a note")),
 	}
 }
 
