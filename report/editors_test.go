@@ -177,9 +177,22 @@ func stateWithRows(base *runner.State, n int) *runner.State {
 	return &s
 }
 
+// stormViaSymlink: the results file greenlight writes is a symlink into
+// a notes folder, and the editor saves the file it points to (the edit
+// storm's SYMLINK=1).
+var stormViaSymlink = os.Getenv("SYMLINK") != ""
+
 func newEditedFile(t testing.TB) (*Writer, *editor, *runner.State) {
 	path := filepath.Join(t.TempDir(), "r.md")
-	if err := os.WriteFile(path, []byte("# my notes\n\n"), 0o644); err != nil {
+	edited := path
+	if stormViaSymlink {
+		edited = filepath.Join(filepath.Dir(path), "notes", "r.md")
+		os.MkdirAll(filepath.Dir(edited), 0o755)
+		if err := os.Symlink("notes/r.md", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(edited, []byte("# my notes\n\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// With a state dir: every version a write replaced is kept, and a
@@ -189,7 +202,7 @@ func newEditedFile(t testing.TB) (*Writer, *editor, *runner.State) {
 	if err := w.Write(st); err != nil && !errors.Is(err, mdfile.ErrNoSwap) {
 		t.Fatal(err)
 	}
-	return w, &editor{t: t, path: path}, st
+	return w, &editor{t: t, path: edited}, st
 }
 
 // inVersions says which kept versions hold line.

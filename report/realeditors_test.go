@@ -25,7 +25,8 @@ import (
 
 // realEditor is how a person drives one editor.
 type realEditor struct {
-	name string
+	name    string
+	viaLink bool // the results file is a symlink into a notes folder
 	cmd  func(path string) []string
 	// add types a line at the end of the buffer and saves it.
 	add  func(s *tmuxPane, line string)
@@ -33,6 +34,14 @@ type realEditor struct {
 }
 
 var realEditors = []realEditor{
+	{name: "vim", viaLink: true,
+		cmd: func(p string) []string { return []string{"vim", "-N", "-u", "NONE", "-i", "NONE", p} },
+		add: func(s *tmuxPane, line string) {
+			s.keys("G", "o")
+			s.literal(line)
+			s.keys("Escape", ":w", "Enter")
+		},
+		quit: func(s *tmuxPane) { s.keys(":q", "Enter") }},
 	{name: "vim",
 		cmd: func(p string) []string { return []string{"vim", "-N", "-u", "NONE", "-i", "NONE", p} },
 		add: func(s *tmuxPane, line string) {
@@ -102,7 +111,11 @@ func TestRealEditorsSaveWhileResultsArrive(t *testing.T) {
 		t.Skip("tmux is not installed (.ci/run installs it)")
 	}
 	for _, ed := range realEditors {
-		t.Run(ed.name, func(t *testing.T) {
+		name := ed.name
+		if ed.viaLink {
+			name += "-symlinked"
+		}
+		t.Run(name, func(t *testing.T) {
 			if !hasTool(ed.cmd("")[0]) {
 				t.Skipf("%s is not installed (.ci/run installs vim, neovim, nano and emacs-nox)", ed.name)
 			}
@@ -115,6 +128,10 @@ func TestRealEditorsSaveWhileResultsArrive(t *testing.T) {
 func driveEditor(t *testing.T, ed realEditor, saves int) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "r.md")
+	if ed.viaLink {
+		os.Mkdir(filepath.Join(dir, "notes"), 0o755)
+		os.Symlink("notes/r.md", path)
+	}
 	os.WriteFile(path, []byte("# my notes\n\n"), 0o644)
 	w := NewWriter(path, testPlan(t), testEnv(), fakeGPUs{}, filepath.Join(dir, "state"))
 	base := fullState(w.plan)
@@ -150,7 +167,7 @@ func driveEditor(t *testing.T, ed realEditor, saves int) {
 			}
 		}
 	}()
-	s := &tmuxPane{t: t, socket: fmt.Sprintf("gl-ed-%s-%d", ed.name, os.Getpid())}
+	s := &tmuxPane{t: t, socket: fmt.Sprintf("gl-ed-%s-%v-%d", ed.name, ed.viaLink, os.Getpid())}
 	defer s.stop()
 	// HOME in the test's folder: the editors' own files (Neovim's swap
 	// folder, Emacs's) are the test's.

@@ -57,8 +57,23 @@ func (h *Held) Error() string {
 // much (the CSV tables and the record beside it do not).
 const HoldSaid = 10 * time.Minute
 
-// holder is the editor that holds the file at path now, or nil.
+// holder is the editor that holds the file at path now, or nil: the file
+// by its own name, or, for a symlink, by the name of the file it points to
+// (an editor opened on either leaves its files beside the one it opened).
 func holder(path string) *Holder {
+	if h := holderBy(path); h != nil {
+		return h
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil && real != path {
+		if h := holderBy(real); h != nil {
+			return h
+		}
+	}
+	return editorProcess(path)
+}
+
+// holderBy is the editor whose swap or lock file stands beside path.
+func holderBy(path string) *Holder {
 	dir, name := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -83,12 +98,6 @@ func holder(path string) *Holder {
 				return h
 			}
 		}
-	}
-	// An editor process with the file among its arguments: one that keeps
-	// its swap file elsewhere or none, or has not yet made it (it reads the
-	// file first).
-	if h := editorProcess(path); h != nil {
-		return h
 	}
 	// Emacs: .#NAME, a symlink to user@host.PID[:boot].
 	if to, err := os.Readlink(filepath.Join(dir, ".#"+name)); err == nil {
@@ -293,7 +302,9 @@ var editors = map[string]string{"vim": "vim", "vi": "vim", "view": "vim", "vim.b
 	"nvim": "nvim", "nano": "nano", "emacs": "emacs", "emacs-nox": "emacs", "hx": "helix", "micro": "micro", "kak": "kakoune", "joe": "joe", "mcedit": "mcedit"}
 
 // editorProcess is an editor process of this user with the file at path
-// among its arguments (resolved from its working folder), or nil.
+// among its arguments (resolved from its working folder), or nil: one
+// that keeps its swap file elsewhere or none, or has not made it yet (it
+// reads the file first).
 func editorProcess(path string) *Holder {
 	want, err := filepath.Abs(path)
 	if err != nil {
