@@ -27,7 +27,7 @@ import (
 type realEditor struct {
 	name    string
 	viaLink bool // the results file is a symlink into a notes folder
-	cmd  func(path string) []string
+	cmd     func(path string) []string
 	// add types a line at the end of the buffer and saves it.
 	add  func(s *tmuxPane, line string)
 	quit func(s *tmuxPane)
