@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,8 +91,8 @@ phases:
 		t.Errorf("extra reads %s; want skipped", st.Phases[2].Status)
 	}
 	md := readFile(t, filepath.Join(dir, "stopverbs.md"))
-	if !strings.Contains(md, "skipped") {
-		t.Errorf("the record does not say the point skipped")
+	if !strings.Contains(md, "| 5 | skipped by you |") {
+		t.Errorf("the record's table does not name the point skipped:\n%s", md)
 	}
 }
 
@@ -170,5 +171,44 @@ phases:
 	}
 	if _, code := runBin(t, dir, "note", c); code != 2 {
 		t.Errorf("note with no text: exit %d; want 2", code)
+	}
+}
+
+// TestSkipPartWayKeepsWhatItMeasured: a sweep skipped after some of its
+// units keeps their rows, tables and CSV, says how many it did, and report
+// rebuilds the same.
+func TestSkipPartWayKeepsWhatItMeasured(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: partway
+phases:
+  - id: g
+    gpus: none
+    sweep: {m: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}
+    repeat: 3
+    steps:
+      - run: |
+          echo "{\"t_ms\": ${m}.5}" >> "$GREENLIGHT_RESULTS"
+          echo x >> ledger
+          sleep 0.1
+`)
+	cmd, _ := startPlain(t, dir, c)
+	testutil.Eventually(t, 30*time.Second, "some units done", func() bool { return len(fileLinesOf(t, filepath.Join(dir, "ledger"))) >= 5 })
+	if o, code := runBin(t, dir, "skip", c, "g"); code != 0 {
+		t.Fatalf("skip: exit %d\n%s", code, o)
+	}
+	cmd.Wait()
+	md := readFile(t, filepath.Join(dir, "partway.md"))
+	csv := readFile(t, filepath.Join(dir, "partway.g.csv"))
+	rows := strings.Count(csv, "\n") - 1
+	var done int
+	at := max(0, strings.Index(md, "skipped — by you after "))
+	if _, err := fmt.Sscanf(md[at:], "skipped — by you after %d of 30 units", &done); err != nil || done < 4 || rows < done || !strings.Contains(md, "| 1 | 1.5") {
+		t.Errorf("the record of a sweep skipped part-way (%d rows in its CSV, %d units said done):\n%s", rows, done, md)
+	}
+	os.Remove(filepath.Join(dir, "partway.md"))
+	runBin(t, dir, "report", c)
+	if again := readFile(t, filepath.Join(dir, "partway.md")); again != md {
+		t.Errorf("report rebuilt another record:\n%s\nwant\n%s", again, md)
 	}
 }

@@ -81,8 +81,13 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 			row = u.Values[0]
 		}
 		at[[2]int{row, c}] = u.Point
-		if i < len(p.Steps) && p.Steps[i].Status == runner.Skipped && strings.HasPrefix(p.Steps[i].Reason, "until:") {
-			cut[u.Point] = "cut (until: failed)"
+		if i < len(p.Steps) && p.Steps[i].Status == runner.Skipped {
+			switch why := p.Steps[i].Reason; {
+			case strings.HasPrefix(why, "until:"):
+				cut[u.Point] = "cut (until: failed)"
+			case strings.HasPrefix(why, "skipped by you"):
+				cut[u.Point] = "skipped by you"
+			}
 		}
 	}
 	var b strings.Builder
