@@ -285,3 +285,47 @@ phases:
 		}
 	}
 }
+
+// TestAServiceThatDiesFailsItsPhaseBeforeTheNextStep: the queue paused
+// between two steps of a phase that needs a service, the service dies,
+// the queue goes on: the next step never starts against no server; the
+// phase fails with the service's last words.
+func TestAServiceThatDiesFailsItsPhaseBeforeTheNextStep(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ran := filepath.Join(dir, "ran")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: svcdies
+phases:
+  - id: serve
+    gpus: none
+    service:
+      run: |
+        echo ready; while [ ! -e %[1]s/die ]; do sleep 0.05; done; echo "CUDA error: an illegal memory access"; exit 3
+      ready: {log: ready, timeout: 30s}
+  - id: bench
+    gpus: none
+    needs: [serve]
+    steps:
+      - run: |
+          echo one >> %[2]s; while [ ! -e %[1]s/go ]; do sleep 0.05; done
+      - run: |
+          echo two >> %[2]s
+`, dir, ran))
+	h := start(t, p, testOptions(t))
+	h.kind(StepStarted, "bench")
+	h.r.Pause()
+	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
+	h.until(20*time.Second, "step 1's end", func(e Event) bool { return e.Kind == StepFinished && e.Phase == "bench" })
+	os.WriteFile(filepath.Join(dir, "die"), nil, 0o644)
+	h.until(20*time.Second, "the service's end", func(e Event) bool { return e.Kind == PhaseFinished && e.Phase == "serve" })
+	h.r.Resume()
+	st := h.finished(30 * time.Second)
+	if got := lines(t, ran); !slices.Equal(got, []string{"one"}) {
+		t.Errorf("steps run %v; want only the first: the second would have met no server", got)
+	}
+	b := st.Phase("bench")
+	if b.Status != Failed || !strings.Contains(b.Reason, "illegal memory access") || b.Steps[0].Status != Done {
+		t.Errorf("bench = %s (%s), step 1 %s; want failed with the service's last words, step 1 done", b.Status, b.Reason, b.Steps[0].Status)
+	}
+}

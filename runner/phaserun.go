@@ -315,6 +315,12 @@ func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
 
 func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 	step := pr.ph.AllSteps()[idx]
+	if why := r.serviceDied(pr); why != "" {
+		// Never a step against no server: the phase fails with the
+		// service's own last words.
+		r.endPhase(pr, Failed, fmt.Sprintf("step %d (%s) not started: %s", idx+1, step.Label(), why))
+		return
+	}
 	pr.state.Current = idx
 	// Journaled (fsynced) before the step starts: an fsync while a step
 	// begins writing can make the filesystem flush its output and slow it.
@@ -439,4 +445,16 @@ func expectReason(ps PhaseState) string {
 		parts = append(parts, fmt.Sprintf("%s (expected %s) was not produced", m.Column, m.String()))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// serviceDied says why, when a service the phase uses has died (failed
+// since it was up): "" while every one is up or on its way.
+func (r *Runner) serviceDied(pr *phaseRun) string {
+	for _, o := range r.phases {
+		if o.ph.Service == nil || o == pr || !r.plan.Uses(pr.ph.ID, o.ph.ID) || o.state.Status != Failed {
+			continue
+		}
+		return fmt.Sprintf("the service %s it needs failed: %s", o.ph.ID, o.state.Reason)
+	}
+	return ""
 }

@@ -75,7 +75,7 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	case svc && pr.state.Status == Ready:
 		ss.Status, ss.Reason = Failed, reason
 		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
-		why := fmt.Sprintf("the service %s died (%s)", pr.ph.ID, reason)
+		why := quoteLast(fmt.Sprintf("the service %s died (%s)", pr.ph.ID, reason), sr.files.log)
 		for _, o := range r.phases {
 			if r.plan.Uses(o.ph.ID, pr.ph.ID) && o.state.Status == Running && o.cur != nil && !o.cur.proc.exitedSeen {
 				o.cur.proc.stopFor, o.cur.proc.stopWhy = Failed, why
