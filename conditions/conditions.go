@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
@@ -89,7 +90,7 @@ func Machine(plan *campaign.Plan, src Source) Conditions {
 func Gather(ctx context.Context, plan *campaign.Plan, src Source, timeout time.Duration) Conditions {
 	c := Machine(plan, src)
 	for _, run := range plan.Conditions.Commands {
-		out, err := shell(ctx, plan.Dir, run, timeout)
+		out, err := shell(ctx, plan.Dir, run, timeout, maxOutput)
 		cmd := Command{Run: run, Output: safe.Text(strings.TrimRight(out, "\n"), safe.Summary)}
 		if err != nil {
 			cmd.Error = err.Error()
@@ -102,29 +103,63 @@ func Gather(ctx context.Context, plan *campaign.Plan, src Source, timeout time.D
 	return c
 }
 
-const maxOutput = 16 << 10
+const (
+	maxOutput   = 16 << 10 // a command's output kept in the record
+	maxPipList  = 8 << 20  // pip list's JSON, read whole
+	killedAfter = time.Second
+)
 
-// shell runs a command under sh -c in dir; its output, cut at maxOutput.
-func shell(ctx context.Context, dir, run string, timeout time.Duration) (string, error) {
+// shell runs a command under sh -c in dir, in a process group of its
+// own: at the timeout the whole group is killed (not sh alone, which left
+// a hung command's children running), and what it printed is read
+// through a bounded buffer (a command printing 100 MB costs limit bytes,
+// the rest counted and dropped).
+func shell(ctx context.Context, dir, run string, timeout time.Duration, limit int) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", run)
 	cmd.Dir = dir
-	cmd.WaitDelay = time.Second
-	out, err := cmd.CombinedOutput()
-	if len(out) > maxOutput {
-		out = append(out[:maxOutput], "\n[cut]"...)
-	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = killedAfter // a child that left the group and holds the output open
+	out := &capped{limit: limit}
+	cmd.Stdout, cmd.Stderr = out, out
+	err := cmd.Run()
+	text := out.String()
 	if ctx.Err() == context.DeadlineExceeded {
-		return string(out), fmt.Errorf("gave no answer in %v", timeout)
+		return text, fmt.Errorf("gave no answer in %v: its process group was killed", timeout)
 	}
-	return string(out), err
+	return text, err
+}
+
+// capped keeps the first limit bytes written to it and counts the rest.
+type capped struct {
+	limit   int
+	b       []byte
+	dropped int64
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.limit - len(c.b); room > 0 {
+		c.b = append(c.b, p[:min(room, len(p))]...)
+		c.dropped += int64(len(p) - min(room, len(p)))
+	} else {
+		c.dropped += int64(len(p))
+	}
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	if c.dropped == 0 {
+		return string(c.b)
+	}
+	return string(c.b) + fmt.Sprintf("\n[cut: %d more bytes]", c.dropped)
 }
 
 // packages are the named packages' versions from pip list.
 func packages(ctx context.Context, dir string, names []string, timeout time.Duration) map[string]string {
 	out := map[string]string{}
-	text, err := shell(ctx, dir, "python3 -m pip list --format=json --disable-pip-version-check 2>/dev/null", timeout)
+	text, err := shell(ctx, dir, "python3 -m pip list --format=json --disable-pip-version-check 2>/dev/null", timeout, maxPipList)
 	var listed []struct{ Name, Version string }
 	if err != nil || json.Unmarshal([]byte(text), &listed) != nil {
 		for _, n := range names {

@@ -2,11 +2,17 @@ package conditions
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
@@ -90,5 +96,38 @@ func TestGatherCommandsAndPackages(t *testing.T) {
 	b := Conditions{Packages: map[string]string{"vllm": "0.14.1", "torch": "2.9.0"}}
 	if d := Diff(a, b); len(d) != 1 || d[0].String() != "vllm 0.13.0 → 0.14.1" {
 		t.Errorf("packages diff %v", d)
+	}
+}
+
+// TestAHungCommandIsKilledWholeAndALoudOneBounded: a conditions command
+// that hangs is killed with its children at the timeout (the timeout
+// killed only sh -c, and its children ran on); one that prints 100 MB is
+// kept to its first 16 KiB, the rest counted, without holding it all.
+func TestAHungCommandIsKilledWholeAndALoudOneBounded(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child")
+	out, err := shell(context.Background(), dir, "sleep 300 & echo $! > "+pidFile+"; wait", 300*time.Millisecond, maxOutput)
+	if err == nil || !strings.Contains(err.Error(), "gave no answer") {
+		t.Errorf("a hung command: %q, %v", out, err)
+	}
+	b, _ := os.ReadFile(pidFile)
+	if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
+		testutil.Eventually(t, 5*time.Second, "the hung command's child gone", func() bool {
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			return len(st) == 0 || strings.Contains(string(st), ") Z ")
+		})
+	} else {
+		t.Fatalf("no child pid written: %q", b)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	out, err = shell(context.Background(), dir, "head -c 100000000 /dev/zero | tr '\\0' x", time.Minute, maxOutput)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(out) > maxOutput+100 || !strings.Contains(out, "[cut: 99983616 more bytes]") {
+		t.Errorf("100 MB of output: %d bytes kept, %v, tail %q", len(out), err, out[max(0, len(out)-60):])
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
+		t.Errorf("reading 100 MB of output allocated %d MB; want it bounded", grew>>20)
 	}
 }

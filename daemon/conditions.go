@@ -10,8 +10,12 @@ import (
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
-// commandTimeout bounds each conditions: command (and pip list).
-const commandTimeout = time.Minute
+// commandTimeout bounds each conditions: command (and pip list);
+// condsEndWait, the campaign's end waiting for them.
+const (
+	commandTimeout = time.Minute
+	condsEndWait   = 10 * time.Second
+)
 
 // conditionsBook keeps what the campaign runs under, in its state dir.
 type conditionsBook struct {

@@ -222,9 +222,17 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if code != runner.ExitInterrupted {
-		select { // a campaign shorter than its conditions: commands
+		// A campaign shorter than its conditions: commands waits for them a
+		// bounded, stated time, so its record has their output.
+		select {
 		case <-condsKept:
-		case <-time.After(2 * commandTimeout):
+		default:
+			fmt.Fprintf(stdout, "%s waiting up to %s for the conditions: commands, so that the record has their output\n", time.Now().Format("15:04:05"), condsEndWait)
+			select {
+			case <-condsKept:
+			case <-time.After(condsEndWait):
+				fmt.Fprintf(stdout, "%s warning: the conditions: commands did not end in %s: the record has the machine's conditions without their output\n", time.Now().Format("15:04:05"), condsEndWait)
+			}
 		}
 	}
 	r.Close()
