@@ -10,15 +10,21 @@ package metrics
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
@@ -97,10 +103,11 @@ func Parse(r io.Reader, extra []string) (map[string]float64, error) {
 	return out, nil
 }
 
-// Sample is one scrape.
+// Sample is one scrape: the series read, or why it read none (Err).
 type Sample struct {
-	T time.Time
-	V map[string]float64
+	T   time.Time
+	V   map[string]float64
+	Err string // "HTTP 404", "no answer in 2s", "body over 16 MiB: cut, no vLLM series in it"
 }
 
 // Scraper reads one URL every Interval while Active says so, one request
@@ -118,6 +125,7 @@ type Scraper struct {
 
 	mu      sync.Mutex
 	samples []Sample
+	fails   []Sample // the scrapes that read nothing, with why
 	lastErr string
 	kept    *os.File
 }
@@ -146,37 +154,68 @@ func (s *Scraper) Run(ctx context.Context) {
 	}
 }
 
+// maxBody is the most of a /metrics page read.
+const maxBody = 16 << 20
+
 func (s *Scraper) scrape(ctx context.Context, client *http.Client) {
+	s.Add(s.read(ctx, client))
+}
+
+// read is one scrape: what the page says, or why it says nothing, in
+// words a person acts on (each failure kept and counted, not only the last).
+func (s *Scraper) read(ctx context.Context, client *http.Client) Sample {
+	now := time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
 	if err != nil {
-		s.fail(err)
-		return
+		return Sample{T: now, Err: err.Error()}
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		s.fail(err)
-		return
+		var ne interface{ Timeout() bool }
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			return Sample{T: now, Err: fmt.Sprintf("no answer in %s", client.Timeout)}
+		case errors.Is(err, syscall.ECONNREFUSED):
+			return Sample{T: now, Err: "connection refused (nothing listens there)"}
+		}
+		return Sample{T: now, Err: err.Error()}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		s.fail(fmt.Errorf("%s answered %s", s.URL, resp.Status))
-		return
+		return Sample{T: now, Err: "HTTP " + strconv.Itoa(resp.StatusCode)}
 	}
-	v, err := Parse(io.LimitReader(resp.Body, 16<<20), s.Extra)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		s.fail(err)
-		return
+		return Sample{T: now, Err: "body cut: " + err.Error()}
 	}
-	s.Add(Sample{T: time.Now(), V: v})
+	over := len(body) > maxBody
+	if over {
+		body = body[:bytes.LastIndexByte(body[:maxBody], '\n')+1] // whole lines only
+	}
+	v, err := Parse(bytes.NewReader(body), s.Extra)
+	switch {
+	case over && (err != nil || !hasVLLM(v)):
+		return Sample{T: now, Err: "body over 16 MiB: cut, no vLLM series in it"}
+	case err != nil:
+		return Sample{T: now, Err: err.Error()}
+	case !hasVLLM(v) && len(v) == 0:
+		return Sample{T: now, Err: "no vLLM series in the page"}
+	}
+	return Sample{T: now, V: v}
 }
 
-func (s *Scraper) fail(err error) {
-	s.mu.Lock()
-	s.lastErr = err.Error()
-	s.mu.Unlock()
+// hasVLLM says a scrape read one of the series we know.
+func hasVLLM(v map[string]float64) bool {
+	for k := range known {
+		if _, ok := v[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
-// Add keeps a sample (Run does; tests too), and appends it to Keep.
+// Add keeps a sample, or a failed scrape (Err), as Run does (tests too),
+// and appends it to Keep.
 func (s *Scraper) Add(sm Sample) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -198,15 +237,16 @@ func (s *Scraper) keep(sm Sample) {
 		}
 		s.kept = f
 	}
-	if b, err := json.Marshal(keptSample{T: sm.T, V: finite(sm.V)}); err == nil {
+	if b, err := json.Marshal(keptSample{T: sm.T, V: finite(sm.V), Err: sm.Err}); err == nil {
 		s.kept.Write(append(b, '\n'))
 	}
 }
 
 // keptSample is a line of a Keep file.
 type keptSample struct {
-	T time.Time          `json:"t"`
-	V map[string]float64 `json:"v"`
+	T   time.Time          `json:"t"`
+	V   map[string]float64 `json:"v,omitempty"`
+	Err string             `json:"err,omitempty"`
 }
 
 // finite leaves out what JSON cannot hold (NaN, infinities).
@@ -239,7 +279,7 @@ func Load(path string) (*Scraper, error) {
 	for sc.Scan() {
 		var k keptSample
 		if json.Unmarshal(sc.Bytes(), &k) == nil {
-			s.add(Sample{T: k.T, V: k.V})
+			s.add(Sample{T: k.T, V: k.V, Err: k.Err})
 		}
 	}
 	return s, sc.Err()
@@ -256,6 +296,14 @@ func (s *Scraper) Close() {
 }
 
 func (s *Scraper) add(sm Sample) {
+	if sm.Err != "" {
+		s.fails = append(s.fails, sm)
+		if len(s.fails) > MaxSamples {
+			s.fails = append(s.fails[:0:0], s.fails[len(s.fails)-MaxSamples:]...)
+		}
+		s.lastErr = sm.Err
+		return
+	}
 	s.samples = append(s.samples, sm)
 	if len(s.samples) > MaxSamples {
 		s.samples = append(s.samples[:0:0], s.samples[len(s.samples)-MaxSamples:]...)
@@ -276,6 +324,31 @@ type Summary struct {
 	From, To time.Time // the first and last scrape in the window
 	Scrapes  int
 	Series   map[string]Stat
+	Failed   map[string]int // scrapes in the window that read nothing, by why
+}
+
+// FailedSaid is the failed scrapes in words, most frequent first:
+// "HTTP 404 (12), no answer in 2s (1)"; "" when none failed.
+func (s Summary) FailedSaid() string {
+	type why struct {
+		text string
+		n    int
+	}
+	var ws []why
+	for t, n := range s.Failed {
+		ws = append(ws, why{t, n})
+	}
+	slices.SortFunc(ws, func(a, b why) int {
+		if a.n != b.n {
+			return b.n - a.n
+		}
+		return strings.Compare(a.text, b.text)
+	})
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = fmt.Sprintf("%s (%d)", w.text, w.n)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // GenRate is tokens generated per second over the window; ok false when
@@ -294,6 +367,14 @@ func (s *Scraper) Window(from, to time.Time) Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := Summary{Series: map[string]Stat{}}
+	for _, f := range s.fails {
+		if !f.T.Before(from) && !f.T.After(to) {
+			if out.Failed == nil {
+				out.Failed = map[string]int{}
+			}
+			out.Failed[f.Err]++
+		}
+	}
 	last := map[string]float64{}
 	for _, sm := range s.samples {
 		if sm.T.Before(from) || sm.T.After(to) {

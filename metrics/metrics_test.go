@@ -139,3 +139,31 @@ func TestKeptScrapesLoadBack(t *testing.T) {
 		t.Errorf("loaded back: %+v; kept: %+v", got, want)
 	}
 }
+
+// TestScrapeFailuresSaid: each failed scrape is kept with its reason in
+// words and counted over a window: a 404, a page over 16 MiB whose vLLM
+// series lie past the cut, a server that never answers.
+func TestScrapeFailuresSaid(t *testing.T) {
+	big := strings.Repeat("# filler line of a very long page\n", 600000) + "vllm:num_requests_running 3\n"
+	mux := http.NewServeMux()
+	mux.HandleFunc("/missing", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) })
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, big) })
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) { time.Sleep(500 * time.Millisecond) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, c := range []struct{ path, want string }{
+		{"/missing", "HTTP 404 (2)"},
+		{"/big", "body over 16 MiB: cut, no vLLM series in it (2)"},
+		{"/slow", "no answer in 200ms (2)"},
+	} {
+		s := &Scraper{URL: srv.URL + c.path}
+		client := &http.Client{Timeout: 200 * time.Millisecond}
+		from := time.Now()
+		s.scrape(context.Background(), client)
+		s.scrape(context.Background(), client)
+		sum := s.Window(from, time.Now())
+		if sum.Scrapes != 0 || sum.FailedSaid() != c.want {
+			t.Errorf("%s: %d scrapes, failed %q; want %q", c.path, sum.Scrapes, sum.FailedSaid(), c.want)
+		}
+	}
+}

@@ -54,7 +54,11 @@ func (w *Writer) serverSection(ph *campaign.Phase, p runner.PhaseState) string {
 		sum := w.servers[svc].Window(p.Started, end)
 		fmt.Fprintf(&b, "\n### Server: %s, as its /metrics saw the phase\n\n", cell(svc))
 		if sum.Scrapes == 0 {
-			b.WriteString("No scrape of its metrics fell within the phase.\n")
+			if f := sum.FailedSaid(); f != "" {
+				fmt.Fprintf(&b, "No scrape of its metrics answered within the phase: %s.\n", cell(f))
+			} else {
+				b.WriteString("No scrape of its metrics fell within the phase.\n")
+			}
 			continue
 		}
 		b.WriteString("| Series | Mean | Peak | Over the phase |\n|---|---:|---:|---:|\n")
@@ -80,7 +84,11 @@ func (w *Writer) serverSection(ph *campaign.Phase, p runner.PhaseState) string {
 		if h, q := sum.Series[metrics.PrefixHits], sum.Series[metrics.PrefixQuery]; q.Delta > 0 {
 			fmt.Fprintf(&b, "| prefix cache hit rate | | | %s %% |\n", FormatNumber(100*h.Delta/q.Delta))
 		}
-		fmt.Fprintf(&b, "\n%d scrapes from %s to %s.\n", sum.Scrapes, sum.From.Format("15:04:05"), sum.To.Format("15:04:05"))
+		fmt.Fprintf(&b, "\n%d scrapes from %s to %s.", sum.Scrapes, sum.From.Format("15:04:05"), sum.To.Format("15:04:05"))
+		if f := sum.FailedSaid(); f != "" {
+			fmt.Fprintf(&b, " Failed: %s.", cell(f))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
