@@ -23,6 +23,10 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		m.help = false
 		return nil
 	}
+	if m.warnList { // any key closes the warnings: they are read
+		m.warnList, m.unseen = false, nil
+		return nil
+	}
 	if m.chart {
 		// The chart screen: tab turns its metric, c, esc or q close it;
 		// ↑/↓ still move between phases (and their charts).
@@ -60,6 +64,8 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		m.help = true
 	case key.Matches(k, m.keys.Note):
 		m.note = &[]rune{}
+	case key.Matches(k, m.keys.Warnings):
+		m.warnList = true
 	case key.Matches(k, m.keys.Tab):
 		m.detail = (m.detail + 1) % 3
 		if m.detail == detailReport {

@@ -5,7 +5,7 @@ import "charm.land/bubbles/v2/key"
 // keyMap is every key the program answers to.
 type keyMap struct {
 	Up, Down, Pause, Freeze, Skip, Retry, Greenlight, Tab, PgUp, PgDown, Top, Bottom, Help, Quit key.Binding
-	Yes, No, Leave, StopAll, Chart, SkipPoint, Note                                              key.Binding
+	Yes, No, Leave, StopAll, Chart, SkipPoint, Note, Warnings                                    key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -31,6 +31,7 @@ func newKeyMap() keyMap {
 		Chart:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "chart")),
 		SkipPoint:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "skip point")),
 		Note:       key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "add a note")),
+		Warnings:   key.NewBinding(key.WithKeys("W"), key.WithHelp("W", "warnings")),
 	}
 }
 
@@ -41,5 +42,5 @@ func (k keyMap) ShortHelp() []key.Binding {
 
 // FullHelp is the ? screen.
 func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Up, k.Down, k.Tab, k.PgUp, k.PgDown, k.Top, k.Bottom}, {k.Pause, k.Freeze, k.Skip, k.SkipPoint, k.Retry, k.Greenlight}, {k.Chart, k.Note, k.Help, k.Quit}}
+	return [][]key.Binding{{k.Up, k.Down, k.Tab, k.PgUp, k.PgDown, k.Top, k.Bottom}, {k.Pause, k.Freeze, k.Skip, k.SkipPoint, k.Retry, k.Greenlight}, {k.Chart, k.Note, k.Warnings, k.Help, k.Quit}}
 }

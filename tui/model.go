@@ -9,6 +9,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/greenlight-run/greenlight/internal/safe"
 	"io"
 	"os"
 	"time"
@@ -115,6 +116,8 @@ type model struct {
 	chartMetric  int       // which of its metrics it shows (tab)
 	skipPoint    string    // the point confirmSkipPoint asks about
 	note         *[]rune   // the note being typed (N), nil when none is
+	unseen       []string  // warnings not yet read (W): they stay on the status line until then
+	warnList     bool      // the warnings overlay is open
 	rows         chartRows // the chart's phase's results, asked of the runner
 	confirm      confirmKind
 	flash        string
@@ -330,6 +333,12 @@ func (m *model) onEvent(e runner.Event) tea.Cmd {
 	if e.Message != "" { // a Progress event says something only for news (a Slurm job's)
 		m.logs.event(e)
 	}
+	if e.Kind == runner.Warning && e.Message != "" {
+		m.unseen = append(m.unseen, e.Time.Format("15:04:05")+" "+safe.Line(e.Message, safe.Value))
+		if len(m.unseen) > maxUnseen {
+			m.unseen = m.unseen[len(m.unseen)-maxUnseen:]
+		}
+	}
 	return tea.Batch(cmds...)
 }
 
@@ -362,3 +371,6 @@ func (m *model) selected() *runner.PhaseState {
 func (m *model) ctl(f func() error) tea.Cmd {
 	return func() tea.Msg { return ctlDoneMsg{f()} }
 }
+
+// maxUnseen bounds the warnings kept for W.
+const maxUnseen = 50

@@ -4,6 +4,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -93,5 +94,24 @@ func TestNoteKey(t *testing.T) {
 	}
 	if got := s.ctl.got(); got != "note skip s? q" {
 		t.Errorf("the runner was asked %q; want the note alone (no skip, no quit)", got)
+	}
+}
+
+// TestWarningsStayUntilRead: a warning stays on the status line though
+// events follow it, until W lists it; any key then closes the list and
+// the line goes back to the newest event.
+func TestWarningsStayUntilRead(t *testing.T) {
+	s := newScreenTest(t, 120, 40, 2)
+	s.screen(t, "k25-profile")
+	st := loadingState(filepath.Join(s.dir, "serve.log"))
+	s.events <- runner.Event{Kind: runner.Warning, State: st, Time: t0.Add(20 * time.Minute), Message: "the campaign's runner (pid 41) went away; a new one resumed it"}
+	s.events <- runner.Event{Kind: runner.StepStarted, State: st, Time: t0.Add(20 * time.Minute), Phase: "serve", Message: "re-adopted step 1 still running"}
+	s.screen(t, "went away; a new one resumed it · W: read")
+	s.tm.Send(tea.KeyPressMsg{Code: 'W', Text: "W"})
+	s.screen(t, "greenlight warnings")
+	s.tm.Send(tea.KeyPressMsg{Code: 'x', Text: "x"})
+	got := s.screen(t, "re-adopted step 1 still running")
+	if strings.Contains(got, "W: read") {
+		t.Errorf("the warning is still on the status line after it was read:\n%s", got)
 	}
 }

@@ -52,6 +52,9 @@ func (m *model) render() string {
 	if m.quitting {
 		return ""
 	}
+	if m.warnList {
+		return m.warningsView()
+	}
 	if m.help {
 		return m.helpView()
 	}
@@ -180,6 +183,15 @@ func (m *model) statusLine() string {
 	if m.flash != "" && m.now().Sub(m.flashAt) < 8*time.Second {
 		return m.st.warn.Render(m.flash)
 	}
+	// A warning stays until it is read: a runner that went away is not
+	// replaced on screen half a second later by the next event.
+	if n := len(m.unseen); n > 0 {
+		last := m.unseen[n-1]
+		if n == 1 {
+			return m.st.warn.Render("⚠ "+last) + m.st.dim.Render(" · W: read")
+		}
+		return m.st.warn.Render(fmt.Sprintf("⚠ %d warnings; the last: %s", n, last)) + m.st.dim.Render(" · W: read them")
+	}
 	// The newest event, unless the log pane lists the events itself.
 	if n := len(m.logs.events); n > 0 && !(m.detail == detailLog && !stepStarted(m.selected())) {
 		return m.st.dim.Render(m.logs.events[n-1])
@@ -303,4 +315,25 @@ func (m *model) etaLine(ps *runner.PhaseState) string {
 	}
 	parts = append(parts, eta)
 	return m.st.running.Render(strings.Join(parts, " · "))
+}
+
+// warningsView lists the warnings not yet read, oldest first; any key
+// closes it and they are read.
+func (m *model) warningsView() string {
+	var b strings.Builder
+	b.WriteString(m.st.title.Render("greenlight warnings") + "\n\n")
+	if len(m.unseen) == 0 {
+		b.WriteString(m.st.dim.Render("none since you last looked") + "\n")
+	}
+	width := max(20, m.w-4)
+	rows := max(1, m.h-4)
+	list := m.unseen
+	if len(list) > rows {
+		list = list[len(list)-rows:]
+	}
+	for _, w := range list {
+		b.WriteString("⚠ " + ansi.Truncate(w, width, "…") + "\n")
+	}
+	b.WriteString("\n" + m.st.dim.Render("any key closes this list (the warnings are read)"))
+	return b.String()
 }
