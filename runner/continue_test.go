@@ -329,3 +329,72 @@ phases:
 		t.Errorf("bench = %s (%s), step 1 %s; want failed with the service's last words, step 1 done", b.Status, b.Reason, b.Steps[0].Status)
 	}
 }
+
+// TestRunnerAndSupervisorBothKilled: the runner and a step's supervisor
+// both killed -9 while the step has a setsid daemon, a double-forked one
+// and a process that ignores SIGTERM and SIGINT: the next runner stops
+// what is left of the step's tree (said) and only then runs the step
+// again; nothing of the campaign is left at its end.
+func TestRunnerAndSupervisorBothKilled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	path := filepath.Join(dir, "c.yaml")
+	p := writeCampaign(t, path, fmt.Sprintf(`
+name: bothkilled
+phases:
+  - id: g
+    gpus: none
+    steps:
+      - run: |
+          for f in %[1]s/pid.*; do [ -e "$f" ] || continue; s=$(cut -d' ' -f3 /proc/$(cat $f)/stat 2>/dev/null); [ -n "$s" ] && [ "$s" != Z ] && echo "left alive: $f" >> %[2]s; done
+          echo start >> %[2]s
+          if [ ! -e %[1]s/once ]; then
+            touch %[1]s/once
+            setsid sh -c 'echo $$ > %[1]s/pid.setsid; exec sleep 600' &
+            ( ( sh -c 'echo $$ > %[1]s/pid.double; exec sleep 600' & ) & )
+            sh -c 'trap "" TERM INT; echo $$ > %[1]s/pid.deaf; while :; do sleep 1; done' &
+            sleep 600
+          fi
+`, dir, ledger))
+	state := filepath.Join(dir, "state")
+	killRunnerMidStep(t, p.File, state, `"kind":"step-pid","phase":"g"`)
+	var sup int
+	for _, rec := range journalRecords(t, state) {
+		if rec.Kind == recStepPID && rec.Phase == "g" {
+			sup = rec.PID
+		}
+	}
+	testutil.Eventually(t, 10*time.Second, "the step's three processes", func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "pid.*"))
+		return len(m) == 3
+	})
+	if sup <= 0 {
+		t.Fatal("no supervisor pid journaled")
+	}
+	syscall.Kill(sup, syscall.SIGKILL)
+	st := startAgain(t, p, state).finished(60 * time.Second)
+	if g := st.Phase("g"); g.Status != Done {
+		t.Errorf("g = %s (%s)", g.Status, g.Reason)
+	}
+	got := lines(t, ledger)
+	for _, l := range got {
+		if strings.HasPrefix(l, "left") {
+			t.Errorf("the step ran again beside what its first run left: %v; warnings %q", got, st.Warnings)
+			break
+		}
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "pid.*"))
+	for _, f := range m {
+		b, _ := os.ReadFile(f)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if state, _, ok := supervise.ProcStat(pid); ok && state != 'Z' {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("%s (pid %d) outlived its step's supervisor and the campaign", filepath.Base(f), pid)
+		}
+	}
+	said := slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.Contains(w, "stopped first what its tree left running") })
+	if !said {
+		t.Errorf("the stop of what the tree left is not said: %q", st.Warnings)
+	}
+}
