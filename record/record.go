@@ -101,12 +101,17 @@ func Read(path string) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	var head struct {
-		Kind   string `json:"kind"`
-		Schema int    `json:"schema"`
-	}
-	if json.NewDecoder(bytes.NewReader(b)).Decode(&head) != nil || head.Kind != KindName {
+	head, cut := readHead(b)
+	if head.Kind != KindName {
+		if cut {
+			return nil, fmt.Errorf("%s: cut short at byte %d, before its kind was said (a disk that filled, a copy not finished): `greenlight report CAMPAIGN.yaml` writes it again", path, len(b))
+		}
 		return nil, fmt.Errorf("%s: not a greenlight record (no \"kind\": %q at its top)", path, KindName)
+	}
+	if err := json.Unmarshal(b, new(json.RawMessage)); err != nil {
+		if strings.Contains(err.Error(), "unexpected end of JSON input") {
+			return nil, fmt.Errorf("%s: a greenlight record cut short: it ends at byte %d, inside its JSON (a disk that filled, a copy not finished); `greenlight report CAMPAIGN.yaml` writes it again", path, len(b))
+		}
 	}
 	if head.Schema != Schema {
 		return nil, fmt.Errorf("%s: a record of schema %d; this greenlight reads schema %d (use the greenlight that wrote it, or run `greenlight report` on its campaign to write it again)", path, head.Schema, Schema)
@@ -183,4 +188,40 @@ func Better(ph *campaign.Phase) map[string]string {
 		out["*"] = ph.Better // every other metric
 	}
 	return out
+}
+
+// readHead reads a record's kind and schema from its first keys, which a
+// greenlight record writes first, without decoding the rest; cut says the
+// file ended before they were found.
+func readHead(b []byte) (head struct {
+	Kind   string `json:"kind"`
+	Schema int    `json:"schema"`
+}, cut bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return head, err == io.EOF || err == io.ErrUnexpectedEOF
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return head, true
+		}
+		key, _ := t.(string)
+		switch key {
+		case "kind":
+			if err := dec.Decode(&head.Kind); err != nil {
+				return head, true
+			}
+		case "schema":
+			if err := dec.Decode(&head.Schema); err != nil {
+				return head, true
+			}
+		default:
+			return head, false // the kind comes first in a greenlight record
+		}
+		if head.Kind != "" && head.Schema != 0 {
+			return head, false
+		}
+	}
+	return head, false
 }

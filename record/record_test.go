@@ -52,6 +52,8 @@ func TestReadRefuses(t *testing.T) {
 		{"unknown field", strings.Replace(good, `"step": 1,`, `"step": 1, "gpu_hours": 3,`, 1), `unknown field "gpu_hours"`},
 		{"unknown top field", strings.Replace(good, `"schema": 1,`, `"schema": 1, "extra": {},`, 1), `unknown field "extra"`},
 		{"trailing", good + "{}", "more after the record's end"},
+		{"cut short", good[:len(good)*2/3], "a greenlight record cut short: it ends at byte"},
+		{"cut before its kind", `{"ki`, "cut short at byte 4, before its kind was said"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Read(write(t, c.text))
