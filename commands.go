@@ -6,20 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
-	"github.com/greenlight-run/greenlight/conditions"
+	"github.com/greenlight-run/greenlight/client"
 	"github.com/greenlight-run/greenlight/daemon"
-
-	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/report"
-	"github.com/greenlight-run/greenlight/report/mdfile"
-	"github.com/greenlight-run/greenlight/runner"
 )
 
 func cmdValidate(args []string, stdout, stderr io.Writer) int {
@@ -123,29 +117,13 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	}
 	dir := f.StateDir
 	if list || version > 0 {
-		return reportVersions(dir, version, stdout, stderr)
+		return client.ReportVersions(dir, version, stdout, stderr)
 	}
-	st, err := runner.Replay(plan, dir)
+	warns, err := daemon.Rebuild(plan, dir)
+	for _, w := range warns {
+		fmt.Fprintf(stderr, "greenlight report: warning: %s\n", w)
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "greenlight report: %v\n", err)
-		return 1
-	}
-	env, err := report.LoadEnv(dir)
-	if err != nil {
-		host, _ := os.Hostname()
-		env = report.Env{Host: host, Inventory: gpu.Inventory{Source: "none", Why: "GPU inventory " + err.Error()}}
-	}
-	w := report.NewWriter(plan.Report, plan, env, nil, dir)
-	w.SetServers(daemon.KeptServers(plan, dir))
-	if book, ok, err := conditions.Load(dir); err != nil {
-		fmt.Fprintf(stderr, "greenlight report: warning: %v; the record has no conditions\n", err)
-	} else if ok {
-		w.SetConditions(book)
-	}
-	if note, warn := daemon.GiveBaseline(plan, w); warn {
-		fmt.Fprintf(stderr, "greenlight report: warning: %s\n", note)
-	}
-	if err := w.Write(st); err != nil {
 		fmt.Fprintf(stderr, "greenlight report: %v\n", err)
 		return 1
 	}
@@ -177,45 +155,4 @@ func cmdTrace(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitOK
-}
-
-// reportVersions lists the versions of the results file kept in the state
-// dir, or prints version n.
-func reportVersions(dir string, n int, stdout, stderr io.Writer) int {
-	list, err := mdfile.ListVersions(dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "greenlight report: %v\n", err)
-		return 1
-	}
-	if n > 0 {
-		for _, v := range list {
-			if v.N == n {
-				b, err := os.ReadFile(v.Path)
-				if err != nil {
-					fmt.Fprintf(stderr, "greenlight report: %v\n", err)
-					return 1
-				}
-				stdout.Write(b)
-				return 0
-			}
-		}
-		fmt.Fprintf(stderr, "greenlight report: no version %d in %s (greenlight report --versions lists them)\n", n, filepath.Join(dir, "versions"))
-		return 2
-	}
-	if len(list) == 0 {
-		fmt.Fprintf(stdout, "no version of the results file kept in %s: no write has replaced a save of yours\n", dir)
-		return 0
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "N\tkept at\tsize\tlines\twhat it is")
-	for _, v := range list {
-		lines := 0
-		if b, err := os.ReadFile(v.Path); err == nil {
-			lines = strings.Count(string(b), "\n")
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", v.N, v.Time.Local().Format("2006-01-02 15:04:05.000"), format.Bytes(uint64(v.Size)), lines, mdfile.WhyKept(v.Why))
-	}
-	tw.Flush()
-	fmt.Fprintf(stdout, "\n%d versions in %s; get one back with: greenlight report --version N CAMPAIGN.yaml > recovered.md\n", len(list), filepath.Join(dir, "versions"))
-	return 0
 }

@@ -142,10 +142,9 @@ and the campaign is not finished (it resumes from the journal).
 `,
 	"note": `Usage: greenlight note [--state-dir DIR] CAMPAIGN.yaml TEXT...
 
-Adds a note, with the time, to the Notes section of the campaign's record:
-through its runner when one runs it, else into its journal, the results
-file then rebuilt. Notes are facts of the journal: report and --fresh keep
-them. No editor is opened; nothing races with the results being written.
+Adds a timestamped note to the Notes of the campaign's record: through its
+runner when one runs it, else into its journal, the record then rebuilt.
+Notes are facts of the journal: report and --fresh keep them.
 `,
 	"pause": `Usage: greenlight pause CAMPAIGN.yaml
 

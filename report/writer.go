@@ -156,7 +156,9 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 	// be written is said once more when it is written whole again.
 	var last string
 	var away bool
+	var lastErr error // the last write's word: Held at the end waits for the editor
 	report := func(err error) {
+		lastErr = err
 		if onErr == nil {
 			return
 		}
@@ -202,15 +204,17 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 	if st != nil && w.traces.wait() {
 		report(w.Write(st))
 	}
-	report(w.Flush())
+	if err := w.Flush(); err != nil {
+		report(err)
+	}
 	// An editor holding the file: the runner waits for it to let go (said),
 	// up to endHoldWait, so the file gets its last blocks.
-	if st == nil {
+	var held *mdfile.Held
+	if st == nil || !errors.As(lastErr, &held) {
 		return
 	}
 	deadline := time.Now().Add(endHoldWait)
 	for err := w.Write(st); ; err = w.Write(st) {
-		var held *mdfile.Held
 		if !errors.As(err, &held) {
 			report(err)
 			return

@@ -16,6 +16,7 @@ package mdfile
 
 import (
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,8 +33,9 @@ type File struct {
 	title  string        // a new file's heading
 	blocks func() Blocks // rendered at each merge: a save may have come between
 	st     fileState
-	remade []string // blocks whose markers were damaged or deleted, written again at the end
-	hold   hold     // an editor that has the file open (holds.go)
+	remade []string               // blocks whose markers were damaged or deleted, written again at the end
+	hold   hold                   // an editor that has the file open (holds.go)
+	mine   atomic.Pointer[fileID] // the file the last write put in place, for watchSaves
 
 	testHook func(at string)
 }
@@ -91,6 +93,8 @@ func (f *File) Save(blocks func() Blocks) error {
 		return held
 	}
 	err = f.write(tg)
+	ours := f.st.ours
+	f.mine.Store(&ours)
 	os.Remove(PreviewOf(f.path)) // the file itself is current: no preview beside it
 	return err
 }
@@ -124,7 +128,10 @@ func (f *File) Flush() error {
 	if err != nil {
 		return err
 	}
-	return f.write(tg)
+	err = f.write(tg)
+	ours := f.st.ours
+	f.mine.Store(&ours)
+	return err
 }
 
 // KeepVersion keeps data as a version of the file, as a write that

@@ -281,10 +281,7 @@ func (f *File) watchSaves(kick func()) {
 			}
 			if ours {
 				fi, err := os.Stat(f.path)
-				f.st.mu.Lock()
-				mine := err == nil && idOf(fi) == f.st.ours
-				f.st.mu.Unlock()
-				if mine {
+				if last := f.mine.Load(); err == nil && last != nil && idOf(fi) == *last {
 					continue
 				}
 			}
