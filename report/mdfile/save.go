@@ -99,6 +99,9 @@ func (f *File) write(tg target) error {
 			return nil
 		}
 		tmp, id, err := f.temp(path, out)
+		if err == nil {
+			f.mine.Store(&id) // before the swap: its own event must not ask for another write
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			fl.away = true
 			return folderGone(f.path, filepath.Dir(path))

@@ -342,3 +342,24 @@ func TestIndentHintFixLoads(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsURLAlone: `metrics: URL`, as a person writes it, means
+// {url: URL}; the mapping still works, and a list is refused at its line.
+func TestMetricsURLAlone(t *testing.T) {
+	for _, c := range []struct{ metrics, want string }{
+		{"metrics: http://127.0.0.1:18792/metrics", "http://127.0.0.1:18792/metrics"},
+		{"metrics: {url: \"http://127.0.0.1:18792/metrics\", series: [\"vllm:x\"]}", "http://127.0.0.1:18792/metrics"},
+	} {
+		p, err := Parse("c.yaml", "/c.yaml", []byte("name: m\nphases:\n  - id: serve\n    service:\n      run: |\n        sleep 100\n      ready: {log: up}\n      "+c.metrics+"\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", c.metrics, err)
+		}
+		if got := p.Phase("serve").Service.MetricsURL; got != c.want {
+			t.Errorf("%s: url %q; want %q", c.metrics, got, c.want)
+		}
+	}
+	_, err := Parse("c.yaml", "/c.yaml", []byte("name: m\nphases:\n  - id: serve\n    service:\n      run: |\n        sleep 100\n      ready: {log: up}\n      metrics: [a, b]\n"))
+	if err == nil || !strings.Contains(err.Error(), "8:") {
+		t.Errorf("a list for metrics: %v; want an error at line 8", err)
+	}
+}

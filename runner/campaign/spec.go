@@ -248,6 +248,18 @@ type MetricsSpec struct {
 	Series []string `yaml:"series" json:"series,omitempty"`
 }
 
+// UnmarshalYAML takes the URL alone (`metrics: http://.../metrics`, as a
+// person writes it) or the mapping, decoded by the same strict decoder.
+func (m *MetricsSpec) UnmarshalYAML(unmarshal func(any) error) error {
+	var url string
+	if err := unmarshal(&url); err == nil {
+		*m = MetricsSpec{URL: url}
+		return nil
+	}
+	type plain MetricsSpec
+	return unmarshal((*plain)(m))
+}
+
 // ReadySpec says when a service is ready: all given probes pass.
 type ReadySpec struct {
 	HTTP    string `yaml:"http" json:"http,omitempty"`
