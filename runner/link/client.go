@@ -44,6 +44,10 @@ func (e *RefusedError) Error() string { return e.Why }
 // Timeout is how long a client waits for the runner to answer anything.
 const Timeout = 2 * time.Second
 
+// SnapshotTimeout bounds the wait for the campaign's state once the
+// runner has said hello.
+const SnapshotTimeout = 30 * time.Second
+
 // Dial connects to the runner of the campaign whose state dir is dir,
 // says hello and reads its snapshot.
 func Dial(dir string) (*Client, error) {
@@ -103,9 +107,13 @@ func dial(dir string, proto int, version string) (*Client, error) {
 		return fail(&RefusedError{fmt.Sprintf("this campaign's runner (pid %d) is greenlight %s and speaks protocol %d; this greenlight speaks protocol %d: use the same greenlight as the runner, or stop the campaign with it and run it again with this one (the journal resumes it)",
 			m.PID, orUnknown(m.Version), m.Proto, proto)})
 	}
+	// It said hello: it is alive. Its state may be large (every result
+	// row of a 400,000-row phase), and a busy machine encodes it slowly:
+	// it gets longer than a hello before it is called stuck.
+	conn.SetDeadline(time.Now().Add(SnapshotTimeout))
 	m, err = rd.next()
 	if err != nil {
-		return fail(c.quiet(err, "the campaign's state"))
+		return fail(c.quietFor(err, "the campaign's state", SnapshotTimeout))
 	}
 	if m.Kind == KindRefused || m.Kind == KindBye {
 		return fail(&RefusedError{m.Text})
@@ -121,10 +129,12 @@ func dial(dir string, proto int, version string) (*Client, error) {
 	return c, nil
 }
 
-func (c *Client) quiet(err error, what string) error {
+func (c *Client) quiet(err error, what string) error { return c.quietFor(err, what, Timeout) }
+
+func (c *Client) quietFor(err error, what string, within time.Duration) error {
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("the campaign's runner did not send %s within %v: it may be stopped (kill -STOP) or stuck", what, Timeout)
+		return fmt.Errorf("the campaign's runner did not send %s within %v: it may be stopped (kill -STOP) or stuck", what, within)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
 		return ErrNoRunner // a runner dying as we connected
