@@ -441,15 +441,3 @@ func expectations(b *strings.Builder, ph *campaign.Phase, p runner.PhaseState) {
 		}
 	}
 }
-
-// notesBlock is the person's notes (greenlight note, n in the window),
-// each with when it was said: facts of the journal, escaped as any text
-// that did not come from greenlight.
-func notesBlock(notes []runner.Note) string {
-	var b strings.Builder
-	b.WriteString("## Notes\n\n")
-	for _, n := range notes {
-		fmt.Fprintf(&b, "- **%s** %s\n", n.T.UTC().Format(timeFmt), cell(n.Text))
-	}
-	return b.String()
-}

@@ -149,25 +149,3 @@ func readJournal(path string) ([]record, error) {
 	}
 	return out, sc.Err()
 }
-
-// notesOf are the person's notes the journal holds, in order.
-func notesOf(recs []record) []Note {
-	var out []Note
-	for _, rec := range recs {
-		if rec.Kind == recNote {
-			out = append(out, Note{T: rec.T, Text: rec.Reason})
-		}
-	}
-	return out
-}
-
-// warningsOf are the warnings the journal holds, the last maxWarnings.
-func warningsOf(recs []record) []string {
-	var out []string
-	for _, rec := range recs {
-		if rec.Kind == recWarning {
-			out = append(out, rec.Reason)
-		}
-	}
-	return lastWarnings(out)
-}

@@ -133,24 +133,6 @@ func (r *Runner) writeJournal(rec record, sync bool) {
 	}
 }
 
-// warn says msg: journaled first (the record rebuilt from the journal
-// has it too), then kept for the snapshot and sent.
-func (r *Runner) warn(msg string) {
-	r.journal(record{Kind: recWarning, Reason: msg})
-	r.warnings = lastWarnings(append(r.warnings, msg))
-	r.emit(Event{Kind: Warning, Message: msg})
-}
-
-// lastWarnings keeps the last maxWarnings: the record's and the window's.
-func lastWarnings(ws []string) []string {
-	if len(ws) > maxWarnings {
-		return ws[len(ws)-maxWarnings:]
-	}
-	return ws
-}
-
-const maxWarnings = 50
-
 func (r *Runner) setPaused(p bool, why string) {
 	if r.q.paused == p && r.q.pauseWhy == why {
 		return
@@ -241,41 +223,6 @@ func (r *Runner) greenlight(id string) error {
 	r.journal(record{Kind: recGate, Phase: id})
 	r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("%s greenlit", pr.ph.Label())})
 	return nil
-}
-
-func (r *Runner) stopAll() {
-	r.q.stopping = true
-	var cut []string // the units the stop cuts: they run again
-	for _, pr := range r.phases {
-		switch pr.state.Status {
-		case Pending, Waiting:
-			pr.state.Status, pr.state.Reason = Stopped, "campaign stopped"
-			// Journaled, so that status and the record read from the
-			// journal (no runner left) say "stopped" as the window does;
-			// resume runs it again, as any stopped phase.
-			r.journal(record{Kind: recPhaseEnd, T: r.opts.Now(), Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, Status: Stopped, Reason: "campaign stopped",
-				Unstarted: pr.state.Started.IsZero()})
-		case Running, Ready:
-			// A step already being stopped for another reason (a skip said a
-			// moment ago) ends as that: the stop does not take the skip back.
-			if pr.cur != nil && !pr.cur.proc.exitedSeen && (pr.cur.proc.stopFor == "" || pr.cur.proc.pointOnly) {
-				if pr.ph.Service != nil && pr.state.Status == Ready {
-					pr.cur.proc.stopFor, pr.cur.proc.stopWhy = Done, ""
-				} else {
-					pr.cur.proc.stopFor, pr.cur.proc.stopWhy = Stopped, "campaign stopped"
-				}
-				pr.cur.stop(r.opts.Grace)
-				if pr.state.Status == Running && pr.ph.Service == nil {
-					cut = append(cut, pr.ph.ID+" "+pr.cur.step.Label())
-				}
-			}
-		}
-	}
-	msg := "stopped by you: signalling every running step"
-	if len(cut) > 0 {
-		msg += "; cut, to run again: " + strings.Join(cut, ", ")
-	}
-	r.warn(msg)
 }
 
 func (r *Runner) checkFinished() {

@@ -169,3 +169,15 @@ func envName(id string) string {
 		return '_'
 	}, id)
 }
+
+// serviceDied says why, when a service the phase uses has died (failed
+// since it was up): "" while every one is up or on its way.
+func (r *Runner) serviceDied(pr *phaseRun) string {
+	for _, o := range r.phases {
+		if o.ph.Service == nil || o == pr || !r.plan.Uses(pr.ph.ID, o.ph.ID) || o.state.Status != Failed {
+			continue
+		}
+		return fmt.Sprintf("the service %s it needs failed: %s", o.ph.ID, o.state.Reason)
+	}
+	return ""
+}
