@@ -47,6 +47,7 @@ import (
 var (
 	lifeN    = flag.Int("lifecycle.n", 12, "sequences of the lifecycle test")
 	lifeSeed = flag.Uint64("lifecycle.seed", 0, "replay this one sequence of the lifecycle test")
+	lifeFrom = flag.Uint64("lifecycle.from", 1000, "the first seed of -lifecycle.n sequences")
 )
 
 // serveStandIn plays vLLM's server on port: /health answers, /metrics
@@ -141,7 +142,7 @@ func TestLifecycle(t *testing.T) {
 		seeds = append(seeds, *lifeSeed)
 	} else {
 		for i := range *lifeN {
-			seeds = append(seeds, uint64(1000+i))
+			seeds = append(seeds, *lifeFrom+uint64(i))
 		}
 	}
 	for _, seed := range seeds {
