@@ -78,6 +78,7 @@ func Command(args []string, find Finder, parse func(*flag.FlagSet, []string) ([]
 	}
 	opts := Options{Tolerance: 0.02, Rename: map[string]string{}}
 	var recs [2]*record.Record
+	var paths [2]string
 	for i, f := range files {
 		path := f
 		if strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml") {
@@ -94,10 +95,7 @@ func Command(args []string, find Finder, parse func(*flag.FlagSet, []string) ([]
 				}
 			}
 		}
-		if recs[i], err = Load(path); err != nil {
-			fmt.Fprintf(stderr, "greenlight compare: %v\n", err)
-			return ExitUsage
-		}
+		paths[i] = path
 	}
 	if *tol != "" {
 		if opts.Tolerance, err = campaign.ParsePercent(*tol); err != nil {
@@ -108,7 +106,20 @@ func Command(args []string, find Finder, parse func(*flag.FlagSet, []string) ([]
 	for k, v := range rn {
 		opts.Rename[k] = v
 	}
-	res := Compare(recs[0], recs[1], opts)
+	// Each record streamed into its side: a record of a million rows is
+	// compared in the memory of its values.
+	var sides [2]*side
+	for i, path := range paths {
+		rename := opts.Rename
+		if i == 1 {
+			rename = nil
+		}
+		if recs[i], sides[i], err = loadSide(path, rename); err != nil {
+			fmt.Fprintf(stderr, "greenlight compare: %v\n", err)
+			return ExitUsage
+		}
+	}
+	res := compareSides(recs[0], *sides[0], recs[1], *sides[1], opts)
 	fmt.Fprint(stdout, res.Text())
 	if *mdPath != "" {
 		text := fmt.Sprintf("# %s compared with %s\n\n%s", md(res.New.Name), md(res.Old.Name), res.Markdown(0))

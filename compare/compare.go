@@ -96,6 +96,7 @@ type Result struct {
 type key struct{ phase, point, metric string }
 
 type side struct {
+	rename  map[string]string // a metric's old name -> its name now
 	vals    map[key][]float64
 	stamps  map[key][]string
 	order   []key
@@ -104,42 +105,62 @@ type side struct {
 }
 
 func gather(r *record.Record, rename map[string]string) side {
-	s := side{vals: map[key][]float64{}, stamps: map[key][]string{}, phases: map[string]record.Phase{}}
-	for _, p := range r.Phases {
+	s := newSide(rename)
+	s.setPhases(r.Phases)
+	for _, row := range r.Rows {
+		s.add(row)
+	}
+	return *s
+}
+
+// newSide is a side with nothing in it yet: add takes the rows one at a
+// time (loadSide streams a record through it), setPhases its phases.
+func newSide(rename map[string]string) *side {
+	return &side{vals: map[key][]float64{}, stamps: map[key][]string{}, phases: map[string]record.Phase{}, rename: rename}
+}
+
+func (s *side) setPhases(phases []record.Phase) {
+	for _, p := range phases {
 		s.phases[p.ID] = p
 		s.phaseOf = append(s.phaseOf, p.ID)
 	}
-	for _, row := range r.Rows {
-		names := make([]string, 0, len(row.Values))
-		for m := range row.Values {
-			names = append(names, m)
+}
+
+func (s *side) add(row record.Row) {
+	names := make([]string, 0, len(row.Values))
+	for m := range row.Values {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	for _, m := range names {
+		f, ok := row.Values[m].(float64)
+		if !ok || math.IsNaN(f) {
+			continue
 		}
-		sort.Strings(names)
-		for _, m := range names {
-			f, ok := row.Values[m].(float64)
-			if !ok || math.IsNaN(f) {
-				continue
-			}
-			if to, ok := rename[m]; ok {
-				m = to
-			}
-			k := key{row.Phase, row.Point, m}
-			if _, seen := s.vals[k]; !seen {
-				s.order = append(s.order, k)
-			}
-			s.vals[k] = append(s.vals[k], f)
-			for _, st := range row.Stamp {
-				if !slices.Contains(s.stamps[k], st) {
-					s.stamps[k] = append(s.stamps[k], st)
-				}
+		if to, ok := s.rename[m]; ok {
+			m = to
+		}
+		k := key{row.Phase, row.Point, m}
+		if _, seen := s.vals[k]; !seen {
+			s.order = append(s.order, k)
+		}
+		s.vals[k] = append(s.vals[k], f)
+		for _, st := range row.Stamp {
+			if !slices.Contains(s.stamps[k], st) {
+				s.stamps[k] = append(s.stamps[k], st)
 			}
 		}
 	}
-	return s
 }
 
 // Compare holds new against old.
 func Compare(old, new *record.Record, o Options) Result {
+	return compareSides(old, gather(old, o.Rename), new, gather(new, nil), o)
+}
+
+// compareSides holds b (of the record new) against a (of old): the
+// records for their campaigns and conditions, the sides for their rows.
+func compareSides(old *record.Record, a side, new *record.Record, b side, o Options) Result {
 	res := Result{Old: old.Campaign, New: new.Campaign}
 	if old.Conditions != nil && new.Conditions != nil {
 		res.Conditions = conditions.Diff(old.Conditions.First, new.Conditions.First)
@@ -173,7 +194,6 @@ func Compare(old, new *record.Record, o Options) Result {
 		sort.Strings(rn)
 		res.Notes = append(res.Notes, "metrics renamed since the baseline: "+strings.Join(rn, ", "))
 	}
-	a, b := gather(old, o.Rename), gather(new, nil)
 	for _, id := range a.phaseOf {
 		if _, ok := b.phases[id]; !ok {
 			res.Missing = append(res.Missing, fmt.Sprintf("phase %s: only in %s", id, old.Campaign.Name))

@@ -10,8 +10,9 @@
 package record
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -97,47 +98,139 @@ func Name(report string) string {
 // version or a field this greenlight does not know is an error that
 // says so.
 func Read(path string) (*Record, error) {
-	b, err := os.ReadFile(path)
+	var rows []Row
+	r, err := Stream(path, func(row Row) error { rows = append(rows, row); return nil })
 	if err != nil {
 		return nil, err
 	}
-	head, cut := readHead(b)
-	if head.Kind != KindName {
-		if cut {
-			return nil, fmt.Errorf("%s: cut short at byte %d, before its kind was said (a disk that filled, a copy not finished): `greenlight report CAMPAIGN.yaml` writes it again", path, len(b))
-		}
-		return nil, fmt.Errorf("%s: not a greenlight record (no \"kind\": %q at its top)", path, KindName)
+	r.Rows = rows
+	return r, nil
+}
+
+// Stream reads a record as Read does, strictly, but hands each row to
+// onRow as it is read instead of keeping them: a record of a million
+// rows is read in the memory of one row (compare's). The record returned
+// has no Rows. A file cut short is said so, with the byte where it ends.
+func Stream(path string, onRow func(Row) error) (*Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(b, new(json.RawMessage)); err != nil {
-		if strings.Contains(err.Error(), "unexpected end of JSON input") {
-			return nil, fmt.Errorf("%s: a greenlight record cut short: it ends at byte %d, inside its JSON (a disk that filled, a copy not finished); `greenlight report CAMPAIGN.yaml` writes it again", path, len(b))
-		}
+	defer f.Close()
+	size := int64(-1)
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
 	}
-	if head.Schema != Schema {
-		return nil, fmt.Errorf("%s: a record of schema %d; this greenlight reads schema %d (use the greenlight that wrote it, or run `greenlight report` on its campaign to write it again)", path, head.Schema, Schema)
+	cut := func(before string) error {
+		return fmt.Errorf("%s: a greenlight record cut short%s: it ends at byte %d (a disk that filled, a copy not finished); `greenlight report CAMPAIGN.yaml` writes it again", path, before, size)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
+	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
 	dec.DisallowUnknownFields()
 	dec.UseNumber()
+	wrap := func(err error) error {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return cut("")
+		}
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	notRecord := fmt.Errorf("%s: not a greenlight record (no \"kind\": %q at its top)", path, KindName)
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		if err == io.EOF && size == 0 {
+			return nil, notRecord
+		}
+		return nil, notRecord
+	}
 	var r Record
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	var kind string
+	var schema int
+	n := 0
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			if kind == "" {
+				return nil, cut(", before its kind was said")
+			}
+			return nil, wrap(err)
+		}
+		key, _ := t.(string)
+		if kind == "" && key != "kind" {
+			return nil, notRecord // the kind comes first in a greenlight record
+		}
+		switch key {
+		case "kind":
+			if err := dec.Decode(&kind); err != nil {
+				return nil, cut(", before its kind was said")
+			}
+			if kind != KindName {
+				return nil, notRecord
+			}
+			r.Kind = kind
+		case "schema":
+			if err := dec.Decode(&schema); err != nil {
+				return nil, wrap(err)
+			}
+			if schema != Schema {
+				return nil, fmt.Errorf("%s: a record of schema %d; this greenlight reads schema %d (use the greenlight that wrote it, or run `greenlight report` on its campaign to write it again)", path, schema, Schema)
+			}
+			r.Schema = schema
+		case "campaign":
+			err = dec.Decode(&r.Campaign)
+		case "conditions":
+			err = dec.Decode(&r.Conditions)
+		case "phases":
+			err = dec.Decode(&r.Phases)
+		case "rows":
+			err = streamRows(dec, path, &n, onRow)
+		default:
+			return nil, fmt.Errorf("%s: json: unknown field %q", path, key)
+		}
+		if err != nil {
+			return nil, wrap(err)
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, wrap(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%s: more after the record's end", path)
 	}
-	for i := range r.Rows {
-		for k, v := range r.Rows[i].Values {
-			if n, ok := v.(json.Number); ok {
-				f, err := n.Float64()
-				if err != nil {
-					return nil, fmt.Errorf("%s: row %d: %s: %w", path, i+1, k, err)
-				}
-				r.Rows[i].Values[k] = f
-			}
-		}
+	if schema != Schema {
+		return nil, fmt.Errorf("%s: a record of schema %d; this greenlight reads schema %d (use the greenlight that wrote it, or run `greenlight report` on its campaign to write it again)", path, schema, Schema)
 	}
 	return &r, nil
+}
+
+// streamRows reads the rows array, one row at a time, its numbers made
+// float64 as Read's callers expect.
+func streamRows(dec *json.Decoder, path string, n *int, onRow func(Row) error) error {
+	if t, err := dec.Token(); err != nil {
+		return err
+	} else if t == nil {
+		return nil // "rows": null
+	} else if t != json.Delim('[') {
+		return fmt.Errorf("rows: want a list")
+	}
+	for dec.More() {
+		var row Row
+		if err := dec.Decode(&row); err != nil {
+			return err
+		}
+		*n++
+		for k, v := range row.Values {
+			if num, ok := v.(json.Number); ok {
+				f, err := num.Float64()
+				if err != nil {
+					return fmt.Errorf("row %d: %s: %w", *n, k, err)
+				}
+				row.Values[k] = f
+			}
+		}
+		if err := onRow(row); err != nil {
+			return err
+		}
+	}
+	_, err := dec.Token() // ]
+	return err
 }
 
 // timeName is a metric whose name says it is a time: better lower.
@@ -188,40 +281,4 @@ func Better(ph *campaign.Phase) map[string]string {
 		out["*"] = ph.Better // every other metric
 	}
 	return out
-}
-
-// readHead reads a record's kind and schema from its first keys, which a
-// greenlight record writes first, without decoding the rest; cut says the
-// file ended before they were found.
-func readHead(b []byte) (head struct {
-	Kind   string `json:"kind"`
-	Schema int    `json:"schema"`
-}, cut bool) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return head, err == io.EOF || err == io.ErrUnexpectedEOF
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return head, true
-		}
-		key, _ := t.(string)
-		switch key {
-		case "kind":
-			if err := dec.Decode(&head.Kind); err != nil {
-				return head, true
-			}
-		case "schema":
-			if err := dec.Decode(&head.Schema); err != nil {
-				return head, true
-			}
-		default:
-			return head, false // the kind comes first in a greenlight record
-		}
-		if head.Kind != "" && head.Schema != 0 {
-			return head, false
-		}
-	}
-	return head, false
 }

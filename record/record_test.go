@@ -53,7 +53,7 @@ func TestReadRefuses(t *testing.T) {
 		{"unknown top field", strings.Replace(good, `"schema": 1,`, `"schema": 1, "extra": {},`, 1), `unknown field "extra"`},
 		{"trailing", good + "{}", "more after the record's end"},
 		{"cut short", good[:len(good)*2/3], "a greenlight record cut short: it ends at byte"},
-		{"cut before its kind", `{"ki`, "cut short at byte 4, before its kind was said"},
+		{"cut before its kind", `{"ki`, "cut short, before its kind was said: it ends at byte 4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Read(write(t, c.text))
@@ -110,5 +110,23 @@ func TestWay(t *testing.T) {
 		if d, b := Way(tt.dirs, tt.metric, tt.guess); d != tt.dir || b != tt.basis {
 			t.Errorf("Way(%v, %s, %v) = %q %q; want %q %q", tt.dirs, tt.metric, tt.guess, d, b, tt.dir, tt.basis)
 		}
+	}
+}
+
+// TestStreamHandsEachRow: Stream hands every row to its callback, numbers
+// as float64, and keeps none of them; Read is Stream keeping them.
+func TestStreamHandsEachRow(t *testing.T) {
+	path := write(t, good)
+	n := 0
+	r, err := Stream(path, func(row Row) error {
+		n++
+		if _, ok := row.Values["tok_s"].(float64); !ok {
+			t.Errorf("tok_s read as %T", row.Values["tok_s"])
+		}
+		return nil
+	})
+	full, _ := Read(path)
+	if err != nil || n != len(full.Rows) || n == 0 || r.Rows != nil || r.Campaign.Name != full.Campaign.Name {
+		t.Errorf("Stream: %v, %d rows handed (Read has %d), rows kept %d", err, n, len(full.Rows), len(r.Rows))
 	}
 }
