@@ -247,7 +247,7 @@ func (l *loader) expandSweep(plan *Plan, ps *PhaseSpec, ph *Phase, at func(strin
 	var artifacts []string
 	for ui := range sw.Units {
 		u := &sw.Units[ui]
-		vars := sw.Vars(*u)
+		vars := sw.TextVars(*u)
 		uenv := merge(env, sw.Env(*u))
 		for j := range ps.Steps {
 			spec := ps.Steps[j]

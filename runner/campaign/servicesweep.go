@@ -168,7 +168,7 @@ func (l *loader) expandServices(spec *CampaignSpec) []planned {
 		sw := svc.sweep
 		var prev []string
 		for k, u := range sw.Units {
-			vars, slug := sw.Vars(u), svc.slugs[k]
+			vars, slug := sw.TextVars(u), svc.slugs[k]
 			var block []string
 			for _, m := range append([]int{i}, svc.members...) {
 				cp := putPhase(spec.Phases[m], vars)

@@ -111,6 +111,17 @@ func (s *Sweep) Vars(u Unit) map[string]string {
 	return vars
 }
 
+// TextVars are Vars and, for each axis, ${axis.name}: a record value's
+// name as a person writes it (`${shape.name}`), the same as ${shape}. Not
+// part of a unit's Identity, which is unchanged by it.
+func (s *Sweep) TextVars(u Unit) map[string]string {
+	vars := s.Vars(u)
+	for i, a := range s.Axes {
+		vars[a.Name+".name"] = a.Values[u.Values[i]].Name
+	}
+	return vars
+}
+
 // Env is what a unit's steps get in their environment.
 func (s *Sweep) Env(u Unit) map[string]string {
 	env := map[string]string{"GREENLIGHT_POINT": s.Key(u), "GREENLIGHT_REPEAT": strconv.Itoa(u.Repeat)}
@@ -309,6 +320,7 @@ func (l *loader) checkVars(path, text string, sw *Sweep, env map[string]string) 
 	fields := map[string][]string{}
 	for _, a := range sw.Axes {
 		vars[a.Name] = true
+		vars[a.Name+".name"] = true
 		for _, v := range a.Values {
 			for f := range v.Fields {
 				if !vars[a.Name+"."+f] {

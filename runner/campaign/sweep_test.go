@@ -95,3 +95,27 @@ func TestSweepRefusesBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestAxisNameOfARecordValue: ${shape.name} is a record value's name, as
+// ${shape} is; a unit's identity is unchanged by it.
+func TestAxisNameOfARecordValue(t *testing.T) {
+	p, err := Parse("c.yaml", "/c.yaml", []byte(`name: s
+phases:
+  - id: gemm
+    sweep:
+      shape: [{name: down, n: 10}, {name: up, n: 20}]
+    steps:
+      - run: |
+          echo ${shape.name} ${shape} ${shape.n}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := p.Phase("gemm").AllSteps()
+	if got := strings.TrimSpace(steps[1].Run); got != "echo up up 20" {
+		t.Errorf("step 2 runs %q; want echo up up 20", got)
+	}
+	if id := p.Phase("gemm").Sweep.Identity(*steps[0].Unit); id != "shape=down,shape.n=10#1" {
+		t.Errorf("identity %q changed", id)
+	}
+}
