@@ -240,3 +240,49 @@ func promptIn(screen string) string {
 	}
 	return ""
 }
+
+// TestStaleSaveRepairedAtOnce: a stale copy of the file (greenlight's
+// blocks as they were, a line of the person's added) saved over it by
+// rename, no editor holding it and no result coming: the file has the
+// current blocks again, and the person's line, without waiting for a
+// result. A stale copy is shorter than the file it replaced, so it is
+// first given the 3 s an in-place save may take to finish (settle.go's
+// quiet): repaired within quiet and a second. (An editor that holds the
+// file is written within a second of letting go: the real editors' test.)
+func TestStaleSaveRepairedAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.md")
+	os.WriteFile(path, []byte("# my notes\n\n"), 0o644)
+	w := NewWriter(path, testPlan(t), testEnv(), fakeGPUs{}, filepath.Join(dir, "state"))
+	base := fullState(w.plan)
+	events := make(chan runner.Event, 1)
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(events, nil) }()
+	events <- runner.Event{Kind: runner.ResultRecorded, State: stateWithRows(base, 3)}
+	testutil.Eventually(t, 5*time.Second, "3 rows written", func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), "| 2 | 52 |")
+	})
+	stale, _ := os.ReadFile(path)
+	events <- runner.Event{Kind: runner.ResultRecorded, State: stateWithRows(base, 7)}
+	testutil.Eventually(t, 5*time.Second, "7 rows written", func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), "| 6 | 56 |")
+	})
+	tmp := path + ".tmp"
+	os.WriteFile(tmp, append(stale, []byte("a line of mine\n")...), 0o644)
+	os.Rename(tmp, path)
+	saved := time.Now()
+	if !testutil.Within(5*time.Second, func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), "| 6 | 56 |") && strings.Contains(string(b), "a line of mine\n")
+	}) {
+		b, _ := os.ReadFile(path)
+		t.Fatalf("the stale save was not repaired:\n%s", b)
+	}
+	if d := time.Since(saved); d > 4*time.Second {
+		t.Errorf("repaired %s after the save; want within quiet (3 s) and a second", d.Round(time.Millisecond))
+	}
+	close(events)
+	<-done
+}
