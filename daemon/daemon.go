@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -40,6 +41,14 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		runtime.GOMAXPROCS(1) // one core's worth of competition at most for a benchmark (see DESIGN.md)
 	}
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	// GREENLIGHT_RUNNER_CPUPROFILE=FILE writes the runner's CPU profile,
+	// for the idle-cost budget (scripts/device-idle.sh).
+	if path := os.Getenv("GREENLIGHT_RUNNER_CPUPROFILE"); path != "" {
+		if pf, err := os.Create(path); err == nil {
+			pprof.StartCPUProfile(pf)
+			defer func() { pprof.StopCPUProfile(); pf.Close() }()
+		}
+	}
 	f, err := Parse(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight %s: %v\n", Command, err)

@@ -135,14 +135,27 @@ func (m Multi) Describe() []Conditions {
 	return out
 }
 
-// describeEvery is how often a Describer is asked again: a power limit
-// changed between two phases is seen at the next phase's start.
-const describeEvery = 5 * time.Second
+// describeFresh is how long a description is taken as current: it is
+// read when asked for (a phase's start, the record's header), not every
+// round. On an H200 its clocks' calls cost a fifth of an idle runner's CPU
+// when it was read every 5 s.
+const describeFresh = time.Second
 
-// Conditions is how each device is set up, as of the last description
-// (every few seconds), or, for a source that cannot describe its devices
+// Conditions is how each device is set up, read now (or within the last
+// second), or, for a source that cannot describe its devices
 // (dcgm-exporter), what its inventory and last readings say.
 func (s *Sampler) Conditions() []Conditions {
+	if d, ok := s.src.(Describer); ok {
+		s.mu.Lock()
+		stale := s.now().Sub(s.descAt) >= describeFresh
+		s.mu.Unlock()
+		if stale {
+			desc := d.Describe() // outside the lock: a round goes on meanwhile
+			s.mu.Lock()
+			s.desc, s.descAt = desc, s.now()
+			s.mu.Unlock()
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	byID := map[DeviceID]Conditions{}

@@ -286,3 +286,28 @@ func TestProcessOfAStepGroup(t *testing.T) {
 		t.Errorf("labelled the campaign's with no group or session of its: %+v", procs)
 	}
 }
+
+// TestPCIeReadEveryFewSeconds: the driver's PCIe throughput call (it
+// samples the link for 20 ms) is made once per pcieEvery, a sample between
+// two carrying the last reading.
+func TestPCIeReadEveryFewSeconds(t *testing.T) {
+	srv := h200s(t)
+	calls := 0
+	dev := srv.Devices[0].(*server.Device)
+	dev.GetPcieThroughputFunc = func(nvml.PcieUtilCounter) (uint32, nvml.Return) { calls++; return uint32(1000 * calls), nvml.SUCCESS }
+	n := open(t, srv)
+	t0 := time.Now()
+	for i := range 5 {
+		s := n.Sample(t0.Add(time.Duration(i) * time.Second))[0]
+		if !s.PCIeRx.OK || s.PCIeRx.V == 0 {
+			t.Fatalf("second %d: no PCIe reading carried: %+v", i, s.PCIeRx)
+		}
+	}
+	if calls != 2 {
+		t.Errorf("%d PCIe calls over 5 s of samples; want 2 (rx and tx, once)", calls)
+	}
+	n.Sample(t0.Add(pcieEvery))
+	if calls != 4 {
+		t.Errorf("%d PCIe calls after %s; want 4", calls, pcieEvery)
+	}
+}

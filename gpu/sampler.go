@@ -138,15 +138,8 @@ func (s *Sampler) Round() []Sample {
 	if h, ok := s.src.(Hosts); ok {
 		hosts = h.Hosts()
 	}
-	var desc []Conditions
-	if d, ok := s.src.(Describer); ok && now.Sub(s.descAt) >= describeEvery {
-		desc = d.Describe()
-	}
 	s.mu.Lock()
 	s.inv, s.hosts = inv, hosts
-	if desc != nil {
-		s.desc, s.descAt = desc, now
-	}
 	for i := range samples {
 		sm := &samples[i]
 		s.label(sm, now)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -78,10 +79,12 @@ func holderBy(path string) *Holder {
 	if dir == "" {
 		dir = "."
 	}
-	// vim and nano: .NAME.swp, and .swo, .swn ... when one is taken.
-	swaps, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(name)+".sw[a-p]"))
-	for _, s := range swaps {
-		if h := swapHolder(s); h != nil {
+	// vim and nano: .NAME.swp, and .swo, .swn when one is taken (vim goes
+	// on to .swm ... .swa; three cover a person's editors). Looked up by
+	// name, not by listing the folder: a results folder of hundreds of
+	// charts made that a tenth of an idle runner's CPU.
+	for _, ext := range []string{".swp", ".swo", ".swn"} {
+		if h := swapHolder(filepath.Join(dir, "."+name+ext)); h != nil {
 			return h
 		}
 	}
@@ -158,18 +161,6 @@ func alive(pid int) bool {
 		return b[i+2] != 'Z' && b[i+2] != 'X'
 	}
 	return true
-}
-
-// globEscape quotes what filepath.Glob would read as a pattern.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // hold is what the File knows of the editor holding it.
@@ -298,6 +289,21 @@ func (f *File) watchSaves(kick func()) {
 var editors = map[string]string{"vim": "vim", "vi": "vim", "view": "vim", "vim.basic": "vim", "vim.tiny": "vim", "gvim": "vim",
 	"nvim": "nvim", "nano": "nano", "emacs": "emacs", "emacs-nox": "emacs", "hx": "helix", "micro": "micro", "kak": "kakoune", "joe": "joe", "mcedit": "mcedit"}
 
+// notEditors are the processes seen before that are no editor: each
+// look reads only the new ones (on a 16-core machine, reading every
+// process's name at each write was a fifth of an idle runner's CPU). A pid
+// gone from /proc is forgotten, so one used again is read again.
+var notEditors struct {
+	mu    sync.Mutex
+	pids  map[int]bool
+	fresh time.Time // when every process was last read
+}
+
+// notEditorsFor is how long a process read as no editor is not read
+// again (the swap and lock files, looked at every time, find the usual
+// editors at once).
+const notEditorsFor = 30 * time.Second
+
 // editorProcess is an editor process of this user with the file at path
 // among its arguments (resolved from its working folder), or nil: one
 // that keeps its swap file elsewhere or none, or has not made it yet (it
@@ -311,9 +317,22 @@ func editorProcess(path string) *Holder {
 		want = r
 	}
 	procs, _ := os.ReadDir("/proc")
+	notEditors.mu.Lock()
+	defer notEditors.mu.Unlock()
+	if time.Since(notEditors.fresh) > notEditorsFor {
+		// A process may have become an editor since (a shell that exec'd
+		// vim keeps its pid): every one is read again now and then.
+		notEditors.pids, notEditors.fresh = nil, time.Now()
+	}
+	still := make(map[int]bool, len(notEditors.pids))
+	defer func() { notEditors.pids = still }()
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
 		if err != nil {
+			continue
+		}
+		if notEditors.pids[pid] {
+			still[pid] = true // seen before, no editor: not read again
 			continue
 		}
 		comm, err := os.ReadFile("/proc/" + p.Name() + "/comm")
@@ -322,6 +341,7 @@ func editorProcess(path string) *Holder {
 		}
 		editor, ok := editors[strings.TrimSpace(string(comm))]
 		if !ok {
+			still[pid] = true
 			continue
 		}
 		cmdline, err := os.ReadFile("/proc/" + p.Name() + "/cmdline")
