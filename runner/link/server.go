@@ -228,7 +228,11 @@ func (s *Server) Close(why string) {
 			peers = append(peers, p)
 		}
 		s.mu.Unlock()
-		deadline := time.After(time.Second)
+		// What is queued reaches each client first: a state of 400,000
+		// rows sent to a client that has just attached took over the
+		// second this waited, and the client, cut off mid-state, took the
+		// runner for one that died (exit 1).
+		deadline := time.After(writeTimeout)
 		for _, p := range peers {
 			select {
 			case <-p.gone:
