@@ -135,9 +135,6 @@ func Stream(path string, onRow func(Row) error) (*Record, error) {
 	}
 	notRecord := fmt.Errorf("%s: not a greenlight record (no \"kind\": %q at its top)", path, KindName)
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		if err == io.EOF && size == 0 {
-			return nil, notRecord
-		}
 		return nil, notRecord
 	}
 	var r Record
@@ -170,7 +167,7 @@ func Stream(path string, onRow func(Row) error) (*Record, error) {
 				return nil, wrap(err)
 			}
 			if schema != Schema {
-				return nil, fmt.Errorf("%s: a record of schema %d; this greenlight reads schema %d (use the greenlight that wrote it, or run `greenlight report` on its campaign to write it again)", path, schema, Schema)
+				return nil, wrongSchema(path, schema)
 			}
 			r.Schema = schema
 		case "campaign":
@@ -195,9 +192,13 @@ func Stream(path string, onRow func(Row) error) (*Record, error) {
 		return nil, fmt.Errorf("%s: more after the record's end", path)
 	}
 	if schema != Schema {
-		return nil, fmt.Errorf("%s: a record of schema %d; this greenlight reads schema %d (use the greenlight that wrote it, or run `greenlight report` on its campaign to write it again)", path, schema, Schema)
+		return nil, wrongSchema(path, schema)
 	}
 	return &r, nil
+}
+
+func wrongSchema(path string, schema int) error {
+	return fmt.Errorf("%s: a record of schema %d; this greenlight reads schema %d (use the greenlight that wrote it, or run `greenlight report` on its campaign to write it again)", path, schema, Schema)
 }
 
 // streamRows reads the rows array, one row at a time, its numbers made

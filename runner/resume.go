@@ -310,14 +310,10 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 	switch {
 	case err == nil && st.State == "exited":
 		// It ended while nobody watched; follow() records how.
-		sr.adopted = true
-		pr.state.Readopted = true
-		r.journal(record{Kind: recAdopted, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: pr.state.Attempt})
+		r.readopted(sr)
 	case alive:
-		sr.adopted = true
+		r.readopted(sr)
 		sr.out.logOff, sr.out.logRest = 0, nil // read again for readiness and stages
-		pr.state.Readopted = true
-		r.journal(record{Kind: recAdopted, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: pr.state.Attempt})
 		pr.state.Steps[sr.step.Index].Status = Running
 		if pr.ph.Service != nil {
 			sr.readyLog = false
@@ -341,9 +337,7 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		}
 		r.warnings = append(r.warnings, pr.ph.Label()+": "+why)
 		if settle {
-			sr.adopted = true
-			pr.state.Readopted = true
-			r.journal(record{Kind: recAdopted, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: pr.state.Attempt})
+			r.readopted(sr)
 			return
 		}
 		pr.state.Steps[sr.step.Index].Status = Pending
@@ -351,6 +345,14 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		pr.cur = nil
 		pr.state.Current = sr.step.Index
 	}
+}
+
+// readopted takes sr over as this runner's, journaled: the record read
+// back says its phase was re-adopted as the window did.
+func (r *Runner) readopted(sr *stepRun) {
+	sr.adopted = true
+	sr.pr.state.Readopted = true
+	r.journal(record{Kind: recAdopted, Phase: sr.pr.ph.ID, Step: sr.step.Index, Attempt: sr.pr.state.Attempt})
 }
 
 // restoreEnded restores a phase whose attempt ended as the journal says.

@@ -69,18 +69,24 @@ func TakeWhileStopped(plan *campaign.Plan, stateDir, verb, phase, point string) 
 	default:
 		return "", fmt.Errorf("%s is not taken while the campaign is stopped", verb)
 	}
+	if err := appendTo(dirs, rec); err != nil {
+		return "", err
+	}
+	return said, nil
+}
+
+// appendTo appends rec to the journal, fsynced, for a caller that holds
+// the state dir's lock.
+func appendTo(dirs Layout, rec record) error {
 	j, err := openJournal(dirs.Journal())
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer j.close()
 	if rec.T.IsZero() {
 		rec.T = time.Now()
 	}
-	if err := j.write(rec, true); err != nil {
-		return "", err
-	}
-	return said, nil
+	return j.write(rec, true)
 }
 
 // NoteWhileStopped journals a person's note for a campaign no runner
@@ -96,10 +102,5 @@ func NoteWhileStopped(stateDir, text string) error {
 		return err
 	}
 	defer lock.Close()
-	j, err := openJournal(dirs.Journal())
-	if err != nil {
-		return err
-	}
-	defer j.close()
-	return j.write(record{T: time.Now(), Kind: recNote, Reason: text}, true)
+	return appendTo(dirs, record{Kind: recNote, Reason: text})
 }

@@ -93,8 +93,6 @@ func (f *File) Save(blocks func() Blocks) error {
 		return held
 	}
 	err = f.write(tg)
-	ours := f.st.ours
-	f.mine.Store(&ours)
 	os.Remove(PreviewOf(f.path)) // the file itself is current: no preview beside it
 	return err
 }
@@ -128,10 +126,7 @@ func (f *File) Flush() error {
 	if err != nil {
 		return err
 	}
-	err = f.write(tg)
-	ours := f.st.ours
-	f.mine.Store(&ours)
-	return err
+	return f.write(tg)
 }
 
 // KeepVersion keeps data as a version of the file, as a write that
