@@ -234,7 +234,7 @@ func (m *model) onNoteKey(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		note := string(text)
-		m.say("note added to the record")
+		m.say("note given to the runner for the record")
 		return m.ctl(func() error { return m.opts.Runner.Note(note) })
 	case "backspace":
 		if len(text) > 0 {
