@@ -438,6 +438,10 @@ func TestStopAsksAgain(t *testing.T) {
 	s.screen(t, "Stop the campaign? Its running steps")
 	s.tm.Type("y")
 	s.screen(t, "stopping every running step")
+	// The stop is asked in a Cmd, after the line is said: wait for it.
+	for deadline := time.Now().Add(5 * time.Second); s.ctl.got() == "" && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if got := s.ctl.got(); got != "stop" {
 		t.Errorf("runner got %q; want one stop", got)
 	}
