@@ -13,6 +13,22 @@ type FileError struct {
 	Msg    string // what is wrong
 	Hint   string // what to do; may be empty
 	Source string // the offending line, when known
+	Fix    *Fix   // the edit Hint proposes, when it proposes one
+}
+
+// Fix is the one edit a hint proposes: lines Line..Line+N-1 (1-based)
+// replaced by With. A hint with a Fix says that edit in words; the
+// mutation test applies it and loads the result.
+type Fix struct {
+	Line, N int
+	With    []string
+}
+
+// Apply returns lines with the fix made.
+func (f *Fix) Apply(lines []string) []string {
+	out := append([]string{}, lines[:f.Line-1]...)
+	out = append(out, f.With...)
+	return append(out, lines[min(f.Line-1+f.N, len(lines)):]...)
 }
 
 func (e *FileError) Error() string {

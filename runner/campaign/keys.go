@@ -114,33 +114,94 @@ func (l *loader) unknownKeys(root ast.Node) FileErrors {
 			if here == "" {
 				here = "this mapping"
 			}
-			hint := ""
+			hint, fix := "", (*Fix)(nil)
 			switch elsewhere := whereKey(key); {
 			case len(elsewhere) > 0:
 				hint = fmt.Sprintf("%s is a key of %s, not of %s: move it there", key, strings.Join(elsewhere, " or "), here)
 			default:
-				if near := closestIn(key, fields); near != "" {
+				if near := closestIn(key, fields, pairs); near != "" {
 					hint = fmt.Sprintf("did you mean %q?", near)
+					fix = l.renamed(tok.Position.Line, tok.Position.Column, key, near)
 				} else {
 					hint = fmt.Sprintf("remove it; %s takes: %s", here, strings.Join(fieldNames(fields), ", "))
 				}
 			}
-			errs = append(errs, l.mk(tok.Position.Line, tok.Position.Column, fmt.Sprintf("unknown key %q in %s", key, here), hint))
+			e := l.mk(tok.Position.Line, tok.Position.Column, fmt.Sprintf("unknown key %q in %s", key, here), hint)
+			e.Fix = fix
+			errs = append(errs, e)
 		}
 	}
 	walk(root, reflect.TypeOf(CampaignSpec{}))
 	return errs
 }
 
-// closestIn is the key of fields nearest to s, within two edits.
-func closestIn(s string, fields map[string]reflect.Type) string {
-	best, bestD := "", 3
+// closestIn is the key of fields nearest to s, within two edits (a swap
+// of two letters is one), leaving out the keys the mapping already has:
+// a person misspells a key they have not written yet. A tie goes to the
+// key that keeps s's first letter, then to the one nearer s's length.
+func closestIn(s string, fields map[string]reflect.Type, have []*ast.MappingValueNode) string {
+	written := map[string]bool{}
+	for _, kv := range have {
+		if tok := kv.Key.GetToken(); tok != nil {
+			written[tok.Value] = true
+		}
+	}
+	var keys []string
 	for _, k := range fieldNames(fields) {
-		if d := editDistance(strings.ToLower(s), k); d < bestD {
-			best, bestD = k, d
+		if !written[k] {
+			keys = append(keys, k)
+		}
+	}
+	return nearest(s, keys)
+}
+
+// nearest is the word of words nearest to s within two edits, "" if none.
+func nearest(s string, words []string) string {
+	s = strings.ToLower(s)
+	best, bestRank := "", [3]int{3, 0, 0}
+	for _, w := range words {
+		d := editDistance(s, w)
+		if d > 2 || d >= len(w) {
+			continue
+		}
+		rank := [3]int{d, 1, abs(len(w) - len(s))}
+		if w[0] == s[0] {
+			rank[1] = 0
+		}
+		if best == "" || less(rank, bestRank) {
+			best, bestRank = w, rank
 		}
 	}
 	return best
+}
+
+func less(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// renamed is the fix that writes want for the key at line, col.
+func (l *loader) renamed(line, col int, key, want string) *Fix {
+	if line < 1 || line > len(l.lines) {
+		return nil
+	}
+	src := l.lines[line-1]
+	i := col - 1
+	if i < 0 || i+len(key) > len(src) || src[i:i+len(key)] != key {
+		return nil
+	}
+	return &Fix{Line: line, N: 1, With: []string{src[:i] + want + src[i+len(key):]}}
 }
 
 func fieldNames(m map[string]reflect.Type) []string {

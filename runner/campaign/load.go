@@ -36,7 +36,13 @@ func Load(path string) (*Plan, error) {
 // Parse checks campaign file contents; name is used in messages and abs
 // (the file's absolute path) to resolve relative paths.
 func Parse(name, abs string, data []byte) (*Plan, error) {
-	l := &loader{name: name, lines: strings.Split(string(data), "\n")}
+	return parse(name, abs, data, false)
+}
+
+// parse is Parse; a probe (the loader trying an edit of a broken file)
+// wants only whether the file loads, not why it does not.
+func parse(name, abs string, data []byte, probe bool) (*Plan, error) {
+	l := &loader{name: name, path: abs, lines: strings.Split(string(data), "\n"), probe: probe}
 	if errs := l.tabIndents(); len(errs) > 0 {
 		return nil, oneOrMany(errs)
 	}
@@ -50,12 +56,12 @@ func Parse(name, abs string, data []byte) (*Plan, error) {
 			return nil, oneOrMany(errs)
 		}
 	}
-	var spec CampaignSpec
-	if err := decodeStrict(data, &spec); err != nil {
-		return nil, l.fromYAML(err)
-	}
 	if len(file.Docs) == 0 || file.Docs[0].Body == nil {
 		return nil, &FileError{File: name, Msg: "the file is empty", Hint: "a campaign needs at least `name:` and `phases:`"}
+	}
+	var spec CampaignSpec
+	if err := decodeStrict(file.Docs[0].Body, &spec); err != nil {
+		return nil, l.fromYAML(err)
 	}
 	if _, ok := file.Docs[0].Body.(*ast.MappingNode); !ok {
 		if _, ok := file.Docs[0].Body.(*ast.MappingValueNode); !ok {
@@ -89,17 +95,19 @@ func oneOrMany(errs FileErrors) error {
 
 // decodeStrict decodes with unknown keys refused. go-yaml can panic on
 // some malformed input (found by FuzzLoad); that is a bad file, not a crash.
-func decodeStrict(data []byte, spec *CampaignSpec) (err error) {
+func decodeStrict(body ast.Node, spec *CampaignSpec) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("the YAML decoder could not read this file (%v); check indentation, tags (!) and quoting", p)
 		}
 	}()
-	return yaml.UnmarshalWithOptions(data, spec, yaml.Strict())
+	return yaml.NodeToValue(body, spec, yaml.Strict())
 }
 
 type loader struct {
 	name  string
+	path  string // the file's absolute path
+	probe bool   // trying an edit: no search for a hint
 	lines []string
 	file  *ast.File
 	errs  FileErrors
@@ -179,34 +187,33 @@ var allKeys = func() []string {
 	return keys
 }()
 
-func closestKey(s string) string {
-	best, bestD := "", 3
-	for _, k := range allKeys {
-		if d := editDistance(strings.ToLower(s), k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	return best
-}
+func closestKey(s string) string { return nearest(s, allKeys) }
 
+// editDistance counts the edits from a to b: a letter put in, taken out,
+// struck for another, or two neighbours swapped (the optimal string
+// alignment distance: "rnu" is one edit from "run", not two).
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
 		}
-		prev = cur
 	}
-	return prev[len(b)]
+	return d[len(a)][len(b)]
 }
 
 var braced = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

@@ -18,7 +18,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		hint       string
 	}{
 		{"unknown key", "name: x\nphases:\n  - id: a\n    retires: 2\n    steps: [{run: x}]\n", `:4:5: unknown key "retires"`, `did you mean "retries"?`},
-		{"wrong type", "name: x\ngpus: eight\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:2:7: wrong type`, "numbers unquoted"},
+		{"wrong type", "name: x\ngpus: eight\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:2:1: gpus: takes a whole number; it has text`, "write a number, unquoted"},
 		{"duplicate key", "name: x\nname: y\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:2:1: duplicate key "name"`, "appear once"},
 		{"bad duration", "name: x\nphases:\n  - id: a\n    timeout: 5 minutes\n    steps: [{run: x}]\n", `:4:14: bad duration "5 minutes"`, "90s, 36m"},
 		{"bad size", "name: x\npreflight: {disk_free: lots}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:2:24: bad size "lots"`, "50GiB"},
@@ -37,7 +37,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"service without ready", "name: x\nphases:\n  - id: a\n    service: {run: y}\n", `the service has no readiness check`, "ready:"},
 		{"bad gate", "name: x\nphases:\n  - id: a\n    gate: maybe\n    steps: [{run: x}]\n", `:4:11: gate "maybe" is not manual or auto`, ""},
 		{"empty gpus", "name: x\nphases:\n  - id: a\n    gpus: []\n    steps: [{run: x}]\n", `:4:11: gpus: [] names no GPU`, "gpus: none"},
-		{"gpus word", "name: x\nphases:\n  - id: a\n    gpus: some\n    steps: [{run: x}]\n", `:4:11:`, ""},
+		{"gpus word", "name: x\nphases:\n  - id: a\n    gpus: some\n    steps: [{run: x}]\n", `:4:5: gpus: takes a list of GPU indices, or none; it has text`, "write a list"},
 		{"gpu past count", "name: x\ngpus: 2\nphases:\n  - id: a\n    gpus: [0, 5]\n    steps: [{run: x}]\n", `:5:15: GPU index 5 is past the campaign's 2 GPUs`, "0 to 1"},
 		{"bad expect", "name: x\nphases:\n  - id: a\n    expect: {tok_s: 'lots'}\n    steps: [{run: x}]\n", `expect "tok_s"`, ""},
 		{"bad url", "name: x\nphases:\n  - id: a\n    service: {run: y, ready: {http: 'localhost:8000'}}\n", `is not an http(s) URL`, "full URL"},
@@ -54,7 +54,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"empty file", "", `the file is empty`, ""},
 		{"slurm unknown key", "name: x\nslurm:\n  partiton: h200\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:3:3: unknown key "partiton"`, `did you mean "partition"?`},
 		{"slurm bad nodes", "name: x\nphases:\n  - id: a\n    slurm: {nodes: -2}\n    steps: [{run: x}]\n", `:4:20: nodes must be 1 or more`, ""},
-		{"slurm nodes not a number", "name: x\nphases:\n  - id: a\n    slurm: {nodes: two}\n    steps: [{run: x}]\n", `:4:20: wrong type`, ""},
+		{"slurm nodes not a number", "name: x\nphases:\n  - id: a\n    slurm: {nodes: two}\n    steps: [{run: x}]\n", `:4:13: nodes: takes a whole number; it has text`, ""},
 		{"slurm bad time", "name: x\nslurm: {time: soon}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:2:15: bad time limit "soon"`, "D-HH:MM:SS"},
 		{"slurm zero time", "name: x\nslurm: {time: 0m}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `time limit "0m" is not above zero`, ""},
 		{"slurm owned arg", "name: x\nphases:\n  - id: a\n    slurm:\n      args: [--exclusive, --output=x.log]\n    steps: [{run: x}]\n", `:5:27: --output is set by greenlight`, "leave it out"},
@@ -333,14 +333,26 @@ func TestIndentHintFixLoads(t *testing.T) {
 			t.Errorf("%s:%d:%d: %s (hint %q); want %s: named, to go %s spaces in", fe.File, fe.Line, fe.Col, fe.Msg, fe.Hint, tt.key, tt.with)
 			continue
 		}
-		to, _ := strconv.Atoi(m[1])
-		lines := strings.Split(tt.body, "\n")
-		by := to - (len(lines[fe.Line-1]) - len(strings.TrimLeft(lines[fe.Line-1], " ")))
-		fixed := strings.Join(Reindent(lines, fe.Line, by), "\n")
+		if fe.Fix == nil {
+			t.Errorf("%s: the hint %q carries no fix", tt.key, fe.Hint)
+			continue
+		}
+		fixed := strings.Join(fe.Fix.Apply(strings.Split(tt.body, "\n")), "\n")
+		if got := fe.Fix.With[0]; indentOf(got) != mustAtoi(m[1]) {
+			t.Errorf("the hint says %s spaces; its fix gives %q", m[1], got)
+		}
 		if _, err := Parse("c.yaml", "/c.yaml", []byte(fixed)); err != nil {
 			t.Errorf("the fix the hint gives does not load: %v\n%s", err, fixed)
 		}
 	}
+}
+
+func mustAtoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		panic(err)
+	}
+	return n
 }
 
 // TestMetricsURLAlone: `metrics: URL`, as a person writes it, means

@@ -1,0 +1,209 @@
+package campaign
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Where a file is broken is rarely where YAML notices: a key indented a
+// space too far is read as part of the line above, and the parser
+// complains a line or three later. The loader finds the line by trying
+// the edits a slip undoes (the line moved to a column its neighbours
+// use, a colon put back, a value with ": " made a block) on the lines
+// around the one YAML names, nearest first; the first edit after which
+// the whole file loads names the line and is the hint, with its Fix.
+
+// nearby are the lines tried around line n, nearest first, above before
+// below (YAML notices a slip after it, rarely before).
+func nearby(n, count int) []int {
+	var out []int
+	for _, d := range []int{0, -1, -2, 1, -3, -4, 2, -5, -6, 3, -7, -8} {
+		if m := n + d; m >= 1 && m <= count {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// candidate is one edit that may undo a slip.
+type candidate struct {
+	msg, hint string
+	fix       *Fix
+	col       int // 1-based column the message points at
+}
+
+// repairNear returns the error of the first line around n whose edit
+// makes the file load; nil when no edit does.
+func (l *loader) repairNear(n int) *FileError {
+	if l.probe {
+		return nil
+	}
+	for _, m := range nearby(n, len(l.lines)) {
+		for _, c := range l.candidates(m) {
+			if l.loadsWith(c.fix) {
+				e := l.mk(m, c.col, c.msg, c.hint)
+				e.Fix = c.fix
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// loadsWith says whether the file, with fix made, is a campaign that loads.
+func (l *loader) loadsWith(fix *Fix) bool {
+	_, err := parse(l.name, l.path, []byte(strings.Join(fix.Apply(l.lines), "\n")), true)
+	return err == nil
+}
+
+// candidates are the edits tried on line n (1-based), most likely first.
+func (l *loader) candidates(n int) []candidate {
+	src := l.lines[n-1]
+	t := strings.TrimSpace(src)
+	if t == "" || strings.HasPrefix(t, "#") {
+		return nil
+	}
+	var out []candidate
+	if c := l.asBlock(n); c != nil {
+		out = append(out, *c)
+	}
+	if m := keyNoColon.FindStringSubmatch(src); m != nil && !strings.Contains(m[3], ": ") {
+		fixed := m[1] + m[2] + ":" + m[3]
+		out = append(out, candidate{
+			msg:  fmt.Sprintf("%s has no colon after it, so YAML reads it as text, not a key", m[2]),
+			hint: fmt.Sprintf("write %q", strings.TrimSpace(fixed)),
+			fix:  &Fix{Line: n, N: 1, With: []string{fixed}},
+			col:  len(m[1]) + len(m[2]) + 1,
+		})
+	}
+	out = append(out, l.shifts(n)...)
+	return out
+}
+
+// keyNoColon is a line that reads as a key whose colon went missing:
+// indentation (and dash), a word, and either nothing or a space and text.
+var keyNoColon = regexp.MustCompile(`^( *(?:- +)?)([A-Za-z_][A-Za-z0-9_]*)((?: +[^\s:#][^#]*)?)$`)
+
+// asBlock is the edit for a plain value holding ": " (a shell command's
+// curl -H "Content-Type: application/json"): the value as a block.
+func (l *loader) asBlock(n int) *candidate {
+	src := l.lines[n-1]
+	m := plainWithColon.FindStringSubmatchIndex(src)
+	if m == nil {
+		return nil
+	}
+	indent, key, value := src[m[2]:m[3]], src[m[4]:m[5]], strings.TrimRight(src[m[6]:m[7]], " \t")
+	pad := strings.Repeat(" ", len(indent))
+	block := []string{indent + key + ": |", pad + "  " + value}
+	quoted := fmt.Sprintf("%s%s: '%s'", indent, key, strings.ReplaceAll(value, "'", "''"))
+	return &candidate{
+		msg: fmt.Sprintf("the value of %s holds \": \", which YAML reads as the start of another key", key),
+		hint: "write it as a block, the command on the next, more-indented line:\n      " + strings.Join(block, "\n      ") +
+			"\n    or quote it in single quotes (doubling any ' inside):\n      " + quoted,
+		fix: &Fix{Line: n, N: 1, With: block},
+		col: len([]rune(src[:m[6]+strings.Index(value, ": ")])) + 1,
+	}
+}
+
+// shifts are line n moved to each column a line near it starts a key or a
+// list item at: alone, then with the lines under it.
+func (l *loader) shifts(n int) []candidate {
+	src := l.lines[n-1]
+	cur := indentOf(src)
+	word := strings.TrimLeft(strings.TrimLeft(src, " "), "- ")
+	if m := keyLine.FindStringSubmatch(src); m != nil {
+		word = m[3] + ":"
+	} else if i := strings.IndexAny(word, " "); i > 0 {
+		word = word[:i]
+	}
+	var out []candidate
+	for _, c := range l.columnsNear(n) {
+		if c.col == cur {
+			continue
+		}
+		under := l.under(n)
+		alone := &Fix{Line: n, N: 1, With: []string{shift(src, c.col-cur)}}
+		withUnder := &Fix{Line: n, N: 1 + len(under), With: []string{shift(src, c.col-cur)}}
+		for _, u := range under {
+			withUnder.With = append(withUnder.With, shift(u, c.col-cur))
+		}
+		say := fmt.Sprintf("indent it %d spaces, in line with %s on line %d", c.col, c.what, c.line)
+		msg := fmt.Sprintf("%s is indented %d spaces, where nothing in the file lines up with it", word, cur)
+		out = append(out, candidate{msg: msg, hint: say, fix: alone, col: cur + 1})
+		if len(under) > 0 {
+			out = append(out, candidate{msg: msg, hint: fmt.Sprintf("%s (and the %d lines under it %+d each)", say, len(under), c.col-cur), fix: withUnder, col: cur + 1})
+		}
+	}
+	return out
+}
+
+// shift moves a line right by (left when by < 0, as far as its spaces go).
+func shift(s string, by int) string {
+	if by >= 0 {
+		return strings.Repeat(" ", by) + s
+	}
+	return s[min(-by, indentOf(s)):]
+}
+
+// under are the lines after n indented deeper than it (blank ones kept),
+// the block a moved key takes with it.
+func (l *loader) under(n int) []string {
+	ind := indentOf(l.lines[n-1])
+	var out []string
+	for _, s := range l.lines[n:] {
+		if strings.TrimSpace(s) != "" && indentOf(s) <= ind {
+			break
+		}
+		out = append(out, s)
+	}
+	for len(out) > 0 && strings.TrimSpace(out[len(out)-1]) == "" {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+// column is a column (0-based) that line starts something at.
+type column struct {
+	col  int
+	what string // "id:" or "the list item"
+	line int
+}
+
+// columnsNear are the columns the lines above n (and a few below) start
+// their keys and list items at, nearest first, each once.
+func (l *loader) columnsNear(n int) []column {
+	seen := map[int]bool{}
+	var out []column
+	add := func(i int) {
+		m := keyLine.FindStringSubmatch(l.lines[i-1])
+		if m == nil {
+			if t := strings.TrimLeft(l.lines[i-1], " "); strings.HasPrefix(t, "- ") && !seen[indentOf(l.lines[i-1])] {
+				seen[indentOf(l.lines[i-1])] = true
+				out = append(out, column{indentOf(l.lines[i-1]), "the list item", i})
+			}
+			return
+		}
+		if m[2] != "" && !seen[len(m[1])] {
+			seen[len(m[1])] = true
+			out = append(out, column{len(m[1]), "the list item", i})
+		}
+		if c := len(m[1]) + len(m[2]); !seen[c] {
+			seen[c] = true
+			out = append(out, column{c, m[3] + ":", i})
+		}
+	}
+	for i := n - 1; i >= 1 && i >= n-60; i-- {
+		add(i)
+	}
+	for i := n + 1; i <= len(l.lines) && i <= n+8; i++ {
+		add(i)
+	}
+	if !seen[0] {
+		out = append(out, column{0, "the top-level keys", 1})
+	}
+	return out
+}
+
+// indentOf counts a line's leading spaces.
+func indentOf(s string) int { return len(s) - len(strings.TrimLeft(s, " ")) }
