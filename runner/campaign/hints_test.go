@@ -30,7 +30,7 @@ func TestHintsProposeMetrics(t *testing.T) {
 // is one of the sweep's axes; each said at its place.
 func TestPlotValidated(t *testing.T) {
 	for _, c := range []struct{ phase, want string }{
-		{"    plot: {x: a, y: b}\n", "this phase has no sweep"},
+		{"    plot: {x: a, y: b}\n", "this phase (line 3) has no sweep"},
 		{"    sweep: {c: [1, 2]}\n    plot: {x: a}\n", "plot: needs x: and y:"},
 		{"    sweep: {c: [1, 2]}\n    plot: {x: a, y: b, label: n}\n", `label: "n" is no axis of the sweep`},
 		{"    sweep: {c: [1, 2]}\n    plot: {x: a, y: [b, d]}\n", `x: "a" is no axis of the sweep, so this is a trade-off chart, which has one y:`},

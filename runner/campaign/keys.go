@@ -104,6 +104,7 @@ func (l *loader) unknownKeys(root ast.Node) FileErrors {
 			key := tok.Value
 			ft, ok := fields[key]
 			if ok {
+				l.fieldLines[tok.Position.Line] = true
 				walk(kv.Value, ft)
 				continue
 			}
@@ -155,9 +156,15 @@ func closestIn(s string, fields map[string]reflect.Type, have []*ast.MappingValu
 	return nearest(s, keys)
 }
 
-// nearest is the word of words nearest to s within two edits, "" if none.
-func nearest(s string, words []string) string {
-	s = strings.ToLower(s)
+// nearest is the word of words nearest to s within two edits, "" if none;
+// case is not counted (keys are lower case, whatever a person types).
+func nearest(s string, words []string) string { return nearestExact(strings.ToLower(s), words) }
+
+// nearestExact is nearest with case counted (names of env: and axes).
+func nearestExact(s string, words []string) string {
+	if s == "" {
+		return ""
+	}
 	best, bestRank := "", [3]int{3, 0, 0}
 	for _, w := range words {
 		d := editDistance(s, w)

@@ -42,7 +42,15 @@ func Parse(name, abs string, data []byte) (*Plan, error) {
 // parse is Parse; a probe (the loader trying an edit of a broken file)
 // wants only whether the file loads, not why it does not.
 func parse(name, abs string, data []byte, probe bool) (*Plan, error) {
-	l := &loader{name: name, path: abs, lines: strings.Split(string(data), "\n"), probe: probe}
+	return newLoader(name, abs, data, probe).load(data)
+}
+
+func newLoader(name, abs string, data []byte, probe bool) *loader {
+	return &loader{name: name, path: abs, lines: strings.Split(string(data), "\n"), probe: probe, fieldLines: map[int]bool{}}
+}
+
+func (l *loader) load(data []byte) (*Plan, error) {
+	name, abs := l.name, l.path
 	if errs := l.tabIndents(); len(errs) > 0 {
 		return nil, oneOrMany(errs)
 	}
@@ -53,6 +61,9 @@ func parse(name, abs string, data []byte, probe bool) (*Plan, error) {
 	l.file = file
 	if len(file.Docs) > 0 && file.Docs[0].Body != nil {
 		if errs := l.unknownKeys(file.Docs[0].Body); len(errs) > 0 {
+			if e := l.misplaced(errs[0]); e != nil {
+				return nil, e
+			}
 			return nil, oneOrMany(errs)
 		}
 	}
@@ -72,6 +83,9 @@ func parse(name, abs string, data []byte, probe bool) (*Plan, error) {
 	plan := &Plan{File: abs, Dir: filepath.Dir(abs), Hash: hex.EncodeToString(sum[:])}
 	l.resolve(&spec, plan)
 	if len(l.errs) > 0 {
+		if e := l.repairNear(l.errs[0].Line, 8); e != nil {
+			return nil, e // a slip of indentation that made another, wrong campaign
+		}
 		sort.SliceStable(l.errs, func(i, j int) bool {
 			a, b := l.errs[i], l.errs[j]
 			return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
@@ -108,9 +122,13 @@ type loader struct {
 	name  string
 	path  string // the file's absolute path
 	probe bool   // trying an edit: no search for a hint
-	lines []string
-	file  *ast.File
-	errs  FileErrors
+	// fieldLines are the lines whose key is a field of the mapping it is
+	// in (not an entry of env: or expect:, which take any key).
+	fieldLines map[int]bool
+	tries      int // edits tried in search of a hint (repair.go)
+	lines      []string
+	file       *ast.File
+	errs       FileErrors
 }
 
 // pos finds where a YAML path is; a missing path falls back to its parent.
@@ -187,6 +205,15 @@ var allKeys = func() []string {
 	return keys
 }()
 
+// isKeyword says whether a word is a key of some mapping of the file.
+var isKeyword = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range allKeys {
+		m[k] = true
+	}
+	return m
+}()
+
 func closestKey(s string) string { return nearest(s, allKeys) }
 
 // editDistance counts the edits from a to b: a letter put in, taken out,
@@ -230,9 +257,28 @@ func (l *loader) expand(path, s string, env map[string]string) string {
 		if v, ok := os.LookupEnv(name); ok {
 			return v
 		}
-		l.add(path, fmt.Sprintf("%s is not set", m), "set it in the environment or under env: in the campaign file")
+		l.add(path, fmt.Sprintf("%s is not set", m), l.unsetHint(name, env))
 		return ""
 	})
+}
+
+// unsetHint says where a ${NAME} could be set: env: and its line, or a
+// name env: sets that is one slip from it.
+func (l *loader) unsetHint(name string, env map[string]string) string {
+	line, _ := l.pos("$.env")
+	if line == 0 {
+		return "set it in the environment or under env: in the campaign file"
+	}
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if near := nearestExact(name, names); near != "" {
+		at, _ := l.pos("$.env." + near)
+		return fmt.Sprintf("env: sets %s on line %d, one slip from %s: one of the two names is misspelled", near, at, name)
+	}
+	return fmt.Sprintf("set it under env: (line %d), or in the environment", line)
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,7 +33,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"no phases", "name: x\n", `the campaign has no phases`, ""},
 		{"duplicate id", "name: x\nphases:\n  - id: a\n    steps: [{run: x}]\n  - id: a\n    steps: [{run: y}]\n", `:5:9: phase id "a" is already used`, ""},
 		{"bad id", "name: x\nphases:\n  - id: 'a b'\n    steps: [{run: x}]\n", `may use only letters`, ""},
-		{"steps and service", "name: x\nphases:\n  - id: a\n    steps: [{run: x}]\n    service: {run: y, ready: {log: z}}\n", `has both steps and a service`, "split"},
+		{"steps and service", "name: x\nphases:\n  - id: a\n    steps: [{run: x}]\n    service: {run: y, ready: {log: z}}\n", `has both steps (line 4) and a service (line 5)`, "split"},
 		{"neither", "name: x\nphases:\n  - id: a\n    title: t\n", `has neither steps nor a service`, ""},
 		{"service without ready", "name: x\nphases:\n  - id: a\n    service: {run: y}\n", `the service has no readiness check`, "ready:"},
 		{"bad gate", "name: x\nphases:\n  - id: a\n    gate: maybe\n    steps: [{run: x}]\n", `:4:11: gate "maybe" is not manual or auto`, ""},
@@ -373,5 +374,56 @@ func TestMetricsURLAlone(t *testing.T) {
 	_, err := Parse("c.yaml", "/c.yaml", []byte("name: m\nphases:\n  - id: serve\n    service:\n      run: |\n        sleep 100\n      ready: {log: up}\n      metrics: [a, b]\n"))
 	if err == nil || !strings.Contains(err.Error(), "8:") {
 		t.Errorf("a list for metrics: %v; want an error at line 8", err)
+	}
+}
+
+// TestSlipBesideAFlowMapping: a key dedented under a line that is a flow
+// mapping ({x: a, y: b} holds ": " by right) is named at its own line,
+// with a fix that loads, never as the flow mapping's ": " with a hint to
+// quote it (which breaks plot:); `metrics: URL` beside ready: {http: ...}
+// loads.
+func TestSlipBesideAFlowMapping(t *testing.T) {
+	body := "name: x\nphases:\n  - id: decode\n    sweep: {concurrency: [1, 4]}\n    plot: {x: mean_tpot_ms, y: output_token_throughput_tok_s, label: concurrency}\n  steps:\n      - run: |\n          echo ${concurrency}\n"
+	_, err := Parse("c.yaml", "/c.yaml", []byte(body))
+	var fe *FileError
+	if !errors.As(err, &fe) {
+		t.Fatalf("Parse = %v; want one FileError", err)
+	}
+	if fe.Line != 6 || strings.Contains(fe.Msg, "plot") || strings.Contains(fe.Hint, "quote") || fe.Fix == nil {
+		t.Fatalf("%v; want line 6 (steps:) with a fix, not plot:", err)
+	}
+	fixed := strings.Join(fe.Fix.Apply(strings.Split(body, "\n")), "\n")
+	if p, err := Parse("c.yaml", "/c.yaml", []byte(fixed)); err != nil || len(p.Phases) == 0 || p.Phases[0].Plot == nil {
+		t.Fatalf("the fix does not load with plot: kept: %v\n%s", err, fixed)
+	}
+	svc := "name: m\nphases:\n  - id: serve\n    service:\n      run: |\n        vllm serve m --port 18792\n      ready: {http: \"http://127.0.0.1:18792/health\"}\n      metrics: http://127.0.0.1:18792/metrics\n"
+	if p, err := Parse("c.yaml", "/c.yaml", []byte(svc)); err != nil || p.Phase("serve").Service.MetricsURL != "http://127.0.0.1:18792/metrics" {
+		t.Fatalf("metrics: URL beside ready: {http: ...}: %v", err)
+	}
+}
+
+// TestDidYouMeanTheKeyMeant: two letters swapped cost one edit, and a
+// key the mapping already has is never proposed.
+func TestDidYouMeanTheKeyMeant(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"      - rnu: |", "run"},
+		{"      - run: |\n        nmae: x", "name"},
+	} {
+		body := "name: x\nphases:\n  - id: a\n    steps:\n" + c.line + "\n          true\n"
+		if c.want == "name" {
+			body = "name: x\nphases:\n  - id: a\n    steps:\n      - run: |\n          true\n        nmae: x\n"
+		}
+		_, err := Parse("c.yaml", "/c.yaml", []byte(body))
+		var fe *FileError
+		if !errors.As(err, &fe) || fe.Hint != fmt.Sprintf("did you mean %q?", c.want) || fe.Fix == nil {
+			t.Errorf("%q: %v; want did you mean %q with its fix", c.line, err, c.want)
+			continue
+		}
+		if _, err := Parse("c.yaml", "/c.yaml", []byte(strings.Join(fe.Fix.Apply(strings.Split(body, "\n")), "\n"))); err != nil {
+			t.Errorf("%q: the fix does not load: %v", c.line, err)
+		}
+	}
+	if got := nearest("m", []string{"id", "name"}); got != "" {
+		t.Errorf("nearest(m) = %q; a one-letter key is no slip of a longer one", got)
 	}
 }

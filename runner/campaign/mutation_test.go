@@ -27,7 +27,7 @@ var (
 
 // mutationFloor is the share of broken files the loader must get right:
 // every one, less what TestMutations's log names as known misses.
-const mutationFloor = 0.95
+const mutationFloor = 0.98
 
 type source struct {
 	name  string
@@ -78,7 +78,6 @@ type mutation struct {
 
 var keyColon = regexp.MustCompile(`^( *(?:- +)?)([A-Za-z_][A-Za-z0-9_]*):( .*)?$`)
 
-
 // mutate breaks one line of src, or returns false when the kind does not
 // apply to the line drawn.
 func mutate(r *rand.Rand, src source) (mutation, bool) {
@@ -113,7 +112,22 @@ func mutate(r *rand.Rand, src source) (mutation, bool) {
 		}
 		m := with("delete")
 		m.lines = append(append([]string{}, lines[:i]...), lines[i+1:]...)
+		// A line taken out leaves no line to point at: the lines on either
+		// side of the gap, or the start of the mapping it was in (where
+		// "the step has no run:" is said), are where a person looks.
 		m.at = []int{i, i + 1}
+		for j := i + 1; j < len(lines); j++ { // past any comment under the gap
+			if t := strings.TrimSpace(lines[j]); t != "" && !strings.HasPrefix(t, "#") {
+				m.at = append(m.at, j)
+				break
+			}
+		}
+		for j := i - 1; j >= 0; j-- {
+			if strings.TrimSpace(lines[j]) != "" && !strings.HasPrefix(strings.TrimSpace(lines[j]), "#") && indentOf(lines[j]) < indentOf(line) {
+				m.at = append(m.at, j+1)
+				break
+			}
+		}
 		return m, true
 	case "scalar<->mapping":
 		if km == nil || inBlock {
@@ -169,23 +183,6 @@ func mutate(r *rand.Rand, src source) (mutation, bool) {
 		k := r.IntN(indentOf(line))
 		return with("tab", line[:k]+"\t"+line[k+1:]), true
 	}
-}
-
-// stripComment cuts a value's trailing # comment (a # after a space,
-// outside quotes).
-func stripComment(v string) string {
-	q := rune(0)
-	for i, c := range v {
-		switch {
-		case q != 0 && c == q:
-			q = 0
-		case q == 0 && (c == '"' || c == '\''):
-			q = c
-		case q == 0 && c == '#' && i > 0 && v[i-1] == ' ':
-			return v[:i]
-		}
-	}
-	return v
 }
 
 // inBlockScalar says whether line i is inside a | or > block, where any
@@ -286,9 +283,13 @@ func firstLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
 func TestMutations(t *testing.T) {
 	srcs := campaignSources(t)
 	r := rand.New(rand.NewPCG(*mutationSeed, 1))
+	n := *mutationN
+	if raceOn && n == 4000 {
+		n = 600
+	}
 	tried, broken, located, right := 0, 0, 0, 0
 	misses := map[string][]string{}
-	for tried < *mutationN {
+	for tried < n {
 		src := srcs[r.IntN(len(srcs))]
 		m, ok := mutate(r, src)
 		if !ok {

@@ -154,7 +154,10 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, ps PhaseSpec, i int, slur
 	env := merge(spec.Env, ps.Env)
 	switch {
 	case ps.Service != nil && len(ps.Steps) > 0:
-		l.add(at(".service"), fmt.Sprintf("phase %q has both steps and a service", ph.ID), "a phase is either steps or one service; split it in two phases")
+		stepsLine, _ := l.pos(at(".steps"))
+		serviceLine, _ := l.pos(at(".service"))
+		l.add(at(".service"), fmt.Sprintf("phase %q has both steps (line %d) and a service (line %d)", ph.ID, stepsLine, serviceLine),
+			"a phase is either steps or one service; split it in two phases (if a `- id:` line went missing, put it back above the one that begins the second)")
 	case ps.Service == nil && len(ps.Steps) == 0:
 		l.add(at(""), fmt.Sprintf("phase %q has neither steps nor a service", ph.ID), "add `steps:` with at least one `- run: command`")
 	case ps.Service != nil:
@@ -190,7 +193,8 @@ func (l *loader) plot(pl *PlotSpec, ph *Phase, at func(string) string) {
 	}
 	switch {
 	case sw == nil || len(sw.Axes) == 0:
-		l.add(at(".plot"), "plot: draws a sweep's points; this phase has no sweep:", "remove plot:, or add sweep: axes")
+		line, _ := l.pos(at(""))
+		l.add(at(".plot"), fmt.Sprintf("plot: draws a sweep's points; this phase (line %d) has no sweep:", line), "remove plot:, or add sweep: axes")
 	case strings.TrimSpace(pl.X) == "" || len(pl.Y) == 0 || slices.Contains(pl.Y, ""):
 		l.add(at(".plot"), "plot: needs x: and y:, an axis and metrics, or two metrics", "write plot: {x: m, y: [tflops, time_ms]}, or plot: {x: tpot_ms, y: output_tok_s, label: concurrency}")
 	case isAxis(pl.X):

@@ -16,14 +16,31 @@ import (
 
 // nearby are the lines tried around line n, nearest first, above before
 // below (YAML notices a slip after it, rarely before).
-func nearby(n, count int) []int {
+func nearby(n, below, count int) []int {
 	var out []int
-	for _, d := range []int{0, -1, -2, 1, -3, -4, 2, -5, -6, 3, -7, -8} {
-		if m := n + d; m >= 1 && m <= count {
+	for _, d := range []int{0, -1, -2, 1, -3, -4, 2, -5, -6, 3, -7, -8, 4, 5, 6, 7, 8} {
+		if m := n + d; m >= 1 && m <= count && d <= below {
 			out = append(out, m)
 		}
 	}
 	return out
+}
+
+// maxTries bounds the edits tried for one file: each is a load of the
+// whole file, and a file of many odd lines would otherwise take seconds.
+const maxTries = 600
+
+// maxTriedBytes bounds the same by the text loaded: a large file gets
+// fewer tries.
+const maxTriedBytes = 16 << 20
+
+// size is the file's length in bytes.
+func (l *loader) size() int {
+	n := 0
+	for _, s := range l.lines {
+		n += len(s) + 1
+	}
+	return n
 }
 
 // candidate is one edit that may undo a slip.
@@ -35,26 +52,108 @@ type candidate struct {
 
 // repairNear returns the error of the first line around n whose edit
 // makes the file load; nil when no edit does.
-func (l *loader) repairNear(n int) *FileError {
+func (l *loader) repairNear(n, below int) *FileError {
 	if l.probe {
 		return nil
 	}
-	for _, m := range nearby(n, len(l.lines)) {
-		for _, c := range l.candidates(m) {
-			if l.loadsWith(c.fix) {
-				e := l.mk(m, c.col, c.msg, c.hint)
-				e.Fix = c.fix
-				return e
-			}
+	for _, m := range nearby(n, below, len(l.lines)) {
+		if e := l.firstThatLoads(m, l.candidates(m)); e != nil {
+			return e
 		}
 	}
 	return nil
 }
 
+// repairFar looks further up than repairNear, at the lines a slip leaves
+// that YAML may read on for many lines before it fails: a key with no
+// colon and nothing after it, and a key at a column no other line uses.
+func (l *loader) repairFar(n int) *FileError {
+	if l.probe {
+		return nil
+	}
+	cols := map[int]int{}
+	for _, s := range l.lines {
+		if strings.TrimSpace(s) != "" {
+			cols[indentOf(s)]++
+		}
+	}
+	for m := min(n, len(l.lines)); m >= 1 && m > n-80; m-- {
+		src := l.lines[m-1]
+		var cs []candidate
+		if km := keyNoColon.FindStringSubmatch(src); km != nil && strings.TrimSpace(km[3]) == "" {
+			cs = l.candidates(m)
+		} else if keyLine.MatchString(src) && cols[indentOf(src)] == 1 {
+			cs = l.shifts(m)
+		}
+		if e := l.firstThatLoads(m, cs); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// firstThatLoads is the error at line m of the first candidate whose fix
+// makes the file load.
+func (l *loader) firstThatLoads(m int, cs []candidate) *FileError {
+	for _, c := range cs {
+		if l.tries >= maxTries || l.tries*l.size() > maxTriedBytes {
+			return nil
+		}
+		l.tries++
+		if l.loadsWith(c.fix) {
+			e := l.mk(m, c.col, c.msg, c.hint)
+			e.Fix = c.fix
+			return e
+		}
+	}
+	return nil
+}
+
+// opensBlock says whether a key line has no value on it (its value is the
+// block under it).
+func opensBlock(s string) bool {
+	i := strings.Index(s, ":")
+	rest := strings.TrimSpace(stripComment(s[i+1:]))
+	return rest == ""
+}
+
+// stripComment cuts a value's trailing # comment (a # after a space,
+// outside quotes).
+func stripComment(v string) string {
+	q := rune(0)
+	for i, c := range v {
+		switch {
+		case q != 0 && c == q:
+			q = 0
+		case q == 0 && (c == '"' || c == '\''):
+			q = c
+		case q == 0 && c == '#' && (i == 0 || v[i-1] == ' '):
+			return v[:i]
+		}
+	}
+	return v
+}
+
 // loadsWith says whether the file, with fix made, is a campaign that loads.
 func (l *loader) loadsWith(fix *Fix) bool {
-	_, err := parse(l.name, l.path, []byte(strings.Join(fix.Apply(l.lines), "\n")), true)
-	return err == nil
+	text := []byte(strings.Join(fix.Apply(l.lines), "\n"))
+	probe := newLoader(l.name, l.path, text, true)
+	if _, err := probe.load(text); err != nil {
+		return false
+	}
+	// A key of the campaign's moved into env: (or any mapping that takes
+	// any key) loads, but is not what the person meant.
+	m := keyLine.FindStringSubmatch(fix.With[0])
+	return m == nil || !isKeyword[m[3]] || probe.fieldLines[fix.Line]
+}
+
+// misplaced is the fix for a key of another level when moving its line
+// to a column near it makes the file load; nil otherwise.
+func (l *loader) misplaced(e *FileError) *FileError {
+	if !strings.Contains(e.Hint, "move it there") {
+		return nil
+	}
+	return l.repairNear(e.Line, 3)
 }
 
 // candidates are the edits tried on line n (1-based), most likely first.
@@ -69,7 +168,7 @@ func (l *loader) candidates(n int) []candidate {
 		out = append(out, *c)
 	}
 	if m := keyNoColon.FindStringSubmatch(src); m != nil && !strings.Contains(m[3], ": ") {
-		fixed := m[1] + m[2] + ":" + m[3]
+		fixed := m[1] + m[2] + ":" + m[3] + m[4]
 		out = append(out, candidate{
 			msg:  fmt.Sprintf("%s has no colon after it, so YAML reads it as text, not a key", m[2]),
 			hint: fmt.Sprintf("write %q", strings.TrimSpace(fixed)),
@@ -83,7 +182,7 @@ func (l *loader) candidates(n int) []candidate {
 
 // keyNoColon is a line that reads as a key whose colon went missing:
 // indentation (and dash), a word, and either nothing or a space and text.
-var keyNoColon = regexp.MustCompile(`^( *(?:- +)?)([A-Za-z_][A-Za-z0-9_]*)((?: +[^\s:#][^#]*)?)$`)
+var keyNoColon = regexp.MustCompile(`^( *(?:- +)?)([A-Za-z_][A-Za-z0-9_]*)((?: +[^\s:#][^#]*?)?)(\s+#.*)?$`)
 
 // asBlock is the edit for a plain value holding ": " (a shell command's
 // curl -H "Content-Type: application/json"): the value as a block.
@@ -198,6 +297,16 @@ func (l *loader) columnsNear(n int) []column {
 	}
 	for i := n + 1; i <= len(l.lines) && i <= n+8; i++ {
 		add(i)
+	}
+	// A key that opens a block (steps:) takes its first child two
+	// columns in, where nothing else may stand yet.
+	for i := n - 1; i >= 1 && i >= n-8; i-- {
+		if m := keyLine.FindStringSubmatch(l.lines[i-1]); m != nil && opensBlock(l.lines[i-1]) {
+			if c := len(m[1]) + len(m[2]) + 2; !seen[c] {
+				seen[c] = true
+				out = append(out, column{c, "the first line under " + m[3] + ":", i})
+			}
+		}
 	}
 	if !seen[0] {
 		out = append(out, column{0, "the top-level keys", 1})

@@ -346,6 +346,15 @@ func (l *loader) checkVars(path, text string, sw *Sweep, env map[string]string) 
 			continue // a shell variable
 		}
 		hint := "the axes are " + strings.Join(names, ", ")
+		if sweepAt := phasePath.FindString(path); sweepAt != "" {
+			if line, _ := l.pos(sweepAt + ".sweep"); line > 0 {
+				hint = fmt.Sprintf("the axes of sweep: (line %d) are %s", line, strings.Join(names, ", "))
+			}
+			if near := nearestExact(m[1], names); near != "" && !vars[m[1]] {
+				line, _ := l.pos(sweepAt + ".sweep." + near)
+				hint = fmt.Sprintf("the sweep's axis %s (line %d) is one slip from %s: one of the two names is misspelled", near, line, m[1])
+			}
+		}
 		if fs := fields[m[1]]; m[2] != "" && len(fs) > 0 {
 			sort.Strings(fs)
 			hint = fmt.Sprintf("the fields of %s are %s", m[1], strings.Join(fs, ", "))
@@ -353,6 +362,9 @@ func (l *loader) checkVars(path, text string, sw *Sweep, env map[string]string) 
 		l.add(path, fmt.Sprintf("${%s} names no axis of the sweep", name), hint)
 	}
 }
+
+// phasePath is the path of the phase a path is in.
+var phasePath = regexp.MustCompile(`^\$\.phases\[\d+\]`)
 
 // put is text with the unit's ${axis} and ${axis.field} values in.
 func put(text string, vars map[string]string) string {

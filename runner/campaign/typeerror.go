@@ -111,7 +111,7 @@ func (l *loader) keyOf(line, col int) (string, int, int) {
 			return l.lines[line-1][m[2]:m[3]], line, m[2] + 1
 		}
 	}
-	for n := line; n >= 1 && n > line-200; n-- {
+	for n := min(line, len(l.lines)); n >= 1 && n > line-200; n-- {
 		src := l.lines[n-1]
 		m := keyLine.FindStringSubmatch(src)
 		if m == nil {

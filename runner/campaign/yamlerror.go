@@ -25,6 +25,9 @@ func (l *loader) fromYAML(err error) error {
 	var unknown *yaml.UnknownFieldError
 	var dup *yaml.DuplicateKeyError
 	if got, want, ok := typeMismatch(err); ok {
+		if e := l.repairNear(pos.Line, 2); e != nil {
+			return e // text where a mapping goes, made by a lost colon or a slipped line
+		}
 		return l.mismatch(pos.Line, pos.Column, got, want)
 	}
 	switch {
@@ -44,9 +47,21 @@ func (l *loader) fromYAML(err error) error {
 				msg += " (first at " + strings.TrimSuffix(strings.TrimPrefix(ye.GetMessage()[i:], "defined at ["), "]") + ")"
 			}
 		}
+		if e := l.repairNear(pos.Line, 3); e != nil {
+			return e // a line slipped into the mapping above
+		}
 		hint = "each key may appear once in a mapping; remove one of them"
+		if at := l.runTogether(pos.Line, pos.Column); at > 0 {
+			hint = fmt.Sprintf("if this list item is two run together (the `- ` line of the second lost), the second begins at line %d: put its `- ` line back above it; else remove one of the two", at)
+		}
 	default:
-		if e := l.repairNear(pos.Line); e != nil {
+		if e := l.repairNear(pos.Line, 3); e != nil {
+			return e
+		}
+		if e := l.repairFar(pos.Line); e != nil {
+			return e
+		}
+		if e := l.orphanBlock(pos.Line); e != nil {
 			return e
 		}
 		hint = "this is not valid YAML here; check indentation and quoting"
@@ -65,3 +80,110 @@ var keyLine = regexp.MustCompile(`^( *)(- +)?([A-Za-z_][A-Za-z0-9_]*):(?:\s|$)`)
 
 // asErr is errors.As, named for the switch it sits in.
 func asErr[T any](err error, target *T) bool { return errors.As(err, target) }
+
+// runTogether is, for a key written twice in one list item, the line
+// where a second item would begin if a `- ` line was lost: the first key
+// after which no key repeats. 0 when the mapping is no list item.
+func (l *loader) runTogether(line, col int) int {
+	type key struct {
+		name string
+		line int
+	}
+	if l.probe || line < 1 || line > len(l.lines) {
+		return 0
+	}
+	var keys []key
+	item := false
+	for j := line - 1; j >= 1; j-- {
+		src := l.lines[j-1]
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		m := keyLine.FindStringSubmatch(src)
+		if m != nil && len(m[1])+len(m[2]) == col-1 {
+			keys = append([]key{{m[3], j}}, keys...)
+			if m[2] != "" {
+				item = true
+				break
+			}
+			continue
+		}
+		if indentOf(src) < col-1 {
+			break
+		}
+	}
+	if !item {
+		return 0
+	}
+	for j := line; j <= len(l.lines); j++ {
+		src := l.lines[j-1]
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if indentOf(src) < col-1 {
+			break
+		}
+		if m := keyLine.FindStringSubmatch(src); m != nil && m[2] == "" && len(m[1]) == col-1 {
+			keys = append(keys, key{m[3], j})
+		}
+	}
+	// The second item begins after the last first-occurrence of a key
+	// that repeats: each item has each key once.
+	after := -1
+	first := map[string]int{}
+	for i, k := range keys {
+		if f, ok := first[k.name]; ok {
+			after = max(after, f)
+		} else {
+			first[k.name] = i
+		}
+	}
+	if after < 0 || after+1 >= len(keys) {
+		return 0
+	}
+	return keys[after+1].line
+}
+
+// orphanBlock finds, above line n, a line indented under a key that has
+// its value on its own line: what a lost key line (steps:, service:)
+// leaves. No edit can be proposed: the lost key is not known.
+func (l *loader) orphanBlock(n int) *FileError {
+	prev := 0
+	for j := 1; j <= min(n, len(l.lines)); j++ {
+		src := l.lines[j-1]
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if m := keyLine.FindStringSubmatch(l.lines[max(prev, 1)-1]); prev > 0 && m != nil && indentOf(src) > len(m[1])+len(m[2]) && !l.inBlock(prev) {
+			if v := strings.TrimSpace(stripComment(l.lines[prev-1])); !opensBlock(l.lines[prev-1]) && !strings.HasSuffix(v, "|") && !strings.HasSuffix(v, ">") && !strings.HasSuffix(v, "-") {
+				found := l.mk(j, indentOf(src)+1, fmt.Sprintf("this line is indented under %s: (line %d), which has its value on its own line", m[3], prev),
+					"a key line (steps:, service:, ...) may be missing above it, the lines under it being its value")
+				return found
+			}
+		}
+		if !l.inBlock(j) {
+			prev = j
+		}
+	}
+	return nil
+}
+
+// inBlock says whether line j is text of a | or > block above it.
+func (l *loader) inBlock(j int) bool {
+	ind := indentOf(l.lines[j-1])
+	for k := j - 1; k >= 1; k-- {
+		src := l.lines[k-1]
+		if strings.TrimSpace(src) == "" || indentOf(src) >= ind {
+			continue
+		}
+		v := strings.TrimSpace(stripComment(src))
+		if strings.HasSuffix(v, "|") || strings.HasSuffix(v, ">") || strings.HasSuffix(v, "|-") || strings.HasSuffix(v, ">-") {
+			return true
+		}
+		ind = indentOf(src)
+		if ind == 0 {
+			return false
+		}
+	}
+	return false
+}
