@@ -44,6 +44,9 @@ func (l Layout) StepStatusFiles() string {
 // Artifacts holds each phase's artifact folder.
 func (l Layout) Artifacts() string { return filepath.Join(string(l), "artifacts") }
 
+// Loads is where each service load's measures are kept (Load).
+func (l Layout) Loads() string { return filepath.Join(string(l), "loads.jsonl") }
+
 // Metrics is where a service's /metrics scrapes are kept.
 func (l Layout) Metrics(service string) string {
 	return filepath.Join(string(l), "metrics", service+".jsonl")

@@ -148,11 +148,11 @@ func (sr *stepRun) serviceETA(now time.Time) ETA {
 	if sr.prog.seen {
 		e.Done, e.Total, e.Rate = sr.prog.done, sr.prog.total, sr.prog.rateText()
 	}
-	exp, basis := r.stageExpect(svc, sr.step.Key)
+	exp, basis := r.stageExpect(svc, sr.loadKey())
 	cur := max(sr.stage, 0)
 	starts := sr.stageStarts
 	if len(starts) == 0 {
-		return stepETA(now, sr.started, &sr.prog, r.store.hist.typical(sr.step.Key), sr.step.Estimate, 0)
+		return stepETA(now, sr.started, &sr.prog, r.store.hist.typical(sr.loadKey()), sr.step.Estimate, 0)
 	}
 	rem, _, evidence, barOK := stagePace(exp, starts, cur, now, &sr.prog, basis != "")
 	switch {

@@ -18,7 +18,7 @@ func (sr *stepRun) updateETA(now time.Time) {
 		// The steps before it in this phase say how the guesses hold up.
 		pace := r.stepsPace(pr)
 		scale := func(d time.Duration) time.Duration { return time.Duration(pace * float64(d)) }
-		ss.ETA = stepETA(now, sr.started, &sr.prog, scale(r.store.hist.typical(sr.step.Key)), scale(sr.step.Estimate), 0)
+		ss.ETA = stepETA(now, sr.started, &sr.prog, scale(r.store.hist.typical(sr.loadKey())), scale(sr.step.Estimate), 0)
 		if pace != 1 && (ss.ETA.Source == SourceHistory || ss.ETA.Source == SourceEstimate) {
 			ss.ETA.Source = SourceLearned
 		}

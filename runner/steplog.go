@@ -111,6 +111,7 @@ func (sr *stepRun) logLine(line []byte, now time.Time) {
 			sr.readyLog = true
 		}
 		sr.stageLine(line, now)
+		sr.loadLine(line, now)
 	}
 	sr.progressLine(line, now)
 	if sr.step.ResultsFormat == campaign.FormatVLLMBench {

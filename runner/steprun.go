@@ -37,6 +37,7 @@ type stepRun struct {
 	readyLog    bool
 
 	health healthCheck // a service's readiness and health probe
+	load   *loadWatch  // a service's model load, when it names its model
 	shown  shownMark   // what the last Progress event showed
 	quiet  quietWatch  // wait_quiet: its artifacts' growth after its command exited
 
@@ -139,6 +140,9 @@ func launchStep(r *Runner, pr *phaseRun, step *campaign.Step, try int, dir strin
 	if step.LeaveRunning {
 		args = append(args, "--leave-running")
 	}
+	if svc := pr.ph.Service; svc != nil && svc.Prewarm && svc.Model != "" {
+		args = append(args, "--prewarm", svc.Model)
+	}
 	if r.cgroup != "" && pr.ph.Slurm == nil {
 		args = append(args, "--cgroup", filepath.Join(r.cgroup, pr.ph.ID+"."+filepath.Base(dir)))
 	}
@@ -146,6 +150,7 @@ func launchStep(r *Runner, pr *phaseRun, step *campaign.Step, try int, dir strin
 	if err := sr.on().launch(env, args, logf); err != nil {
 		return nil, err
 	}
+	sr.watchLoad()
 	return sr, nil
 }
 

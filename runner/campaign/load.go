@@ -262,6 +262,24 @@ func (l *loader) expand(path, s string, env map[string]string) string {
 	})
 }
 
+// expandSet is s with ${NAME} from env, then the environment; ok is
+// false when a name is set in neither.
+func expandSet(s string, env map[string]string) (string, bool) {
+	ok := true
+	out := braced.ReplaceAllStringFunc(s, func(m string) string {
+		name := m[2 : len(m)-1]
+		if v, set := env[name]; set {
+			return v
+		}
+		if v, set := os.LookupEnv(name); set {
+			return v
+		}
+		ok = false
+		return ""
+	})
+	return out, ok
+}
+
 // unsetHint says where a ${NAME} could be set: env: and its line, or a
 // name env: sets that is one slip from it.
 func (l *loader) unsetHint(name string, env map[string]string) string {

@@ -427,3 +427,30 @@ func TestDidYouMeanTheKeyMeant(t *testing.T) {
 		t.Errorf("nearest(m) = %q; a one-letter key is no slip of a longer one", got)
 	}
 }
+
+// TestModelAndPrewarm: model: names the model's folder (relative to the
+// campaign file, ${NAME} expanded; unset, the load goes unmeasured, no
+// error); prewarm: without a model is refused at its line.
+func TestModelAndPrewarm(t *testing.T) {
+	svc := func(extra string) string {
+		return "name: m\nphases:\n  - id: serve\n    service:\n      run: |\n        vllm serve x\n      ready: {log: up}\n" + extra
+	}
+	t.Setenv("GL_TEST_MODEL", "/models/k2")
+	for _, c := range []struct{ extra, want string }{
+		{"      model: ${GL_TEST_MODEL}\n      prewarm: true\n", "/models/k2"},
+		{"      model: weights\n", "/c/weights"},
+		{"      model: ${GL_TEST_UNSET_MODEL}\n", ""},
+	} {
+		p, err := Parse("c.yaml", "/c/c.yaml", []byte(svc(c.extra)))
+		if err != nil {
+			t.Fatalf("%q: %v", c.extra, err)
+		}
+		if got := p.Phase("serve").Service.Model; got != c.want {
+			t.Errorf("%q: model %q; want %q", c.extra, got, c.want)
+		}
+	}
+	_, err := Parse("c.yaml", "/c/c.yaml", []byte(svc("      prewarm: true\n")))
+	if err == nil || !strings.Contains(err.Error(), "c.yaml:8:") || !strings.Contains(err.Error(), "names none") {
+		t.Errorf("prewarm without a model: %v; want an error at line 8", err)
+	}
+}

@@ -373,6 +373,16 @@ func (l *loader) service(plan *Plan, s *ServiceSpec, at string, env map[string]s
 		}
 		sv.MetricsSeries = m.Series
 	}
+	// model: ${MODEL_DIR} with MODEL_DIR unset (a validate before the
+	// night's run) is no error: the command says so when it starts, and
+	// the load goes unmeasured.
+	if m, ok := expandSet(s.Model, env); s.Model != "" && ok {
+		sv.Model = l.abs(plan.Dir, m)
+	}
+	if sv.Prewarm = s.Prewarm; s.Prewarm && s.Model == "" {
+		l.add(at+".prewarm", "prewarm: reads the model's folder into the page cache, and this service names none",
+			"add model: ${MODEL_DIR}, the folder the server loads")
+	}
 	sv.ReadyLog = l.re(at+".ready.log", s.Ready.Log, false)
 	if s.Ready.HTTP == "" && s.Ready.Log == "" {
 		l.add(at+".ready", "the service has no readiness check", `add ready: {http: "http://localhost:8000/health"} or {log: "Application startup complete"}`)

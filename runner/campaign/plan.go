@@ -154,6 +154,8 @@ type Service struct {
 	ReadyTimeout  time.Duration
 	StopTimeout   time.Duration
 	Stages        []Stage
+	Model         string // the model's folder, absolute; "" when not named
+	Prewarm       bool   // read Model into the page cache before the start
 }
 
 // Stage is a named part of a service's start-up.

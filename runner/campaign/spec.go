@@ -192,6 +192,8 @@ type ServiceSpec struct {
 	StopTimeout string            `yaml:"stop_timeout" json:"stop_timeout,omitempty"`
 	Stages      []StageSpec       `yaml:"stages" json:"stages,omitempty"`
 	Metrics     *MetricsSpec      `yaml:"metrics" json:"metrics,omitempty"`
+	Model       string            `yaml:"model" json:"model,omitempty"`     // the model's folder: its page-cache share is measured at each start
+	Prewarm     bool              `yaml:"prewarm" json:"prewarm,omitempty"` // read model: into the page cache before the service starts
 }
 
 // PlotSpec is a trade-off chart of a sweep:

@@ -103,6 +103,7 @@ func Main(args []string) int {
 	grace := fs.Duration("grace", 10*time.Second, "wait between stop signals")
 	leave := fs.Bool("leave-running", false, "keep what the step leaves running (leave_running: true)")
 	cgroupDir := fs.String("cgroup", "", "run the step in this cgroup (v2), made in its campaign's")
+	prewarmDir := fs.String("prewarm", "", "read this folder into the page cache before the command starts")
 	if err := fs.Parse(args); err != nil || *statusPath == "" || *logPath == "" || fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "greenlight: __supervise is internal: it runs one step for greenlight run")
 		return 2
@@ -142,6 +143,12 @@ func Main(args []string) int {
 		if cg, err = newStepCgroup(filepath.Dir(*cgroupDir), filepath.Base(*cgroupDir)); err != nil {
 			fmt.Fprintf(logf, "greenlight: cannot make the step's cgroup (%v): its tree is followed as the supervisor's descendants\n", err)
 		}
+	}
+	if *prewarmDir != "" && prewarm(*prewarmDir, logf, stopReq, filepath.Join(filepath.Dir(*statusPath), PrewarmFile)) {
+		cg.remove()
+		st.State, st.ExitCode, st.Signal, st.Error, st.Ended = "exited", 143, "SIGTERM", "stopped during the prewarm", time.Now()
+		WriteStatus(*statusPath, st)
+		return 1
 	}
 	cmd := command(fs.Args(), *dir, logf, cg)
 	err = cmd.Start()

@@ -1,0 +1,151 @@
+package runner
+
+import (
+	"crypto/rand"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner/modelload"
+)
+
+// vllmStartup are a vLLM server's own timing lines, as it prints them.
+const vllmStartup = `(VllmWorker rank=0 pid=1) INFO 10-06 11:41:02 [default_loader.py:267] Loading weights took 1021.40 seconds
+INFO 10-06 11:41:03 [gpu_model_runner.py:2653] Model loading took 72.1234 GiB and 1030.512 seconds
+INFO 10-06 11:42:11 [gpu_worker.py:298] Memory profiling takes 12.45 seconds
+(EngineCore_DP0 pid=212) INFO 10-06 12:00:40 [gpu_model_runner.py:3480] Graph capturing finished in 25 secs, took 0.31 GiB
+INFO 10-06 12:00:41 [core.py:210] init engine (profile, create kv cache, warmup model) took 95.30 seconds
+INFO:     Application startup complete.`
+
+// modelDir is a model folder of 4 shards on a disk the page cache can
+// drop (the package's own folder: the test's temp dir may be a tmpfs).
+func modelDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(".", "model-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	buf := make([]byte, 4<<20)
+	for i := range 4 {
+		rand.Read(buf)
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("model-%05d-of-00004.safetensors", i+1)), buf, 0o644)
+	}
+	abs, _ := filepath.Abs(dir)
+	return abs
+}
+
+// TestTheLoadMeasured: a service naming its model, prewarm on, started
+// cold: the supervisor reads the folder in before the server starts, and
+// the load is kept with its page-cache count at the start (cold), the
+// prewarm's bytes, and each stage vLLM's own lines time.
+func TestTheLoadMeasured(t *testing.T) {
+	t.Parallel()
+	model := modelDir(t)
+	if err := modelload.Evict(model); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := modelload.Measure(t.Context(), model); r.Word() != "cold" {
+		t.Skipf("this filesystem keeps evicted pages (%s): no cold start to measure", r)
+	}
+	log := filepath.Join(t.TempDir(), "vllm.log")
+	os.WriteFile(log, []byte(vllmStartup+"\n"), 0o644)
+	p := loadCampaign(t, fmt.Sprintf(`
+name: load
+phases:
+  - id: serve
+    service:
+      run: |
+        cat %s; sleep 30
+      ready: {log: "Application startup complete", timeout: 20s}
+      model: %s
+      prewarm: true
+  - id: use
+    needs: [serve]
+    steps:
+      - run: |
+          true
+`, log, model))
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(t.TempDir(), "state")
+	h := start(t, p, opts)
+	st := h.finished(30 * time.Second)
+	if s := st.Phase("use"); s.Status != Done {
+		t.Fatalf("use = %s %q", s.Status, s.Reason)
+	}
+	loads, err := ReadLoads(opts.StateDir)
+	if err != nil || len(loads) != 1 {
+		t.Fatalf("loads = %+v, %v; want one", loads, err)
+	}
+	l := loads[0]
+	if l.Cache == nil || l.Cache.Word() != "cold" || l.Cache.Bytes != 16<<20 {
+		t.Errorf("the start's page cache: %+v; want cold, 16 MiB counted", l.Cache)
+	}
+	if l.Prewarm == nil || l.Prewarm.Read != 16<<20 || l.Warmth() != "warm (prewarmed)" {
+		t.Errorf("prewarm: %+v (%s); want 16 MiB read, the load warm", l.Prewarm, l.Warmth())
+	}
+	got := map[string]float64{}
+	for _, s := range l.Server {
+		got[s.Name] = s.Seconds
+	}
+	want := map[string]float64{"loading weights": 1021.4, "model loading": 1030.512, "memory profiling": 12.45, "graph capture": 25, "engine init": 95.3}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("stage %s = %v; want %v (all: %v)", k, got[k], v, l.Server)
+		}
+	}
+	if r, _ := modelload.Measure(t.Context(), model); r.Word() != "warm" {
+		t.Errorf("after the prewarm the folder is %s", r)
+	}
+	logs, _ := filepath.Glob(filepath.Join(opts.StateDir, "steps", "serve", "*.log"))
+	if len(logs) != 1 {
+		t.Fatalf("service logs: %v", logs)
+	}
+	b, _ := os.ReadFile(logs[0])
+	if !strings.Contains(string(b), "greenlight: prewarm: done: read 17 MB") {
+		t.Errorf("the service's log does not say the prewarm:\n%s", b)
+	}
+}
+
+// TestWarmLoadETAFromWarmHistory: once a cold load and a warm one were
+// measured, a warm start's ETA is the warm loads', not the cold ones'.
+func TestWarmLoadETAFromWarmHistory(t *testing.T) {
+	p := loadCampaign(t, `
+name: eta
+phases:
+  - id: serve
+    service:
+      run: |
+        sleep 100
+      ready: {log: up}
+      model: /models/k2
+`)
+	r := newReplayRunner(t, p, filepath.Join(t.TempDir(), "state"))
+	defer r.Close()
+	step := &p.Phase("serve").Service.Step
+	r.store.hist.add(step.Key, 36*time.Minute)
+	r.store.hist.add(warmthKey(step.Key, "cold"), 36*time.Minute)
+	r.store.hist.add(warmthKey(step.Key, "warm"), 2*time.Minute)
+	for _, c := range []struct {
+		word string
+		want time.Duration
+	}{{"warm", 2 * time.Minute}, {"cold", 36 * time.Minute}, {"partly warm", 0}} {
+		sr := &stepRun{r: r, step: step, load: &loadWatch{cache: make(chan modelload.Residency, 1)}}
+		share := map[string]int64{"warm": 95, "cold": 2, "partly warm": 50}[c.word]
+		sr.load.cache <- modelload.Residency{Files: 1, Bytes: 100, Resident: share}
+		key := sr.loadKey()
+		got := r.store.hist.typical(key)
+		if c.want == 0 {
+			if key != step.Key {
+				t.Errorf("a partly warm start, never measured: key %q; want the step's own", key)
+			}
+			continue
+		}
+		if got != c.want {
+			t.Errorf("a %s start: history %s; want %s", c.word, got, c.want)
+		}
+	}
+}
