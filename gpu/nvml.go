@@ -17,6 +17,23 @@ type NVML struct {
 	// driver's throughput call samples the link for 20 ms and was over half
 	// of an idle runner's CPU on an H200 when made every second.
 	pcie map[int]pcieReading
+	// still is each device's settings that change only when a person
+	// changes them (MIG mode, the enforced power limit), read once per
+	// stillEvery: the MIG query alone was a third of an idle runner's CPU
+	// on an H200 when made every second.
+	still map[int]stillReading
+}
+
+// stillEvery is how often a device's settings are read again.
+const stillEvery = 30 * time.Second
+
+type stillReading struct {
+	at         time.Time
+	migCur     int
+	migRet     nvml.Return
+	powerLimit Metric
+	ecc        Metric // uncorrected volatile ECC errors: read with PCIe, every pcieEvery
+	eccAt      time.Time
 }
 
 // pcieEvery is how often a device's PCIe throughput is read; between two
@@ -163,7 +180,8 @@ func (n *NVML) sampleOne(now time.Time, i int, d nvml.Device) (s Sample) {
 	} else {
 		s.MemUsed = na(explain(ret))
 	}
-	migCur, _, migRet := d.GetMigMode()
+	still := n.stillOf(now, i, d)
+	migCur, migRet := still.migCur, still.migRet
 	mig := migRet == nvml.SUCCESS && migCur == nvml.DEVICE_MIG_ENABLE
 	switch {
 	case mig:
@@ -184,8 +202,7 @@ func (n *NVML) sampleOne(now time.Time, i int, d nvml.Device) (s Sample) {
 	s.Temp = metricOf(t, ret, 1)
 	p, ret := d.GetPowerUsage()
 	s.Power = metricOf(p, ret, 1e-3)
-	pl, ret := d.GetEnforcedPowerLimit()
-	s.PowerLimit = metricOf(pl, ret, 1e-3)
+	s.PowerLimit = still.powerLimit
 	c, ret := d.GetClockInfo(nvml.CLOCK_SM)
 	s.SMClock = metricOf(c, ret, 1)
 	c, ret = d.GetClockInfo(nvml.CLOCK_MEM)
@@ -202,8 +219,7 @@ func (n *NVML) sampleOne(now time.Time, i int, d nvml.Device) (s Sample) {
 		}
 		n.pcie[i] = pcieReading{at: now, rx: s.PCIeRx, tx: s.PCIeTx}
 	}
-	e, ret := d.GetTotalEccErrors(nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC)
-	s.ECCErrors = metricOf(e, ret, 1)
+	s.ECCErrors = still.ecc
 	if bits, ret := d.GetCurrentClocksEventReasons(); ret == nvml.SUCCESS {
 		s.Throttle = DecodeThrottle(bits)
 	}
@@ -224,4 +240,26 @@ func (n *NVML) sampleOne(now time.Time, i int, d nvml.Device) (s Sample) {
 		s.Procs = append(s.Procs, pr)
 	}
 	return s
+}
+
+// stillOf is device i's settings, read again when stillEvery has passed
+// (its ECC count when pcieEvery has).
+func (n *NVML) stillOf(now time.Time, i int, d nvml.Device) stillReading {
+	if n.still == nil {
+		n.still = map[int]stillReading{}
+	}
+	r, seen := n.still[i]
+	if !seen || now.Sub(r.at) >= stillEvery || now.Before(r.at) {
+		r.at = now
+		r.migCur, _, r.migRet = d.GetMigMode()
+		pl, ret := d.GetEnforcedPowerLimit()
+		r.powerLimit = metricOf(pl, ret, 1e-3)
+	}
+	if !seen || now.Sub(r.eccAt) >= pcieEvery || now.Before(r.eccAt) {
+		r.eccAt = now
+		e, ret := d.GetTotalEccErrors(nvml.MEMORY_ERROR_TYPE_UNCORRECTED, nvml.VOLATILE_ECC)
+		r.ecc = metricOf(e, ret, 1)
+	}
+	n.still[i] = r
+	return r
 }

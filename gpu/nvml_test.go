@@ -311,3 +311,30 @@ func TestPCIeReadEveryFewSeconds(t *testing.T) {
 		t.Errorf("%d PCIe calls after %s; want 4", calls, pcieEvery)
 	}
 }
+
+// TestSettingsReadEveryHalfMinute: MIG mode and the power limit, which
+// change only when a person changes them, are read once per stillEvery;
+// the ECC count once per pcieEvery; every sample carries the last.
+func TestSettingsReadEveryHalfMinute(t *testing.T) {
+	srv := h200s(t)
+	mig, limit, ecc := 0, 0, 0
+	dev := srv.Devices[0].(*server.Device)
+	dev.GetMigModeFunc = func() (int, int, nvml.Return) { mig++; return nvml.DEVICE_MIG_DISABLE, 0, nvml.SUCCESS }
+	dev.GetEnforcedPowerLimitFunc = func() (uint32, nvml.Return) { limit++; return 700000, nvml.SUCCESS }
+	dev.GetTotalEccErrorsFunc = func(nvml.MemoryErrorType, nvml.EccCounterType) (uint64, nvml.Return) { ecc++; return 0, nvml.SUCCESS }
+	n := open(t, srv)
+	t0 := time.Now()
+	for i := range 30 {
+		s := n.Sample(t0.Add(time.Duration(i) * time.Second))[0]
+		if s.MIG != "off" || !s.PowerLimit.OK || s.PowerLimit.V != 700 || !s.ECCErrors.OK {
+			t.Fatalf("second %d: settings not carried: MIG %q, limit %+v, ECC %+v", i, s.MIG, s.PowerLimit, s.ECCErrors)
+		}
+	}
+	if mig != 1 || limit != 1 || ecc != 6 {
+		t.Errorf("over 30 s of samples: %d MIG, %d power limit, %d ECC reads; want 1, 1 and 6", mig, limit, ecc)
+	}
+	n.Sample(t0.Add(stillEvery))
+	if mig != 2 || limit != 2 {
+		t.Errorf("after %s: %d MIG, %d power limit reads; want 2 each", stillEvery, mig, limit)
+	}
+}

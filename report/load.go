@@ -66,7 +66,7 @@ func loadTable(loads []runner.Load) string {
 			case p.Skipped:
 				pre = "skipped: warm already"
 			case p.Read > 0:
-				pre = fmt.Sprintf("%s in %.0f s (%.2f GB/s)", modelload.Size(p.Read), p.Took.Seconds(), p.Rate()/1e9)
+				pre = fmt.Sprintf("%s in %s s (%.2f GB/s)", modelload.Size(p.Read), FormatNumber(p.Took.Seconds()), p.Rate()/1e9)
 			default:
 				pre = "none read"
 			}
@@ -85,7 +85,7 @@ func loadTable(loads []runner.Load) string {
 			}
 			s := timed[i]
 			share := ""
-			if l.ReadyS > 0 {
+			if l.ReadyS > 0 && s.Seconds <= l.ReadyS { // a server's clock past the load seen: no share
 				share = fmt.Sprintf(" (%.0f %%)", 100*s.Seconds/l.ReadyS)
 			}
 			fmt.Fprintf(&b, " %s s%s |", FormatNumber(s.Seconds), share)
