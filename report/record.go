@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -74,6 +75,9 @@ func (w *Writer) writeRecord(st *runner.State) error {
 	}
 	since := time.Since(w.record.written)
 	due := final || since >= recordEvery && (n != w.record.rows || since >= recordIdle)
+	if _, err := os.Stat(filepath.Dir(w.path)); !due && since >= recordEvery && err != nil {
+		due = true // its folder went: the write that fails says so now, not in 30 s
+	}
 	if !due && w.baseline == nil {
 		return nil // nothing reads the rows before the file is due
 	}

@@ -48,7 +48,9 @@ func EventLine(e Event, lastETA *time.Duration) string {
 	}
 	e.Message = safe.Line(e.Message, safe.CSV) // it may quote a step's output
 	if e.Kind == CampaignStarted || e.Kind == PhaseFinished {
-		if eta := e.State.ETA; eta.Known && !e.State.Finished {
+		// Nothing left to time (the last phase just ended, a service is
+		// being stopped): no "campaign ETA 0s" a moment before the end.
+		if eta := e.State.ETA; eta.Known && !e.State.Finished && eta.Remaining >= time.Second {
 			return fmt.Sprintf("%s %s (campaign ETA %s)", ts, e.Message, format.Duration(eta.Remaining))
 		}
 	}

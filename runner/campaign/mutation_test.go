@@ -25,9 +25,11 @@ var (
 	mutationShow = flag.Int("mutation.show", 0, "misses of each kind the mutation test prints")
 )
 
-// mutationFloor is the share of broken files the loader must get right:
-// every one, less what TestMutations's log names as known misses.
-const mutationFloor = 0.98
+// mutationFloor is the share of broken files the loader must get right
+// (98.6% at 4,000 slips of the examples as they are; the misses, named in
+// the test's log, are mostly deleted lines whose loss shows only where the
+// missing value is needed). Under the race detector 600 slips are tried.
+const mutationFloor = 0.97
 
 type source struct {
 	name  string
