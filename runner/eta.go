@@ -123,6 +123,7 @@ type progressTrack struct {
 	seen        bool
 	unitsPerSec float64
 	steps       []unitStep // per increment: seconds per unit, units
+	unit        string     // what is counted ("GB" for a prewarm); "it" when unsaid
 }
 
 type unitStep struct{ perUnit, units, secs float64 }
@@ -224,7 +225,9 @@ func (p *progressTrack) rateText() string {
 		return ""
 	}
 	unit := "it"
-	if p.total == 100 {
+	if p.unit != "" {
+		unit = p.unit
+	} else if p.total == 100 {
 		unit = "%"
 	}
 	if p.unitsPerSec >= 1 {

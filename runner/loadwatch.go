@@ -107,20 +107,33 @@ func (sr *stepRun) loadLine(line []byte, now time.Time) {
 		w.server = append(w.server, st)
 		return
 	}
-	if rest, ok := bytes.CutPrefix(line, []byte(supervise.PrewarmLine)); ok {
-		ss := &sr.pr.state.Steps[0]
-		ss.Stage = "prewarm"
-		// "12.3/40.0 GB read, 2.10 GB/s"
-		if i := bytes.Index(rest, []byte(" GB read")); i > 0 {
-			if a, b, ok := bytes.Cut(rest[:i], []byte("/")); ok {
-				d, e1 := strconv.ParseFloat(string(a), 64)
-				t, e2 := strconv.ParseFloat(string(b), 64)
-				if e1 == nil && e2 == nil && t > 0 {
-					sr.prog.observe(now, d, t)
-				}
+	rest, ok := bytes.CutPrefix(line, []byte(supervise.PrewarmLine))
+	if !ok {
+		return
+	}
+	ss := &sr.pr.state.Steps[0]
+	// "12.3/40.0 GB read, 2.10 GB/s": the prewarm's bar, in GB.
+	if i := bytes.Index(rest, []byte(" GB read")); i > 0 {
+		if a, b, ok := bytes.Cut(rest[:i], []byte("/")); ok {
+			d, e1 := strconv.ParseFloat(string(a), 64)
+			t, e2 := strconv.ParseFloat(string(b), 64)
+			if e1 == nil && e2 == nil && t > 0 {
+				ss.Stage, sr.prog.unit = "prewarm", "GB"
+				sr.prog.observe(now, d, t)
 			}
 		}
+		return
 	}
+	if bytes.HasPrefix(rest, []byte("reading ")) {
+		ss.Stage = "prewarm"
+		return
+	}
+	// Done, skipped or refused: the server starts now, and its load's bar
+	// is not the prewarm's.
+	if ss.Stage == "prewarm" {
+		ss.Stage = ""
+	}
+	sr.prog = progressTrack{}
 }
 
 // residency is the start's page-cache count, nil while it is counted.

@@ -149,3 +149,23 @@ phases:
 		}
 	}
 }
+
+// TestPrewarmLinesAreItsBar: the supervisor's prewarm lines are the
+// service's "prewarm" stage with a bar in GB; its last line lets the bar
+// go, so the load's own ETA does not start at 100%.
+func TestPrewarmLinesAreItsBar(t *testing.T) {
+	p := loadCampaign(t, "name: b\nphases:\n  - id: serve\n    service:\n      run: |\n        sleep 100\n      ready: {log: up}\n      model: /models/k2\n      prewarm: true\n")
+	pr := &phaseRun{ph: p.Phase("serve"), state: PhaseState{Steps: []StepState{{}}}}
+	sr := &stepRun{pr: pr, load: &loadWatch{}}
+	t0 := time.Now()
+	sr.loadLine([]byte("greenlight: prewarm: reading /models/k2 into the page cache before the service starts"), t0)
+	sr.loadLine([]byte("greenlight: prewarm: 10.0/40.0 GB read, 2.00 GB/s"), t0.Add(5*time.Second))
+	sr.loadLine([]byte("greenlight: prewarm: 20.0/40.0 GB read, 2.00 GB/s"), t0.Add(10*time.Second))
+	if st := pr.state.Steps[0].Stage; st != "prewarm" || sr.prog.done != 20 || sr.prog.total != 40 || !strings.HasSuffix(sr.prog.rateText(), " GB/s") {
+		t.Errorf("stage %q, bar %v/%v, rate %q; want prewarm, 20/40, in GB/s", st, sr.prog.done, sr.prog.total, sr.prog.rateText())
+	}
+	sr.loadLine([]byte("greenlight: prewarm: done: read 40.0 GB in 20.0 s (2.00 GB/s); before it the folder was cold"), t0.Add(20*time.Second))
+	if st := pr.state.Steps[0].Stage; st != "" || sr.prog.seen {
+		t.Errorf("after the prewarm: stage %q, bar still seen %v", st, sr.prog.seen)
+	}
+}

@@ -228,7 +228,10 @@ func (l *loader) shifts(n int) []candidate {
 			withUnder.With = append(withUnder.With, shift(u, c.col-cur))
 		}
 		say := fmt.Sprintf("indent it %d spaces, in line with %s on line %d", c.col, c.what, c.line)
-		msg := fmt.Sprintf("%s is indented %d spaces, where nothing in the file lines up with it", word, cur)
+		if c.col == 0 {
+			say = fmt.Sprintf("indent it 0 spaces (at the start of the line), in line with %s on line %d", c.what, c.line)
+		}
+		msg := fmt.Sprintf("%s is indented %d spaces; the file loads with it at %d", word, cur, c.col)
 		out = append(out, candidate{msg: msg, hint: say, fix: alone, col: cur + 1})
 		if len(under) > 0 {
 			out = append(out, candidate{msg: msg, hint: fmt.Sprintf("%s (and the %d lines under it %+d each)", say, len(under), c.col-cur), fix: withUnder, col: cur + 1})
