@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -31,9 +32,9 @@ func typeMismatch(err error) (got, want string, ok bool) {
 	var node *yaml.UnexpectedNodeTypeError
 	var typ *yaml.TypeError
 	switch {
-	case asErr(err, &node):
+	case errors.As(err, &node):
 		return nodeWords(node.Actual), nodeWords(node.Expected), true
-	case asErr(err, &typ):
+	case errors.As(err, &typ):
 		got := "text"
 		if typ.SrcType != nil {
 			got = typeWords(typ.SrcType)

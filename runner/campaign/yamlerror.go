@@ -78,9 +78,6 @@ var plainWithColon = regexp.MustCompile(`^(\s*(?:-\s+)?)([A-Za-z_][A-Za-z0-9_]*)
 // its indentation, the dash, the key.
 var keyLine = regexp.MustCompile(`^( *)(- +)?([A-Za-z_][A-Za-z0-9_]*):(?:\s|$)`)
 
-// asErr is errors.As, named for the switch it sits in.
-func asErr[T any](err error, target *T) bool { return errors.As(err, target) }
-
 // runTogether is, for a key written twice in one list item, the line
 // where a second item would begin if a `- ` line was lost: the first key
 // after which no key repeats. 0 when the mapping is no list item.
