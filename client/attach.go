@@ -11,7 +11,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -88,6 +90,23 @@ func Attach(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (
 // writes: exit 3, without retrying.
 const resultsHeld = -3
 
+// heldAfterEnd is the runner that holds the results file, "" when none.
+// One of this same state dir, found when no runner of it answered, is
+// the campaign's last runner on its way out (a run started again the
+// moment the last one ended): it is given ten seconds to let go.
+func heldAfterEnd(report, stateDir string) string {
+	who := mdfile.ResultsHolder(report)
+	abs, err := filepath.Abs(stateDir)
+	if who == "" || err != nil || !strings.HasSuffix(who, "state dir "+abs) && !strings.HasSuffix(who, "state dir "+stateDir) {
+		return who
+	}
+	for end := time.Now().Add(10 * time.Second); who != "" && time.Now().Before(end); {
+		time.Sleep(50 * time.Millisecond)
+		who = mdfile.ResultsHolder(report)
+	}
+	return who
+}
+
 // startRunner starts `greenlight __runner` for the campaign in a session
 // of its own and waits for its socket. A runner that exits first (bad
 // input, preflight) has its lines copied to stderr and its status
@@ -105,7 +124,7 @@ func startRunner(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writ
 	}
 	// One runner per results file: another state dir's runner writing
 	// it is said before anything is made here (the runner checks again).
-	if who := mdfile.ResultsHolder(plan.Report); who != "" {
+	if who := heldAfterEnd(plan.Report, stateDir); who != "" {
 		fmt.Fprintf(stderr, "greenlight: %s is written by another runner (%s): one runner per results file; `greenlight stop` that campaign, or give this one another --report\n", plan.Report, who)
 		return nil, resultsHeld
 	}
