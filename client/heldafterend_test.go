@@ -19,7 +19,7 @@ func TestRunAgainWaitsForTheLastRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { time.Sleep(300 * time.Millisecond); release() }()
+	go func(release func()) { time.Sleep(300 * time.Millisecond); release() }(release)
 	start := time.Now()
 	if who := heldAfterEnd(report, state); who != "" {
 		t.Fatalf("still held: %q", who)
@@ -27,8 +27,8 @@ func TestRunAgainWaitsForTheLastRunner(t *testing.T) {
 	if took := time.Since(start); took < 250*time.Millisecond {
 		t.Errorf("returned after %s, before the last runner let go", took)
 	}
-	release, _ = mdfile.LockResults(report, filepath.Join(dir, "other"))
-	defer release()
+	other, _ := mdfile.LockResults(report, filepath.Join(dir, "other"))
+	defer other()
 	start = time.Now()
 	if who := heldAfterEnd(report, state); who == "" || time.Since(start) > time.Second {
 		t.Errorf("another state dir's runner: %q after %s; want it named at once", who, time.Since(start))
