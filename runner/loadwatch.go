@@ -70,7 +70,22 @@ func ReadLoads(stateDir string) ([]Load, error) {
 type loadWatch struct {
 	cache  chan modelload.Residency // the start's page-cache count, once done
 	at     *modelload.Residency
+	said   bool // the count was said, in a line of its own
 	server []modelload.StageTime
+}
+
+// sayCache says, once, how warm the model's folder was at the start:
+// "serve: the model at the start: cold: 3% of 595.0 GB in the page cache".
+func (sr *stepRun) sayCache() {
+	w := sr.load
+	if w == nil || w.said {
+		return
+	}
+	if at := w.residency(); at != nil {
+		w.said = true
+		msg := fmt.Sprintf("%s: the model at the start: %s", sr.pr.ph.Label(), at)
+		sr.r.emit(Event{Kind: Progress, Phase: sr.pr.ph.ID, Step: 0, Message: msg})
+	}
 }
 
 // cacheCountLimit bounds the page-cache count: a folder of a million

@@ -97,6 +97,13 @@ phases:
 			t.Errorf("stage %s = %v; want %v (all: %v)", k, got[k], v, l.Server)
 		}
 	}
+	said := false
+	for _, e := range h.seen {
+		said = said || e.Kind == Progress && strings.HasPrefix(e.Message, "serve: the model at the start: cold: 0% of 17 MB in the page cache")
+	}
+	if !said {
+		t.Error("the start's page-cache count was not said in a line")
+	}
 	if r, _ := modelload.Measure(t.Context(), model); r.Word() != "warm" {
 		t.Errorf("after the prewarm the folder is %s", r)
 	}

@@ -189,6 +189,7 @@ func (sr *stepRun) follow(now time.Time) {
 	sr.readLog(now, false)
 	if pr.ph.Service != nil {
 		sr.checkService(now)
+		sr.sayCache()
 	}
 	if sr.quiet.waiting {
 		sr.checkQuiet(now)
