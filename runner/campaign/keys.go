@@ -156,48 +156,6 @@ func closestIn(s string, fields map[string]reflect.Type, have []*ast.MappingValu
 	return nearest(s, keys)
 }
 
-// nearest is the word of words nearest to s within two edits, "" if none;
-// case is not counted (keys are lower case, whatever a person types).
-func nearest(s string, words []string) string { return nearestExact(strings.ToLower(s), words) }
-
-// nearestExact is nearest with case counted (names of env: and axes).
-func nearestExact(s string, words []string) string {
-	if s == "" {
-		return ""
-	}
-	best, bestRank := "", [3]int{3, 0, 0}
-	for _, w := range words {
-		d := editDistance(s, w)
-		if d > 2 || d >= len(w) {
-			continue
-		}
-		rank := [3]int{d, 1, abs(len(w) - len(s))}
-		if w[0] == s[0] {
-			rank[1] = 0
-		}
-		if best == "" || less(rank, bestRank) {
-			best, bestRank = w, rank
-		}
-	}
-	return best
-}
-
-func less(a, b [3]int) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
-}
-
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
 // renamed is the fix that writes want for the key at line, col.
 func (l *loader) renamed(line, col int, key, want string) *Fix {
 	if line < 1 || line > len(l.lines) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -126,6 +125,7 @@ type loader struct {
 	// in (not an entry of env: or expect:, which take any key).
 	fieldLines map[int]bool
 	tries      int // edits tried in search of a hint (repair.go)
+	bytes      int // the file's length, once counted (repair.go)
 	lines      []string
 	file       *ast.File
 	errs       FileErrors
@@ -173,130 +173,6 @@ func (l *loader) add(path, msg, hint string) {
 		}
 	}
 	l.errs = append(l.errs, e)
-}
-
-var allKeys = func() []string {
-	seen := map[string]bool{}
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
-			t = t.Elem()
-		}
-		if t.Kind() != reflect.Struct {
-			return
-		}
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if tag := strings.Split(f.Tag.Get("yaml"), ",")[0]; tag != "" && tag != "-" {
-				if seen[tag] {
-					continue
-				}
-				seen[tag] = true
-			}
-			walk(f.Type)
-		}
-	}
-	walk(reflect.TypeOf(CampaignSpec{}))
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}()
-
-// isKeyword says whether a word is a key of some mapping of the file.
-var isKeyword = func() map[string]bool {
-	m := map[string]bool{}
-	for _, k := range allKeys {
-		m[k] = true
-	}
-	return m
-}()
-
-func closestKey(s string) string { return nearest(s, allKeys) }
-
-// editDistance counts the edits from a to b: a letter put in, taken out,
-// struck for another, or two neighbours swapped (the optimal string
-// alignment distance: "rnu" is one edit from "run", not two).
-func editDistance(a, b string) int {
-	d := make([][]int, len(a)+1)
-	for i := range d {
-		d[i] = make([]int, len(b)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(a)][len(b)]
-}
-
-var braced = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// expand replaces ${NAME} from the campaign's env, then the environment,
-// in the fields that are not shell commands (URLs, paths). An unset name
-// is an error: a silent empty string would make a wrong URL or path.
-func (l *loader) expand(path, s string, env map[string]string) string {
-	return braced.ReplaceAllStringFunc(s, func(m string) string {
-		name := m[2 : len(m)-1]
-		if v, ok := env[name]; ok {
-			return v
-		}
-		if v, ok := os.LookupEnv(name); ok {
-			return v
-		}
-		l.add(path, fmt.Sprintf("%s is not set", m), l.unsetHint(name, env))
-		return ""
-	})
-}
-
-// expandSet is s with ${NAME} from env, then the environment; ok is
-// false when a name is set in neither.
-func expandSet(s string, env map[string]string) (string, bool) {
-	ok := true
-	out := braced.ReplaceAllStringFunc(s, func(m string) string {
-		name := m[2 : len(m)-1]
-		if v, set := env[name]; set {
-			return v
-		}
-		if v, set := os.LookupEnv(name); set {
-			return v
-		}
-		ok = false
-		return ""
-	})
-	return out, ok
-}
-
-// unsetHint says where a ${NAME} could be set: env: and its line, or a
-// name env: sets that is one slip from it.
-func (l *loader) unsetHint(name string, env map[string]string) string {
-	line, _ := l.pos("$.env")
-	if line == 0 {
-		return "set it in the environment or under env: in the campaign file"
-	}
-	names := make([]string, 0, len(env))
-	for k := range env {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	if near := nearestExact(name, names); near != "" {
-		at, _ := l.pos("$.env." + near)
-		return fmt.Sprintf("env: sets %s on line %d, one slip from %s: one of the two names is misspelled", near, at, name)
-	}
-	return fmt.Sprintf("set it under env: (line %d), or in the environment", line)
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)

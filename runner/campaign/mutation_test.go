@@ -94,7 +94,7 @@ func mutate(r *rand.Rand, src source) (mutation, bool) {
 		return mutation{kind: kind, lines: out, at: []int{i + 1}, from: fmt.Sprintf("%s:%d", src.name, i+1)}
 	}
 	km := keyColon.FindStringSubmatch(line)
-	inBlock := inBlockScalar(lines, i)
+	inBlock := (&loader{lines: lines}).inBlock(i + 1)
 	switch kinds := []string{"dedent", "indent", "delete", "scalar<->mapping", "misspell", "drop colon", "block->flow", "tab"}; kinds[r.IntN(len(kinds))] {
 	case "dedent":
 		k := 1 + r.IntN(4)
@@ -185,28 +185,6 @@ func mutate(r *rand.Rand, src source) (mutation, bool) {
 		k := r.IntN(indentOf(line))
 		return with("tab", line[:k]+"\t"+line[k+1:]), true
 	}
-}
-
-// inBlockScalar says whether line i is inside a | or > block, where any
-// text is the block's.
-func inBlockScalar(lines []string, i int) bool {
-	ind := indentOf(lines[i])
-	for j := i - 1; j >= 0; j-- {
-		if strings.TrimSpace(lines[j]) == "" {
-			continue
-		}
-		if indentOf(lines[j]) < ind {
-			v := strings.TrimSpace(lines[j])
-			if strings.HasSuffix(v, "|") || strings.HasSuffix(v, ">") || strings.HasSuffix(v, "|-") || strings.HasSuffix(v, ">-") {
-				return true
-			}
-			ind = indentOf(lines[j])
-			if ind == 0 {
-				return false
-			}
-		}
-	}
-	return false
 }
 
 // misspell makes one slip of the fingers: two letters swapped, one

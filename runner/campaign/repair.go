@@ -34,13 +34,14 @@ const maxTries = 600
 // fewer tries.
 const maxTriedBytes = 16 << 20
 
-// size is the file's length in bytes.
+// size is the file's length in bytes, counted once.
 func (l *loader) size() int {
-	n := 0
-	for _, s := range l.lines {
-		n += len(s) + 1
+	if l.bytes == 0 {
+		for _, s := range l.lines {
+			l.bytes += len(s) + 1
+		}
 	}
-	return n
+	return l.bytes
 }
 
 // candidate is one edit that may undo a slip.
