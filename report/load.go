@@ -23,9 +23,10 @@ func (w *Writer) loadSection(ph *campaign.Phase) string {
 	if err != nil {
 		return fmt.Sprintf("\nThe model's loads cannot be read: %s.\n", cell(err.Error()))
 	}
+	// A swept service's points compare in one table, in each point's block.
 	var loads []runner.Load
 	for _, l := range all {
-		if l.Phase == ph.ID {
+		if l.Phase == ph.ID || ph.Point != nil && l.Service == ph.Point.Service {
 			loads = append(loads, l)
 		}
 	}
@@ -47,11 +48,16 @@ func loadTable(loads []runner.Load) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### Load: the model's %s\n\n", plural(len(loads), "load"))
-	b.WriteString("| Ready at | Load | Page cache at start | Prewarm | To ready |")
+	points := slices.ContainsFunc(loads, func(l runner.Load) bool { return l.Point != "" })
+	head, rule := "| Ready at |", "\n|---|"
+	if points {
+		head, rule = head+" Point |", rule+"---|"
+	}
+	b.WriteString(head + " Load | Page cache at start | Prewarm | To ready |")
 	for _, s := range stages {
 		fmt.Fprintf(&b, " %s |", cell(s))
 	}
-	b.WriteString("\n|---|---|---|---|---:|" + strings.Repeat("---:|", len(stages)) + "\n")
+	b.WriteString(rule + "---|---|---|---:|" + strings.Repeat("---:|", len(stages)) + "\n")
 	for _, l := range loads {
 		cache := "not counted"
 		if c := l.Cache; c != nil {
@@ -75,7 +81,11 @@ func loadTable(loads []runner.Load) string {
 		if warmth == "" {
 			warmth = "—"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s s |", l.T.Format("Jan 2 15:04"), warmth, cell(cache), cell(pre), FormatNumber(l.ReadyS))
+		fmt.Fprintf(&b, "| %s |", l.T.Format("Jan 2 15:04"))
+		if points {
+			fmt.Fprintf(&b, " %s |", cell(l.Point))
+		}
+		fmt.Fprintf(&b, " %s | %s | %s | %s s |", warmth, cell(cache), cell(pre), FormatNumber(l.ReadyS))
 		timed := append(slices.Clone(l.Marks), l.Server...)
 		for _, name := range stages {
 			i := slices.IndexFunc(timed, func(s modelload.StageTime) bool { return s.Name == name })

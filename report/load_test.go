@@ -34,3 +34,24 @@ func TestLoadTableComparesLoads(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadTableAcrossPoints: a swept service's loads, one per point, are
+// one table with a Point column, so the settings' loads compare.
+func TestLoadTableAcrossPoints(t *testing.T) {
+	at := time.Date(2026, 12, 4, 9, 30, 0, 0, time.UTC)
+	var loads []runner.Load
+	for i, key := range []string{"max_num_seqs=64", "max_num_seqs=256"} {
+		loads = append(loads, runner.Load{T: at.Add(time.Duration(i) * time.Hour), Phase: "serve." + key, Service: "serve", Point: key, ReadyS: 120,
+			Cache: &modelload.Residency{Files: 1, Bytes: 1e9, Resident: 1e9}})
+	}
+	got := loadTable(loads)
+	for _, want := range []string{
+		"| Ready at | Point | Load | Page cache at start | Prewarm | To ready |\n|---|---|---|---|---|---:|\n",
+		"| Dec 4 09:30 | max_num_seqs=64 | warm | warm: 100 % of 1.0 GB | — | 120 s |",
+		"| Dec 4 10:30 | max_num_seqs=256 | warm |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+}

@@ -25,7 +25,8 @@ import (
 type Load struct {
 	T       time.Time             `json:"t"` // when it was ready
 	Phase   string                `json:"phase"`
-	Point   string                `json:"point,omitempty"` // a swept service's point (max_num_seqs=64)
+	Service string                `json:"service,omitempty"` // the service as written, for a swept one's point copies
+	Point   string                `json:"point,omitempty"`   // a swept service's point (max_num_seqs=64)
 	Attempt int                   `json:"attempt"`
 	ReadyS  float64               `json:"ready_s"`         // from the start to ready, prewarm included
 	Cache   *modelload.Residency  `json:"cache,omitempty"` // at the start, before any prewarm
@@ -195,7 +196,7 @@ func (sr *stepRun) recordLoad(now time.Time) {
 	pr := sr.pr
 	l := Load{T: now, Phase: pr.ph.ID, Attempt: pr.state.Attempt, ReadyS: now.Sub(sr.started).Seconds(), Server: w.server}
 	if pt := pr.ph.Point; pt != nil {
-		l.Point = pt.Key
+		l.Point, l.Service = pt.Key, pt.Service
 	}
 	l.Cache = w.residency()
 	if b, err := os.ReadFile(filepath.Join(sr.dir, supervise.PrewarmFile)); err == nil {
