@@ -61,5 +61,6 @@ phases:
 YAML
 (cd "$work" && "$BIN" run --plain --gpu "${GPU:-nvml}" c.yaml > "$OUT/run.txt" 2>&1) || true
 cp "$work/load.md" "$OUT/" 2>/dev/null || true
+echo "work: $work" >> "$R"
 rm -rf "$model"
 echo "done; $R"
