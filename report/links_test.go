@@ -162,8 +162,16 @@ func TestUnwritableResultsFile(t *testing.T) {
 		{"directory", func(p string) { os.Remove(p); os.Mkdir(p, 0o755) }, func(p string) { os.Remove(p) }, true},
 		{"read-only", func(p string) { os.Chmod(p, 0o444) }, func(p string) { os.Chmod(p, 0o644) }, true},
 		{"folder removed", func(p string) {
-			for os.RemoveAll(filepath.Dir(p)) != nil { // a write in flight may add a file as it goes
+			// Gone at once (moved away, then removed): a removal that takes
+			// the file first and the folder after leaves a moment in which a
+			// write sees the file deleted, and a deleted results file is made
+			// new (its text kept among the versions), so the user's lines
+			// would rightly not come back.
+			gone := filepath.Dir(p) + ".gone"
+			if err := os.Rename(filepath.Dir(p), gone); err != nil {
+				panic(err)
 			}
+			os.RemoveAll(gone)
 		}, func(p string) { os.MkdirAll(filepath.Dir(p), 0o755) }, false},
 	}
 	for _, c := range cases {
