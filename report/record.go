@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -25,7 +26,13 @@ type recordBook struct {
 	steps   map[stepKey]encodedStep
 	written time.Time // the file's last write
 	status  string    // the phases' statuses it was written with
+	rows    int       // the rows it was written with
 }
+
+// recordIdle is how often a record with no new row and no change of
+// status is written again (its stamps may have moved): an idle campaign
+// rewrote it at every 5 s header write, a fifth of an idle runner's CPU.
+const recordIdle = 30 * time.Second
 
 // recordEvery is how often, at most, a burst of results rewrites the
 // record: it is the whole campaign (MBs at 20,000 rows), and the CSVs and
@@ -60,7 +67,17 @@ func (w *Writer) writeRecord(st *runner.State) error {
 	}
 	status.WriteString(string(st.Headline()))
 	final := st.Finished || status.String() != w.record.status
-	due := final || time.Since(w.record.written) >= recordEvery
+	n := 0
+	for _, p := range st.Phases {
+		for _, s := range p.Steps {
+			n += len(s.Results)
+		}
+	}
+	since := time.Since(w.record.written)
+	due := final || since >= recordEvery && (n != w.record.rows || since >= recordIdle)
+	if _, err := os.Stat(filepath.Dir(w.path)); !due && since >= recordEvery && err != nil {
+		due = true // its folder went: the write that fails says so now, not in 30 s
+	}
 	if !due && w.baseline == nil {
 		return nil // nothing reads the rows before the file is due
 	}
@@ -151,7 +168,7 @@ func (w *Writer) writeRecord(st *runner.State) error {
 	if err := files.Replace(filepath.Join(filepath.Dir(w.path), filepath.Base(record.Name(w.path))), out.Bytes(), final); err != nil {
 		return err
 	}
-	w.record.written, w.record.status = time.Now(), status.String()
+	w.record.written, w.record.status, w.record.rows = time.Now(), status.String(), n
 	return nil
 }
 

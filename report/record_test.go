@@ -242,3 +242,46 @@ func TestGPUChartOfAPhase(t *testing.T) {
 		t.Error("greenlight report dropped the chart drawn while the campaign ran")
 	}
 }
+
+// TestIdleRecordNotRewritten: with no new row and no change of status the
+// record is not written again at each write of the results file (an idle
+// campaign's header moves every 5 s), only after recordIdle; a new row
+// writes it once recordEvery has passed.
+func TestIdleRecordNotRewritten(t *testing.T) {
+	plan := parsePlan(t, "/campaigns/c.yaml", stampYAML)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "idle.md")
+	w := NewWriter(path, plan, Env{Host: "h"}, nil, t.TempDir())
+	gemm := runner.PhaseState{ID: "gemm", Title: "gemm", Status: runner.Running, Attempt: 1, Started: time.Now()}
+	gemm.Steps = []runner.StepState{{Status: runner.Running, Started: time.Now(),
+		Results: []runner.Row{{Phase: "gemm", Time: time.Now(), Cols: []string{"tflops"}, Values: []any{600.0}}}}}
+	st := &runner.State{Name: "idle", Started: gemm.Started, Now: time.Now(), Phases: []runner.PhaseState{gemm}}
+	written := func() time.Time {
+		rec, err := record.Read(filepath.Join(dir, "idle.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.Campaign.Written
+	}
+	if err := w.Write(st); err != nil {
+		t.Fatal(err)
+	}
+	first := written()
+	w.record.written = time.Now().Add(-recordEvery) // a burst's wait has passed
+	w.Write(st)
+	if written() != first {
+		t.Error("an idle campaign's record was written again with nothing new")
+	}
+	w.record.written = time.Now().Add(-recordIdle)
+	w.Write(st)
+	if written() == first {
+		t.Errorf("not written again after %s", recordIdle)
+	}
+	second := written()
+	w.record.written = time.Now().Add(-recordEvery)
+	st.Phases[0].Steps[0].Results = append(st.Phases[0].Steps[0].Results, runner.Row{Phase: "gemm", Time: time.Now(), Cols: []string{"tflops"}, Values: []any{610.0}})
+	w.Write(st)
+	if written() == second {
+		t.Error("a new row did not write the record")
+	}
+}
