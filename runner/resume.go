@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -331,9 +330,7 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 	default:
 		settle, why := sr.where.gone()
 		if !settle {
-			if left := supervise.StopMarked("GREENLIGHT_RESULTS="+sr.files.results, r.opts.Grace); len(left) > 0 {
-				why += "; stopped first what its tree left running: " + strings.Join(left, ", ")
-			}
+			why += sr.stopLeft()
 		}
 		r.warnings = append(r.warnings, pr.ph.Label()+": "+why)
 		if settle {

@@ -212,6 +212,9 @@ func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 	r.said = warningsOf(recs)
 	r.notes = notesOf(recs)
 	r.warnings = append(r.warnings, opts.Notes...)
+	if n := supervise.RemoveStaleCgroups(); n > 0 {
+		r.warnings = append(r.warnings, fmt.Sprintf("removed %d empty cgroup(s) left by greenlight runners that did not reach their end", n))
+	}
 	if cg, err := supervise.CampaignCgroup(campaign.SafeName(plan.Name), root); err == nil {
 		r.cgroup = cg
 	} else {

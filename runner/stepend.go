@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -144,11 +145,40 @@ func (sr *stepRun) runAgainLost(reason string, now time.Time) {
 	r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Failed, ExitCode: -1, Reason: reason})
 	msg := fmt.Sprintf("%s: step %d %s: %s; its outcome is unknown: it runs again (its first try's output stays in %s)",
 		pr.ph.Label(), sr.step.Index+1, sr.step.Label(), reason, sr.dir)
-	if left := supervise.StopMarked("GREENLIGHT_RESULTS="+sr.files.results, r.opts.Grace); len(left) > 0 {
-		msg += fmt.Sprintf("; stopped first what its tree left running: %s", strings.Join(left, ", "))
-	}
+	msg += sr.stopLeft()
 	r.warn(msg)
 	r.startStep(pr, sr.step.Index, sr.try+1, now)
+}
+
+// stopLeft stops what is left of a step whose supervisor died: its
+// cgroup at once (cgroup.kill), where it ran in one, then any process
+// still carrying its mark (its own results path). It says what it
+// stopped as a clause of the warning; "" when nothing was left.
+func (sr *stepRun) stopLeft() string {
+	var said []string
+	cg := sr.cgroupPlanned()
+	if st, err := supervise.ReadStatus(sr.files.status); err == nil && st.Cgroup != "" {
+		cg = st.Cgroup // the one it made (another name where that was taken)
+	}
+	if n := supervise.KillCgroup(cg, sr.r.opts.Grace+time.Second); n > 0 {
+		said = append(said, fmt.Sprintf("%d process(es) in its cgroup %s, at once (cgroup.kill)", n, cg))
+	}
+	if left := supervise.StopMarked("GREENLIGHT_RESULTS="+sr.files.results, sr.r.opts.Grace); len(left) > 0 {
+		said = append(said, strings.Join(left, ", "))
+	}
+	if len(said) == 0 {
+		return ""
+	}
+	return "; stopped first what its tree left running: " + strings.Join(said, "; ")
+}
+
+// cgroupPlanned is the cgroup a step's supervisor is asked to make (""
+// without the campaign's, and for a Slurm job: Slurm's holds it).
+func (sr *stepRun) cgroupPlanned() string {
+	if sr.r.cgroup == "" || sr.pr.ph.Slurm != nil {
+		return ""
+	}
+	return filepath.Join(sr.r.cgroup, sr.pr.ph.ID+"."+filepath.Base(sr.dir))
 }
 
 func (sr *stepRun) next(now time.Time) {

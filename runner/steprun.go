@@ -144,7 +144,7 @@ func launchStep(r *Runner, pr *phaseRun, step *campaign.Step, try int, dir strin
 		args = append(args, "--prewarm", svc.Model)
 	}
 	if r.cgroup != "" && pr.ph.Slurm == nil {
-		args = append(args, "--cgroup", filepath.Join(r.cgroup, pr.ph.ID+"."+filepath.Base(dir)))
+		args = append(args, "--cgroup", sr.cgroupPlanned())
 	}
 	args = append(args, "--", "sh", "-c", step.Run)
 	if err := sr.on().launch(env, args, logf); err != nil {

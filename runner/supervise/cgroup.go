@@ -37,16 +37,21 @@ func CampaignCgroup(name, stateDir string) (string, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("cannot make a cgroup under %s: %w", parent, err)
 	}
-	// Each controller the parent hands down, asked for alone: one missing
-	// must not cost the others. Without memory there is no memory.peak;
-	// cpu.stat's usage is there either way.
+	handDown(dir)
+	return dir, nil
+}
+
+// handDown gives a campaign's cgroup's steps the memory and cpu
+// controllers, each asked for alone: one missing must not cost the
+// other. Without memory there is no memory.peak; cpu.stat's usage is
+// there either way.
+func handDown(dir string) {
 	avail, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
 	for _, c := range strings.Fields(string(avail)) {
 		if c == "memory" || c == "cpu" {
 			_ = os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+"+c), 0o644)
 		}
 	}
-	return dir, nil
 }
 
 // RemoveCgroups removes a campaign's cgroup and its steps' that are
@@ -62,6 +67,53 @@ func RemoveCgroups(dir string) {
 		}
 	}
 	_ = unix.Rmdir(dir)
+}
+
+// KillCgroup ends what is left in a step's cgroup whose supervisor died:
+// every process in it at once (cgroup.kill: no fork outruns it, and a
+// process that cleared its environment is in it all the same), waiting up
+// to wait for it to empty, then removes it. It returns how many processes
+// it held; 0 where dir is "" or no cgroup.
+func KillCgroup(dir string, wait time.Duration) int {
+	if dir == "" {
+		return 0
+	}
+	c := &stepCgroup{dir: dir}
+	n := len(c.procs())
+	if n > 0 {
+		c.kill()
+		for deadline := time.Now().Add(wait); populated(dir) && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	RemoveCgroups(dir)
+	return n
+}
+
+// RemoveStaleCgroups removes the campaigns' cgroups beside this process's
+// own (greenlight.*) that hold no live process: left by runners killed
+// before their end. A populated one is left alone (the kernel refuses to
+// remove it); an empty one of a live runner is made again by its next
+// step (newStepCgroup). It returns how many it removed.
+func RemoveStaleCgroups() int {
+	mount, own, err := cgroup2Self()
+	if err != nil {
+		return 0
+	}
+	parent := filepath.Join(mount, own)
+	ents, _ := os.ReadDir(parent)
+	n := 0
+	for _, e := range ents {
+		dir := filepath.Join(parent, e.Name())
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "greenlight.") || populated(dir) {
+			continue
+		}
+		RemoveCgroups(dir)
+		if _, err := os.Stat(dir); err != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // cgroup2Self is where the cgroup v2 hierarchy is mounted and this
@@ -114,6 +166,14 @@ type stepCgroup struct {
 func newStepCgroup(campaign, name string) (*stepCgroup, error) {
 	dir := filepath.Join(campaign, name)
 	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The campaign's own, removed while empty (another runner's
+		// RemoveStaleCgroups): made again, its controllers handed down.
+		if err = os.Mkdir(campaign, 0o755); err == nil || errors.Is(err, fs.ErrExist) {
+			handDown(campaign)
+			err = os.Mkdir(dir, 0o755)
+		}
+	}
 	if errors.Is(err, fs.ErrExist) && !populated(dir) {
 		err = nil // an earlier run's, empty: used again
 	} else if errors.Is(err, fs.ErrExist) {
