@@ -276,6 +276,16 @@ phases:
 // the journal, and kills the process with SIGKILL.
 func killRunnerMidStep(t *testing.T, campaignFile, stateDir, want string) {
 	t.Helper()
+	killRunnerWhen(t, campaignFile, stateDir, want, func() bool {
+		b, _ := os.ReadFile(filepath.Join(stateDir, "journal.jsonl"))
+		return strings.Contains(string(b), want)
+	})
+}
+
+// killRunnerWhen runs a runner in a process of its own and kills it -9
+// once cond holds (what: cond in words).
+func killRunnerWhen(t *testing.T, campaignFile, stateDir, what string, cond func() bool) {
+	t.Helper()
 	cmd := exec.Command(testBin(t), "__test-runner", campaignFile, stateDir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	out, _ := os.Create(filepath.Join(t.TempDir(), "runner.out"))
@@ -284,14 +294,11 @@ func killRunnerMidStep(t *testing.T, campaignFile, stateDir, want string) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, _ := os.ReadFile(filepath.Join(stateDir, "journal.jsonl"))
-		if strings.Contains(string(b), want) {
-			break
-		}
+	for !cond() {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatalf("runner never journaled %q:\n%s", want, b)
+			b, _ := os.ReadFile(filepath.Join(stateDir, "journal.jsonl"))
+			t.Fatalf("never %s; the journal:\n%s", what, b)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

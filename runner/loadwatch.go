@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/runner/modelload"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
@@ -93,6 +94,10 @@ func (sr *stepRun) sayCache() {
 // files on a slow filesystem gives up, said as counted in part.
 const cacheCountLimit = time.Minute
 
+// cacheFile, in a service's step folder, keeps the start's page-cache
+// count, so that a runner that takes over a load midway still has it.
+const cacheFile = "cache.json"
+
 // watchLoad starts measuring a service's load, if it names its model.
 func (sr *stepRun) watchLoad() {
 	svc := sr.pr.ph.Service
@@ -101,15 +106,37 @@ func (sr *stepRun) watchLoad() {
 	}
 	w := &loadWatch{cache: make(chan modelload.Residency, 1)}
 	sr.load = w
+	dir := sr.dir
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), cacheCountLimit)
 		defer cancel()
 		r, err := modelload.Measure(ctx, svc.Model)
 		if err == nil {
+			if b, err := json.Marshal(r); err == nil {
+				files.WriteAtomic(filepath.Join(dir, cacheFile), b)
+			}
 			w.cache <- r
 		}
 		close(w.cache)
 	}()
+}
+
+// watchAdoptedLoad goes on measuring a load the last runner began and
+// did not see ready (killed midway): the start's count as it kept it (a
+// count made now would see what the load has read since), the server's
+// timing lines read again from the log's start, the ready time from the
+// step's journaled start.
+func (sr *stepRun) watchAdoptedLoad() {
+	if svc := sr.pr.ph.Service; svc == nil || svc.Model == "" {
+		return
+	}
+	w := &loadWatch{cache: make(chan modelload.Residency, 1)}
+	var r modelload.Residency
+	if b, err := os.ReadFile(filepath.Join(sr.dir, cacheFile)); err == nil && json.Unmarshal(b, &r) == nil {
+		w.cache <- r
+	}
+	close(w.cache)
+	sr.load = w
 }
 
 // loadLine reads a starting service's log line for its load: a stage

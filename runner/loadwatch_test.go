@@ -176,3 +176,63 @@ func TestPrewarmLinesAreItsBar(t *testing.T) {
 		t.Errorf("after the prewarm: stage %q, bar still seen %v", st, sr.prog.seen)
 	}
 }
+
+// TestLoadTakenOverMidway: the runner killed -9 while a service loads
+// (its page-cache count done, the server not ready): the next runner
+// re-adopts the load and still writes its Load row once, with the count
+// the start had, the server's timing lines and the time from the start.
+func TestLoadTakenOverMidway(t *testing.T) {
+	t.Parallel()
+	model := modelDir(t)
+	if err := modelload.Evict(model); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := modelload.Measure(t.Context(), model); r.Word() != "cold" {
+		t.Skipf("this filesystem keeps evicted pages (%s): no cold start to measure", r)
+	}
+	dir := t.TempDir()
+	log, gate := filepath.Join(dir, "vllm.log"), filepath.Join(dir, "gate")
+	os.WriteFile(log, []byte(vllmStartup+"\n"), 0o644)
+	path := filepath.Join(dir, "c.yaml")
+	p := writeCampaign(t, path, fmt.Sprintf(`
+name: midway
+phases:
+  - id: serve
+    service:
+      run: |
+        grep -v startup %[1]s; while [ ! -e %[2]s ]; do sleep 0.05; done; echo "INFO:     Application startup complete."; sleep 30
+      ready: {log: "Application startup complete", timeout: 60s}
+      model: %[3]s
+  - id: use
+    needs: [serve]
+    steps:
+      - run: |
+          true
+`, log, gate, model))
+	state := filepath.Join(dir, "state")
+	killRunnerWhen(t, p.File, state, "counted the model's page cache", func() bool {
+		m, _ := filepath.Glob(filepath.Join(state, "steps", "serve", "*", cacheFile))
+		return len(m) == 1
+	})
+	time.Sleep(300 * time.Millisecond) // a load that goes on while no runner watches
+	h := startAgain(t, p, state)
+	os.WriteFile(gate, nil, 0o644)
+	st := h.finished(30 * time.Second)
+	if s := st.Phase("use"); s.Status != Done {
+		t.Fatalf("use = %s %q", s.Status, s.Reason)
+	}
+	loads, err := ReadLoads(state)
+	if err != nil || len(loads) != 1 {
+		t.Fatalf("loads = %+v, %v; want one", loads, err)
+	}
+	l := loads[0]
+	if l.Cache == nil || l.Cache.Word() != "cold" {
+		t.Errorf("the start's page cache: %+v; want the count the start had (cold)", l.Cache)
+	}
+	if len(l.Server) != 5 {
+		t.Errorf("server stages %+v; want the 5 of vLLM's lines", l.Server)
+	}
+	if l.ReadyS < 0.3 {
+		t.Errorf("ready after %.2f s; want the time from the step's start, the runner's absence included", l.ReadyS)
+	}
+}

@@ -312,6 +312,9 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		r.readopted(sr)
 	case alive:
 		r.readopted(sr)
+		if !h.ready {
+			sr.watchAdoptedLoad() // killed mid-load: its Load row is still to be written
+		}
 		sr.out.logOff, sr.out.logRest = 0, nil // read again for readiness and stages
 		pr.state.Steps[sr.step.Index].Status = Running
 		if pr.ph.Service != nil {

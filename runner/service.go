@@ -81,8 +81,8 @@ func (sr *stepRun) checkService(now time.Time) {
 			if !sr.adopted {
 				r.store.hist.add(sr.step.Key, took)
 				sr.learnStages(now)
-				sr.recordLoad(now)
 			}
+			sr.recordLoad(now) // an adopted load has its watch only if it was not ready yet
 			r.journal(record{Kind: recReady, Phase: pr.ph.ID, Attempt: pr.state.Attempt})
 			msg := fmt.Sprintf("%s ready after %s", pr.ph.Label(), format.Duration(took))
 			if sr.adopted {
