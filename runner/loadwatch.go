@@ -48,6 +48,18 @@ func (l Load) Warmth() string {
 	return l.Cache.Word()
 }
 
+// startWord is the page cache's word at the service's start: counted,
+// or warm after a prewarm that read the folder in.
+func (l Load) startWord() string {
+	if l.Cache != nil {
+		return l.Cache.Word()
+	}
+	if p := l.Prewarm; p != nil && !p.Skipped && p.Read > 0 {
+		return "warm"
+	}
+	return ""
+}
+
 // ReadLoads reads a state dir's loads, oldest first; a torn last line
 // (a crash mid-write) is left out.
 func ReadLoads(stateDir string) ([]Load, error) {
@@ -226,14 +238,20 @@ func (sr *stepRun) recordLoad(now time.Time) {
 		l.Point, l.Service = pt.Key, pt.Service
 	}
 	l.Cache = w.residency()
-	if b, err := os.ReadFile(filepath.Join(sr.dir, supervise.PrewarmFile)); err == nil {
+	prewarmed := filepath.Join(sr.dir, supervise.PrewarmFile)
+	if pr.warm != nil {
+		prewarmed = filepath.Join(pr.warm.dir, supervise.PrewarmFile)
+	}
+	if b, err := os.ReadFile(prewarmed); err == nil {
 		var p modelload.Prewarmed
 		if json.Unmarshal(b, &p) == nil {
 			l.Prewarm = &p
 		}
 	}
 	l.Marks = sr.markTimes(now)
-	if word := l.Warmth(); word != "" {
+	// Learnt under the start's count, the key loadKey looks up: a load
+	// after a prewarm is a warm one.
+	if word := l.startWord(); word != "" {
 		sr.r.store.hist.add(warmthKey(sr.step.Key, word), now.Sub(sr.started))
 	}
 	if l.Cache != nil || l.Prewarm != nil {

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner/modelload"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // vllmStartup are a vLLM server's own timing lines, as it prints them.
@@ -38,10 +40,11 @@ func modelDir(t *testing.T) string {
 	return abs
 }
 
-// TestTheLoadMeasured: a service naming its model, prewarm on, started
-// cold: the supervisor reads the folder in before the server starts, and
-// the load is kept with its page-cache count at the start (cold), the
-// prewarm's bytes, and each stage vLLM's own lines time.
+// TestTheLoadMeasured: a service naming its model, prewarm on, its folder
+// cold: the folder is read in before the phase starts, and the load is
+// kept with the prewarm (16 MiB read, the folder cold before it), its
+// page-cache count at the start (warm), and each stage vLLM's own lines
+// time.
 func TestTheLoadMeasured(t *testing.T) {
 	t.Parallel()
 	model := modelDir(t)
@@ -81,11 +84,11 @@ phases:
 		t.Fatalf("loads = %+v, %v; want one", loads, err)
 	}
 	l := loads[0]
-	if l.Cache == nil || l.Cache.Word() != "cold" || l.Cache.Bytes != 16<<20 {
-		t.Errorf("the start's page cache: %+v; want cold, 16 MiB counted", l.Cache)
+	if l.Cache == nil || l.Cache.Word() != "warm" || l.Cache.Bytes != 16<<20 {
+		t.Errorf("the start's page cache: %+v; want warm (prewarmed), 16 MiB counted", l.Cache)
 	}
-	if l.Prewarm == nil || l.Prewarm.Read != 16<<20 || l.Warmth() != "warm (prewarmed)" {
-		t.Errorf("prewarm: %+v (%s); want 16 MiB read, the load warm", l.Prewarm, l.Warmth())
+	if l.Prewarm == nil || l.Prewarm.Read != 16<<20 || l.Prewarm.Before.Word() != "cold" || l.Warmth() != "warm (prewarmed)" {
+		t.Errorf("prewarm: %+v (%s); want 16 MiB read from a cold folder, the load warm", l.Prewarm, l.Warmth())
 	}
 	got := map[string]float64{}
 	for _, s := range l.Server {
@@ -99,7 +102,7 @@ phases:
 	}
 	said := false
 	for _, e := range h.seen {
-		said = said || e.Kind == Progress && strings.HasPrefix(e.Message, "serve: the model at the start: cold: 0% of 17 MB in the page cache")
+		said = said || e.Kind == Progress && strings.HasPrefix(e.Message, "serve: the model at the start: warm: 100% of 17 MB in the page cache")
 	}
 	if !said {
 		t.Error("the start's page-cache count was not said in a line")
@@ -107,13 +110,16 @@ phases:
 	if r, _ := modelload.Measure(t.Context(), model); r.Word() != "warm" {
 		t.Errorf("after the prewarm the folder is %s", r)
 	}
-	logs, _ := filepath.Glob(filepath.Join(opts.StateDir, "steps", "serve", "*.log"))
-	if len(logs) != 1 {
-		t.Fatalf("service logs: %v", logs)
-	}
-	b, _ := os.ReadFile(logs[0])
+	b, _ := os.ReadFile(filepath.Join(opts.StateDir, "steps", "serve", "prewarm-a1", "log"))
 	if !strings.Contains(string(b), "greenlight: prewarm: done: read 17 MB") {
-		t.Errorf("the service's log does not say the prewarm:\n%s", b)
+		t.Errorf("the prewarm's log does not say it:\n%s", b)
+	}
+	said = false
+	for _, e := range h.seen {
+		said = said || e.Kind == Progress && strings.HasPrefix(e.Message, "serve: prewarm: done: read 17 MB")
+	}
+	if !said {
+		t.Error("the prewarm's end was not said in a line")
 	}
 }
 
@@ -234,5 +240,77 @@ phases:
 	}
 	if l.ReadyS < 0.3 {
 		t.Errorf("ready after %.2f s; want the time from the step's start, the runner's absence included", l.ReadyS)
+	}
+}
+
+// TestPrewarmHoldsNoGPU: a service's prewarm runs while another phase
+// holds the GPU the service needs, and the phase's wait says so: the
+// folder is read in before that phase ends, and the service starts only
+// after it.
+func TestPrewarmHoldsNoGPU(t *testing.T) {
+	t.Parallel()
+	model := modelDir(t)
+	modelload.Evict(model)
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: nogpu
+phases:
+  - id: busy
+    gpus: [0]
+    steps:
+      - run: |
+          while [ ! -e %[1]s ]; do sleep 0.05; done
+  - id: serve
+    gpus: [0]
+    service:
+      run: |
+        echo up; sleep 30
+      ready: {log: up}
+      model: %[2]s
+      prewarm: true
+  - id: use
+    needs: [serve]
+    gpus: none
+    steps:
+      - run: |
+          true
+`, gate, model))
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(t.TempDir(), "state")
+	h := start(t, p, opts)
+	warmed := filepath.Join(opts.StateDir, "steps", "serve", "prewarm-a1", supervise.PrewarmFile)
+	testutil.Eventually(t, 10*time.Second, "the prewarm's end while busy holds GPU 0", func() bool {
+		_, err := os.Stat(warmed)
+		return err == nil
+	})
+	st := h.r.Snapshot()
+	if s := st.Phase("serve"); s.Status != Pending || !strings.Contains(s.WaitReason, "waits for GPU 0 held by busy") {
+		t.Errorf("serve = %s, %q; want pending, waiting for GPU 0 held by busy", s.Status, s.WaitReason)
+	}
+	os.WriteFile(gate, nil, 0o644)
+	end := h.finished(30 * time.Second)
+	if s := end.Phase("use"); s.Status != Done {
+		t.Fatalf("use = %s %q", s.Status, s.Reason)
+	}
+	if r, _ := modelload.Measure(t.Context(), model); r.Word() != "warm" {
+		t.Errorf("after the prewarm the folder is %s", r)
+	}
+}
+
+// TestPrewarmWords: the wait of a phase whose model is being read in
+// says the bytes, the rate and the time left, in GB.
+func TestPrewarmWords(t *testing.T) {
+	w := &prewarmRun{dir: t.TempDir(), started: time.Now()}
+	t0 := time.Now()
+	os.WriteFile(filepath.Join(w.dir, "log"), []byte("greenlight: prewarm: reading /m into the page cache\ngreenlight: prewarm: 2.0/8.6 GB read, 2.00 GB/s\n"), 0o644)
+	w.follow(t0)
+	f, _ := os.OpenFile(filepath.Join(w.dir, "log"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("greenlight: prewarm: 4.0/8.6 GB read, 2.00 GB/s\n")
+	f.Close()
+	w.follow(t0.Add(time.Second))
+	got := w.words(t0.Add(time.Second))
+	if !strings.Contains(got, "4.0/8.6 GB") || !strings.Contains(got, "GB/s") || !strings.Contains(got, "left") || !strings.Contains(got, "no GPU held") {
+		t.Errorf("words %q; want the GB read of the whole, a rate in GB/s, the time left", got)
 	}
 }

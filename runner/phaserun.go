@@ -31,6 +31,7 @@ type phaseRun struct {
 	// continues: the next start goes on with the attempt a stop cut (its
 	// carried units done) instead of beginning a new one.
 	continues bool
+	warm      *prewarmRun // its service's model read in before it starts (prewarm.go)
 }
 
 func newPhaseRun(ph *campaign.Phase, artRoot string) *phaseRun {
@@ -53,6 +54,7 @@ func (pr *phaseRun) reset() {
 	pr.gateOpen = false
 	pr.gateAnnounced = false
 	pr.carried, pr.continues = nil, false
+	pr.warm = nil
 }
 
 // schedule starts every phase that may start now.
@@ -81,7 +83,7 @@ func (r *Runner) schedule(now time.Time) {
 			r.endPhase(pr, Blocked, why)
 			continue
 		}
-		if !r.needsMet(pr) || r.q.paused || r.conflicts(pr) {
+		if !r.needsMet(pr) || r.q.paused || r.prewarming(pr, now) || r.conflicts(pr) {
 			continue
 		}
 		if h := r.leftover(pr); h != nil {
@@ -232,6 +234,18 @@ func (r *Runner) holder(pr *phaseRun) *phaseRun {
 // macro", "waits for GPUs 0 held by serve", "waits for your greenlight",
 // "paused: disk nearly full". "" when nothing holds it.
 func (r *Runner) waitReason(pr *phaseRun) string {
+	why := r.waitReasonBut(pr)
+	if w := pr.warm; w != nil && !w.ended {
+		if why != "" {
+			return w.words(r.opts.Now()) + "; then " + why
+		}
+		return w.words(r.opts.Now())
+	}
+	return why
+}
+
+// waitReasonBut is waitReason but for a prewarm under way.
+func (r *Runner) waitReasonBut(pr *phaseRun) string {
 	for _, n := range pr.ph.Needs {
 		o, _ := r.find(n)
 		switch s := o.state.Status; {
@@ -357,6 +371,7 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 
 // endPhase records a phase's final status for this run.
 func (r *Runner) endPhase(pr *phaseRun, st Status, reason string) {
+	pr.stopPrewarm() // ended before it started: its model is not read in for nothing
 	if st == Done {
 		pr.state.Missing = missingExpects(pr.ph, pr.state.Steps)
 		pr.state.ExpectFailed += len(pr.state.Missing)

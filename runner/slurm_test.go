@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -246,7 +247,9 @@ phases:
 		jp := filepath.Join(stateDir, "journal.jsonl")
 		var kept []string
 		for _, l := range lines(t, jp) {
-			if !strings.Contains(l, `"kind":"step-job"`) {
+			// A line torn by the kill is left out too: this rewrite would
+			// put it before the line ended, where a journal is never torn.
+			if !strings.Contains(l, `"kind":"step-job"`) && json.Valid([]byte(l)) {
 				kept = append(kept, l)
 			}
 		}

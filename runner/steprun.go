@@ -140,7 +140,9 @@ func launchStep(r *Runner, pr *phaseRun, step *campaign.Step, try int, dir strin
 	if step.LeaveRunning {
 		args = append(args, "--leave-running")
 	}
-	if svc := pr.ph.Service; svc != nil && svc.Prewarm && svc.Model != "" {
+	if svc := pr.ph.Service; svc != nil && svc.Prewarm && svc.Model != "" && pr.ph.Slurm != nil {
+		// On its node, in its job; a local service's was read in before
+		// its phase took its GPUs (prewarm.go).
 		args = append(args, "--prewarm", svc.Model)
 	}
 	if r.cgroup != "" && pr.ph.Slurm == nil {

@@ -11,6 +11,7 @@ func (r *Runner) stopAll() {
 	for _, pr := range r.phases {
 		switch pr.state.Status {
 		case Pending, Waiting:
+			pr.stopPrewarm()
 			pr.state.Status, pr.state.Reason = Stopped, "campaign stopped"
 			// Journaled, so that status and the record read from the
 			// journal (no runner left) say "stopped" as the window does;

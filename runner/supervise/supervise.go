@@ -104,7 +104,7 @@ func Main(args []string) int {
 	leave := fs.Bool("leave-running", false, "keep what the step leaves running (leave_running: true)")
 	cgroupDir := fs.String("cgroup", "", "run the step in this cgroup (v2), made in its campaign's")
 	prewarmDir := fs.String("prewarm", "", "read this folder into the page cache before the command starts")
-	if err := fs.Parse(args); err != nil || *statusPath == "" || *logPath == "" || fs.NArg() == 0 {
+	if err := fs.Parse(args); err != nil || *statusPath == "" || *logPath == "" || fs.NArg() == 0 && *prewarmDir == "" {
 		fmt.Fprintln(os.Stderr, "greenlight: __supervise is internal: it runs one step for greenlight run")
 		return 2
 	}
@@ -149,6 +149,12 @@ func Main(args []string) int {
 		st.State, st.ExitCode, st.Signal, st.Error, st.Ended = "exited", 143, "SIGTERM", "stopped during the prewarm", time.Now()
 		WriteStatus(*statusPath, st)
 		return 1
+	}
+	if fs.NArg() == 0 { // a prewarm alone, before its service's phase starts
+		cg.remove()
+		st.State, st.Ended = "exited", time.Now()
+		WriteStatus(*statusPath, st)
+		return 0
 	}
 	cmd := command(fs.Args(), *dir, logf, cg)
 	err = cmd.Start()
