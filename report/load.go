@@ -72,7 +72,7 @@ func loadTable(loads []runner.Load) string {
 			case p.Skipped:
 				pre = "skipped: warm already"
 			case p.Read > 0:
-				pre = fmt.Sprintf("%s in %s s (%.2f GB/s)", modelload.Size(p.Read), FormatNumber(p.Took.Seconds()), p.Rate()/1e9)
+				pre = fmt.Sprintf("%s in %s s (%.2f GB/s), the folder %s before", modelload.Size(p.Read), FormatNumber(p.Took.Seconds()), p.Rate()/1e9, p.Before.Word())
 			default:
 				pre = "none read"
 			}

@@ -17,17 +17,18 @@ func TestLoadTableComparesLoads(t *testing.T) {
 	cold := runner.Load{T: at, Phase: "serve", ReadyS: 2220,
 		Cache:  &modelload.Residency{Files: 64, Bytes: 595e9, Resident: 12e9},
 		Server: []modelload.StageTime{{Name: "loading weights", Seconds: 2100}, {Name: "graph capture", Seconds: 25}}}
-	warm := runner.Load{T: at.Add(time.Hour), Phase: "serve", ReadyS: 420,
-		Cache:   &modelload.Residency{Files: 64, Bytes: 595e9, Resident: 20e9},
-		Prewarm: &modelload.Prewarmed{Read: 575e9, Took: 300 * time.Second},
-		Server:  []modelload.StageTime{{Name: "loading weights", Seconds: 290}, {Name: "graph capture", Seconds: 24}},
-		Marks:   []modelload.StageTime{{Name: "weights | shards", Seconds: 300}}}
+	warm := runner.Load{T: at.Add(time.Hour), Phase: "serve", ReadyS: 120,
+		Cache: &modelload.Residency{Files: 64, Bytes: 595e9, Resident: 595e9},
+		Prewarm: &modelload.Prewarmed{Read: 575e9, Took: 300 * time.Second,
+			Before: modelload.Residency{Files: 64, Bytes: 595e9, Resident: 20e9}},
+		Server: []modelload.StageTime{{Name: "loading weights", Seconds: 90}, {Name: "graph capture", Seconds: 24}},
+		Marks:  []modelload.StageTime{{Name: "weights | shards", Seconds: 100}}}
 	got := loadTable([]runner.Load{cold, warm})
 	for _, want := range []string{
 		"### Load: the model's 2 loads",
 		"| Ready at | Load | Page cache at start | Prewarm | To ready | loading weights | graph capture | weights \\| shards |",
 		"| Dec 4 09:30 | cold | cold: 2 % of 595.0 GB | — | 2220 s | 2100 s (95 %) | 25 s (1 %) | |",
-		"| Dec 4 10:30 | warm (prewarmed) | cold: 3 % of 595.0 GB | 575.0 GB in 300 s (1.92 GB/s) | 420 s | 290 s (69 %) | 24 s (6 %) | 300 s (71 %) |",
+		"| Dec 4 10:30 | warm (prewarmed) | warm: 100 % of 595.0 GB | 575.0 GB in 300 s (1.92 GB/s), the folder cold before | 120 s | 90 s (75 %) | 24 s (20 %) | 100 s (83 %) |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
