@@ -5,7 +5,9 @@
 # service's start would be (its log says the count before, the bytes read
 # and the rate), then prewarmed again (warm: skipped); then a campaign
 # whose stand-in server prints vLLM's timing lines, model: that folder,
-# prewarm: true, run to its end: its record's Load table is the result.
+# prewarm: true, its GPU held by another phase for 15 s first (the
+# prewarm runs meanwhile, holding no GPU), run to its end: its record's
+# Load table is the result.
 #   BIN=./greenlight OUT=/tmp/load scripts/device-load.sh [GB]
 set -eu
 gb=${1:-16}
@@ -46,7 +48,13 @@ LINES
 cat > "$work/c.yaml" <<YAML
 name: load
 phases:
+  - id: busy
+    gpus: [0]
+    steps:
+      - run: |
+          sleep 15
   - id: serve
+    gpus: [0]
     service:
       run: |
         cat $work/vllm.txt; sleep 600
