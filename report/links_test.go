@@ -2,7 +2,6 @@ package report
 
 import (
 	"errors"
-	"github.com/greenlight-run/greenlight/report/mdfile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -159,7 +161,19 @@ func TestUnwritableResultsFile(t *testing.T) {
 		break_, mend func(path string)
 		csvGoesOn    bool
 	}{
-		{"directory", func(p string) { os.Remove(p); os.Mkdir(p, 0o755) }, func(p string) { os.Remove(p) }, true},
+		{"directory", func(p string) {
+			// Swapped in at once (renameat2's exchange): a remove, then a
+			// mkdir, leaves a moment in which a write sees the file
+			// deleted and makes it new, and the mkdir then fails.
+			dir := p + ".dir"
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				panic(err)
+			}
+			if err := unix.Renameat2(unix.AT_FDCWD, dir, unix.AT_FDCWD, p, unix.RENAME_EXCHANGE); err != nil {
+				panic(err)
+			}
+			os.Remove(dir) // the file, now under the folder's old name
+		}, func(p string) { os.Remove(p) }, true},
 		{"read-only", func(p string) { os.Chmod(p, 0o444) }, func(p string) { os.Chmod(p, 0o644) }, true},
 		{"folder removed", func(p string) {
 			// Gone at once (moved away, then removed): a removal that takes

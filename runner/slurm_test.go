@@ -246,10 +246,12 @@ phases:
 	if lostID {
 		jp := filepath.Join(stateDir, "journal.jsonl")
 		var kept []string
-		for _, l := range lines(t, jp) {
+		// Split at newlines: lines() splits at any space, and a journal
+		// line may hold spaces (a reason, a command).
+		for _, l := range strings.Split(string(must(os.ReadFile(jp))), "\n") {
 			// A line torn by the kill is left out too: this rewrite would
 			// put it before the line ended, where a journal is never torn.
-			if !strings.Contains(l, `"kind":"step-job"`) && json.Valid([]byte(l)) {
+			if l != "" && !strings.Contains(l, `"kind":"step-job"`) && json.Valid([]byte(l)) {
 				kept = append(kept, l)
 			}
 		}
