@@ -7,7 +7,8 @@
 // its results file as results arrive, and says each new result's change
 // as it lands.
 //
-// compare imports record and conditions, nothing above them.
+// compare imports record, conditions and runner/campaign, nothing above
+// them.
 package compare
 
 import (
@@ -22,6 +23,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // Options tune a comparison.
@@ -79,6 +81,7 @@ type Line struct {
 	Verdict              Verdict
 	P                    float64  // Welch's p-value; NaN when not tested
 	Basis                string   // "Welch's t-test, p = 0.003, n = 5 and 5" or "tolerance 2%, one run each"
+	ByTolerance          bool     // judged by the tolerance: neither side's spread was known
 	Stamped              []string // "new: GPU 0 throttled (SW power cap)"
 }
 
@@ -204,16 +207,30 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 			res.Missing = append(res.Missing, fmt.Sprintf("phase %s: only in %s", id, new.Campaign.Name))
 		}
 	}
+	constants := 0
 	for _, k := range b.order {
+		if !isMetric(k, a.phases, b.phases) {
+			continue
+		}
 		if _, ok := a.vals[k]; !ok {
 			if _, both := a.phases[k.phase]; both {
 				res.Missing = append(res.Missing, fmt.Sprintf("%s: only in %s", describe(k), new.Campaign.Name))
 			}
 			continue
 		}
+		if !namesMetrics(k.phase, a.phases, b.phases) && sameConstant(a.vals[k], b.vals[k]) {
+			constants++ // a setting or a count (total_input_tokens): nothing to judge
+			continue
+		}
 		res.Lines = append(res.Lines, judge(k, a, b, better(k, b.phases, a.phases), o))
 	}
+	if constants > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d column(s) left out: the same constant on both sides (a setting or a count, not a measurement)", constants))
+	}
 	for _, k := range a.order {
+		if !isMetric(k, a.phases, b.phases) {
+			continue
+		}
 		if _, ok := b.vals[k]; !ok {
 			if _, both := b.phases[k.phase]; both {
 				res.Missing = append(res.Missing, fmt.Sprintf("%s: only in %s", describe(k), old.Campaign.Name))
@@ -221,6 +238,48 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 		}
 	}
 	return res
+}
+
+// isMetric says k's column is one of its phase's metrics on either side
+// (a record that names none: every numeric column is one).
+func isMetric(k key, sides ...map[string]record.Phase) bool {
+	named := false
+	for _, phases := range sides {
+		p, ok := phases[k.phase]
+		if !ok || len(p.Metrics) == 0 {
+			continue
+		}
+		named = true
+		for _, m := range p.Metrics {
+			if slices.Contains(campaign.Metric{Name: m}.Names(), k.metric) {
+				return true
+			}
+		}
+	}
+	return !named
+}
+
+// namesMetrics says either side's phase names its metrics.
+func namesMetrics(phase string, sides ...map[string]record.Phase) bool {
+	for _, phases := range sides {
+		if len(phases[phase].Metrics) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// sameConstant says both sides hold one value, the same, in every run.
+func sameConstant(a, b []float64) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	for _, x := range append(slices.Clone(a), b...) {
+		if x != a[0] {
+			return false
+		}
+	}
+	return true
 }
 
 func describe(k key) string {
@@ -267,6 +326,19 @@ func judge(k key, a, b side, dir string, o Options) Line {
 			l.Verdict = Noise
 			return l
 		}
+	} else if ref, one, whose, ok := spreadOf(l.Old, l.New); ok {
+		// One run against repeats: is it where the repeats' spread would
+		// put another of them (their prediction interval)?
+		level := 1 - o.alpha()
+		q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(ref.N - 1)}.Quantile(1 - o.alpha()/2)
+		half := q * ref.SD * math.Sqrt(1+1/float64(ref.N))
+		differs = math.Abs(one-ref.Mean) > half
+		l.Basis = fmt.Sprintf("one run against %s %d runs: their %s%% prediction interval %s ± %s", whose, ref.N,
+			trim(level*100), trim(ref.Mean), trim(half))
+		if !differs {
+			l.Verdict = Noise
+			return l
+		}
 	} else {
 		switch {
 		case math.IsNaN(l.Change):
@@ -274,7 +346,7 @@ func judge(k key, a, b side, dir string, o Options) Line {
 		default:
 			differs = math.Abs(l.Change) > o.Tolerance
 		}
-		l.Basis = fmt.Sprintf("tolerance %s%%, %d and %d run(s)", trim(o.Tolerance*100), l.Old.N, l.New.N)
+		l.Basis, l.ByTolerance = fmt.Sprintf("tolerance %s%%, %d and %d run(s)", trim(o.Tolerance*100), l.Old.N, l.New.N), true
 		if !differs {
 			l.Verdict = Same
 			return l
@@ -290,6 +362,18 @@ func judge(k key, a, b side, dir string, o Options) Line {
 		l.Verdict = Changed
 	}
 	return l
+}
+
+// spreadOf is, where one side has one run and the other repeats that
+// spread, the side with repeats, the lone run and whose they are.
+func spreadOf(old, new Stat) (ref Stat, one float64, whose string, ok bool) {
+	switch {
+	case old.N >= 2 && new.N == 1 && old.SD > 0:
+		return old, new.Mean, "the baseline's", true
+	case new.N >= 2 && old.N == 1 && new.SD > 0:
+		return new, old.Mean, "the new side's", true
+	}
+	return Stat{}, 0, "", false
 }
 
 // Welch is the two-sided p-value of Welch's t-test of a against b: the

@@ -9,6 +9,7 @@ import (
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 func statOfT(xs ...float64) Stat { return statOf(xs) }
@@ -155,5 +156,77 @@ func TestConditionsFirst(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("comparison lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestMetricsOnly: where a phase names its metrics, compare judges those
+// alone (a --save-result name finds the column the block names); where
+// none is named, a column that is the same constant on both sides (a
+// setting, a count) is left out and said in a note.
+func TestMetricsOnly(t *testing.T) {
+	named := []record.Phase{{ID: "decode", Metrics: []string{"output_throughput", "p99_tpot_ms"}, Better: map[string]string{"p99_tpot_ms": "lower"}}}
+	vals := func(tok, tpot float64) map[string]any {
+		return map[string]any{"output_token_throughput_tok_s": tok, "p99_tpot_ms": tpot, "successful_requests": 1000.0, "total_input_tokens": 512000.0, "benchmark_duration_s": 12.0 + tok/100}
+	}
+	r := Compare(rec("a", "finished", named, row("decode", "c=8", vals(380, 9))), rec("b", "finished", named, row("decode", "c=8", vals(420, 9.1))), Options{Tolerance: 0.02})
+	var got []string
+	for _, l := range r.Lines {
+		got = append(got, l.Metric)
+	}
+	if strings.Join(got, " ") != "output_token_throughput_tok_s p99_tpot_ms" {
+		t.Errorf("lines of %v; want the two metrics alone", got)
+	}
+	unnamed := []record.Phase{{ID: "decode"}}
+	r = Compare(rec("a", "finished", unnamed, row("decode", "c=8", vals(380, 9))), rec("b", "finished", unnamed, row("decode", "c=8", vals(420, 9.1))), Options{Tolerance: 0.02})
+	got = nil
+	for _, l := range r.Lines {
+		got = append(got, l.Metric)
+	}
+	if strings.Join(got, " ") != "benchmark_duration_s output_token_throughput_tok_s p99_tpot_ms" {
+		t.Errorf("lines of %v; want every column that is no constant", got)
+	}
+	if notes := strings.Join(r.Notes, "\n"); !strings.Contains(notes, "2 column(s) left out: the same constant on both sides") {
+		t.Errorf("notes: %s", notes)
+	}
+}
+
+// TestOneRunAgainstTheBaselinesSpread: a first repeat is judged against
+// the baseline's own spread (its 95% prediction interval), not the
+// tolerance: inside it is noise however far past 2%, outside it is worse.
+func TestOneRunAgainstTheBaselinesSpread(t *testing.T) {
+	ph := []record.Phase{{ID: "g", Better: map[string]string{"tflops": "higher"}}}
+	base := rec("base", "finished", ph, row("g", "m=1", map[string]any{"tflops": 600.0}), row("g", "m=1", map[string]any{"tflops": 640.0}), row("g", "m=1", map[string]any{"tflops": 620.0}))
+	// mean 620, sd 20, n 3: t(0.975, 2) = 4.3027 · 20 · √(4/3) = 99.366.
+	for _, c := range []struct {
+		v    float64
+		want Verdict
+	}{{590, Noise}, {660, Noise}, {515, Worse}, {725, Better}} {
+		l := lineOf(t, Compare(base, rec("new", "running", ph, row("g", "m=1", map[string]any{"tflops": c.v})), Options{Tolerance: 0.02}), "g", "m=1", "tflops")
+		if l.Verdict != c.want || !strings.Contains(l.Basis, "prediction interval 620 ± 99.366") {
+			t.Errorf("%v against 600/640/620: %s (%s); want %s", c.v, l.Verdict, l.Basis, c.want)
+		}
+	}
+}
+
+// TestLiveSaysTheFirstMetric: the live word is of the phase's first
+// metric (vllm-bench's: output token throughput), never of a count that
+// comes first in the row, and a first run is held against the
+// baseline's spread.
+func TestLiveSaysTheFirstMetric(t *testing.T) {
+	p, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte("name: c\nphases:\n  - id: decode\n    steps:\n      - run: |\n          true\n        results: {format: vllm-bench}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph := []record.Phase{{ID: "decode"}}
+	var rows []record.Row
+	for _, tok := range []float64{380, 400, 420} {
+		rows = append(rows, row("decode", "", map[string]any{"successful_requests": 1000.0, "output_token_throughput_tok_s": tok, "p99_tpot_ms": 9.0}))
+	}
+	live := NewLive(rec("base", "finished", ph, rows...), p, Options{Tolerance: 0.02})
+	got := live.Say("decode", "", []string{"successful_requests", "output_token_throughput_tok_s", "p99_tpot_ms"}, []any{1000.0, 370.0, 9.0})
+	// 370 is 7.5% below 400, far past the 2% tolerance, yet inside the
+	// baseline's own spread (400 ± 20 · 4.3 · 1.15 = ± 99).
+	if !strings.HasPrefix(got, "output_token_throughput_tok_s 370: ") || !strings.Contains(got, "within noise") {
+		t.Errorf("live word %q; want the throughput, within the baseline's noise", got)
 	}
 }

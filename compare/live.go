@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/greenlight-run/greenlight/internal/format"
@@ -22,22 +23,26 @@ type Live struct {
 	now   side
 	dirs  map[string]map[string]string // the campaign's own better:, by phase
 	skips map[string]map[string]bool   // a sweep's axes and repeat, by phase: not metrics
+	named map[string][]campaign.Metric // the metrics a phase names, by phase
 }
 
 // NewLive holds plan's new results against base.
 func NewLive(base *record.Record, plan *campaign.Plan, opts Options) *Live {
 	l := &Live{name: base.Campaign.Name, base: gather(base, opts.Rename), plan: plan, opts: opts,
-		now: side{vals: map[key][]float64{}, stamps: map[key][]string{}}, dirs: map[string]map[string]string{}, skips: map[string]map[string]bool{}}
+		now: side{vals: map[key][]float64{}, stamps: map[key][]string{}}, dirs: map[string]map[string]string{}, skips: map[string]map[string]bool{},
+		named: map[string][]campaign.Metric{}}
 	for _, ph := range plan.Phases {
 		l.dirs[ph.ID] = record.Better(ph)
 		l.skips[ph.ID] = ph.PointColumns()
+		l.named[ph.ID] = ph.Metrics
 	}
 	return l
 }
 
-// Say is the change of a new result's main metric (the first the phase
-// expects something of, else the first with a direction, else the first;
-// each with a baseline value),
+// Say is the change of a new result's main metric (the first of the
+// metrics the phase names, else the first it expects something of, else
+// the first with a direction, else the first; each with a baseline
+// value),
 // what matters first so that a narrow window shows it: "tok_s 57.2:
 // +4.1% vs bench0, better, beyond noise"; "" when the baseline has none
 // of its metrics at that point.
@@ -52,6 +57,10 @@ func (l *Live) Say(phase, point string, cols []string, vals []any) string {
 		if !ok || l.skips[phase][c] {
 			continue
 		}
+		named := slices.IndexFunc(l.named[phase], func(m campaign.Metric) bool { return slices.Contains(m.Names(), c) })
+		if named < 0 && len(l.named[phase]) > 0 {
+			continue // an input or a count, not one of its metrics
+		}
 		k := key{phase, point, c}
 		l.now.vals[k] = append(l.now.vals[k], f)
 		value[k] = f
@@ -60,6 +69,8 @@ func (l *Live) Say(phase, point string, cols []string, vals []any) string {
 		}
 		r := 0
 		switch {
+		case named >= 0:
+			r = 3 + len(l.named[phase]) - named // the first named ranks highest
 		case l.dirs[phase][c] != "": // an expect: or a better: of its own
 			r = 2
 		case l.dir(k) != "":

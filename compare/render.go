@@ -182,11 +182,12 @@ func Word(l Line, baseline string) string {
 // beyond noise".
 func Short(l Line) string { return changeText(l.Change) + ", " + l.meaning() }
 
-// meaning is the verdict with its basis: noise where Welch's test judged,
-// the tolerance where it could not.
+// meaning is the verdict with its basis: noise where a spread judged
+// (Welch's test, or a prediction interval), the tolerance where none was
+// known.
 func (l Line) meaning() string {
 	beyond := "beyond noise"
-	if math.IsNaN(l.P) {
+	if l.ByTolerance {
 		beyond = "beyond the tolerance"
 	}
 	switch l.Verdict {

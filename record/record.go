@@ -63,10 +63,11 @@ type Phase struct {
 	Attempt int               `json:"attempt,omitempty"`
 	Started time.Time         `json:"started,omitzero"`
 	Ended   time.Time         `json:"ended,omitzero"`
-	Axes    []string          `json:"axes,omitempty"`   // a sweep's axes, in order
-	Repeat  int               `json:"repeat,omitempty"` // runs of each point
-	Better  map[string]string `json:"better,omitempty"` // metric: higher or lower
-	Noise   float64           `json:"noise,omitempty"`  // a sweep's noise limit (coefficient of variation)
+	Axes    []string          `json:"axes,omitempty"`    // a sweep's axes, in order
+	Repeat  int               `json:"repeat,omitempty"`  // runs of each point
+	Better  map[string]string `json:"better,omitempty"`  // metric: higher or lower
+	Metrics []string          `json:"metrics,omitempty"` // the metrics it is about (none: every numeric column)
+	Noise   float64           `json:"noise,omitempty"`   // a sweep's noise limit (coefficient of variation)
 }
 
 // Row is one result.
@@ -256,8 +257,9 @@ func Way(dirs map[string]string, metric string, guess bool) (dir, basis string) 
 	return "", ""
 }
 
-// Better says which way a phase's metrics improve: an expectation's
-// direction (>= is higher, <= lower), else the phase's better:.
+// Better says which way a phase's metrics improve: better: of the metric
+// itself, else its metrics: entry's, else an expectation's direction (>=
+// is higher, <= lower), else the phase's better: for all.
 func Better(ph *campaign.Phase) map[string]string {
 	out := map[string]string{}
 	dir := func(e campaign.Expect) string {
@@ -276,6 +278,20 @@ func Better(ph *campaign.Phase) map[string]string {
 	for _, e := range all {
 		if d := dir(e); d != "" {
 			out[e.Column] = d
+		}
+	}
+	for _, m := range ph.Metrics {
+		if m.Better != "" {
+			for _, n := range m.Names() {
+				out[n] = m.Better
+			}
+		}
+	}
+	for k, d := range ph.BetterOf {
+		if d != "" {
+			for _, n := range (campaign.Metric{Name: k}).Names() {
+				out[n] = d // said of the metric itself: over an expect's direction
+			}
 		}
 	}
 	if ph.Better != "" {

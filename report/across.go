@@ -76,7 +76,8 @@ func (a across) gather(plan *campaign.Plan, st *runner.State) (*campaign.Phase, 
 		sw.Repeat, sw.Order, sw.Noise, ownUnits, ownPoints = own.Repeat, own.Order, own.Noise, own.Units, own.Points
 	}
 	title := first.Point.Title
-	syn := &campaign.Phase{ID: a.of, Title: title, Expect: first.Expect, Better: first.Better, Sweep: sw, Point: first.Point}
+	syn := &campaign.Phase{ID: a.of, Title: title, Expect: first.Expect, Better: first.Better, BetterOf: first.BetterOf,
+		Metrics: first.Metrics, MetricsByDefault: first.MetricsByDefault, Sweep: sw, Point: first.Point}
 	if own != nil && len(own.Axes) > 0 {
 		xi, _ := first.CurveAxes()
 		syn.Curves = &campaign.Curves{X: own.Axes[xi].Name, Series: svc.Name}

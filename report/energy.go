@@ -92,7 +92,7 @@ func (w *Writer) energySection(ph *campaign.Phase, p runner.PhaseState) string {
 // a token throughput: "75.9 J/token".
 func (w *Writer) keyEnergy(p runner.PhaseState) string {
 	ph := w.plan.Phase(p.ID)
-	_, metric, step := keyOf(p)
+	_, metric, step := keyOf(ph, p)
 	if ph == nil || step < 0 || !isTokenRate(metric) {
 		return ""
 	}

@@ -1,26 +1,37 @@
 package report
 
 // The key result of a phase: what a person would quote from it, in the
-// header's table.
+// header's table. A sweep's is its first metric at its best point, the
+// point named ("tflops 681 ± 10 at m=4096"); a phase with metrics: its
+// first metric's latest value; else the latest value checked against an
+// expectation, else the latest rate, else the latest number.
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
-// keyResult is what a person would quote from the phase: the latest value
-// checked against an expectation, else the latest rate (TFLOP/s, tok_s),
-// else the latest number.
-func keyResult(p runner.PhaseState) string {
-	s, _, _ := keyOf(p)
-	return s
-}
-
 // keyOf is the key result, its metric and the step that gave it (-1:
-// none).
-func keyOf(p runner.PhaseState) (text, metric string, step int) {
+// none). ph may be nil (a phase the plan no longer has).
+func keyOf(ph *campaign.Phase, p runner.PhaseState) (text, metric string, step int) {
+	if ph != nil && ph.Sweep != nil && len(ph.Sweep.Axes) > 0 {
+		if text, metric, step = bestPoint(ph, p); text != "" {
+			return text, metric, step
+		}
+	}
+	if ph != nil && len(ph.Metrics) > 0 {
+		for _, m := range ph.Metrics {
+			for _, name := range m.Names() {
+				if text, step = latestOf(p, name); text != "" {
+					return text, name, step
+				}
+			}
+		}
+	}
 	for pass := 0; pass < 3; pass++ {
 		for i := len(p.Steps) - 1; i >= 0; i-- {
 			rows := p.Steps[i].Results
@@ -32,6 +43,93 @@ func keyOf(p runner.PhaseState) (text, metric string, step int) {
 		}
 	}
 	return "", "", -1
+}
+
+// bestPoint is a sweep's key metric at its best point: the first of its
+// metrics whose better way is known (said, or a time by its name), the
+// point whose mean is best that way. "" where no metric has a way.
+func bestPoint(ph *campaign.Phase, p runner.PhaseState) (text, metric string, step int) {
+	metrics, vals := runner.PointValues(ph, p.Steps)
+	dirs := record.Better(ph)
+	var dir string
+	for _, m := range metrics {
+		if d, _ := record.Way(dirs, m, len(ph.Metrics) > 0); d != "" {
+			metric, dir = m, d
+			break
+		}
+	}
+	if metric == "" {
+		return "", "", -1
+	}
+	best, bestPt := PointStat{}, -1
+	for pt, xs := range vals[metric] {
+		s := pointStat(xs)
+		if s.N == 0 {
+			continue
+		}
+		if bestPt < 0 || dir == "higher" && s.Mean > best.Mean || dir == "lower" && s.Mean < best.Mean ||
+			s.Mean == best.Mean && pt < bestPt {
+			best, bestPt = s, pt
+		}
+	}
+	if bestPt < 0 {
+		return "", "", -1
+	}
+	all := ph.AllSteps()
+	step = -1
+	var at string
+	for i := range min(len(all), len(p.Steps)) {
+		if u := all[i].Unit; u != nil && u.Point == bestPt && len(p.Steps[i].Results) > 0 {
+			step, at = i, ph.Sweep.Key(*u)
+		}
+	}
+	value := FormatNumber(best.Mean)
+	if best.N >= 2 {
+		value = strings.TrimSuffix(statCell(PointStat{N: best.N, Mean: best.Mean, Half: best.Half}, 1e9), fmt.Sprintf(" (n=%d)", best.N))
+	}
+	return fmt.Sprintf("%s %s%s at %s", metric, value, unitOf(metric), at), metric, step
+}
+
+// latestOf is a metric's latest value, with its unit.
+func latestOf(p runner.PhaseState, metric string) (string, int) {
+	for i := len(p.Steps) - 1; i >= 0; i-- {
+		rows := p.Steps[i].Results
+		for j := len(rows) - 1; j >= 0; j-- {
+			for k, c := range rows[j].Cols {
+				if f, ok := rows[j].Values[k].(float64); ok && c == metric {
+					return fmt.Sprintf("%s %s%s", metric, FormatNumber(f), unitOf(metric)), i
+				}
+			}
+		}
+	}
+	return "", -1
+}
+
+// unitOf is a metric's unit as its name's end says it (" ms" of
+// p99_tpot_ms, " tok/s" of output_token_throughput_tok_s); "" when it
+// says none.
+func unitOf(metric string) string {
+	for _, u := range []struct{ end, unit string }{
+		{"_tok_s", "tok/s"}, {"_req_s", "req/s"}, {"_ms", "ms"}, {"_us", "µs"}, {"_ns", "ns"},
+		{"_gbps", "GB/s"}, {"_tflops", "TFLOP/s"}, {"_w", "W"}, {"_s", "s"},
+	} {
+		if strings.HasSuffix(strings.ToLower(metric), u.end) {
+			return " " + u.unit
+		}
+	}
+	return ""
+}
+
+// isRate says a column's name is a rate (tok/s, TFLOP/s, GB/s), not a
+// duration in seconds (benchmark_duration_s).
+func isRate(c string) bool {
+	l := strings.ToLower(c)
+	for _, r := range []string{"/s", "_per_s", "tok_s", "req_s", "tflops", "gbps", "gb_s", "throughput"} {
+		if strings.Contains(l, r) {
+			return true
+		}
+	}
+	return false
 }
 
 func rowKey(last *runner.Row, pass int) (string, string) {
@@ -47,7 +145,7 @@ func rowKey(last *runner.Row, pass int) (string, string) {
 		}
 	case 1:
 		for i, c := range last.Cols {
-			if f, ok := last.Values[i].(float64); ok && (strings.Contains(c, "/s") || strings.HasSuffix(c, "_s")) {
+			if f, ok := last.Values[i].(float64); ok && isRate(c) {
 				return fmt.Sprintf("%s = %s", c, FormatNumber(f)), c
 			}
 		}

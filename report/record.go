@@ -90,7 +90,7 @@ func (w *Writer) writeRecord(st *runner.State) error {
 			continue
 		}
 		rp := record.Phase{ID: p.ID, Title: p.Title, Status: string(p.Status), Reason: p.Reason, Attempt: p.Attempt,
-			Started: p.Started, Ended: p.Ended, Better: record.Better(ph)}
+			Started: p.Started, Ended: p.Ended, Better: record.Better(ph), Metrics: ph.MetricNames()}
 		if sw := ph.Sweep; sw != nil {
 			for _, a := range sw.Axes {
 				rp.Axes = append(rp.Axes, a.Name)

@@ -145,7 +145,7 @@ func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp
 		for _, m := range p.Missing {
 			status += fmt.Sprintf(" · ✗ %s not produced", m.Column)
 		}
-		key, metric, step := keyOf(p)
+		key, metric, step := keyOf(plan.Phase(p.ID), p)
 		if e := keyEnergy(p); e != "" {
 			key += " · " + e
 		}

@@ -12,7 +12,8 @@ import (
 // TestResultsSaidWithTheirChange: with a baseline, each new result is
 // said with its main metric's change first (what a narrow window shows),
 // at its point; the verdict learns as the repeats come: one run against
-// three is judged by the tolerance, three against three by Welch's test.
+// three is judged by the three's spread (their prediction interval),
+// two and three against three by Welch's test.
 func TestResultsSaidWithTheirChange(t *testing.T) {
 	t.Parallel()
 	p := loadCampaign(t, `
@@ -49,8 +50,8 @@ phases:
 		}
 	}
 	want := []string{
-		"gemm: tflops 12 at m=1: +0.0% vs bench0, within tolerance · result m=1 repeat=1 tflops=12 note=x",
-		"gemm: tflops 705 at m=64: +9.8% vs bench0, better, beyond the tolerance · result m=64 repeat=1",
+		"gemm: tflops 12 at m=1: +0.0% vs bench0, within noise · result m=1 repeat=1 tflops=12 note=x", // 11-13's spread
+		"gemm: tflops 705 at m=64: +9.8% vs bench0, better, beyond noise · result m=64 repeat=1",
 		"gemm: tflops 13 at m=1: +4.2% vs bench0, within noise · result", // 12, 13 against 11, 12, 13: Welch
 		"gemm: tflops 706 at m=64: +9.9% vs bench0, better, beyond noise · result",
 	}

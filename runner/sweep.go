@@ -128,18 +128,47 @@ func PointValues(ph *campaign.Phase, steps []StepState) (metrics []string, vals 
 			}
 		}
 	}
-	return metrics, vals
+	return PhaseMetrics(ph, metrics), vals
+}
+
+// PhaseMetrics are, of the numeric columns cols, the phase's metrics in
+// the order its metrics: lists them (a --save-result name finds the
+// column the printed block names: output_throughput is
+// output_token_throughput_tok_s); every column where it lists none, or
+// none of them came.
+func PhaseMetrics(ph *campaign.Phase, cols []string) []string {
+	if len(ph.Metrics) == 0 {
+		return cols
+	}
+	var out []string
+	for _, m := range ph.Metrics {
+		for _, c := range cols {
+			if slices.Contains(m.Names(), c) && !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return cols
+	}
+	return out
 }
 
 // sayNoisy tells, as it happens, of a point whose repeats so far disagree
-// beyond the phase's noise limit (their coefficient of variation), once
-// per point and metric.
+// beyond the phase's noise limit (their coefficient of variation) in any
+// of its metrics: once per point, naming each metric that does.
 func (sr *stepRun) sayNoisy() {
 	pr, sw, u := sr.pr, sr.pr.ph.Sweep, sr.step.Unit
 	if sw == nil || u == nil || sw.Repeat < 2 {
 		return
 	}
+	key := sw.Key(*u)
+	if pr.noisySaid[key] {
+		return
+	}
 	metrics, vals := PointValues(pr.ph, pr.state.Steps)
+	var noisy []string
+	n := 0
 	for _, c := range metrics {
 		xs := vals[c][u.Point]
 		if len(xs) < 2 {
@@ -149,17 +178,18 @@ func (sr *stepRun) sayNoisy() {
 		if mean == 0 || math.Abs(sd/mean) <= sw.Noise {
 			continue
 		}
-		key := sw.Key(*u) + " " + c
-		if pr.noisySaid == nil {
-			pr.noisySaid = map[string]bool{}
-		}
-		if pr.noisySaid[key] {
-			continue
-		}
-		pr.noisySaid[key] = true
-		sr.r.warn(fmt.Sprintf("%s: point %s is noisy: %d repeats of %s disagree by %.1f%% (coefficient of variation; the limit is %s%%)",
-			pr.ph.Label(), sw.Key(*u), len(xs), c, math.Abs(sd/mean)*100, strconv.FormatFloat(sw.Noise*100, 'f', -1, 64)))
+		noisy = append(noisy, fmt.Sprintf("%s (%.1f%%)", c, math.Abs(sd/mean)*100))
+		n = max(n, len(xs))
 	}
+	if len(noisy) == 0 {
+		return
+	}
+	if pr.noisySaid == nil {
+		pr.noisySaid = map[string]bool{}
+	}
+	pr.noisySaid[key] = true
+	sr.r.warn(fmt.Sprintf("%s: point %s is noisy: its %d repeats disagree by more than %s%% (coefficient of variation) in %s",
+		pr.ph.Label(), key, n, strconv.FormatFloat(sw.Noise*100, 'f', -1, 64), strings.Join(noisy, ", ")))
 }
 
 // pointsOf are the units of a sweep phase that a point spec names: each

@@ -101,7 +101,9 @@ func fileLines(t *testing.T, path string) []string {
 }
 
 // TestSweepSaysANoisyPoint: a point whose repeats disagree beyond the
-// noise limit is said as it happens, once; a quiet one is not.
+// noise limit is said as it happens, once, naming each of its metrics
+// that disagree (a column that is no metric is not one); a quiet point
+// is not said.
 func TestSweepSaysANoisyPoint(t *testing.T) {
 	t.Parallel() // waits on its steps, not a CPU: it overlaps Slurm's minute
 	p := loadCampaign(t, `
@@ -111,10 +113,11 @@ phases:
     sweep: {m: [1, 2]}
     repeat: 3
     noise: 5%
+    metrics: [tflops, time_us]
     steps:
       - run: |
           if [ ${m} = 1 ]; then v=$(( 100 + GREENLIGHT_REPEAT * 20 )); else v=100; fi
-          echo "{\"tflops\": $v}" >> "$GREENLIGHT_RESULTS"
+          echo "{\"tflops\": $v, \"time_us\": $(( 10000 / v )), \"requests\": $(( GREENLIGHT_REPEAT * 7 ))}" >> "$GREENLIGHT_RESULTS"
 `)
 	h := start(t, p, testOptions(t))
 	st := h.finished(60 * time.Second)
@@ -124,8 +127,9 @@ phases:
 			said = append(said, e.Message)
 		}
 	}
-	if len(said) != 1 || !strings.Contains(said[0], "point m=1 is noisy") || !strings.Contains(said[0], "tflops") {
-		t.Errorf("noise said %q; want once, of m=1", said)
+	if len(said) != 1 || !strings.Contains(said[0], "point m=1 is noisy") || !strings.Contains(said[0], "in tflops (") ||
+		!strings.Contains(said[0], ", time_us (") || strings.Contains(said[0], "requests") {
+		t.Errorf("noise said %q; want once, of m=1, naming tflops and time_us and not requests", said)
 	}
 	if g := st.Phase("g"); g.Status != Done {
 		t.Errorf("g = %s", g.Status)

@@ -180,22 +180,6 @@ func (sr *stepRun) readSavedResults(now time.Time) {
 	}
 }
 
-// savedAs are --save-result keys under the name the printed block gives
-// the same figure (vLLM's bench serve, 0.10 to 0.11).
-var savedAs = map[string]string{
-	"completed":               "successful_requests",
-	"failed":                  "failed_requests",
-	"duration":                "benchmark_duration_s",
-	"total_output_tokens":     "total_generated_tokens",
-	"request_throughput":      "request_throughput_req_s",
-	"request_goodput":         "request_goodput_req_s",
-	"output_throughput":       "output_token_throughput_tok_s",
-	"total_token_throughput":  "total_token_throughput_tok_s",
-	"max_output_tokens_per_s": "peak_output_token_throughput_tok_s",
-	"max_concurrent_requests": "peak_concurrent_requests",
-	"max_concurrency":         "maximum_request_concurrency",
-}
-
 // pairSaved is a block's row (cols, vals; none when the file has no
 // block) with a --save-result file's name and the keys the block does
 // not already say.
@@ -203,7 +187,7 @@ func pairSaved(cols []string, vals []any, file string, scols []string, svals []a
 	outC := append([]string{"file"}, cols...)
 	outV := append([]any{file}, vals...)
 	for i, c := range scols {
-		if slices.Contains(cols, c) || slices.Contains(cols, savedAs[c]) {
+		if slices.Contains(cols, c) || slices.Contains(cols, campaign.VLLMBenchSavedAs[c]) {
 			continue
 		}
 		outC, outV = append(outC, c), append(outV, svals[i])

@@ -43,17 +43,6 @@ func (l *loader) conditions(spec *CampaignSpec, plan *Plan) {
 	}
 }
 
-// better checks a phase's better: higher or lower.
-func (l *loader) better(ps *PhaseSpec, at string) string {
-	switch b := strings.TrimSpace(ps.Better); b {
-	case "", "higher", "lower":
-		return b
-	default:
-		l.add(at, fmt.Sprintf("better: %q is neither higher nor lower", ps.Better), "write better: higher (throughput) or better: lower (latency)")
-		return ""
-	}
-}
-
 // ParsePercent reads "2%" (or "2 %") as 0.02; the % is required, so
 // that 2 and 0.02 are never confused.
 func ParsePercent(s string) (float64, error) {

@@ -36,6 +36,10 @@ var levels = map[reflect.Type]string{
 	reflect.TypeOf(CaptureSpec{}):    "capture:",
 }
 
+// anyKeys are the struct types that decode a mapping of any keys (a
+// metric's name to its direction).
+var anyKeys = map[reflect.Type]bool{reflect.TypeOf(BetterSpec{}): true, reflect.TypeOf(MetricSpec{}): true}
+
 // fieldsOf are a struct type's YAML keys and their types.
 func fieldsOf(t reflect.Type) map[string]reflect.Type {
 	m := map[string]reflect.Type{}
@@ -83,6 +87,9 @@ func (l *loader) unknownKeys(root ast.Node) FileErrors {
 			}
 			return
 		case reflect.Struct:
+			if anyKeys[t] {
+				return
+			}
 		default:
 			return // maps (env:, expect:) take any key; scalars have none
 		}

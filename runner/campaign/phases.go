@@ -167,7 +167,7 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, ps PhaseSpec, i int, slur
 			ph.Steps = append(ph.Steps, l.step(plan, &ps.Steps[j], at(fmt.Sprintf(".steps[%d]", j)), j, env))
 		}
 	}
-	ph.Better = l.better(&ps, at(".better"))
+	l.better(&ps, ph, at)
 	hasExpect := len(ph.Expect) > 0
 	for _, st := range ph.Steps {
 		hasExpect = hasExpect || len(st.Expect) > 0

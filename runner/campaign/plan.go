@@ -77,6 +77,12 @@ type Phase struct {
 	// Better is which way the phase's metrics improve where no expect:
 	// says: "higher", "lower" or "" (unknown: a change is only a change).
 	Better string
+	// BetterOf is better: per metric ({tflops: higher}), over Better.
+	BetterOf map[string]string
+	// Metrics are the result columns the phase is about (metrics.go); nil:
+	// every numeric column. MetricsByDefault: its results format's.
+	Metrics          []Metric
+	MetricsByDefault bool
 	// Plot is a sweep's trade-off chart (PlotSpec); nil for none.
 	Plot *Plot
 	// Curves chooses a sweep's curves (plot: with x an axis); nil: every

@@ -146,7 +146,9 @@ type PhaseSpec struct {
 	Noise  string    `yaml:"noise" json:"noise,omitempty"`
 	// Better says which way is better for the phase's metrics that no
 	// expect: gives a direction to: higher or lower.
-	Better string `yaml:"better" json:"better,omitempty"`
+	Better BetterSpec `yaml:"better" json:"better,omitzero"`
+	// Metrics are the result columns the phase is about (metrics.go).
+	Metrics []MetricSpec `yaml:"metrics" json:"metrics,omitempty"`
 	// Plot asks a sweep for a trade-off chart: one metric against
 	// another, each point labelled by an axis, the Pareto front drawn.
 	Plot *PlotSpec `yaml:"plot" json:"plot,omitempty"`

@@ -1,0 +1,207 @@
+package campaign
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// A phase's metrics are the result columns it is about, apart from its
+// inputs and its bookkeeping (vllm bench gives 16 numbers a run; three of
+// them answer the question). Tables by point, charts, noise warnings, best
+// settings, comparisons and the window's chart use them; every column stays
+// in the CSV and the record.
+//
+//	metrics: [output_token_throughput_tok_s, {p99_tpot_ms: lower}]
+//	better: {tflops: higher, time_us: lower}
+//
+// Without metrics: a phase whose steps read `results: {format: vllm-bench}`
+// has that format's (DefaultVLLMBenchMetrics); any other has every numeric
+// column, as before.
+
+// Metric is one metric of a phase: its column, and which way it improves
+// ("higher", "lower", or "" where nothing says).
+type Metric struct {
+	Name   string
+	Better string
+}
+
+// DefaultVLLMBenchMetrics are vllm bench serve's answers: output token
+// throughput, and the median and p99 of TTFT and TPOT.
+var DefaultVLLMBenchMetrics = []Metric{
+	{"output_token_throughput_tok_s", "higher"},
+	{"median_ttft_ms", "lower"}, {"p99_ttft_ms", "lower"},
+	{"median_tpot_ms", "lower"}, {"p99_tpot_ms", "lower"},
+}
+
+// VLLMBenchSavedAs are --save-result keys under the name the printed block gives
+// the same figure (vLLM's bench serve, 0.10 to 0.11).
+var VLLMBenchSavedAs = map[string]string{
+	"completed":               "successful_requests",
+	"failed":                  "failed_requests",
+	"duration":                "benchmark_duration_s",
+	"total_output_tokens":     "total_generated_tokens",
+	"request_throughput":      "request_throughput_req_s",
+	"request_goodput":         "request_goodput_req_s",
+	"output_throughput":       "output_token_throughput_tok_s",
+	"total_token_throughput":  "total_token_throughput_tok_s",
+	"max_output_tokens_per_s": "peak_output_token_throughput_tok_s",
+	"max_concurrent_requests": "peak_concurrent_requests",
+	"max_concurrency":         "maximum_request_concurrency",
+}
+
+// Names are the columns a metric may come as: its name, and where it is
+// a --save-result key, the name vllm bench's printed block gives it (or
+// the other way round).
+func (m Metric) Names() []string {
+	out := []string{m.Name}
+	for saved, printed := range VLLMBenchSavedAs {
+		switch m.Name {
+		case saved:
+			out = append(out, printed)
+		case printed:
+			out = append(out, saved)
+		}
+	}
+	return out
+}
+
+// MetricSpec is one entry of metrics:, a name or {name: direction}.
+type MetricSpec struct {
+	Name   string
+	Better string
+}
+
+// UnmarshalYAML takes a name, or a mapping of one name to its direction.
+func (m *MetricSpec) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err == nil {
+		*m = MetricSpec{Name: s}
+		return nil
+	}
+	var one map[string]string
+	if err := unmarshal(&one); err != nil {
+		return err
+	}
+	if len(one) != 1 {
+		return fmt.Errorf("an entry of metrics: is a name or {name: higher|lower}; this one has %d keys", len(one))
+	}
+	for k, v := range one {
+		*m = MetricSpec{Name: k, Better: v}
+	}
+	return nil
+}
+
+// MarshalJSON writes a name alone as a string.
+func (m MetricSpec) MarshalJSON() ([]byte, error) {
+	if m.Better == "" {
+		return json.Marshal(m.Name)
+	}
+	return json.Marshal(map[string]string{m.Name: m.Better})
+}
+
+// BetterSpec is better: one word for every metric, or one per metric.
+type BetterSpec struct {
+	All string
+	Of  map[string]string
+}
+
+// UnmarshalYAML takes a word or a mapping of metric to word.
+func (b *BetterSpec) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err == nil {
+		*b = BetterSpec{All: s}
+		return nil
+	}
+	var of map[string]string
+	if err := unmarshal(&of); err != nil {
+		return err
+	}
+	*b = BetterSpec{Of: of}
+	return nil
+}
+
+// MarshalJSON writes the word as a string (as the phase's hash always
+// had it), a mapping as an object.
+func (b BetterSpec) MarshalJSON() ([]byte, error) {
+	if b.Of != nil {
+		return json.Marshal(b.Of)
+	}
+	return json.Marshal(b.All)
+}
+
+// IsZero is a better: not written.
+func (b BetterSpec) IsZero() bool { return b.All == "" && b.Of == nil }
+
+// direction checks one higher or lower.
+func (l *loader) direction(at, word string) string {
+	switch w := strings.TrimSpace(word); w {
+	case "higher", "lower":
+		return w
+	default:
+		l.add(at, fmt.Sprintf("%q is neither higher nor lower", word), "write higher (throughput) or lower (latency)")
+		return ""
+	}
+}
+
+// better resolves a phase's better:, its metrics: and its format's
+// defaults into the phase's Better, BetterOf and Metrics.
+func (l *loader) better(ps *PhaseSpec, ph *Phase, at func(string) string) {
+	if b := ps.Better; b.All != "" {
+		ph.Better = l.direction(at(".better"), b.All)
+	}
+	if len(ps.Better.Of) > 0 {
+		ph.BetterOf = map[string]string{}
+		names := make([]string, 0, len(ps.Better.Of))
+		for k := range ps.Better.Of {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			ph.BetterOf[k] = l.direction(at(".better."+k), ps.Better.Of[k])
+		}
+	}
+	seen := map[string]bool{}
+	for i, m := range ps.Metrics {
+		name := strings.TrimSpace(m.Name)
+		switch {
+		case name == "":
+			l.add(at(fmt.Sprintf(".metrics[%d]", i)), "a metric with no name", "write the result column's name, as the CSV's header has it")
+			continue
+		case seen[name]:
+			l.add(at(fmt.Sprintf(".metrics[%d]", i)), fmt.Sprintf("metric %q is listed twice", name), "keep one")
+			continue
+		}
+		seen[name] = true
+		dir := ""
+		if m.Better != "" {
+			dir = l.direction(at(fmt.Sprintf(".metrics[%d].%s", i, name)), m.Better)
+		}
+		ph.Metrics = append(ph.Metrics, Metric{Name: name, Better: dir})
+	}
+	if len(ps.Metrics) == 0 && ph.readsVLLMBench() {
+		ph.Metrics = append([]Metric(nil), DefaultVLLMBenchMetrics...)
+		ph.MetricsByDefault = true
+	}
+}
+
+// readsVLLMBench says the phase's steps read vllm bench's result block.
+func (ph *Phase) readsVLLMBench() bool {
+	for _, s := range ph.AllSteps() {
+		if s.ResultsFormat == FormatVLLMBench {
+			return true
+		}
+	}
+	return false
+}
+
+// MetricNames are the phase's metrics' names; nil when it has none (every
+// numeric column is then one).
+func (ph *Phase) MetricNames() []string {
+	var out []string
+	for _, m := range ph.Metrics {
+		out = append(out, m.Name)
+	}
+	return out
+}
