@@ -118,7 +118,7 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	if retried {
 		c.Close()
-		fmt.Fprintf(stdout, "greenlight: %s: retry done; the campaign runs again in its runner (`greenlight run %s` attaches)\n", target, plan.File)
+		fmt.Fprintf(stdout, "greenlight: %s: queued to run again (a new attempt); its runner runs it now and ends after (`greenlight run %s` attaches to watch)\n", target, plan.File)
 		return exitOK
 	}
 	defer c.Close()
@@ -149,8 +149,14 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "greenlight: %s greenlit\n", id)
 		case point != "":
 			fmt.Fprintf(stdout, "greenlight: %s: point %s skipped; the phase goes on with its other points\n", strings.TrimSuffix(id, "@"+point), point)
+		case name == "retry":
+			// Asked, not done: the runner starts it when what it needs and
+			// its GPUs allow.
+			fmt.Fprintf(stdout, "greenlight: %s: queued to run again (a new attempt); `greenlight status %s` follows it\n", id, plan.File)
+		case name == "skip":
+			fmt.Fprintf(stdout, "greenlight: %s: skipped (a running step is stopped first)\n", id)
 		case id != "":
-			fmt.Fprintf(stdout, "greenlight: %s: %s done\n", id, name)
+			fmt.Fprintf(stdout, "greenlight: %s: %s asked of the runner\n", id, name)
 		}
 	}
 	switch name {

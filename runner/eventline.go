@@ -51,7 +51,7 @@ func EventLine(e Event, lastETA *time.Duration) string {
 		// Nothing left to time (the last phase just ended, a service is
 		// being stopped): no "campaign ETA 0s" a moment before the end.
 		if eta := e.State.ETA; eta.Known && !e.State.Finished && eta.Remaining >= time.Second {
-			return fmt.Sprintf("%s %s (campaign ETA %s)", ts, e.Message, format.Duration(eta.Remaining))
+			return fmt.Sprintf("%s %s (campaign ETA %s)", ts, e.Message, eta.Text()) // "≥ 5m" where a phase has no estimate
 		}
 	}
 	return ts + " " + e.Message

@@ -29,16 +29,23 @@ func TestEventLineSaysSlurmNews(t *testing.T) {
 
 // TestNoCampaignETAOfZero: a phase's end with time left says the
 // campaign's ETA; the last phase's end, with nothing left to time, says
-// no "campaign ETA 0s".
+// no "campaign ETA 0s"; where a phase left has no estimate, the ETA is a
+// floor ("≥").
 func TestNoCampaignETAOfZero(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 12, 3, 14, 0, 0, 0, time.UTC)
 	last := time.Duration(-1)
 	for _, c := range []struct {
-		left time.Duration
-		want string
-	}{{90 * time.Second, "14:00:00 c done in 1s (campaign ETA 1m30s)"}, {0, "14:00:00 c done in 1s"}} {
-		st := &State{ETA: ETA{Known: true, Remaining: c.left}}
+		left    time.Duration
+		partial bool
+		want    string
+	}{
+		{90 * time.Second, false, "14:00:00 c done in 1s (campaign ETA 1m30s)"},
+		{90 * time.Second, true, "14:00:00 c done in 1s (campaign ETA ≥ 1m30s)"},
+		{0, false, "14:00:00 c done in 1s"},
+		{0, true, "14:00:00 c done in 1s"},
+	} {
+		st := &State{ETA: ETA{Known: true, Remaining: c.left, Partial: c.partial}}
 		got := EventLine(Event{Kind: PhaseFinished, Time: at, Phase: "c", State: st, Message: "c done in 1s"}, &last)
 		if got != c.want {
 			t.Errorf("%s left: %q; want %q", c.left, got, c.want)
