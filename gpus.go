@@ -20,7 +20,7 @@ func cmdGPUs(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gpus", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var src daemon.GPUFlag
-	fs.Var(&src, "gpu", "auto, nvml, fake:N, none or dcgm:URL[,URL...]; repeat to combine")
+	fs.Var(&src, "gpu", "auto, nvml, fake:N[:MODEL], none or dcgm:URL[,URL...]; repeat to combine")
 	asJSON := fs.Bool("json", false, "one JSON object per device and round")
 	rounds := fs.Int("samples", 1, "rounds to take")
 	every := fs.Duration("interval", time.Second, "time between rounds")

@@ -54,7 +54,7 @@ const runFlagsHelp = `Run flags:
   --plain            one line per event on stdout, no TUI (default when stdout is not a terminal);
                      follows the campaign to its end and exits with its status
   --detach           start the campaign's runner (or find it) and return at once
-  --gpu SOURCE       auto, nvml, fake:N or none (default auto: NVML when it loads), and
+  --gpu SOURCE       auto, nvml, fake:N[:MODEL] (fake:8:rtx-pro-6000) or none (default auto), and
                      dcgm:URL[,URL...] for other nodes' dcgm-exporters; repeat to combine
                      (overrides the campaign's gpus.sources)
   --report PATH      results file (default: the campaign's report:)

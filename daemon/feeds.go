@@ -141,7 +141,7 @@ func OpenGPU(raws []string, interval time.Duration) (gpu.Source, bool, string, e
 func openSources(srcs []campaign.GPUSource, interval time.Duration) (gpu.Source, bool, string, error) {
 	specs := make([]gpu.Spec, len(srcs))
 	for i, s := range srcs {
-		specs[i] = gpu.Spec{Kind: s.Kind, N: s.N, URLs: s.URLs}
+		specs[i] = gpu.Spec{Kind: s.Kind, N: s.N, Model: s.Model, URLs: s.URLs}
 	}
 	return gpu.Open(specs, interval)
 }

@@ -25,6 +25,7 @@ type Activity struct {
 
 // Fake is a deterministic fleet: the same seed gives the same readings.
 type Fake struct {
+	model    FakeModel
 	n        int
 	seed     uint64
 	tick     uint64
@@ -48,8 +49,11 @@ type Trouble struct {
 }
 
 // NewFake makes n H200-like devices.
-func NewFake(n int, seed uint64) *Fake {
-	f := &Fake{n: n, seed: seed, temp: make([]float64, n), mem: make([]float64, n), lost: map[int]bool{}}
+func NewFake(n int, seed uint64) *Fake { return NewFakeOf(FakeModels[0], n, seed) }
+
+// NewFakeOf makes n devices of model m.
+func NewFakeOf(m FakeModel, n int, seed uint64) *Fake {
+	f := &Fake{model: m, n: n, seed: seed, temp: make([]float64, n), mem: make([]float64, n), lost: map[int]bool{}}
 	for i := range f.temp {
 		f.temp[i] = 31 + float64(i%3)
 	}
@@ -73,7 +77,8 @@ func (f *Fake) SetTrouble(i int, t Trouble) {
 	f.set[i] = t
 }
 
-// SetPowerLimit sets device i's enforced power limit (700 W by default),
+// SetPowerLimit sets device i's enforced power limit (its model's by
+// default: 700 W for an H200),
 // as nvidia-smi -pl would; any goroutine may call it.
 func (f *Fake) SetPowerLimit(i int, w float64) {
 	f.mu.Lock()
@@ -90,7 +95,7 @@ func (f *Fake) powerLimit(i int) float64 {
 	if w, ok := f.limit[i]; ok {
 		return w
 	}
-	return 700
+	return f.model.PowerW
 }
 
 func (f *Fake) trouble(i int) Trouble {
@@ -98,8 +103,6 @@ func (f *Fake) trouble(i int) Trouble {
 	defer f.mu.Unlock()
 	return f.set[i]
 }
-
-const fakeMem = 141 << 30
 
 // Inventory lists the fake devices.
 func (f *Fake) Inventory() Inventory {
@@ -114,7 +117,7 @@ func (f *Fake) Inventory() Inventory {
 }
 
 func (f *Fake) device(i int) Device {
-	return Device{Index: i, Name: "NVIDIA H200", UUID: fmt.Sprintf("GPU-fake-%04x-%02d", f.seed&0xffff, i), MemTotal: fakeMem}
+	return Device{Index: i, Name: f.model.Name, UUID: fmt.Sprintf("GPU-fake-%04x-%02d", f.seed&0xffff, i), MemTotal: uint64(f.model.Mem)}
 }
 
 // Close does nothing.
@@ -148,29 +151,31 @@ func (f *Fake) Sample(now time.Time) []Sample {
 		if !mine {
 			a.Loading = -1
 		}
+		// Powers are an H200's at 700 W, scaled to the model's limit.
+		fakeMem, watts := f.model.Mem, f.model.PowerW/700
 		target := 0.6 * (1 << 30) // driver context
 		util := 0.0
-		power := 76 + 8*f.noise(i, 1)
+		power := (76 + 8*f.noise(i, 1)) * watts
 		switch {
 		case mine && a.Loading >= 0:
 			target = 0.85 * fakeMem * a.Loading
 			util = 3 + 10*f.noise(i, 2)
-			power = 110 + 30*f.noise(i, 3)
+			power = (110 + 30*f.noise(i, 3)) * watts
 		case mine && a.ServiceUp && !a.Busy:
 			target = 0.9 * fakeMem
-			power = 120 + 20*f.noise(i, 3)
+			power = (120 + 20*f.noise(i, 3)) * watts
 		}
 		if mine && a.Busy {
 			util = 86 + 13*f.noise(i, 2)
-			power = 560 + 130*f.noise(i, 3)
+			power = (560 + 130*f.noise(i, 3)) * watts
 			if !a.ServiceUp {
-				target = math.Max(target, 38*(1<<30))
+				target = math.Max(target, math.Min(38*(1<<30), 0.4*fakeMem))
 			} else {
 				target = 0.9 * fakeMem
 			}
 		}
 		f.mem[i] += (target - f.mem[i]) * 0.5
-		heat := 32 + (power-76)/15 // about 72 °C at 680 W, as an H200 in a cooled chassis
+		heat := 32 + (power/watts-76)/15 // about 72 °C at full power, as an H200 in a cooled chassis
 		f.temp[i] += (heat - f.temp[i]) * 0.15
 		s.Util, s.MemUtil = ok(math.Round(util)), ok(math.Round(util*0.6))
 		s.MemUsed = ok(f.mem[i])
@@ -178,11 +183,11 @@ func (f *Fake) Sample(now time.Time) []Sample {
 		limit := f.powerLimit(i)
 		power = math.Min(power, limit)
 		s.Power, s.PowerLimit = ok(math.Round(power)), ok(limit)
-		clock := 1980.0
+		clock := f.model.SMMHz
 		if util < 5 {
-			clock = 345
+			clock = f.model.IdleSMHz
 		}
-		s.SMClock, s.MemClock = ok(clock), ok(3201)
+		s.SMClock, s.MemClock = ok(clock), ok(f.model.MemMHz)
 		s.PCIeRx, s.PCIeTx = ok(util*1e8*f.noise(i, 4)), ok(util*4e7*f.noise(i, 5))
 		tr := f.trouble(i)
 		s.Throttle = tr.Throttle

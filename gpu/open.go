@@ -2,18 +2,20 @@ package gpu
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
 // Spec is a source to open, as the campaign's grammar parsed it
-// (runner/campaign.GPUSource): Kind auto, nvml, fake (N devices), none,
-// or dcgm (URLs, complete).
+// (runner/campaign.GPUSource): Kind auto, nvml, fake (N devices of
+// Model, FakeModels' key), none, or dcgm (URLs, complete).
 type Spec struct {
-	Kind string
-	N    int
-	URLs []string
+	Kind  string
+	N     int
+	Model string
+	URLs  []string
 }
 
 // Open opens the sources as one fleet; the first is this machine's (the
@@ -70,7 +72,11 @@ func openLocal(s Spec) (src Source, local bool, note string, err error) {
 		}
 		return None{Why: err.Error()}, false, "no GPU telemetry: " + err.Error(), nil
 	case "fake":
-		return NewFake(s.N, 1), true, "", nil
+		m, ok := FakeModelOf(s.Model)
+		if !ok {
+			return nil, false, "", fmt.Errorf("--gpu fake:%d:%s: no such board (%s)", s.N, s.Model, strings.Join(FakeModelKeys(), ", "))
+		}
+		return NewFakeOf(m, s.N, 1), true, "", nil
 	}
 	return nil, false, "", fmt.Errorf("unknown GPU source %q", s.Kind)
 }

@@ -110,3 +110,32 @@ func TestOwnerByAncestry(t *testing.T) {
 		t.Errorf("process %+v: want the campaign's, of its parent's phase leak", got)
 	}
 }
+
+// TestFakeBoards: a fake fleet of another board says its name, memory,
+// power limit and clocks; under load it draws near its own limit, never
+// an H200's.
+func TestFakeBoards(t *testing.T) {
+	m, ok := FakeModelOf("rtx-pro-6000")
+	if !ok {
+		t.Fatal("no rtx-pro-6000")
+	}
+	f := NewFakeOf(m, 2, 1)
+	f.SetActivity(Activity{Devices: map[int]Load{0: {Busy: true, Loading: -1}}})
+	var s []Sample
+	for range 20 {
+		s = f.Sample(time.Now())
+	}
+	d := s[0].Device
+	if d.Name != "NVIDIA RTX PRO 6000 Blackwell Workstation Edition" || d.MemTotal != 97887<<20 {
+		t.Errorf("device %+v", d)
+	}
+	if s[0].PowerLimit.V != 600 || s[0].Power.V > 600 || s[0].Power.V < 450 || s[0].SMClock.V != 2617 || s[0].MemClock.V != 14001 {
+		t.Errorf("busy: power %v of %v W, clocks %v/%v MHz", s[0].Power.V, s[0].PowerLimit.V, s[0].SMClock.V, s[0].MemClock.V)
+	}
+	if s[1].Power.V > 80 {
+		t.Errorf("idle: %v W", s[1].Power.V)
+	}
+	if h, _ := FakeModelOf(""); NewFakeOf(h, 1, 1).Inventory().Devices[0].Name != "NVIDIA H200" {
+		t.Error("the default board is not the H200")
+	}
+}

@@ -2,8 +2,8 @@ package campaign
 
 // The GPU-source grammar, in one place: `gpus.sources` in a campaign file
 // and --gpu on the command line both say where GPU readings come from as
-// auto, nvml, fake:N, none, or dcgm:URL[,URL...] for other nodes'
-// dcgm-exporters. It is parsed here, once, into GPUSource values that
+// auto, nvml, fake:N[:MODEL], none, or dcgm:URL[,URL...] for other
+// nodes' dcgm-exporters. It is parsed here, once, into GPUSource values that
 // main hands to package gpu.
 
 import (
@@ -13,13 +13,16 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/greenlight-run/greenlight/gpu"
 )
 
 // GPUSource is one entry of the grammar, parsed.
 type GPUSource struct {
-	Kind string   // "auto", "nvml", "fake", "none" or "dcgm"
-	N    int      // fake: the fleet's size
-	URLs []string // dcgm: the exporters' URLs, completed (http://NODE:9400/metrics)
+	Kind  string   // "auto", "nvml", "fake", "none" or "dcgm"
+	N     int      // fake: the fleet's size
+	Model string   // fake: the board it stands in for (gpu.FakeModels; "" the H200)
+	URLs  []string // dcgm: the exporters' URLs, completed (http://NODE:9400/metrics)
 }
 
 // Local says whether the source reads this machine's GPUs.
@@ -28,6 +31,9 @@ func (s GPUSource) Local() bool { return s.Kind != "dcgm" }
 func (s GPUSource) String() string {
 	switch s.Kind {
 	case "fake":
+		if s.Model != "" {
+			return "fake:" + strconv.Itoa(s.N) + ":" + s.Model
+		}
 		return "fake:" + strconv.Itoa(s.N)
 	case "dcgm":
 		return "dcgm:" + strings.Join(s.URLs, ",")
@@ -68,16 +74,25 @@ func ParseGPUSource(raw string) (GPUSource, error) {
 		return GPUSource{Kind: src}, nil
 	case kind == "fake":
 		n := 8
+		count, model, _ := strings.Cut(rest, ":")
 		if hasRest {
-			v, err := strconv.Atoi(rest)
+			v, err := strconv.Atoi(count)
 			if err != nil || v < 0 || v > 64 {
-				return GPUSource{}, &GPUSourceError{fmt.Sprintf("%q: the fake fleet's size must be 0 to 64", src), "write fake:8"}
+				return GPUSource{}, &GPUSourceError{fmt.Sprintf("%q: the fake fleet's size must be 0 to 64", src), "write fake:8, or fake:8:MODEL"}
 			}
 			n = v
 		}
-		return GPUSource{Kind: "fake", N: n}, nil
+		if model != "" {
+			m, ok := gpu.FakeModelOf(model)
+			if !ok {
+				return GPUSource{}, &GPUSourceError{fmt.Sprintf("%q: the fake fleet knows no board %q", src, model),
+					"write one of " + strings.Join(gpu.FakeModelKeys(), ", ") + " (fake:8:rtx-pro-6000)"}
+			}
+			model = m.Key
+		}
+		return GPUSource{Kind: "fake", N: n, Model: model}, nil
 	}
-	return GPUSource{}, &GPUSourceError{fmt.Sprintf("unknown GPU source %q", src), "use auto, nvml, fake:N, none, or dcgm:http://NODE:9400/metrics"}
+	return GPUSource{}, &GPUSourceError{fmt.Sprintf("unknown GPU source %q", src), "use auto, nvml, fake:N (fake:N:MODEL), none, or dcgm:http://NODE:9400/metrics"}
 }
 
 // ParseGPUSources parses a list: at most one source reads this machine's

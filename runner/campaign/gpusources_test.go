@@ -1,6 +1,9 @@
 package campaign
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestExporterURL(t *testing.T) {
 	for in, want := range map[string]string{
@@ -39,5 +42,13 @@ func TestGPUSources(t *testing.T) {
 	}
 	if s, _ := ParseGPUSource("fake"); s.N != 8 {
 		t.Errorf("fake alone: %v", s)
+	}
+	// A board by name: kept through String (a resume starts it the same).
+	if s, err := ParseGPUSource("fake:8:RTX-PRO-6000"); err != nil || s.Model != "rtx-pro-6000" || s.String() != "fake:8:rtx-pro-6000" {
+		t.Errorf("fake:8:RTX-PRO-6000 = %+v %v", s, err)
+	}
+	_, err = ParseGPUSource("fake:8:rtx6000")
+	if err == nil || !strings.Contains(err.Error(), `knows no board "rtx6000"`) || !strings.Contains(err.Error(), "rtx-pro-6000") {
+		t.Errorf("an unknown board: %v", err)
 	}
 }
