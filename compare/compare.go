@@ -165,6 +165,11 @@ func Compare(old, new *record.Record, o Options) Result {
 // records for their campaigns and conditions, the sides for their rows.
 func compareSides(old *record.Record, a side, new *record.Record, b side, o Options) Result {
 	res := Result{Old: old.Campaign, New: new.Campaign}
+	if res.Old.Name == res.New.Name {
+		// The same campaign again (after --fresh, say): its two runs are
+		// told apart by when each was written, else as old and new.
+		res.Old.Name, res.New.Name = sideName(res.Old, "old"), sideName(res.New, "new")
+	}
 	if old.Conditions != nil && new.Conditions != nil {
 		res.Conditions = conditions.Diff(old.Conditions.First, new.Conditions.First)
 	}
@@ -199,12 +204,12 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 	}
 	for _, id := range a.phaseOf {
 		if _, ok := b.phases[id]; !ok {
-			res.Missing = append(res.Missing, fmt.Sprintf("phase %s: only in %s", id, old.Campaign.Name))
+			res.Missing = append(res.Missing, fmt.Sprintf("phase %s: only in %s", id, res.Old.Name))
 		}
 	}
 	for _, id := range b.phaseOf {
 		if _, ok := a.phases[id]; !ok {
-			res.Missing = append(res.Missing, fmt.Sprintf("phase %s: only in %s", id, new.Campaign.Name))
+			res.Missing = append(res.Missing, fmt.Sprintf("phase %s: only in %s", id, res.New.Name))
 		}
 	}
 	constants := 0
@@ -214,7 +219,7 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 		}
 		if _, ok := a.vals[k]; !ok {
 			if _, both := a.phases[k.phase]; both {
-				res.Missing = append(res.Missing, fmt.Sprintf("%s: only in %s", describe(k), new.Campaign.Name))
+				res.Missing = append(res.Missing, fmt.Sprintf("%s: only in %s", describe(k), res.New.Name))
 			}
 			continue
 		}
@@ -233,7 +238,7 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 		}
 		if _, ok := b.vals[k]; !ok {
 			if _, both := b.phases[k.phase]; both {
-				res.Missing = append(res.Missing, fmt.Sprintf("%s: only in %s", describe(k), old.Campaign.Name))
+				res.Missing = append(res.Missing, fmt.Sprintf("%s: only in %s", describe(k), res.Old.Name))
 			}
 		}
 	}
@@ -362,6 +367,14 @@ func judge(k key, a, b side, dir string, o Options) Line {
 		l.Verdict = Changed
 	}
 	return l
+}
+
+// sideName names one of two records of the same campaign.
+func sideName(c record.Campaign, side string) string {
+	if c.Written.IsZero() {
+		return c.Name + " (" + side + ")"
+	}
+	return c.Name + " (" + side + ", " + c.Written.Format("2006-01-02 15:04") + ")"
 }
 
 // spreadOf is, where one side has one run and the other repeats that

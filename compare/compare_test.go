@@ -230,3 +230,19 @@ func TestLiveSaysTheFirstMetric(t *testing.T) {
 		t.Errorf("live word %q; want the throughput, within the baseline's noise", got)
 	}
 }
+
+// TestSameCampaignTwice: a campaign compared with its own earlier run
+// (after --fresh) names its sides apart.
+func TestSameCampaignTwice(t *testing.T) {
+	ph := []record.Phase{{ID: "p"}}
+	a := rec("bench", "finished", ph, row("p", "", map[string]any{"x": 10.0}))
+	b := rec("bench", "finished", ph, row("p", "", map[string]any{"x": 12.0}))
+	b.Campaign.Written = b.Campaign.Written.Add(26 * time.Hour)
+	r := Compare(a, b, Options{Tolerance: 0.02})
+	if r.Old.Name != "bench (old, 2026-12-03 10:00)" || r.New.Name != "bench (new, 2026-12-04 12:00)" {
+		t.Errorf("sides named %q and %q", r.Old.Name, r.New.Name)
+	}
+	if md := r.Markdown(0); !strings.Contains(md, "bench (new, 2026-12-04 12:00)") {
+		t.Errorf("markdown does not tell them apart:\n%s", md)
+	}
+}
