@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/record"
@@ -76,9 +77,6 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 	pl.Title.Text = fmt.Sprintf("%s: %s by %s", ph.Label(), metric, xAxis.Name)
 	pl.X.Label.Text, pl.Y.Label.Text = xAxis.Name, metric
 	pl.BackgroundColor = color.White
-	pl.Legend.Top, pl.Legend.Left = true, true
-	pl.Legend.XOffs, pl.Legend.YOffs = vg.Points(8), -vg.Points(4)
-	pl.Legend.Padding = vg.Points(2) // room between entries for a font a little taller than the one measured
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, x := range xs {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
@@ -86,13 +84,27 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 	// The x axis spans the whole grid from the first point on, so that
 	// the chart does not jump as points land (and a log axis never sees
 	// the padding gonum puts around a single point).
-	pl.X.Min, pl.X.Max = lo, hi
+	pl.X.Min, pl.X.Max = dodge(lo, 0, len(series), xs, logX), dodge(hi, len(series)-1, len(series), xs, logX)
 	if lo == hi {
 		pl.X.Min, pl.X.Max = lo-1, hi+1
 	}
-	if logX {
+	pl.Y.Tick.Marker = plainTicks{}
+	switch {
+	case numeric && len(xs) <= maxValueTicks && spreadApart(xs, logX):
+		// Ticks on the swept values themselves (1, 4, 8, 16), not 3/9/15.
+		if logX {
+			pl.X.Scale = plot.LogScale{}
+		}
+		var ticks []plot.Tick
+		for _, x := range xs {
+			ticks = append(ticks, plot.Tick{Value: x, Label: FormatNumber(x)})
+		}
+		pl.X.Tick.Marker = plot.ConstantTicks(ticks)
+	case logX:
 		pl.X.Scale = plot.LogScale{}
 		pl.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	default:
+		pl.X.Tick.Marker = plainTicks{}
 	}
 	if !numeric {
 		var ticks []plot.Tick
@@ -119,7 +131,7 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 		pts := make(plotter.XYs, len(s.x))
 		errs := make(plotter.YErrors, len(s.x))
 		for j := range s.x {
-			pts[j] = plotter.XY{X: s.x[j], Y: s.stats[j].Mean}
+			pts[j] = plotter.XY{X: dodge(s.x[j], i, len(series), xs, logX), Y: s.stats[j].Mean}
 			errs[j] = struct{ Low, High float64 }{s.stats[j].Half, s.stats[j].Half}
 		}
 		rank, ok := named[i]
@@ -190,6 +202,65 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 		pl.Legend.Add(fmt.Sprintf("expect %s %s", e.Op, FormatNumber(e.Value)), l)
 	}
 	return svgOf(pl)
+}
+
+// maxValueTicks is how many swept values get a tick each; past it the
+// axis has round numbers.
+const maxValueTicks = 12
+
+// spreadApart says the swept values lie far enough apart on their scale
+// for a label each: the narrowest gap at least a twentieth of the range
+// (1, 16, 256, 2048 on a linear axis crowd at its left: round numbers
+// serve it better).
+func spreadApart(xs []float64, logX bool) bool {
+	sorted := slices.Sorted(slices.Values(xs))
+	pos := func(x float64) float64 {
+		if logX {
+			return math.Log(x)
+		}
+		return x
+	}
+	span := pos(sorted[len(sorted)-1]) - pos(sorted[0])
+	for k := 1; k < len(sorted); k++ {
+		if pos(sorted[k])-pos(sorted[k-1]) < span/20 {
+			return false
+		}
+	}
+	return true
+}
+
+// dodge moves line i of n a little along x, so that the error bars of
+// lines at the same swept value stand apart: a fraction of the narrowest
+// gap between values (on a log axis, of its ratio).
+func dodge(x float64, i, n int, xs []float64, logX bool) float64 {
+	if n < 2 || len(xs) < 2 {
+		return x
+	}
+	gap := math.Inf(1)
+	sorted := slices.Sorted(slices.Values(xs))
+	for k := 1; k < len(sorted); k++ {
+		d := sorted[k] - sorted[k-1]
+		if logX && sorted[k-1] > 0 {
+			d = math.Log(sorted[k] / sorted[k-1])
+		}
+		if d > 0 {
+			gap = math.Min(gap, d)
+		}
+	}
+	if math.IsInf(gap, 1) {
+		return x
+	}
+	span := sorted[len(sorted)-1] - sorted[0]
+	if logX && sorted[0] > 0 {
+		span = math.Log(sorted[len(sorted)-1] / sorted[0])
+	}
+	// A few points a line at most: bars apart, lines still on their values.
+	step := math.Min(span*0.006, gap*0.3/float64(n))
+	off := (float64(i) - float64(n-1)/2) * step
+	if logX {
+		return x * math.Exp(off)
+	}
+	return x + off
 }
 
 // maxNamed is how many lines a chart names; past it the chart names the
@@ -328,15 +399,39 @@ func (w *Writer) updateCharts(p *runner.PhaseState) error {
 
 // svgOf is a chart as SVG, at the size the results file shows its charts.
 func svgOf(pl *plot.Plot) ([]byte, error) {
-	w, err := pl.WriterTo(7*vg.Inch, 4.5*vg.Inch, "svg")
-	if err != nil {
-		return nil, err
+	const w, h = 7 * vg.Inch, 4.5 * vg.Inch
+	leg, lw := legendApart(pl)
+	c := vgsvg.New(w+lw, h)
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	pl.Draw(draw.Crop(dc, 0, -lw, 0, 0))
+	if lw > 0 {
+		leg.Draw(draw.Crop(dc, w, 0, 0, -vg.Points(28))) // below the title's line
 	}
 	var b bytes.Buffer
-	if _, err := w.WriteTo(&b); err != nil {
+	if _, err := c.WriteTo(&b); err != nil {
 		return nil, err
 	}
 	return withFallbackFonts(b.Bytes()), nil
+}
+
+// legendApart takes pl's legend off its plotting area, to be drawn beside
+// it (a legend inside sits over lines): the legend, and the width it
+// needs, with slack for a viewer's font a little wider than the one
+// measured; 0 when it has no entry.
+func legendApart(pl *plot.Plot) (plot.Legend, vg.Length) {
+	leg := pl.Legend
+	empty := plot.NewLegend()
+	empty.TextStyle = leg.TextStyle
+	pl.Legend = empty
+	leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, vg.Points(4), 0
+	leg.Padding = vg.Points(2)
+	r := leg.Rectangle(draw.Canvas{})
+	if r.Max.X-r.Min.X <= 0 {
+		return leg, 0
+	}
+	return leg, (r.Max.X-r.Min.X)*1.15 + vg.Points(12)
 }
 
 // withFallbackFonts names, after the font gonum measured its text with

@@ -5,12 +5,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/greenlight-run/greenlight/examples"
+	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -79,7 +82,7 @@ phases:
 		t.Fatal(err)
 	}
 	texts := svgTexts(t, b)
-	for _, want := range []string{"gemm: tflops by m", "m", "tflops", "shape=up", "shape=down", "noisy: repeats disagree", "expect <= 500", "10", "100", "1000"} {
+	for _, want := range []string{"gemm: tflops by m", "m", "tflops", "shape=up", "shape=down", "noisy: repeats disagree", "expect <= 500", "1", "16", "256", "2048"} {
 		if !slices.Contains(texts, want) {
 			t.Errorf("the chart does not say %q; it says %q", want, texts)
 		}
@@ -214,7 +217,7 @@ phases:
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, names["tflops"]))
 	texts := svgTexts(t, b)
-	for _, want := range []string{"gemm: tflops by m", "shape=up", "shape=down", "400", "2000"} {
+	for _, want := range []string{"gemm: tflops by m", "shape=up", "shape=down", "1000", "2000"} {
 		if !slices.Contains(texts, want) {
 			t.Errorf("the chart does not say %q; it says %q", want, texts)
 		}
@@ -279,4 +282,75 @@ func doneSweep(ph *campaign.Phase, row func(u *campaign.Unit) runner.Row) runner
 		ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: runner.Done, Results: []runner.Row{row(st.Unit)}})
 	}
 	return ps
+}
+
+// twoSamples is a GPU history of two idle samples per device: a phase of
+// two seconds.
+type twoSamples struct{ at time.Time }
+
+func (h twoSamples) Window(id gpu.DeviceID, from, to time.Time, max int) []gpu.Point {
+	return []gpu.Point{{T: h.at, Util: 0, MemUsed: 1, Power: 80, Temp: 31}, {T: h.at.Add(time.Second), Util: 0, MemUsed: 1, Power: 81, Temp: 31}}
+}
+
+// TestChartsFitToPrint: ticks fall on the swept values (1, 4, 8, 16),
+// numbers carry no needless decimals, the legend stands beside the
+// plotting area (the canvas grows by it), and a short phase's GPU chart
+// draws utilization 0 to 100 with its samples as points.
+func TestChartsFitToPrint(t *testing.T) {
+	p := parsePlan(t, "/c/c.yaml", `name: t
+phases:
+  - id: decode
+    sweep: {concurrency: [1, 4, 8, 16], shape: [a, b]}
+    repeat: 2
+    steps:
+      - run: |
+          true
+`)
+	ph := p.Phases[0]
+	ps := doneSweep(ph, func(u *campaign.Unit) runner.Row {
+		c := []float64{1, 4, 8, 16}[u.Values[0]]
+		return runner.Row{Cols: []string{"tok_s"}, Values: []any{c*1000 + float64(u.Repeat*40+u.Values[1]*300)}}
+	})
+	dir := t.TempDir()
+	names, err := sweepCharts(filepath.Join(dir, "bench.md"), ph, ps)
+	if err != nil || names["tok_s"] == "" {
+		t.Fatalf("charts %v %v", names, err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, names["tok_s"]))
+	texts := svgTexts(t, b)
+	for _, want := range []string{"1", "4", "8", "16"} {
+		if !slices.Contains(texts, want) {
+			t.Errorf("no tick at the swept value %s: %q", want, texts)
+		}
+	}
+	for _, s := range texts {
+		if strings.HasSuffix(s, ".00") || strings.HasSuffix(s, ".0") || s == "3" || s == "9" || s == "15" {
+			t.Errorf("a label %q: needless decimals or a tick off the swept values (%q)", s, texts)
+		}
+	}
+	if w := svgWidth(t, b); w <= 7*72 {
+		t.Errorf("the chart is %vpt wide: its legend is inside the 7-inch plot", w)
+	}
+
+	at := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	sums := []gpu.Summary{{Device: gpu.Device{Index: 0, Name: "NVIDIA H200"}}}
+	svg, err := gpuChart("short", sums, twoSamples{at}, at, at.Add(2*time.Second))
+	if err != nil || svg == nil {
+		t.Fatalf("gpu chart: %v", err)
+	}
+	gt := svgTexts(t, svg)
+	if !slices.Contains(gt, "100") || slices.Contains(gt, "-1") {
+		t.Errorf("utilization not drawn 0-100: %q", gt)
+	}
+}
+
+// svgWidth is an SVG's width in points.
+func svgWidth(t *testing.T, b []byte) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`<svg[^>]*\swidth="([0-9.]+)pt"`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no width in %.200s", b)
+	}
+	w, _ := strconv.ParseFloat(string(m[1]), 64)
+	return w
 }

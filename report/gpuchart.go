@@ -48,15 +48,20 @@ func gpuChartName(report, phase string) string {
 const gpuChartPoints = 600
 
 type gpuPanel struct {
-	title string
-	value func(p gpu.Point) float64 // <0: no reading
+	title   string
+	value   func(p gpu.Point) float64 // <0: no reading
+	percent bool                      // a share: drawn 0 to 100
 }
 
+// shortLine is how few samples a GPU's line has before each is drawn as
+// a point too.
+const shortLine = 12
+
 var gpuPanels = []gpuPanel{
-	{"utilization (%)", func(p gpu.Point) float64 { return float64(p.Util) }},
-	{"memory used (GiB)", func(p gpu.Point) float64 { return float64(p.MemUsed) }},
-	{"power (W)", func(p gpu.Point) float64 { return float64(p.Power) }},
-	{"temperature (°C)", func(p gpu.Point) float64 { return float64(p.Temp) }},
+	{"utilization (%)", func(p gpu.Point) float64 { return float64(p.Util) }, true},
+	{"memory used (GiB)", func(p gpu.Point) float64 { return float64(p.MemUsed) }, false},
+	{"power (W)", func(p gpu.Point) float64 { return float64(p.Power) }, false},
+	{"temperature (°C)", func(p gpu.Point) float64 { return float64(p.Temp) }, false},
 }
 
 // gpuChart draws the GPUs' history over [from, to]; nil when no GPU has a
@@ -104,9 +109,7 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 			pl.Title.Text = title + ": " + panel.title
 		}
 		pl.X.Label.Text = unit + " since the phase began"
-		// The right fifth is the legend's, on every panel alike so that
-		// their time axes line up.
-		pl.X.Min, pl.X.Max = 0, xmax*1.22
+		pl.X.Min, pl.X.Max = 0, xmax // the legend stands beside the panels
 		pl.Add(plotter.NewGrid())
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, l := range lines {
@@ -115,6 +118,10 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 					lo, hi = math.Min(lo, v), math.Max(hi, v)
 				}
 			}
+		}
+		if panel.percent {
+			lo, hi = 0, 100 // a share is drawn whole, never -1 to 1
+			pl.Y.Min, pl.Y.Max = 0, 100
 		}
 		if lo == hi {
 			lo, hi = lo-1, hi+1 // as gonum pads a flat line
@@ -147,13 +154,19 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 			if len(xy) == 0 {
 				continue
 			}
-			ln, err := plotter.NewLine(xy)
+			ln, pts, err := plotter.NewLinePoints(xy)
 			if err != nil {
 				continue
 			}
 			ln.Color = plotColor(j)
 			ln.Width = vg.Points(1)
 			pl.Add(ln)
+			if len(xy) < shortLine {
+				// A phase of a few samples: each drawn, so that two of them
+				// do not pass for a trend.
+				pts.Color, pts.Shape = plotColor(j), draw.CircleGlyph{}
+				pl.Add(pts)
+			}
 			if i == 0 {
 				pl.Legend.Add(l.label, ln)
 			}
@@ -162,12 +175,19 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 		pl.Y.Tick.Marker = plainTicks{}
 		plots[i] = []*plot.Plot{pl}
 	}
+	leg, lw := legendApart(plots[0][0])
+	for i := 1; i < len(plots); i++ {
+		legendApart(plots[i][0])
+	}
 	width, height := 8*vg.Inch, 9*vg.Inch
-	c := vgsvg.New(width, height)
+	c := vgsvg.New(width+lw, height)
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
-	canvases := plot.Align(plots, draw.Tiles{Rows: len(gpuPanels), Cols: 1, PadY: vg.Points(6), PadTop: vg.Points(4), PadBottom: vg.Points(4)}, dc)
+	if lw > 0 {
+		leg.Draw(draw.Crop(dc, width, 0, 0, -vg.Points(28)))
+	}
+	canvases := plot.Align(plots, draw.Tiles{Rows: len(gpuPanels), Cols: 1, PadY: vg.Points(6), PadTop: vg.Points(4), PadBottom: vg.Points(4)}, draw.Crop(dc, 0, -lw, 0, 0))
 	for i := range plots {
 		plots[i][0].Draw(canvases[i][0])
 	}

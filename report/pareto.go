@@ -130,13 +130,10 @@ func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error
 		pl.Add(ln, sc)
 		pl.Legend.Add("Pareto front", ln, sc)
 	}
-	// Room for the labels of the last points; the legend at the bottom
-	// right, where a trade-off's curve seldom goes.
+	// Room for the labels of the last points (the legend stands beside).
 	xmin, xmax, ymin, ymax := plotter.XYRange(all)
-	pl.X.Max = xmax + 0.12*(xmax-xmin)
-	pl.Y.Max = ymax + 0.08*(ymax-ymin)
-	pl.Legend.Top, pl.Legend.Left = false, false
-	pl.Legend.XOffs, pl.Legend.YOffs = -vg.Points(40), vg.Points(6) // slack for a wider font than the one measured
-	pl.Legend.Padding = vg.Points(2)
+	pl.X.Max = xmax + 0.08*(xmax-xmin)
+	pl.Y.Max = ymax + 0.04*(ymax-ymin)
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	return svgOf(pl)
 }
