@@ -108,16 +108,13 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 	if taken, code := client.TakeIfStopped(name, phases, point, plan, stateDir, stdout, stderr); taken {
 		return code
 	}
-	var target string
-	if name == "retry" {
-		target = phases[0]
-	}
+	target := strings.Join(phases[:min(1, len(phases))], "") // what a retry may start a finished campaign's runner for
 	c, retried, code := client.ReachFor(name, target, plan, stateDir, stdout, stderr)
 	if c == nil {
 		return code
 	}
 	if retried {
-		c.Close()
+		defer c.Close()
 		fmt.Fprintf(stdout, "greenlight: %s: queued to run again (a new attempt); its runner runs it now and ends after (`greenlight run %s` attaches to watch)\n", target, plan.File)
 		return exitOK
 	}
@@ -149,12 +146,8 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "greenlight: %s greenlit\n", id)
 		case point != "":
 			fmt.Fprintf(stdout, "greenlight: %s: point %s skipped; the phase goes on with its other points\n", strings.TrimSuffix(id, "@"+point), point)
-		case name == "retry":
-			// Asked, not done: the runner starts it when what it needs and
-			// its GPUs allow.
+		case name == "retry": // asked, not done: it starts when its needs and GPUs allow
 			fmt.Fprintf(stdout, "greenlight: %s: queued to run again (a new attempt); `greenlight status %s` follows it\n", id, plan.File)
-		case name == "skip":
-			fmt.Fprintf(stdout, "greenlight: %s: skipped (a running step is stopped first)\n", id)
 		case id != "":
 			fmt.Fprintf(stdout, "greenlight: %s: %s asked of the runner\n", id, name)
 		}

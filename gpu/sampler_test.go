@@ -3,6 +3,7 @@ package gpu
 import (
 	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -137,5 +138,9 @@ func TestFakeBoards(t *testing.T) {
 	}
 	if h, _ := FakeModelOf(""); NewFakeOf(h, 1, 1).Inventory().Devices[0].Name != "NVIDIA H200" {
 		t.Error("the default board is not the H200")
+	}
+	_, _, _, err := Open([]Spec{{Kind: "fake", N: 8, Model: "rtx6000"}}, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "no such board") || !strings.Contains(err.Error(), "rtx-pro-6000") {
+		t.Errorf("an unknown board: %v", err)
 	}
 }
