@@ -48,7 +48,11 @@ func (pr *phaseRun) reset() {
 	pr.state = PhaseState{ID: pr.ph.ID, Title: pr.ph.Label(), Manual: pr.ph.Manual, GPUs: pr.ph.GPUs,
 		Status: Pending, Attempt: att, Changed: pr.state.Changed}
 	for _, s := range pr.ph.AllSteps() {
-		pr.state.Steps = append(pr.state.Steps, StepState{Index: s.Index, Name: s.Label(), Status: Pending, Progress: -1})
+		ss := StepState{Index: s.Index, Name: s.Label(), Status: Pending, Progress: -1}
+		if s.Unit != nil && pr.ph.Sweep != nil {
+			ss.Point = pr.ph.Sweep.Key(*s.Unit)
+		}
+		pr.state.Steps = append(pr.state.Steps, ss)
 	}
 	pr.cur = nil
 	pr.gateOpen = false

@@ -94,6 +94,7 @@ type PhaseState struct {
 type StepState struct {
 	Index    int       `json:",omitzero"`
 	Name     string    `json:",omitzero"`
+	Point    string    `json:",omitzero"` // a sweep's point, as the runner's plan has it (m=64,shape=down)
 	Status   Status    `json:",omitzero"`
 	Attempt  int       `json:",omitzero"`
 	Started  time.Time `json:",omitzero"`

@@ -38,7 +38,7 @@ func sweepState(t *testing.T, plan *campaign.Plan) *runner.State {
 	ph := plan.Phase("gemm")
 	gemm := runner.PhaseState{ID: "gemm", Title: "GEMM sweep", Status: runner.Running, Started: t0, Attempt: 1}
 	for i, st := range ph.Steps {
-		ss := runner.StepState{Index: i, Status: runner.Pending}
+		ss := runner.StepState{Index: i, Status: runner.Pending, Point: ph.Sweep.Key(*st.Unit)}
 		m := []float64{1, 16, 256, 2048}[st.Unit.Values[0]]
 		shape := st.Unit.Values[1]
 		if m <= 256 && shape == 0 || m == 1 {
@@ -100,8 +100,8 @@ func TestChartScreen(t *testing.T) {
 }
 
 // TestSkipPointKey: x on a running sweep asks to skip the running point,
-// naming it, and y skips that point alone; on a phase without a sweep it
-// says what it is for.
+// naming it as the runner does (the phase line likewise), and y skips
+// that point alone; on a phase without a sweep it says what it is for.
 func TestSkipPointKey(t *testing.T) {
 	plan, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(sweepYAML))
 	if err != nil {
@@ -121,6 +121,15 @@ func TestSkipPointKey(t *testing.T) {
 	if got := s.ctl.got(); got != "skip-point gemm "+want {
 		t.Errorf("the runner was asked %q; want to skip point %s of gemm", got, want)
 	}
+	// The file edited since the runner read it: the window's plan has
+	// another point at that step, and the window names the runner's.
+	cur := st.Phases[0].Current
+	st.Phases[0].Steps[cur].Point = "m=2048,shape=down"
+	s.events <- runner.Event{Kind: runner.Progress, Phase: "gemm", State: st, Time: t0.Add(21 * time.Minute)}
+	s.screen(t, "point m=2048,shape=down")
+	s.tm.Send(tea.KeyPressMsg{Code: 'x', Text: "x"})
+	s.screen(t, "Skip point m=2048,shape=down of GEMM sweep")
+	s.tm.Send(tea.KeyPressMsg{Code: 'n', Text: "n"})
 	s.tm.Send(tea.KeyPressMsg{Code: tea.KeyDown})
 	s.tm.Send(tea.KeyPressMsg{Code: 'x', Text: "x"})
 	s.screen(t, "x skips the running point of a sweep")

@@ -214,11 +214,12 @@ func (m *model) runningPoint() string {
 	if ph == nil || ph.Sweep == nil {
 		return ""
 	}
-	steps := ph.AllSteps()
-	if ps.Current < 0 || ps.Current >= len(steps) || ps.Current >= len(ps.Steps) || steps[ps.Current].Unit == nil || ps.Steps[ps.Current].Status != runner.Running {
+	if ps.Current < 0 || ps.Current >= len(ps.Steps) || ps.Steps[ps.Current].Status != runner.Running {
 		return ""
 	}
-	return ph.Sweep.Key(*steps[ps.Current].Unit)
+	// The runner's own word for it: a window whose campaign file was
+	// edited since the runner read it must not name another point.
+	return ps.Steps[ps.Current].Point
 }
 
 // onNoteKey types the note N opened: enter adds it to the record (through

@@ -203,7 +203,12 @@ func (m *model) pointWords(p runner.PhaseState) string {
 	}
 	sw, u := ph.Sweep, ph.Steps[p.Current].Unit
 	w := fmt.Sprintf("point %d/%d", u.Point+1, sw.Points)
-	if k := sw.Key(*u); k != "" {
+	k := sw.Key(*u)
+	if p.Current < len(p.Steps) && p.Steps[p.Current].Point != "" && p.Steps[p.Current].Point != k {
+		// The file was edited since the runner read it: its point, not ours.
+		return "point " + p.Steps[p.Current].Point
+	}
+	if k != "" {
 		w += " " + k
 	}
 	if sw.Repeat > 1 {
