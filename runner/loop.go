@@ -27,6 +27,9 @@ func (r *Runner) loop() {
 	}
 	r.journal(record{T: now, Kind: recCampaign, Hash: r.plan.Hash})
 	r.emit(Event{Kind: CampaignStarted, Message: fmt.Sprintf("campaign %s: %s", r.plan.Name, format.Count(len(r.plan.Phases), "phase"))})
+	if r.staleCgroups > 0 {
+		r.emit(Event{Kind: Progress, Message: fmt.Sprintf("removed %s with no process left in them", format.Count(r.staleCgroups, "empty greenlight cgroup"))})
+	}
 	// What this start has to say (resume's words, preflight's notes) is
 	// journaled and sent; what earlier runners said is read back.
 	for _, w := range r.warnings {

@@ -72,10 +72,14 @@ type Runner struct {
 	kept     []supervise.Kept // what steps with leave_running left running: stopped at the campaign's end
 	held     holders          // the campaign's processes on the GPUs, from the GPU source
 	cgroup   string           // the campaign's cgroup (v2), "" where none could be made
-	disk     diskGuard
-	looked   looks     // when the artifacts and the state dir were last looked at
-	watch    stepWatch // how the loop hears of steps' ends and writes
-	mode     runMode
+	// staleCgroups is how many empty greenlight.* cgroups this start
+	// removed: said in the event line, not as a warning (an empty one may
+	// be a live runner's between its steps, made again at its next).
+	staleCgroups int
+	disk         diskGuard
+	looked       looks     // when the artifacts and the state dir were last looked at
+	watch        stepWatch // how the loop hears of steps' ends and writes
+	mode         runMode
 }
 
 // stores are what the runner keeps on disk besides the steps' folders.
@@ -212,9 +216,7 @@ func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 	r.said = warningsOf(recs)
 	r.notes = notesOf(recs)
 	r.warnings = append(r.warnings, opts.Notes...)
-	if n := supervise.RemoveStaleCgroups(); n > 0 {
-		r.warnings = append(r.warnings, fmt.Sprintf("removed %d empty cgroup(s) left by greenlight runners that did not reach their end", n))
-	}
+	r.staleCgroups = supervise.RemoveStaleCgroups()
 	if cg, err := supervise.CampaignCgroup(campaign.SafeName(plan.Name), root); err == nil {
 		r.cgroup = cg
 	} else {

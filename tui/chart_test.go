@@ -123,9 +123,9 @@ func TestSkipPointKey(t *testing.T) {
 	}
 	// The file edited since the runner read it: the window's plan has
 	// another point at that step, and the window names the runner's.
-	cur := st.Phases[0].Current
-	st.Phases[0].Steps[cur].Point = "m=2048,shape=down"
-	s.events <- runner.Event{Kind: runner.Progress, Phase: "gemm", State: st, Time: t0.Add(21 * time.Minute)}
+	edited := sweepState(t, plan) // a new state: the window holds the one sent
+	edited.Phases[0].Steps[edited.Phases[0].Current].Point = "m=2048,shape=down"
+	s.events <- runner.Event{Kind: runner.Progress, Phase: "gemm", State: edited, Time: t0.Add(21 * time.Minute)}
 	s.screen(t, "point m=2048,shape=down")
 	s.tm.Send(tea.KeyPressMsg{Code: 'x', Text: "x"})
 	s.screen(t, "Skip point m=2048,shape=down of GEMM sweep")
