@@ -8,6 +8,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/greenlight-run/greenlight/record"
@@ -46,14 +47,19 @@ func keyOf(ph *campaign.Phase, p runner.PhaseState) (text, metric string, step i
 }
 
 // bestPoint is a sweep's key metric at its best point: the first of its
-// metrics whose better way is known (said, or a time by its name), the
-// point whose mean is best that way. "" where no metric has a way.
+// metrics whose better way is known (said; else a rate by its name,
+// higher, or a time, lower), the point whose mean is best that way. ""
+// where no metric has a way.
 func bestPoint(ph *campaign.Phase, p runner.PhaseState) (text, metric string, step int) {
 	metrics, vals := runner.PointValues(ph, p.Steps)
 	dirs := record.Better(ph)
 	var dir string
-	for _, m := range metrics {
-		if d, _ := record.Way(dirs, m, len(ph.Metrics) > 0); d != "" {
+	for _, m := range keyOrder(ph, metrics) {
+		d, _ := record.Way(dirs, m, true)
+		if d == "" && isRate(m) {
+			d = "higher" // a rate by its name (TFLOP/s, tok_s): what a sweep is after
+		}
+		if d != "" {
 			metric, dir = m, d
 			break
 		}
@@ -88,6 +94,32 @@ func bestPoint(ph *campaign.Phase, p runner.PhaseState) (text, metric string, st
 		value = strings.TrimSuffix(statCell(PointStat{N: best.N, Mean: best.Mean, Half: best.Half}, 1e9), fmt.Sprintf(" (n=%d)", best.N))
 	}
 	return fmt.Sprintf("%s %s%s at %s", metric, value, unitOf(metric), at), metric, step
+}
+
+// keyOrder is the order a sweep's metrics are tried for its key result:
+// as its metrics: lists them; where it names none, a column it expects
+// something of first (what the person checks), then rates (TFLOP/s),
+// then the rest as they came.
+func keyOrder(ph *campaign.Phase, metrics []string) []string {
+	if len(ph.Metrics) > 0 {
+		return metrics
+	}
+	expected := map[string]bool{}
+	for _, e := range append(append([]campaign.Expect{}, ph.Expect...), stepExpects(ph)...) {
+		expected[e.Column] = true
+	}
+	rank := func(m string) int {
+		switch {
+		case expected[m]:
+			return 0
+		case isRate(m):
+			return 1
+		}
+		return 2
+	}
+	out := slices.Clone(metrics)
+	slices.SortStableFunc(out, func(a, b string) int { return rank(a) - rank(b) })
+	return out
 }
 
 // latestOf is a metric's latest value, with its unit.

@@ -49,6 +49,13 @@ phases:
       - run: |
           true
         results: {format: vllm-bench}
+  - id: plain
+    sweep: {m: [1, 4096]}
+    expect: {TFLOP/s: ">= 1"}
+    better: lower
+    steps:
+      - run: |
+          true
   - id: once
     metrics: [{p99_tpot_ms: lower}]
     steps:
@@ -93,6 +100,16 @@ phases:
 		if strings.Contains(tables, "#### "+not) {
 			t.Errorf("a table of %s, which is no metric", not)
 		}
+	}
+
+	// No metrics named: the column it expects something of goes first,
+	// though time_ms comes first in the row and has a way too.
+	plain := p.Phase("plain")
+	pls := sweepState(plain, []string{"m", "time_ms", "TFLOP/s"}, func(pt, _ int, c string) float64 {
+		return map[string][]float64{"m": {1, 4096}, "time_ms": {0.01, 0.4}, "TFLOP/s": {5, 440}}[c][pt]
+	})
+	if got, _, _ := keyOf(plain, pls); got != "TFLOP/s 440 at m=4096" {
+		t.Errorf("a sweep naming no metrics: key result %q; want the expected TFLOP/s at its best point", got)
 	}
 
 	once := p.Phase("once")
