@@ -154,6 +154,10 @@ func statCell(s PointStat, noise float64) string {
 			dec = len(mean) - i - 1
 		}
 		half = strconv.FormatFloat(s.Half, 'f', dec, 64)
+		if s.Half > 0 && strings.Trim(half, "0.") == "" {
+			// Narrower than the mean's last digit: "± <0.0001", not "± 0.0000".
+			half = "<" + strconv.FormatFloat(math.Pow(10, -float64(dec)), 'f', dec, 64)
+		}
 	}
 	out := fmt.Sprintf("%s ± %s (n=%d)", mean, half, s.N)
 	if s.CV > noise {

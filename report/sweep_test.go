@@ -65,3 +65,14 @@ phases:
 		t.Errorf("axis columns are tables of their own:\n%s", got)
 	}
 }
+
+// TestTinyIntervalSaidAsBound: an interval narrower than the mean's last
+// digit is said as a bound, never as ± 0.
+func TestTinyIntervalSaidAsBound(t *testing.T) {
+	if got := statCell(PointStat{N: 3, Mean: 0.0111, Half: 0.00001}, 1); got != "0.0111 ± <0.0001 (n=3)" {
+		t.Errorf("%q", got)
+	}
+	if got := statCell(PointStat{N: 3, Mean: 681, Half: 0}, 1); got != "681 ± 0 (n=3)" {
+		t.Errorf("no spread at all: %q", got)
+	}
+}
