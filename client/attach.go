@@ -45,8 +45,20 @@ func Attach(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (
 	stateDir := cfg.StateDir
 	for try := 0; try < 3; try++ {
 		c, err := link.Dial(stateDir)
-		if err == nil {
+		if err == nil && !endingAfterStop(c) {
 			return c, started, runner.ExitOK
+		}
+		if err == nil {
+			// Stopped a moment ago and on its way out: attaching would only
+			// see it end (exit 130). Its end is waited for, then a new
+			// runner resumes the campaign.
+			pid := c.PID()
+			c.Close()
+			fmt.Fprintf(stderr, "greenlight: the campaign's last runner (pid %d) is ending after a stop: waiting for it, then resuming\n", pid)
+			for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && syscall.Kill(pid, 0) == nil; {
+				time.Sleep(50 * time.Millisecond)
+			}
+			continue
 		}
 		var refused *link.RefusedError
 		if errors.As(err, &refused) {
@@ -84,6 +96,13 @@ func Attach(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (
 	}
 	fmt.Fprintf(stderr, "greenlight: could not attach to this campaign's runner (%s); see %s\n", stateDir, RunnerLog(stateDir))
 	return nil, false, runner.ExitFailed
+}
+
+// endingAfterStop says the runner c reached has stopped the campaign
+// and is ending.
+func endingAfterStop(c *link.Client) bool {
+	st := c.First.State
+	return st != nil && st.Finished && st.Stopped()
 }
 
 // resultsHeld is startRunner's word for a results file another runner
