@@ -48,11 +48,7 @@ func (pr *phaseRun) reset() {
 	pr.state = PhaseState{ID: pr.ph.ID, Title: pr.ph.Label(), Manual: pr.ph.Manual, GPUs: pr.ph.GPUs,
 		Status: Pending, Attempt: att, Changed: pr.state.Changed}
 	for _, s := range pr.ph.AllSteps() {
-		ss := StepState{Index: s.Index, Name: s.Label(), Status: Pending, Progress: -1}
-		if s.Unit != nil && pr.ph.Sweep != nil {
-			ss.Point = pr.ph.Sweep.Key(*s.Unit)
-		}
-		pr.state.Steps = append(pr.state.Steps, ss)
+		pr.state.Steps = append(pr.state.Steps, StepState{Index: s.Index, Name: s.Label(), Point: pointOf(pr.ph, s), Status: Pending, Progress: -1})
 	}
 	pr.cur = nil
 	pr.gateOpen = false
@@ -233,60 +229,6 @@ func (r *Runner) holder(pr *phaseRun) *phaseRun {
 	return nil
 }
 
-// waitReason says why a phase that has not started waits, in the words
-// the window, the plain output and the results file use: "waits for
-// macro", "waits for GPUs 0 held by serve", "waits for your greenlight",
-// "paused: disk nearly full". "" when nothing holds it.
-func (r *Runner) waitReason(pr *phaseRun) string {
-	why := r.waitReasonBut(pr)
-	if w := pr.warm; w != nil && !w.ended {
-		if why != "" {
-			return w.words(r.opts.Now()) + "; then " + why
-		}
-		return w.words(r.opts.Now())
-	}
-	return why
-}
-
-// waitReasonBut is waitReason but for a prewarm under way.
-func (r *Runner) waitReasonBut(pr *phaseRun) string {
-	for _, n := range pr.ph.Needs {
-		o, _ := r.find(n)
-		switch s := o.state.Status; {
-		case o.ph.Service != nil && s == Running:
-			return "waits for " + n + " to be ready"
-		case s != Done && s != Ready && s != Skipped:
-			return "waits for " + n
-		}
-	}
-	if n := r.afterEnded(pr); n != "" {
-		return "waits for " + n + " to end"
-	}
-	if o := r.holder(pr); o != nil {
-		gpus := "all GPUs"
-		if shared := campaign.SharedGPUs(o.ph.GPUs, pr.ph.GPUs); len(shared) > 0 {
-			gpus = "GPUs " + format.Ranges(shared)
-			if len(shared) == 1 {
-				gpus = "GPU " + format.Ranges(shared)
-			}
-		}
-		return fmt.Sprintf("waits for %s held by %s", gpus, o.ph.ID)
-	}
-	if why := r.leftoverWait(pr); why != "" {
-		return why
-	}
-	if r.q.paused {
-		if r.q.pauseWhy == "user" {
-			return "paused by you"
-		}
-		return "paused: " + r.q.pauseWhy
-	}
-	if pr.ph.Manual && !pr.gateOpen && !r.approved(pr.ph.ID) {
-		return "waits for your greenlight"
-	}
-	return ""
-}
-
 func (r *Runner) serviceNeeded(svc *phaseRun) bool {
 	for _, o := range r.phases {
 		if !r.plan.Uses(o.ph.ID, svc.ph.ID) {
@@ -355,7 +297,7 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 		sr, err = launchStep(r, pr, step, try, dir, now)
 	}
 	ss := &pr.state.Steps[idx]
-	*ss = StepState{Index: idx, Name: step.Label(), Status: Running, Attempt: try, Started: now, Progress: -1}
+	*ss = StepState{Index: idx, Name: step.Label(), Point: pointOf(pr.ph, step), Status: Running, Attempt: try, Started: now, Progress: -1}
 	if err != nil {
 		ss.Status, ss.Reason, ss.Ended = Failed, err.Error(), now
 		r.endPhase(pr, Failed, fmt.Sprintf("step %d (%s) could not start: %v", idx+1, step.Label(), err))

@@ -196,7 +196,7 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 	steps := pr.ph.AllSteps()
 	sr := &stepRun{r: r, pr: pr, step: steps[idx], try: start.Attempt, dir: start.Dir, files: filesIn(start.Dir), stage: -1, adopted: true}
 	ss := &pr.state.Steps[idx]
-	*ss = StepState{Index: idx, Name: steps[idx].Label(), Status: Running, Attempt: start.Attempt, Started: start.T, Log: sr.files.log, Progress: -1}
+	*ss = StepState{Index: idx, Name: steps[idx].Label(), Point: pointOf(pr.ph, steps[idx]), Status: Running, Attempt: start.Attempt, Started: start.T, Log: sr.files.log, Progress: -1}
 	sr.started, sr.proc.sup = start.T, start.PID
 	ss.Job = start.Job
 	now := r.opts.Now()

@@ -131,6 +131,15 @@ func PointValues(ph *campaign.Phase, steps []StepState) (metrics []string, vals 
 	return PhaseMetrics(ph, metrics), vals
 }
 
+// pointOf is a sweep step's point as the runner's plan has it
+// ("m=64,shape=down"), for its StepState; "" outside a sweep.
+func pointOf(ph *campaign.Phase, s *campaign.Step) string {
+	if s.Unit == nil || ph.Sweep == nil {
+		return ""
+	}
+	return ph.Sweep.Key(*s.Unit)
+}
+
 // PhaseMetrics are, of the numeric columns cols, the phase's metrics in
 // the order its metrics: lists them (a --save-result name finds the
 // column the printed block names: output_throughput is

@@ -134,6 +134,24 @@ phases:
 	if g := st.Phase("g"); g.Status != Done {
 		t.Errorf("g = %s", g.Status)
 	}
+	// Each running step says its point as the runner's plan has it (the
+	// window's x and phase line read it there).
+	running := 0
+	for _, e := range h.seen {
+		if g := e.State.Phase("g"); g != nil {
+			for _, ss := range g.Steps {
+				if ss.Status == Running {
+					running++
+					if ss.Point != "m=1" && ss.Point != "m=2" {
+						t.Fatalf("a running step's point %q", ss.Point)
+					}
+				}
+			}
+		}
+	}
+	if running == 0 {
+		t.Error("no event showed a running step")
+	}
 }
 
 // TestEditedGridRunsOnlyNewPoints: a finished sweep whose grid is edited
