@@ -214,7 +214,8 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 	}
 	constants := 0
 	for _, k := range b.order {
-		if !isMetric(k, a.phases, b.phases) {
+		named := metricsOf(k.phase, a.phases, b.phases)
+		if named != nil && !slices.Contains(named, k.metric) {
 			continue
 		}
 		if _, ok := a.vals[k]; !ok {
@@ -223,7 +224,7 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 			}
 			continue
 		}
-		if !namesMetrics(k.phase, a.phases, b.phases) && sameConstant(a.vals[k], b.vals[k]) {
+		if named == nil && sameConstant(a.vals[k], b.vals[k]) {
 			constants++ // a setting or a count (total_input_tokens): nothing to judge
 			continue
 		}
@@ -233,7 +234,7 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 		res.Notes = append(res.Notes, fmt.Sprintf("%d column(s) left out: the same constant on both sides (a setting or a count, not a measurement)", constants))
 	}
 	for _, k := range a.order {
-		if !isMetric(k, a.phases, b.phases) {
+		if named := metricsOf(k.phase, a.phases, b.phases); named != nil && !slices.Contains(named, k.metric) {
 			continue
 		}
 		if _, ok := b.vals[k]; !ok {
@@ -245,33 +246,17 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 	return res
 }
 
-// isMetric says k's column is one of its phase's metrics on either side
-// (a record that names none: every numeric column is one).
-func isMetric(k key, sides ...map[string]record.Phase) bool {
-	named := false
+// metricsOf are the columns a phase's metrics may come as, on either
+// side (a --save-result name and the printed one); nil when neither side
+// names its metrics: every numeric column is then one.
+func metricsOf(phase string, sides ...map[string]record.Phase) []string {
+	var out []string
 	for _, phases := range sides {
-		p, ok := phases[k.phase]
-		if !ok || len(p.Metrics) == 0 {
-			continue
-		}
-		named = true
-		for _, m := range p.Metrics {
-			if slices.Contains(campaign.Metric{Name: m}.Names(), k.metric) {
-				return true
-			}
+		for _, m := range phases[phase].Metrics {
+			out = append(out, campaign.Metric{Name: m}.Names()...)
 		}
 	}
-	return !named
-}
-
-// namesMetrics says either side's phase names its metrics.
-func namesMetrics(phase string, sides ...map[string]record.Phase) bool {
-	for _, phases := range sides {
-		if len(phases[phase].Metrics) > 0 {
-			return true
-		}
-	}
-	return false
+	return out
 }
 
 // sameConstant says both sides hold one value, the same, in every run.

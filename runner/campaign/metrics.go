@@ -75,22 +75,33 @@ type MetricSpec struct {
 
 // UnmarshalYAML takes a name, or a mapping of one name to its direction.
 func (m *MetricSpec) UnmarshalYAML(unmarshal func(any) error) error {
-	var s string
-	if err := unmarshal(&s); err == nil {
-		*m = MetricSpec{Name: s}
-		return nil
-	}
-	var one map[string]string
-	if err := unmarshal(&one); err != nil {
+	name, one, err := wordOrMapping(unmarshal)
+	switch {
+	case err != nil:
 		return err
-	}
-	if len(one) != 1 {
+	case one == nil:
+		*m = MetricSpec{Name: name}
+	case len(one) != 1:
 		return fmt.Errorf("an entry of metrics: is a name or {name: higher|lower}; this one has %d keys", len(one))
 	}
 	for k, v := range one {
 		*m = MetricSpec{Name: k, Better: v}
 	}
 	return nil
+}
+
+// wordOrMapping decodes a plain word or a mapping of words (nil when it
+// was the word), by the same strict decoder so errors keep their line.
+func wordOrMapping(unmarshal func(any) error) (string, map[string]string, error) {
+	var s string
+	if err := unmarshal(&s); err == nil {
+		return s, nil, nil
+	}
+	var m map[string]string
+	if err := unmarshal(&m); err != nil {
+		return "", nil, err
+	}
+	return "", m, nil
 }
 
 // MarshalJSON writes a name alone as a string.
@@ -109,17 +120,9 @@ type BetterSpec struct {
 
 // UnmarshalYAML takes a word or a mapping of metric to word.
 func (b *BetterSpec) UnmarshalYAML(unmarshal func(any) error) error {
-	var s string
-	if err := unmarshal(&s); err == nil {
-		*b = BetterSpec{All: s}
-		return nil
-	}
-	var of map[string]string
-	if err := unmarshal(&of); err != nil {
-		return err
-	}
-	*b = BetterSpec{Of: of}
-	return nil
+	all, of, err := wordOrMapping(unmarshal)
+	*b = BetterSpec{All: all, Of: of}
+	return err
 }
 
 // MarshalJSON writes the word as a string (as the phase's hash always
