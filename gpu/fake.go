@@ -152,22 +152,22 @@ func (f *Fake) Sample(now time.Time) []Sample {
 			a.Loading = -1
 		}
 		// Powers are an H200's at 700 W, scaled to the model's limit.
-		fakeMem, watts := f.model.Mem, f.model.PowerW/700
+		fakeMem, scale := f.model.Mem, f.model.PowerW/700
 		target := 0.6 * (1 << 30) // driver context
 		util := 0.0
-		power := (76 + 8*f.noise(i, 1)) * watts
+		power := (76 + 8*f.noise(i, 1)) * scale
 		switch {
 		case mine && a.Loading >= 0:
 			target = 0.85 * fakeMem * a.Loading
 			util = 3 + 10*f.noise(i, 2)
-			power = (110 + 30*f.noise(i, 3)) * watts
+			power = (110 + 30*f.noise(i, 3)) * scale
 		case mine && a.ServiceUp && !a.Busy:
 			target = 0.9 * fakeMem
-			power = (120 + 20*f.noise(i, 3)) * watts
+			power = (120 + 20*f.noise(i, 3)) * scale
 		}
 		if mine && a.Busy {
 			util = 86 + 13*f.noise(i, 2)
-			power = (560 + 130*f.noise(i, 3)) * watts
+			power = (560 + 130*f.noise(i, 3)) * scale
 			if !a.ServiceUp {
 				target = math.Max(target, math.Min(38*(1<<30), 0.4*fakeMem))
 			} else {
@@ -175,7 +175,7 @@ func (f *Fake) Sample(now time.Time) []Sample {
 			}
 		}
 		f.mem[i] += (target - f.mem[i]) * 0.5
-		heat := 32 + (power/watts-76)/15 // about 72 °C at full power, as an H200 in a cooled chassis
+		heat := 32 + (power/scale-76)/15 // about 72 °C at full power, as an H200 in a cooled chassis
 		f.temp[i] += (heat - f.temp[i]) * 0.15
 		s.Util, s.MemUtil = ok(math.Round(util)), ok(math.Round(util*0.6))
 		s.MemUsed = ok(f.mem[i])

@@ -175,10 +175,7 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 		pl.Y.Tick.Marker = plainTicks{}
 		plots[i] = []*plot.Plot{pl}
 	}
-	leg, lw := legendApart(plots[0][0])
-	for i := 1; i < len(plots); i++ {
-		legendApart(plots[i][0])
-	}
+	leg, lw := legendApart(plots[0][0]) // only the first panel has entries
 	width, height := 8*vg.Inch, 9*vg.Inch
 	c := vgsvg.New(width+lw, height)
 	dc := draw.New(c)
