@@ -303,6 +303,10 @@ func TestRetryOnAFinishedCampaign(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "run b again") {
 		t.Fatalf("retry on a finished campaign: exit %d\n%s", code, out)
 	}
+	// Asked, not done: nothing has run again when the verb returns.
+	if !strings.Contains(out, "b: queued to run again") || strings.Contains(out, "retry done") {
+		t.Errorf("retry says what is done before anything ran:\n%s", out)
+	}
 	waitForFile(t, filepath.Join(dir, "ran"), "a\nb\nb\n")
 	md := waitFinished(t, filepath.Join(dir, "again.md"), 20*time.Second)
 	if !strings.Contains(md, "Status:** finished") {
