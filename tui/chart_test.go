@@ -114,6 +114,13 @@ func TestSkipPointKey(t *testing.T) {
 	want := plan.Phase("gemm").Sweep.Key(*plan.Phase("gemm").Steps[st.Phases[0].Current].Unit)
 	s.tm.Send(tea.KeyPressMsg{Code: 'x', Text: "x"})
 	s.screen(t, "Skip point "+want+" of GEMM sweep")
+	// The sweep moves on while the question is open: the question keeps
+	// the point x was pressed on and says which runs now.
+	moved := sweepState(t, plan)
+	moved.Phases[0].Steps[moved.Phases[0].Current].Point = "m=2048,shape=up"
+	s.events <- runner.Event{Kind: runner.Progress, Phase: "gemm", State: moved, Time: t0.Add(20 * time.Minute)}
+	s.screen(t, "Skip point "+want+", its repeats left? y/n · x was pressed on it; m=2048,shape=up runs now")
+	s.events <- runner.Event{Kind: runner.Progress, Phase: "gemm", State: sweepState(t, plan), Time: t0.Add(20 * time.Minute)}
 	s.tm.Send(tea.KeyPressMsg{Code: 'y', Text: "y"})
 	for deadline := time.Now().Add(5 * time.Second); s.ctl.got() != "skip-point gemm "+want && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)

@@ -173,6 +173,15 @@ func (m *model) statusLine() string {
 		}
 	case confirmSkipPoint:
 		if ps := m.selected(); ps != nil {
+			if now := m.runningPoint(); now != m.skipPoint {
+				if now == "" {
+					now = "none"
+				}
+				// A sweep's steps may take less than the time to read this:
+				// the point asked about is the one x was pressed on.
+				return m.st.warn.Render(fmt.Sprintf("Skip point %s, its repeats left? y/n · x was pressed on it; %s runs now (%s)",
+					m.skipPoint, now, ps.Title))
+			}
 			return m.st.warn.Render(fmt.Sprintf("Skip point %s of %s, every repeat of it? Its running step is stopped; the other points go on. y/n", m.skipPoint, ps.Title))
 		}
 	case confirmQuit:
