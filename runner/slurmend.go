@@ -72,6 +72,32 @@ func (sr *stepRun) slurmEnd(st *supervise.Status, now time.Time) *supervise.Stat
 	return nil
 }
 
+// slurmRequeued follows a job Slurm requeued (a node failed under it and
+// the job may run again: no --no-requeue): the same job, queued again,
+// never submitted anew; the run it killed ended nothing of the step.
+func (sr *stepRun) slurmRequeued(prev, job *slurm.Job, now time.Time) {
+	r, pr, j := sr.r, sr.pr, sr.job
+	if cur, err := supervise.ReadStatus(sr.files.status); err == nil {
+		j.staleRun = cur.Started
+	}
+	j.exited, j.exitedAt, j.terminalAt = nil, time.Time{}, time.Time{}
+	sj := pr.state.Slurm
+	sj.Started, sj.Node = time.Time{}, ""
+	j.addrAsked, j.nodeAddr = false, ""
+	why := "a node failed under it"
+	if len(job.Failed) > 0 {
+		why = (&slurm.Job{Failed: job.Failed, Nodes: prev.Nodes}).FailedWords()
+	}
+	r.emit(Event{Kind: Progress, Phase: pr.ph.ID, Step: sr.step.Index,
+		Message: fmt.Sprintf("%s: Slurm requeued job %s (restart %d; %s): it runs again when Slurm starts it, not submitted again", pr.ph.Label(), job.ID, job.Restarts, why)})
+}
+
+// staleStatus says whether st is the status file of a run Slurm
+// requeued.
+func (sr *stepRun) staleStatus(st *supervise.Status) bool {
+	return st != nil && !sr.job.staleRun.IsZero() && st.Started.Equal(sr.job.staleRun)
+}
+
 // stopSlurm ends a step's job: a queued job is cancelled; a running one
 // gets SIGTERM in its batch script (greenlight's supervisor, which stops
 // the step's group with the grace it was given and records the end), and

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -29,6 +30,8 @@ type SlurmJob struct {
 	// QueueWait is the time from submission to start, or so far while it
 	// pends.
 	QueueWait time.Duration `json:",omitzero"`
+	Restarts  int           `json:",omitzero"` // times Slurm requeued it (a node failed under it)
+	Failed    []string      `json:",omitzero"` // its nodes Slurm held down when it ended or was requeued: "n4 (Not responding)"
 }
 
 // Queued says the job waits in Slurm's queue.
@@ -105,7 +108,7 @@ func (j *SlurmJob) Words(now time.Time) string {
 		if !j.StartsAt.IsZero() {
 			s += " · starts ~" + j.StartsAt.Format("15:04") + " (Slurm)"
 		}
-		return s
+		return s + j.lossWords()
 	}
 	if j.Nodes != "" {
 		s += " on " + j.Nodes
@@ -115,6 +118,26 @@ func (j *SlurmJob) Words(now time.Time) string {
 	}
 	if !j.Started.IsZero() {
 		s += " · queued " + format.Duration(j.QueueWait)
+	}
+	return s + j.lossWords()
+}
+
+// lossWords says the nodes that failed under the job and its requeues:
+// " · node n4 failed (Not responding) · requeued once".
+func (j *SlurmJob) lossWords() string {
+	s := ""
+	switch len(j.Failed) {
+	case 0:
+	case 1:
+		s += " · node " + j.Failed[0] + " failed"
+	default:
+		s += " · nodes " + strings.Join(j.Failed, ", ") + " failed"
+	}
+	switch {
+	case j.Restarts == 1:
+		s += " · requeued once by Slurm"
+	case j.Restarts > 1:
+		s += fmt.Sprintf(" · requeued %d times by Slurm", j.Restarts)
 	}
 	return s
 }

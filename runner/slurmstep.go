@@ -49,6 +49,9 @@ type slurmJob struct {
 	cancelAt   time.Time // a graceful stop asked: scancel if it still runs then
 	since      time.Time // when Slurm's word last changed
 	word       string    // at a restart, what Slurm said of it
+	// staleRun is the Started of the status file of the run Slurm
+	// requeued: that run's end is not the step's.
+	staleRun time.Time
 }
 
 // slurmNews is a Slurm command's answer, for the loop.
@@ -212,10 +215,11 @@ func partitionWords(p string) string {
 func (sr *stepRun) slurmSaw(job *slurm.Job, now time.Time) {
 	r := sr.r
 	pr, j := sr.pr, sr.job
-	if sj := pr.state.Slurm; sj != nil && !sj.Started.IsZero() && job.State.Pending() && job.State != "REQUEUED" {
+	prev := j.last
+	requeued := prev != nil && job.Restarts > prev.Restarts
+	if sj := pr.state.Slurm; sj != nil && !sj.Started.IsZero() && job.State.Pending() && job.State != "REQUEUED" && !requeued {
 		return // an answer older than the status file that says it runs
 	}
-	prev := j.last
 	j.last = job
 	sj := pr.state.Slurm
 	if sj == nil {
@@ -223,7 +227,13 @@ func (sr *stepRun) slurmSaw(job *slurm.Job, now time.Time) {
 		pr.state.Slurm = sj
 	}
 	ss := &pr.state.Steps[sr.step.Index]
-	sj.ID, sj.State, sj.Reason, sj.Nodes = job.ID, string(job.State), job.Reason, job.Nodes
+	sj.ID, sj.State, sj.Reason, sj.Nodes, sj.Restarts = job.ID, string(job.State), job.Reason, job.Nodes, job.Restarts
+	if len(job.Failed) > 0 {
+		sj.Failed = job.Failed
+	}
+	if requeued {
+		sr.slurmRequeued(prev, job, now)
+	}
 	if !job.Submitted.IsZero() {
 		sj.Submitted = job.Submitted
 	}
@@ -324,6 +334,11 @@ func (sr *stepRun) pollSlurm(now time.Time) {
 	}
 	j.querying, j.urgent, j.asked = true, false, now
 	id := j.id
+	var ran string // the nodes it last ran on: a requeued job lists none
+	restarts := 0
+	if j.last != nil {
+		ran, restarts = j.last.Nodes, j.last.Restarts
+	}
 	go func() {
 		ctx := context.Background()
 		job, err := slurm.Show(ctx, id)
@@ -332,6 +347,15 @@ func (sr *stepRun) pollSlurm(now time.Time) {
 			if a, aerr := slurm.Accounting(ctx, id); aerr == nil {
 				job, err = a, nil
 			}
+		}
+		// A node failure ends or requeues the job: which node failed is
+		// the nodes' word, not the job's.
+		if err == nil && (job.State == "NODE_FAIL" || job.Restarts > restarts) {
+			list := job.Nodes
+			if list == "" {
+				list = ran
+			}
+			job.Failed, _ = slurm.FailedNodes(ctx, list)
 		}
 		r.slurmSend(slurmNews{sr: sr, kind: "shown", id: id, job: job, err: err})
 	}()
@@ -354,6 +378,9 @@ func (b *slurmBackend) remoteClock() bool                  { return true }
 // and Slurm's word are reconciled by slurmEnd.
 func (b *slurmBackend) ended(st *supervise.Status, now time.Time) *supervise.Status {
 	sr := b.sr
+	if sr.staleStatus(st) {
+		st = nil
+	}
 	if st != nil {
 		if st.State == "running" && sr.pr.state.Slurm.Queued() {
 			sr.slurmStarted(st.Started, now)
@@ -362,7 +389,7 @@ func (b *slurmBackend) ended(st *supervise.Status, now time.Time) *supervise.Sta
 	}
 	// No status file yet, or one unchanged: Slurm's word may end it.
 	cur, err := supervise.ReadStatus(sr.files.status)
-	if err != nil {
+	if err != nil || sr.staleStatus(cur) {
 		cur = nil
 	}
 	return sr.slurmEnd(cur, now)

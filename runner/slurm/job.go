@@ -24,6 +24,11 @@ type Job struct {
 	Ended     time.Time
 	ExitCode  string // "code:signal"
 	TimeLimit string
+	Restarts  int // how many times Slurm requeued it (a node failure, a preemption)
+	// Failed names the job's nodes that were down when it ended or was
+	// requeued, with Slurm's reason ("n4 (Not responding)"): filled in by
+	// FailedNodes, not by scontrol's line about the job.
+	Failed []string
 }
 
 // Pending: queued, not yet on a node.
@@ -69,7 +74,7 @@ func (j *Job) Why() string {
 		}
 		s += ")"
 	case "NODE_FAIL":
-		s += " (a node of the job failed: " + j.Nodes + ")"
+		s += " (" + j.FailedWords() + ")"
 	case "OUT_OF_MEMORY":
 		s += " (it ran out of its memory allocation)"
 	case "CANCELLED":
@@ -80,6 +85,19 @@ func (j *Job) Why() string {
 	return s
 }
 
+// FailedWords says which of the job's nodes failed: "node n4 (Not
+// responding) failed; the job ran on n[3-4]", or "a node of the job failed: n[3-4]" where
+// Slurm did not say which.
+func (j *Job) FailedWords() string {
+	switch len(j.Failed) {
+	case 0:
+		return "a node of the job failed: " + j.Nodes
+	case 1:
+		return "node " + j.Failed[0] + " failed; the job ran on " + j.Nodes
+	}
+	return "nodes " + strings.Join(j.Failed, ", ") + " failed; the job ran on " + j.Nodes
+}
+
 // ParseJob reads one line of `scontrol -o show job`. Values may hold
 // spaces (a command, a folder): a word that does not start a new Key= is
 // part of the value before it.
@@ -88,6 +106,7 @@ func ParseJob(line string) *Job {
 	j := &Job{ID: f["JobId"], Name: f["JobName"], State: State(f["JobState"]), Reason: f["Reason"],
 		Nodes: f["NodeList"], BatchHost: f["BatchHost"], ExitCode: f["ExitCode"], TimeLimit: f["TimeLimit"],
 		Submitted: parseTime(f["SubmitTime"]), Started: parseTime(f["StartTime"]), Ended: parseTime(f["EndTime"])}
+	j.Restarts, _ = strconv.Atoi(f["Restarts"])
 	if j.Reason == "None" || j.Reason == "(null)" {
 		j.Reason = ""
 	}

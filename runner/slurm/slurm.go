@@ -183,6 +183,38 @@ func NodeAddr(ctx context.Context, node string) (string, error) {
 	return node, nil
 }
 
+// FailedNodes names those of the nodes (a Slurm node list) that Slurm
+// holds down, drained or not responding, each with its reason:
+// "n4 (Not responding)". A job ended NODE_FAIL, or requeued, names its
+// node list; this says which of them failed.
+func FailedNodes(ctx context.Context, list string) ([]string, error) {
+	if list == "" {
+		return nil, nil
+	}
+	out, err := run(ctx, nil, "scontrol", "-o", "show", "node", list)
+	if err != nil {
+		return nil, err
+	}
+	var failed []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := fields(line)
+		state := f["State"]
+		if f["NodeName"] == "" || !strings.Contains(state, "DOWN") && !strings.Contains(state, "NOT_RESPONDING") &&
+			!strings.Contains(state, "DRAIN") && !strings.Contains(state, "FAIL") {
+			continue
+		}
+		why := f["Reason"]
+		if i := strings.Index(why, " ["); i > 0 {
+			why = why[:i] // "Not responding [slurm@2026-12-05T07:03:58]"
+		}
+		if why == "" || why == "(null)" {
+			why = strings.ToLower(state)
+		}
+		failed = append(failed, f["NodeName"]+" ("+why+")")
+	}
+	return failed, nil
+}
+
 // Partitions lists the cluster's partitions.
 func Partitions(ctx context.Context) ([]string, error) {
 	out, err := run(ctx, nil, "sinfo", "-h", "-o", "%R")

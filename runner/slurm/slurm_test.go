@@ -45,6 +45,10 @@ func TestWhySlurmEndedIt(t *testing.T) {
 			t.Errorf("%s: abnormal %v terminal %v, %q", state, state.Abnormal(), state.Terminal(), j.Why())
 		}
 	}
+	j := &slurm.Job{State: "NODE_FAIL", Nodes: "n[3-4]", Failed: []string{"n4 (Not responding)"}}
+	if got := j.Why(); got != "Slurm ended the job: NODE_FAIL (node n4 (Not responding) failed; the job ran on n[3-4])" {
+		t.Errorf("NODE_FAIL with the failed node known: %q", got)
+	}
 	if s := slurm.State("COMPLETED"); s.Abnormal() || !s.Terminal() {
 		t.Error("COMPLETED is a normal end")
 	}
