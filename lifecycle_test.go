@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -52,8 +53,10 @@ var (
 
 // serveStandIn plays vLLM's server on port: /health answers, /metrics
 // counts the tokens generated since it started. It runs until killed.
+// It listens on this machine only, or on GREENLIGHT_TEST_SERVE_HOST.
 func serveStandIn(port string) int {
-	l, err := net.Listen("tcp", "127.0.0.1:"+port)
+	host := cmp.Or(os.Getenv("GREENLIGHT_TEST_SERVE_HOST"), "127.0.0.1")
+	l, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		fmt.Println("listen:", err)
 		return 1

@@ -57,6 +57,12 @@ func TestMain(m *testing.M) {
 	if port := os.Getenv("GREENLIGHT_TEST_SERVE"); port != "" {
 		os.Exit(serveStandIn(port)) // the test binary as a vLLM server: /health, /metrics
 	}
+	if port := os.Getenv("GREENLIGHT_TEST_DCGM"); port != "" {
+		os.Exit(dcgmStandIn(port)) // the test binary as a node's dcgm-exporter
+	}
+	if os.Getenv("GREENLIGHT_TEST_DECODE") != "" {
+		os.Exit(decodeStandIn(os.Args[1:])) // the test binary as scripts/decode_load.py
+	}
 	testutil.WaitBoundParallel(8) // the demos and windows wait, they do not compute
 	owner := strconv.Itoa(os.Getpid())
 	os.Setenv(ownerEnv, owner)

@@ -230,6 +230,18 @@ func (c Change) String() string {
 	return fmt.Sprintf("%s %s → %s", c.What, orNone(c.Old), orNone(c.New))
 }
 
+// onHostsOf counts the GPUs of gs on the hosts others has GPUs on too,
+// and every GPU of this machine.
+func onHostsOf(gs, others []gpu.Conditions) int {
+	n := 0
+	for _, g := range gs {
+		if g.Host == "" || slices.ContainsFunc(others, func(o gpu.Conditions) bool { return o.Host == g.Host }) {
+			n++
+		}
+	}
+	return n
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "(none)"
@@ -250,13 +262,22 @@ func Diff(old, new Conditions) []Change {
 	add("host", old.Host, new.Host)
 	add("kernel", old.Kernel, new.Kernel)
 	add("CPU", old.CPU, new.CPU)
-	add("driver", old.Driver, new.Driver)
-	add("CUDA", old.CUDA, new.CUDA)
+	// A reading without GPUs has no driver: the nodes of a campaign's
+	// Slurm jobs (dcgm:slurm-nodes) are read only while a job runs there.
+	if old.Driver != "" && new.Driver != "" {
+		add("driver", old.Driver, new.Driver)
+	}
+	if old.CUDA != "" && new.CUDA != "" {
+		add("CUDA", old.CUDA, new.CUDA)
+	}
 	add("campaign file", short(old.FileHash), short(new.FileHash))
 	if old.Git != nil && new.Git != nil {
 		add("git commit", short(old.Git.Commit)+dirty(old.Git), short(new.Git.Commit)+dirty(new.Git))
 	}
-	add("GPU count", fmt.Sprint(len(old.GPUs)), fmt.Sprint(len(new.GPUs)))
+	// GPUs counted on the hosts both readings have: a Slurm job's nodes
+	// come and go with the job, which is no change of conditions; a GPU
+	// gone from a host that is still read is.
+	add("GPU count", fmt.Sprint(onHostsOf(old.GPUs, new.GPUs)), fmt.Sprint(onHostsOf(new.GPUs, old.GPUs)))
 	for _, n := range new.GPUs {
 		i := slices.IndexFunc(old.GPUs, func(o gpu.Conditions) bool { return o.Host == n.Host && o.Index == n.Index })
 		if i < 0 {

@@ -131,3 +131,25 @@ func TestAHungCommandIsKilledWholeAndALoudOneBounded(t *testing.T) {
 		t.Errorf("reading 100 MB of output allocated %d MB; want it bounded", grew>>20)
 	}
 }
+
+// TestSlurmNodesComeAndGo: the GPUs of a Slurm job's nodes are read only
+// while the job runs there; their coming and going is no change of
+// conditions, but a GPU gone from a node still read is.
+func TestSlurmNodesComeAndGo(t *testing.T) {
+	plan := &campaign.Plan{Name: "c", File: "/c.yaml", Dir: t.TempDir(), Hash: strings.Repeat("ab", 32)}
+	on := func(host string, i int) gpu.Conditions { g := h200(i); g.Host = host; return g }
+	f := &fleet{}
+	book := NewBook(Machine(plan, f))
+	f.gpus = []gpu.Conditions{on("n1", 0), on("n1", 1), on("n2", 0), on("n2", 1)}
+	if got := book.Check(Machine(plan, f), "serve"); len(got) != 0 {
+		t.Errorf("a job's nodes read for the first time: %v; want no change", got)
+	}
+	f.gpus = f.gpus[2:]
+	if got := book.Check(Machine(plan, f), "decode"); len(got) != 0 {
+		t.Errorf("a job's node no longer read: %v; want no change", got)
+	}
+	f.gpus = f.gpus[:1]
+	if got := book.Check(Machine(plan, f), "gemm"); len(got) != 1 || got[0].String() != "GPU count 2 → 1" {
+		t.Errorf("a GPU gone from a node still read: %v; want GPU count 2 → 1", got)
+	}
+}

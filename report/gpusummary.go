@@ -4,6 +4,7 @@ package report
 // while it runs, fixed in the state dir as it finishes.
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -88,4 +89,17 @@ func (w *Writer) stepGPUs(ph *campaign.Phase, p runner.PhaseState, s runner.Step
 	sums := onItsNodes(w.gpus.Summarize(s.Started, end, phaseGPUs(ph)), p)
 	w.stepSums[key] = sums
 	return sums
+}
+
+// readsNodes says whether the campaign scrapes the nodes its Slurm jobs
+// run on (dcgm:slurm-nodes:PORT).
+func readsNodes(plan *campaign.Plan) bool {
+	for _, s := range plan.GPUSources {
+		for _, u := range s.URLs {
+			if pu, err := url.Parse(u); err == nil && pu.Hostname() == gpu.SlurmNodes {
+				return true
+			}
+		}
+	}
+	return false
 }

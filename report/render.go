@@ -193,6 +193,7 @@ type phaseView struct {
 	charts   map[string]string                      // a sweep's charts, by metric
 	gpuChart string                                 // its GPU chart's link; "" without one
 	stamps   func(i int) []string                   // step i's validity stamps
+	nodes    bool                                   // the campaign reads its Slurm jobs' nodes' GPUs (dcgm:slurm-nodes)
 }
 
 // phaseBlock renders one phase's block.
@@ -275,7 +276,9 @@ func phaseBlock(v phaseView) string {
 			sampled++
 		}
 	}
-	if ph.Slurm != nil && len(gpus) == 0 {
+	if ph.Slurm != nil && len(gpus) == 0 && v.nodes {
+		b.WriteString("\n### GPUs during the phase\n\nNo reading of its job's nodes fell within the phase: their exporters are scraped while the job runs, and it ended before one answered.\n")
+	} else if ph.Slurm != nil && len(gpus) == 0 {
 		b.WriteString("\n### GPUs during the phase\n\nIts jobs ran on the cluster's nodes, whose GPUs greenlight does not read: add `dcgm:slurm-nodes:9400` to `gpus.sources` to scrape the dcgm-exporter of each node a job runs on.\n")
 	} else if len(gpus) > 0 && sampled == 0 {
 		b.WriteString("\n### GPUs during the phase\n\nNo GPU reading fell within the phase (it was shorter than the sampling interval).\n")

@@ -196,7 +196,7 @@ func Main(args []string) int {
 		timer = clock.C
 	}
 	var werr error
-	stopping := false
+	stopping, asked := false, false
 	for done := false; !done; {
 		select {
 		case werr = <-waited:
@@ -224,6 +224,7 @@ func Main(args []string) int {
 			}
 		case s := <-stopReq:
 			fmt.Fprintf(logf, "\ngreenlight: supervisor got %v; stopping the step\n", s)
+			asked = true
 			if !stopping {
 				stopping = true
 				go steptree.stop(*grace, true)
@@ -281,6 +282,15 @@ func Main(args []string) int {
 	}
 	if err := WriteStatus(*statusPath, st); err != nil {
 		fmt.Fprintf(logf, "greenlight: cannot write status: %v\n", err)
+	}
+	// A Slurm job's batch script stopped as asked (greenlight's stop of a
+	// service it no longer needs, a skip) ended as it should: Slurm would
+	// otherwise call the job FAILED, and the record would say a service
+	// that served its phases failed. The status file keeps the step's own
+	// end; Slurm's own ends (TIMEOUT, CANCELLED, NODE_FAIL) are its state,
+	// whatever this exit code.
+	if asked && os.Getenv("SLURM_JOB_ID") != "" {
+		return 0
 	}
 	// The step's own exit status: the runner that started this supervisor
 	// reads it from the wait status when the status file could not be
