@@ -1,8 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"flag"

@@ -99,6 +99,11 @@ func slurmPreflight(p *campaign.Plan) []PreflightProblem {
 	for _, ph := range p.Phases {
 		if ph.Slurm != nil {
 			onSlurm = true
+			for _, g := range ph.Slurm.Groups {
+				if g.Partition != "" {
+					parts[g.Partition] = append(parts[g.Partition], ph.ID)
+				}
+			}
 			if ph.Slurm.Partition != "" {
 				parts[ph.Slurm.Partition] = append(parts[ph.Slurm.Partition], ph.ID)
 			}

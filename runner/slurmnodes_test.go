@@ -28,6 +28,7 @@ func TestSlurmNodes(t *testing.T) {
 	t.Setenv("PATH", c.Bin+":"+os.Getenv("PATH"))
 	t.Run("cases", func(t *testing.T) {
 		t.Run("TwoNodeJob", func(t *testing.T) { t.Parallel(); nodesTwoNodeJob(t, c) })
+		t.Run("HeterogeneousJob", func(t *testing.T) { t.Parallel(); nodesHeterogeneous(t, c) })
 		t.Run("RunnerKilledReadoptsTheJob", func(t *testing.T) { t.Parallel(); nodesReadopt(t, c) })
 		t.Run("NodeLostFailsTheServiceAndItsDependents", func(t *testing.T) { t.Parallel(); nodesLost(t, c) })
 		t.Run("RequeuedJobFollowed", func(t *testing.T) { t.Parallel(); nodesRequeued(t, c) })
@@ -70,6 +71,41 @@ phases:
 	}
 	if j := again.Phase("span").Slurm; j == nil || j.Nodes != "n[1-2]" {
 		t.Errorf("the journal's job = %+v; want its nodes n[1-2]", j)
+	}
+}
+
+// nodesHeterogeneous: slurm: groups runs one heterogeneous job, a server
+// group with GPUs and a client group without, each reached by srun
+// --het-group; the job's nodes are both groups'.
+func nodesHeterogeneous(t *testing.T, c *slurmtest.Nodes) {
+	p := loadCampaign(t, `
+name: het
+slurm:
+  partition: a
+  groups:
+    - {nodes: 1, gpus_per_node: 2}
+    - {nodes: 1}
+phases:
+  - id: pair
+    steps:
+      - run: |
+          srun --het-group=0 sh -c 'echo "server on $(hostname) gpus=$SLURM_GPUS_ON_NODE"'
+          srun --het-group=1 sh -c 'echo "client on $(hostname) gpus=${SLURM_GPUS_ON_NODE:-0}"'
+`)
+	st := start(t, p, testOptions(t)).finished(60 * time.Second)
+	s := st.Phase("pair")
+	if s.Status != Done {
+		t.Fatalf("pair = %s %q", s.Status, s.Reason)
+	}
+	nodes := s.Slurm.NodeNames()
+	if len(nodes) != 2 || nodes[0] == nodes[1] || s.Slurm.State != "COMPLETED" {
+		t.Fatalf("pair's job = %+v; want COMPLETED on two nodes, one a group", s.Slurm)
+	}
+	log := string(must(os.ReadFile(s.Steps[0].Log)))
+	for _, want := range []string{"server on " + nodes[0] + " gpus=2", "client on " + nodes[1] + " gpus=0"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the step's log lacks %q:\n%s", want, log)
+		}
 	}
 }
 

@@ -100,8 +100,12 @@ func (sr *stepRun) launchSlurm(env []string, supArgs []string) error {
 		return err
 	}
 	sl := pr.ph.Slurm
+	var groups []slurm.Group
+	for _, g := range sl.Groups {
+		groups = append(groups, slurm.Group{Partition: g.Partition, Nodes: g.Nodes, GPUsPerNode: g.GPUsPerNode, Args: g.Args})
+	}
 	sub := slurm.Submit{Request: slurm.Request{Partition: sl.Partition, Nodes: sl.Nodes, GPUsPerNode: sl.GPUsPerNode,
-		Time: sl.Time, Account: sl.Account, Args: sl.Args},
+		Time: sl.Time, Account: sl.Account, Args: sl.Args, Groups: groups},
 		Name: sr.jobName(), Script: script, Output: sr.files.log, Dir: sr.step.Dir, Env: env}
 	*sr.job = slurmJob{name: sub.Name, submitting: true}
 	pr.state.Slurm = &SlurmJob{Partition: sl.Partition, Submitted: sr.started, State: "SUBMITTING"}

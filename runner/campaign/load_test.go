@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -452,5 +453,53 @@ func TestModelAndPrewarm(t *testing.T) {
 	_, err := Parse("c.yaml", "/c/c.yaml", []byte(svc("      prewarm: true\n")))
 	if err == nil || !strings.Contains(err.Error(), "c.yaml:8:") || !strings.Contains(err.Error(), "names none") {
 		t.Errorf("prewarm without a model: %v; want an error at line 8", err)
+	}
+}
+
+// TestSlurmGroups: `groups:` under slurm: asks for a heterogeneous job,
+// each group its own partition, nodes, GPUs and args, the job's time,
+// account and args on each; the groups are part of the phase's work.
+// Bad input is said at its key.
+func TestSlurmGroups(t *testing.T) {
+	p := loadCampaign(t, `
+name: het
+slurm: {partition: h200, time: 2h, args: [--exclusive]}
+phases:
+  - id: plain
+    slurm: {nodes: 3}
+    steps: [{run: x}]
+  - id: pair
+    slurm:
+      groups:
+        - {nodes: 2, gpus_per_node: 8}
+        - {partition: cpu, args: [--mem=8G]}
+    steps: [{run: x}]
+`)
+	pair := p.Phase("pair").Slurm
+	want := []SlurmGroup{{Nodes: 2, GPUsPerNode: 8}, {Partition: "cpu", Nodes: 1, Args: []string{"--mem=8G"}}}
+	if pair == nil || !reflect.DeepEqual(pair.Groups, want) || pair.Nodes != 3 || pair.Partition != "h200" || pair.Time != 2*time.Hour {
+		t.Fatalf("pair = %+v; want groups %+v of the campaign's partition and time, 3 nodes in all", pair, want)
+	}
+	if got := pair.String(); got != "partition h200, a heterogeneous job (group 0: 2 nodes × 8 GPUs; group 1: 1 node in cpu --mem=8G), time limit 2h00m, --exclusive" {
+		t.Errorf("said %q", got)
+	}
+	if plain := p.Phase("plain").Slurm; plain.Groups != nil {
+		t.Errorf("plain = %+v; a phase without groups asks for a job of one component", plain)
+	}
+	if p.Phase("plain").Hash == p.Phase("pair").Hash {
+		t.Error("the groups are not part of the phase's work")
+	}
+	for _, c := range []struct{ body, want string }{
+		{"slurm: {groups: [{nodes: 2}]}", "4:21: a heterogeneous job needs two groups or more"},
+		{"slurm: {nodes: 2, groups: [{nodes: 1}, {nodes: 1}]}", "4:20: nodes: is given per group when slurm: has groups"},
+		{"slurm: {groups: [{nodes: 1, time: 1h}, {nodes: 1}]}", "4:39: time: is the whole job's, not a group's"},
+		{"slurm: {groups: [{nodes: 1}, {gpus_per_node: -2}]}", "4:50: gpus_per_node must be zero or more"},
+		{"slurm: {groups: [{nodes: 1}, {args: [--nodes=2]}]}", "--nodes is set by the key nodes:"},
+	} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		os.WriteFile(path, []byte("name: x\nphases:\n  - id: a\n    "+c.body+"\n    steps: [{run: x}]\n"), 0o644)
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", c.body, err, c.want)
+		}
 	}
 }

@@ -74,7 +74,8 @@ func workHash(ps PhaseSpec, env map[string]string, sl *Slurm) string {
 			Partition   string
 			Nodes, GPUs int
 			Args        []string
-		}{sl.Partition, sl.Nodes, sl.GPUsPerNode, sl.Args}
+			Groups      []SlurmGroup `json:",omitempty"`
+		}{sl.Partition, sl.Nodes, sl.GPUsPerNode, sl.Args, sl.Groups}
 		return hashOf(work, env, where)
 	}
 	return hashOf(work, env)

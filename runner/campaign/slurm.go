@@ -30,6 +30,14 @@ type SlurmSpec struct {
 	Time        string   `yaml:"time" json:"time,omitempty"`
 	Account     string   `yaml:"account" json:"account,omitempty"`
 	Args        []string `yaml:"args" json:"args,omitempty"`
+	// Groups ask for a heterogeneous job: one component each, in order,
+	// each with its own partition, nodes, gpus_per_node and args:
+	//
+	//	slurm:
+	//	  groups:
+	//	    - {nodes: 2, gpus_per_node: 8}          # the server
+	//	    - {nodes: 1, partition: cpu}            # its load generator
+	Groups []SlurmSpec `yaml:"groups" json:"groups,omitempty"`
 }
 
 // UnmarshalYAML takes `off` (or false) or the mapping, decoded strictly.
@@ -55,6 +63,19 @@ type Slurm struct {
 	GPUsPerNode int
 	Time        time.Duration
 	Account     string
+	Args        []string
+	// Groups, two or more, make each job heterogeneous (sbatch's `:`):
+	// the batch script runs on the first group's first node; `srun
+	// --het-group=N` reaches group N. Nodes is then their sum, and
+	// GPUsPerNode unused.
+	Groups []SlurmGroup
+}
+
+// SlurmGroup is one component of a heterogeneous job.
+type SlurmGroup struct {
+	Partition   string
+	Nodes       int
+	GPUsPerNode int
 	Args        []string
 }
 
@@ -130,6 +151,12 @@ func (l *loader) slurm(def *Slurm, own *SlurmSpec, at string) *Slurm {
 	if own.Args != nil {
 		out.Args = set.Args
 	}
+	switch {
+	case set.Groups != nil:
+		out.Groups, out.Nodes, out.GPUsPerNode = set.Groups, set.Nodes, 0
+	case set.Nodes != 0 || set.GPUsPerNode != 0:
+		out.Groups = nil // the phase asks for a job of one component
+	}
 	out.Nodes = max(out.Nodes, 1)
 	return &out
 }
@@ -148,6 +175,7 @@ func (l *loader) slurmKeys(s *SlurmSpec, path string) *Slurm {
 		return nil
 	}
 	out := &Slurm{Partition: s.Partition, Nodes: s.Nodes, GPUsPerNode: s.GPUsPerNode, Account: s.Account, Args: s.Args}
+	l.slurmGroups(s, out, path)
 	if s.Partition != "" && !slurmName.MatchString(s.Partition) {
 		l.add(path+".partition", fmt.Sprintf("partition %q is not a Slurm partition name", s.Partition), "`sinfo -s` lists the partitions")
 	}
@@ -180,6 +208,49 @@ func (l *loader) slurmKeys(s *SlurmSpec, path string) *Slurm {
 		}
 	}
 	return out
+}
+
+// slurmGroups checks a heterogeneous job's groups and resolves them
+// into out.
+func (l *loader) slurmGroups(s *SlurmSpec, out *Slurm, path string) {
+	if s.Groups == nil {
+		return
+	}
+	if len(s.Groups) < 2 {
+		l.add(path+".groups", "a heterogeneous job needs two groups or more", "for one group, write nodes: and gpus_per_node: on slurm: itself")
+	}
+	for _, k := range []struct {
+		set  bool
+		name string
+	}{{s.Nodes != 0, "nodes"}, {s.GPUsPerNode != 0, "gpus_per_node"}} {
+		if k.set {
+			l.add(path+"."+k.name, k.name+": is given per group when slurm: has groups", "move it into each group")
+		}
+	}
+	out.Nodes, out.GPUsPerNode, out.Groups = 0, 0, []SlurmGroup{}
+	for i := range s.Groups {
+		g := &s.Groups[i]
+		at := fmt.Sprintf("%s.groups[%d]", path, i)
+		for _, k := range []struct {
+			set  bool
+			name string
+		}{{g.Time != "", "time"}, {g.Account != "", "account"}, {g.Groups != nil, "groups"}} {
+			if k.set {
+				l.add(at+"."+k.name, k.name+": is the whole job's, not a group's", "write it on slurm: itself (a group has partition, nodes, gpus_per_node and args)")
+			}
+		}
+		if g.Off || g.Bad != "" {
+			l.add(at, "a group is a mapping", "write {nodes: 1, gpus_per_node: 8}, with partition: and args: where the group needs its own")
+			continue
+		}
+		one := l.slurmKeys(&SlurmSpec{Partition: g.Partition, Nodes: g.Nodes, GPUsPerNode: g.GPUsPerNode, Args: g.Args}, at)
+		if one == nil {
+			continue
+		}
+		gr := SlurmGroup{Partition: one.Partition, Nodes: max(one.Nodes, 1), GPUsPerNode: one.GPUsPerNode, Args: one.Args}
+		out.Groups = append(out.Groups, gr)
+		out.Nodes += gr.Nodes
+	}
 }
 
 // slurmTime reads a time limit: a greenlight duration (90m, 2h), or
@@ -246,9 +317,28 @@ func (sl *Slurm) String() string {
 	if sl.Partition != "" {
 		parts = append(parts, "partition "+sl.Partition)
 	}
-	parts = append(parts, format.Count(sl.Nodes, "node"))
-	if sl.GPUsPerNode > 0 {
-		parts = append(parts, format.Count(sl.GPUsPerNode, "GPU")+" per node")
+	switch {
+	case len(sl.Groups) > 0:
+		var gs []string
+		for i, g := range sl.Groups {
+			w := fmt.Sprintf("group %d: %s", i, format.Count(g.Nodes, "node"))
+			if g.GPUsPerNode > 0 {
+				w += " × " + format.Count(g.GPUsPerNode, "GPU")
+			}
+			if g.Partition != "" {
+				w += " in " + g.Partition
+			}
+			if len(g.Args) > 0 {
+				w += " " + strings.Join(g.Args, " ")
+			}
+			gs = append(gs, w)
+		}
+		parts = append(parts, "a heterogeneous job ("+strings.Join(gs, "; ")+")")
+	default:
+		parts = append(parts, format.Count(sl.Nodes, "node"))
+		if sl.GPUsPerNode > 0 {
+			parts = append(parts, format.Count(sl.GPUsPerNode, "GPU")+" per node")
+		}
 	}
 	if sl.Time > 0 {
 		parts = append(parts, "time limit "+format.Duration(sl.Time))

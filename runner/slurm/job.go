@@ -25,6 +25,9 @@ type Job struct {
 	ExitCode  string // "code:signal"
 	TimeLimit string
 	Restarts  int // how many times Slurm requeued it (a node failure, a preemption)
+	// GroupNodes are a heterogeneous job's components' node lists, in
+	// order (Nodes joins them); nil for a job of one component.
+	GroupNodes []string
 	// Failed names the job's nodes that were down when it ended or was
 	// requeued, with Slurm's reason ("n4 (Not responding)"): filled in by
 	// FailedNodes, not by scontrol's line about the job.

@@ -9,6 +9,7 @@ package slurm
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +32,20 @@ type Request struct {
 	Time        time.Duration // 0: the partition's default
 	Account     string
 	Args        []string // passed to sbatch as written
+	// Groups make a heterogeneous job, one component each, in order
+	// (sbatch's `:`): the batch script runs on the first one's first
+	// node, and `srun --het-group=N` reaches group N. Nodes and
+	// GPUsPerNode above are then unused; Partition, Time, Account and Args
+	// apply to each group, a group's own partition and args first.
+	Groups []Group
+}
+
+// Group is one component of a heterogeneous job.
+type Group struct {
+	Partition   string
+	Nodes       int
+	GPUsPerNode int
+	Args        []string
 }
 
 // Submit is one job to submit: a script run under the request.
@@ -49,22 +64,32 @@ func (s Submit) SbatchArgs() []string {
 	if s.Dir != "" {
 		a = append(a, "--chdir="+s.Dir)
 	}
-	if s.Partition != "" {
-		a = append(a, "--partition="+s.Partition)
+	groups := s.Groups
+	if len(groups) == 0 {
+		groups = []Group{{Nodes: s.Nodes, GPUsPerNode: s.GPUsPerNode}}
 	}
-	if s.Nodes > 0 {
-		a = append(a, "--nodes="+strconv.Itoa(s.Nodes))
+	for i, g := range groups {
+		if i > 0 {
+			a = append(a, ":")
+		}
+		if p := cmp.Or(g.Partition, s.Partition); p != "" {
+			a = append(a, "--partition="+p)
+		}
+		if g.Nodes > 0 {
+			a = append(a, "--nodes="+strconv.Itoa(g.Nodes))
+		}
+		if g.GPUsPerNode > 0 {
+			a = append(a, "--gpus-per-node="+strconv.Itoa(g.GPUsPerNode))
+		}
+		if s.Time > 0 {
+			a = append(a, "--time="+TimeLimit(s.Time))
+		}
+		if s.Account != "" {
+			a = append(a, "--account="+s.Account)
+		}
+		a = append(a, g.Args...)
+		a = append(a, s.Args...)
 	}
-	if s.GPUsPerNode > 0 {
-		a = append(a, "--gpus-per-node="+strconv.Itoa(s.GPUsPerNode))
-	}
-	if s.Time > 0 {
-		a = append(a, "--time="+TimeLimit(s.Time))
-	}
-	if s.Account != "" {
-		a = append(a, "--account="+s.Account)
-	}
-	a = append(a, s.Args...)
 	return append(a, s.Script)
 }
 
@@ -105,12 +130,43 @@ func Show(ctx context.Context, id string) (*Job, error) {
 		}
 		return nil, err
 	}
+	var job *Job
+	var parts []*Job // a heterogeneous job's components, the leader first
 	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, "JobId="+id+" ") {
-			return ParseJob(line), nil
+		switch {
+		case strings.HasPrefix(line, "JobId="+id+" "):
+			job = ParseJob(line)
+			parts = append(parts, job)
+		case strings.Contains(line, " HetJobId="+id+" "):
+			parts = append(parts, ParseJob(line))
 		}
 	}
-	return nil, ErrUnknown
+	if job == nil {
+		return nil, ErrUnknown
+	}
+	return joinParts(job, parts), nil
+}
+
+// joinParts makes a heterogeneous job's components one job: the
+// leader's, with every component's nodes, in order, and the state of a
+// component Slurm ended abnormally (a node failed under the client's
+// group) when the leader's says less.
+func joinParts(job *Job, parts []*Job) *Job {
+	if len(parts) < 2 {
+		return job
+	}
+	var lists []string
+	for _, p := range parts {
+		job.GroupNodes = append(job.GroupNodes, p.Nodes)
+		if p.Nodes != "" {
+			lists = append(lists, p.Nodes)
+		}
+		if p != job && p.State.Abnormal() && !job.State.Abnormal() {
+			job.State, job.Reason, job.ExitCode = p.State, p.Reason, p.ExitCode
+		}
+	}
+	job.Nodes = strings.Join(lists, ",")
+	return job
 }
 
 // Accounting asks sacct for a job Slurm's controller has forgotten. An

@@ -139,3 +139,20 @@ func TestHostnames(t *testing.T) {
 		}
 	}
 }
+
+// TestHeterogeneousSbatch: groups make one sbatch of components split by
+// `:`, the job's own options first, each group its partition (or the
+// job's), nodes, GPUs, the job's time and account, and its args. (Its
+// components read back as one job: runner's TestSlurmNodes.)
+func TestHeterogeneousSbatch(t *testing.T) {
+	s := slurm.Submit{Request: slurm.Request{Partition: "h200", Time: time.Hour, Args: []string{"--exclusive"},
+		Groups: []slurm.Group{{Nodes: 2, GPUsPerNode: 8}, {Partition: "cpu", Nodes: 1, Args: []string{"--mem=8G"}}}},
+		Name: "gl.x", Script: "/s/job.sh", Output: "/s/log", Dir: "/s"}
+	got := strings.Join(s.SbatchArgs(), " ")
+	want := "--parsable --job-name=gl.x --output=/s/log --open-mode=append --export=ALL --chdir=/s " +
+		"--partition=h200 --nodes=2 --gpus-per-node=8 --time=0-01:00:00 --exclusive : " +
+		"--partition=cpu --nodes=1 --time=0-01:00:00 --mem=8G --exclusive /s/job.sh"
+	if got != want {
+		t.Errorf("sbatch %s\nwant   %s", got, want)
+	}
+}
