@@ -56,6 +56,7 @@ const (
 	recAdopted     = "adopted"      // a runner started again took over a step of the attempt
 	recNote        = "note"         // Reason: a person's note (greenlight note), for the record
 	recWarning     = "warning"      // Reason: a warning the runner said, as the record says it
+	recStamp       = "stamp"        // Reason: why a step's rows were taken under bad conditions (Runner.Stamp)
 	recFinished    = "campaign-end"
 )
 

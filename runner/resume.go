@@ -19,6 +19,7 @@ type phaseHistory struct {
 	end       *record
 	stepStart map[int]record
 	stepEnd   map[int]record
+	stamps    map[int]record // steps stamped under bad conditions
 	ready     bool
 	gate      bool
 	skips     []record // points skipped by you since the phase's last retry
@@ -49,7 +50,7 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 	for _, rec := range recs {
 		h := hist[rec.Phase]
 		if h == nil && rec.Phase != "" {
-			h = &phaseHistory{stepStart: map[int]record{}, stepEnd: map[int]record{}}
+			h = &phaseHistory{stepStart: map[int]record{}, stepEnd: map[int]record{}, stamps: map[int]record{}}
 			hist[rec.Phase] = h
 		}
 		switch rec.Kind {
@@ -61,7 +62,7 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 			times.prevEnded = rec.T
 		case recPhaseStart:
 			*h = phaseHistory{attempt: rec.Attempt, hash: rec.Hash, unitHash: rec.UnitHash, started: rec.T, open: true, gate: h.gate, skips: h.skips,
-				stepStart: map[int]record{}, stepEnd: map[int]record{}, hashes: append(h.hashes, rec.Hash),
+				stepStart: map[int]record{}, stepEnd: map[int]record{}, stamps: map[int]record{}, hashes: append(h.hashes, rec.Hash),
 				readopted: h.readopted && rec.Attempt == h.attempt} // a stopped attempt continued is the same attempt
 		case recPhaseEnd:
 			rc := rec
@@ -84,6 +85,8 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 			}
 		case recStepEnd:
 			h.stepEnd[rec.Step] = rec
+		case recStamp:
+			h.stamps[rec.Step] = rec
 		case recReady:
 			h.ready = true
 		case recGate:
@@ -172,8 +175,10 @@ func applySkips(pr *phaseRun, h *phaseHistory) {
 }
 
 // restoreSteps reads back the steps of an attempt from their folders, up
-// to (not including) step upto; it leaves pr.cur on the last one read.
+// to (not including) step upto; it leaves pr.cur on the last one started
+// (a search's units run out of their order).
 func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
+	var last time.Time
 	for idx := 0; idx < upto && idx < len(pr.ph.AllSteps()); idx++ {
 		start, ok := h.stepStart[idx]
 		if !ok {
@@ -184,8 +189,14 @@ func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
 		if ended {
 			endp = &end
 		}
-		pr.cur = r.restoreStep(pr, idx, start, endp)
-		pr.state.Current = idx
+		sr := r.restoreStep(pr, idx, start, endp)
+		if st, ok := h.stamps[idx]; ok && st.Attempt == start.Attempt {
+			pr.state.Steps[idx].Stamp = st.Reason
+		}
+		if pr.cur == nil || !start.T.Before(last) {
+			pr.cur, last = sr, start.T
+			pr.state.Current = idx
+		}
 	}
 }
 
@@ -293,8 +304,8 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		ss := pr.state.Steps[sr.step.Index]
 		pr.cur = nil
 		if ss.Status == Done {
-			if sr.step.Index+1 < len(pr.ph.AllSteps()) {
-				pr.state.Current = sr.step.Index + 1
+			if next := pr.nextStep(sr.step.Index + 1); next < len(pr.ph.AllSteps()) {
+				pr.state.Current = next
 			} else {
 				r.endPhase(pr, Done, "")
 			}

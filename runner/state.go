@@ -109,6 +109,11 @@ type StepState struct {
 	ETA      ETA       `json:",omitzero"`
 	PGID     int       `json:",omitzero"`
 	Job      string    `json:",omitzero"` // its Slurm job id, on Slurm
+	// Stamp says why its rows were taken under bad conditions (a GPU
+	// throttled, a foreign process, an XID), as the monitor told the
+	// runner once it ended (Runner.Stamp); "" when nothing was wrong. A
+	// search never decides by a stamped run.
+	Stamp string `json:",omitzero"`
 	// What its processes used and left, from its supervisor's last word.
 	CPU      time.Duration `json:",omitzero"` // CPU time of its whole tree
 	PeakMem  uint64        `json:",omitzero"` // bytes

@@ -234,6 +234,15 @@ func (r *Runner) resumeBetweenSteps(now time.Time) {
 	}
 	for _, pr := range r.phases {
 		if pr.state.Status == Running && pr.cur == nil {
+			if pr.ph.Sweep != nil && pr.ph.Sweep.Search != nil {
+				// A search's next unit is the search's to say, again.
+				if next := pr.nextStep(pr.state.Current); next < len(pr.ph.AllSteps()) {
+					r.startStep(pr, next, 1, now)
+				} else {
+					r.endPhase(pr, Done, "")
+				}
+				continue
+			}
 			r.startStep(pr, pr.state.Current, 1, now)
 		}
 	}

@@ -21,6 +21,9 @@ import (
 // them. It is decided from the rows alone, so a runner started again
 // decides the same.
 func (pr *phaseRun) nextStep(idx int) int {
+	if sw := pr.ph.Sweep; sw != nil && sw.Search != nil {
+		return pr.searchNext() // a search says which unit, not the grid's order
+	}
 	steps := pr.ph.AllSteps()
 	for ; idx < len(steps); idx++ {
 		if st := pr.state.Steps[idx].Status; st == Done || st == Skipped {

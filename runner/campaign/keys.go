@@ -34,6 +34,7 @@ var levels = map[reflect.Type]string{
 	reflect.TypeOf(MetricsSpec{}):    "metrics:",
 	reflect.TypeOf(PlotSpec{}):       "plot:",
 	reflect.TypeOf(CaptureSpec{}):    "capture:",
+	reflect.TypeOf(SearchSpec{}):     "search:",
 }
 
 // anyKeys are the struct types that decode a mapping of any keys (a

@@ -144,6 +144,9 @@ type PhaseSpec struct {
 	Order  string    `yaml:"order" json:"order,omitempty"`
 	Until  string    `yaml:"until" json:"until,omitempty"`
 	Noise  string    `yaml:"noise" json:"noise,omitempty"`
+	// Search finds the largest value of an axis that meets an SLO
+	// (search.go); it runs as a sweep of its own.
+	Search *SearchSpec `yaml:"search" json:"search,omitempty"`
 	// Better says which way is better for the phase's metrics that no
 	// expect: gives a direction to: higher or lower.
 	Better BetterSpec `yaml:"better" json:"better,omitzero"`

@@ -27,6 +27,7 @@ type Sweep struct {
 	Noise  float64 // coefficient of variation over which a point is marked noisy (0.05)
 	Units  []Unit  // in run order
 	Points int     // distinct points
+	Search *Search // a search planned as this sweep (search.go); nil for a grid
 }
 
 // Axis is one dimension of the grid.
@@ -139,7 +140,7 @@ var axisName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 // sweep resolves a phase's sweep:, repeat:, order:, until: and noise:.
 // nil when the phase has none of them.
 func (l *loader) sweep(ps *PhaseSpec, at func(string) string, env map[string]string, expects bool) *Sweep {
-	if len(ps.Sweep) == 0 && ps.Repeat == nil && ps.Order == "" && ps.Until == "" && ps.Noise == "" {
+	if len(ps.Sweep) == 0 && ps.Repeat == nil && ps.Order == "" && ps.Until == "" && ps.Noise == "" && ps.Search == nil {
 		return nil
 	}
 	sw := &Sweep{Repeat: 1, Order: "interleaved", Noise: 0.05}
@@ -165,6 +166,13 @@ func (l *loader) sweep(ps *PhaseSpec, at func(string) string, env map[string]str
 		} else {
 			sw.Noise = f / 100
 		}
+	}
+	if ps.Search != nil {
+		ss := l.search(ps, at)
+		if ss != nil {
+			ss.Noise = sw.Noise
+		}
+		return ss
 	}
 	for _, item := range ps.Sweep {
 		name := fmt.Sprint(item.Key)

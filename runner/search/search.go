@@ -96,86 +96,137 @@ type Probe struct {
 	Judgement
 }
 
+// Grid is the values a search of [lo, hi] to resolution res may probe: lo,
+// then each value a share res above the one before (at least one more),
+// and hi. Two neighbours of it are a bracket as narrow as asked; they are
+// also the units a runner plans, before it knows which it will run.
+func Grid(lo, hi int, res float64) []int {
+	var out []int
+	for v := lo; v < hi; v = max(v+1, int(math.Round(float64(v)*(1+res)))) {
+		out = append(out, v)
+	}
+	return append(out, hi)
+}
+
 // Search is the state of one search: what was tried and what is known.
+// It moves on the grid's values by their index: doubling the value from
+// the low end until a probe fails or cannot tell, then bisecting the
+// indices between the largest pass and the smallest failed or undecided
+// probe until they are neighbours.
 type Search struct {
-	Lo, Hi     int     // the range
-	Resolution float64 // stop when the bracket is this share of its low end, or 1
-	Probes     []Probe
+	Values []int // the grid
+	Probes []Probe
 
-	pass, fail int  // the largest passing value (Lo-1: none) and the smallest failing (Hi+1: none)
+	pass, fail int  // indices: the largest passing (-1: none) and the smallest failing (len: none)
 	bracketed  bool // a failure, an undecided probe or the top was met: bisecting
-	undecided  int  // the smallest indeterminate value above pass (Hi+1: none)
+	undecided  int  // the smallest indeterminate index above pass (len: none)
 }
 
-// New starts a search of [lo, hi].
-func New(lo, hi int, resolution float64) *Search {
-	return &Search{Lo: lo, Hi: hi, Resolution: resolution, pass: lo - 1, fail: hi + 1, undecided: hi + 1}
+// New starts a search of [lo, hi] to resolution res (a share: 0.1).
+func New(lo, hi int, res float64) *Search { return Over(Grid(lo, hi, res)) }
+
+// Over starts a search of a grid's values (ascending).
+func Over(values []int) *Search {
+	n := len(values)
+	return &Search{Values: values, pass: -1, fail: n, undecided: n}
 }
 
-// MaxProbes is the most probes the search takes: the doubling from lo to
-// hi, then the halving of the widest bracket down to the resolution.
+// MaxProbes is the most probes the search takes: the doublings from the
+// low end to the top, then the halvings of the widest bracket they leave.
 func (s *Search) MaxProbes() int {
-	up := int(math.Ceil(math.Log2(float64(s.Hi)/float64(max(1, s.Lo))))) + 1
-	down := int(math.Ceil(math.Log2(float64(s.Hi-s.Lo+1) / math.Max(1, s.Resolution*float64(max(1, s.Lo))))))
-	return up + max(0, down)
+	n := len(s.Values)
+	if n == 0 {
+		return 0
+	}
+	up, widest, prev := 1, 1, 0
+	for i := 0; i < n-1; {
+		j := s.above(2 * s.Values[i])
+		up++
+		widest = max(widest, j-prev)
+		prev, i = j, j
+	}
+	return up + int(math.Ceil(math.Log2(float64(widest))))
+}
+
+// above is the index of the first value at or above v (the last if none).
+func (s *Search) above(v int) int {
+	for i, x := range s.Values {
+		if x >= v {
+			return i
+		}
+	}
+	return len(s.Values) - 1
 }
 
 // Next is the value to probe next; done when the bracket is narrow enough
 // or nothing is left to try.
 func (s *Search) Next() (value int, done bool) {
+	n := len(s.Values)
+	if n == 0 {
+		return 0, true
+	}
 	top := min(s.fail, s.undecided) // nothing at or past it is a pass we can claim
 	if !s.bracketed {
 		switch {
-		case s.pass < s.Lo:
-			return s.Lo, false
-		case s.pass >= s.Hi:
+		case s.pass < 0:
+			return s.Values[0], false
+		case s.pass >= n-1:
 			return 0, true // the whole range passes
 		default:
-			return min(s.Hi, s.pass*2), false
+			return s.Values[max(s.pass+1, s.above(2*s.Values[s.pass]))], false
 		}
 	}
-	if s.pass < s.Lo && top <= s.Lo {
+	if s.pass < 0 && top <= 0 {
 		return 0, true // the low end does not pass: no limit in range
 	}
-	low := max(s.pass, s.Lo)
-	if top-low <= 1 || float64(top-low) <= s.Resolution*float64(low) {
+	low := max(s.pass, 0)
+	if top-low <= 1 {
 		return 0, true
 	}
-	return low + (top-low)/2, false
+	return s.Values[low+(top-low)/2], false
 }
 
 // Record takes a probe's judgement.
 func (s *Search) Record(p Probe) {
 	s.Probes = append(s.Probes, p)
+	i := s.above(p.Value)
 	switch p.Verdict {
 	case Pass:
-		s.pass = max(s.pass, p.Value)
-		if p.Value >= s.Hi {
+		s.pass = max(s.pass, i)
+		if i >= len(s.Values)-1 {
 			s.bracketed = true
 		}
 	case Fail:
-		s.fail = min(s.fail, p.Value)
+		s.fail = min(s.fail, i)
 		s.bracketed = true
 	default:
-		s.undecided = min(s.undecided, p.Value)
+		s.undecided = min(s.undecided, i)
 		s.bracketed = true
 	}
 }
 
 // Result is what a search found: the largest passing value (ok false
 // when none passed) and its bracket (the smallest value above it that
-// failed or could not be told, Hi+1 when none).
+// failed or could not be told; 0 when none did: the whole range passed).
 type Result struct {
 	Limit, Above int
 	OK           bool
 	Binding      string // the SLO term closest to its limit at the limit
+	Done         bool   // the bracket is as narrow as asked (or nothing is left to try)
 }
 
 // Result is the search's answer as it stands.
 func (s *Search) Result() Result {
-	r := Result{Limit: s.pass, Above: min(s.fail, s.undecided), OK: s.pass >= s.Lo}
+	var r Result
+	_, r.Done = s.Next()
+	if s.pass >= 0 {
+		r.Limit, r.OK = s.Values[s.pass], true
+	}
+	if top := min(s.fail, s.undecided); top < len(s.Values) {
+		r.Above = s.Values[top]
+	}
 	for _, p := range s.Probes {
-		if p.Value == s.pass && p.Verdict == Pass {
+		if r.OK && p.Value == r.Limit && p.Verdict == Pass {
 			r.Binding = p.Binding
 		}
 	}

@@ -55,18 +55,12 @@ func TestFindsTheBoundary(t *testing.T) {
 		}
 		worst = max(worst, len(s.Probes))
 	}
-	t.Logf("at most %d probes a search (a grid of 1..512 at 10%% would take %d)", worst, gridPoints(1, 512, 0.10))
+	t.Logf("at most %d probes a search, %d promised (a grid of 1..512 at 10%% would take %d)", worst, New(1, 512, 0.10).MaxProbes(), gridPoints(1, 512, 0.10))
 }
 
 // gridPoints is how many values a geometric grid needs to answer the
 // same question to the same resolution.
-func gridPoints(lo, hi int, res float64) int {
-	n := 0
-	for x := float64(lo); x <= float64(hi); x = max(x+1, x*(1+res)) {
-		n++
-	}
-	return n
-}
+func gridPoints(lo, hi int, res float64) int { return len(Grid(lo, hi, res)) }
 
 // TestFlatNoisyMarginIsIndeterminate: a server whose p99 sits on the
 // limit at every load, noisily, passes nowhere: the search says no limit

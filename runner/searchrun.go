@@ -1,0 +1,186 @@
+package runner
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/search"
+)
+
+// A search phase (campaign.Search) is planned as a sweep over its grid,
+// each value's runs grouped; which of them run is the search's to say.
+// Its state is never kept apart: it is replayed from the units' rows each
+// time a unit ends, so a runner started again (after a stop, a kill -9)
+// continues the search where it was, and a run stamped under bad
+// conditions after the search moved on is taken back at the next
+// decision (the probe it counted in gets another run).
+
+// searchUnit is one planned run of a probe value: its steps' indices.
+type searchUnit struct {
+	point, repeat int
+	steps         []int
+}
+
+// searchUnits are the phase's units by point, each point's in repeat
+// order.
+func searchUnits(ph *campaign.Phase) map[int][]searchUnit {
+	out := map[int][]searchUnit{}
+	for i, st := range ph.AllSteps() {
+		u := st.Unit
+		if u == nil {
+			continue
+		}
+		us := out[u.Point]
+		if n := len(us); n > 0 && us[n-1].repeat == u.Repeat {
+			us[n-1].steps = append(us[n-1].steps, i)
+		} else {
+			us = append(us, searchUnit{point: u.Point, repeat: u.Repeat, steps: []int{i}})
+		}
+		out[u.Point] = us
+	}
+	return out
+}
+
+// SearchProbes replays a search phase's decisions from its units' rows:
+// each probe the search asked for, with its runs (stamped ones left out)
+// and verdict, and the unit it asks for next (-1: none, the search is
+// done or waits on a unit still running).
+func SearchProbes(ph *campaign.Phase, steps []StepState) (*search.Search, int) {
+	ss := ph.Sweep.Search
+	s := search.Over(ss.Values)
+	byPoint := searchUnits(ph)
+	for {
+		v, done := s.Next()
+		if done {
+			return s, -1
+		}
+		point := 0
+		for i, x := range ss.Values {
+			if x == v {
+				point = i
+			}
+		}
+		runs, used, next, running := probeRuns(ss, byPoint[point], steps)
+		if used >= ss.MinRepeats {
+			j := search.Judge(ss.SLO, runs)
+			if j.Verdict != search.Indeterminate || used >= ss.MaxRepeats {
+				s.Record(search.Probe{Value: v, Repeats: used, Judgement: j})
+				continue
+			}
+		}
+		switch {
+		case running:
+			return s, -1 // its run in flight decides
+		case next < 0: // its spare units all spent on stamped runs
+			s.Record(search.Probe{Value: v, Repeats: used, Judgement: search.Judge(ss.SLO, runs)})
+			continue
+		}
+		return s, next
+	}
+}
+
+// probeRuns are a probe's usable runs (SLO metric → values, from units
+// done and not stamped), how many units they are, the first step of its
+// next unit not yet run (-1: none left), and whether a unit of it runs.
+func probeRuns(ss *campaign.Search, units []searchUnit, steps []StepState) (runs map[string][]float64, used, next int, running bool) {
+	runs, next = map[string][]float64{}, -1
+	for _, u := range units {
+		state, stamped, first := Done, false, -1
+		for _, i := range u.steps {
+			st := StepState{Status: Pending}
+			if i < len(steps) {
+				st = steps[i]
+			}
+			stamped = stamped || st.Stamp != ""
+			if st.Status != Done {
+				state, first = st.Status, i
+				break
+			}
+		}
+		switch {
+		case state == Running:
+			running = true
+		case state == Pending:
+			if next < 0 {
+				next = first // a unit of several steps goes on where it is
+			}
+		case state == Done && !stamped:
+			got := map[string]float64{}
+			for _, i := range u.steps {
+				for _, row := range steps[i].Results {
+					for k, c := range row.Cols {
+						if f, ok := row.Values[k].(float64); ok {
+							got[c] = f // the unit's last word on each
+						}
+					}
+				}
+			}
+			for _, t := range ss.SLO {
+				if f, ok := got[t.Metric]; ok {
+					runs[t.Metric] = append(runs[t.Metric], f)
+				}
+			}
+			used++
+		}
+	}
+	return runs, used, next, running
+}
+
+// searchNext is the first step of the unit the search asks for, or
+// len(steps) when it is done: the units it never asked for are skipped,
+// saying so.
+func (pr *phaseRun) searchNext() int {
+	n := len(pr.ph.AllSteps())
+	s, next := SearchProbes(pr.ph, pr.state.Steps)
+	if next >= 0 {
+		return next
+	}
+	if _, done := s.Next(); !done {
+		return n // a unit still runs: nothing to start
+	}
+	why := "not probed: the search " + searchWords(pr.ph.Sweep.Search, s.Result())
+	for i := range pr.state.Steps {
+		if ss := &pr.state.Steps[i]; ss.Status == Pending {
+			ss.Status, ss.Reason = Skipped, why
+		}
+	}
+	return n
+}
+
+// searchWords says what a search found: "found concurrency 181 (199 fails:
+// p99_tpot_ms <= 50)".
+func searchWords(ss *campaign.Search, r search.Result) string {
+	switch {
+	case !r.OK && r.Above == ss.Values[0]:
+		return fmt.Sprintf("found no %s in [%d, %d] that meets the SLO: the lowest does not", ss.Axis, ss.Lo, ss.Hi)
+	case !r.OK:
+		return fmt.Sprintf("found no %s in [%d, %d] that meets the SLO", ss.Axis, ss.Lo, ss.Hi)
+	case r.Above == 0:
+		return fmt.Sprintf("found the whole range meets the SLO, up to %s %d", ss.Axis, r.Limit)
+	}
+	return "found " + ss.Axis + " " + strconv.Itoa(r.Limit) + " (" + strconv.Itoa(r.Above) + " does not pass)"
+}
+
+// stamp takes a finished step's stamp (Runner.Stamp).
+func (r *Runner) stamp(id string, step, attempt int, why string) error {
+	pr, err := r.find(id)
+	if err != nil {
+		return err
+	}
+	if step < 0 || step >= len(pr.state.Steps) || why == "" {
+		return fmt.Errorf("%s has no step %d to stamp", id, step+1)
+	}
+	ss := &pr.state.Steps[step]
+	if ss.Attempt != attempt || !ss.Status.Finished() || ss.Stamp == why {
+		return nil // another run of it by now, or said already
+	}
+	ss.Stamp = why
+	r.journal(record{Kind: recStamp, Phase: id, Step: step, Attempt: attempt, Reason: why})
+	msg := fmt.Sprintf("%s: step %d was taken under bad conditions (%s)", pr.ph.Label(), step+1, why)
+	if sw := pr.ph.Sweep; sw != nil && sw.Search != nil {
+		msg = fmt.Sprintf("%s: the run at %s was taken under bad conditions (%s): the search runs it again and never decides by it", pr.ph.Label(), ss.Point, why)
+	}
+	r.emit(Event{Kind: Progress, Phase: id, Step: step, Message: msg})
+	return nil
+}

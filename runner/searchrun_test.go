@@ -1,0 +1,169 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/search"
+)
+
+// searchCampaign is a search over a stand-in server whose p99 TPOT grows
+// linearly with concurrency, the SLO's boundary at c=100, with noise of
+// up to 3% drawn from the unit (its concurrency and repeat): the same
+// unit measures the same, run straight or resumed.
+func searchCampaign(t *testing.T, extra string) *campaign.Plan {
+	return loadCampaign(t, `
+name: limit
+phases:
+  - id: limit
+    search:
+      axis: concurrency
+      range: [1, 512]
+      slo: {p99_tpot_ms: "<= 50", error_rate: "<= 0.01"}
+      resolution: 10%
+    repeat: 3
+    steps:
+      - run: |
+          awk -v c=${concurrency} -v r=$GREENLIGHT_REPEAT 'BEGIN { srand(c * 1000 + r); printf "{\"p99_tpot_ms\": %.4f, \"error_rate\": 0}\n", 50 * c / 100.5 * (1 + 0.06 * (rand() - 0.5)) }' >> "$GREENLIGHT_RESULTS"
+`+extra)
+}
+
+// probesOf is a finished search phase's probes, replayed from its units.
+func probesOf(t *testing.T, p *campaign.Plan, st *State) (*search.Search, search.Result) {
+	t.Helper()
+	s, next := SearchProbes(p.Phase("limit"), st.Phase("limit").Steps)
+	if next >= 0 {
+		t.Fatalf("the search asks for unit %d after its phase ended", next)
+	}
+	return s, s.Result()
+}
+
+// TestSearchFindsTheLimit: the search runs only the units it asks for,
+// finds the boundary within its resolution in no more probes than
+// promised, skips the rest saying why, and each unit runs once.
+func TestSearchFindsTheLimit(t *testing.T) {
+	p := searchCampaign(t, "")
+	h := start(t, p, testOptions(t))
+	st := h.finished(120 * time.Second)
+	ph := st.Phase("limit")
+	if ph.Status != Done {
+		t.Fatalf("limit = %s %q", ph.Status, ph.Reason)
+	}
+	s, r := probesOf(t, p, st)
+	if !r.OK || r.Limit < 90 || r.Limit > 110 || r.Above <= r.Limit || float64(r.Above) > float64(r.Limit)*1.1+1 {
+		t.Errorf("found %+v after %+v; want the boundary 100 within 10%%, bracketed to 10%%", r, s.Probes)
+	}
+	if max := p.Phase("limit").Sweep.Search.MaxProbes(); len(s.Probes) > max {
+		t.Errorf("%d probes, more than the %d promised", len(s.Probes), max)
+	}
+	ran, runs := 0, 0
+	for _, pr := range s.Probes {
+		runs += pr.Repeats
+	}
+	for _, ss := range ph.Steps {
+		switch ss.Status {
+		case Done:
+			ran++
+		case Skipped:
+			if !strings.HasPrefix(ss.Reason, "not probed: the search found concurrency ") {
+				t.Fatalf("a unit skipped as %q", ss.Reason)
+			}
+		default:
+			t.Fatalf("a unit left %s", ss.Status)
+		}
+	}
+	if ran != runs {
+		t.Errorf("%d units ran, the probes counted %d runs", ran, runs)
+	}
+	j := string(must(os.ReadFile(filepath.Join(h.r.StateDir(), "journal.jsonl"))))
+	if n := strings.Count(j, `"kind":"step-start"`); n != ran {
+		t.Errorf("%d step starts journaled for %d units run", n, ran)
+	}
+	t.Logf("limit %d (bracket %d) in %d probes, %d runs; a grid of the same resolution has %d values", r.Limit, r.Above, len(s.Probes), runs, len(p.Phase("limit").Sweep.Search.Values))
+}
+
+// TestSearchResumesWhereItWas: a runner killed -9 mid-search, started
+// again, continues the same search: every probe the same as a straight
+// run's, no unit run to its end twice.
+func TestSearchResumesWhereItWas(t *testing.T) {
+	p := searchCampaign(t, "")
+	straight := start(t, p, testOptions(t)).finished(120 * time.Second)
+	want, _ := probesOf(t, p, straight)
+
+	dir := t.TempDir()
+	q := searchCampaign(t, "")
+	stateDir := filepath.Join(dir, "state")
+	killRunnerWhen(t, q.File, stateDir, "25 units ended (bisecting)", func() bool {
+		b, _ := os.ReadFile(filepath.Join(stateDir, "journal.jsonl"))
+		return strings.Count(string(b), `"kind":"step-end"`) >= 25
+	})
+	st := startAgain(t, q, stateDir).finished(120 * time.Second)
+	got, _ := probesOf(t, q, st)
+	if !slices.Equal(values(got.Probes), values(want.Probes)) {
+		t.Errorf("resumed probes %v; straight %v", values(got.Probes), values(want.Probes))
+	}
+	// No unit ran to its end twice (one the kill caught before its
+	// supervisor started is started again: it never ran).
+	j := string(must(os.ReadFile(filepath.Join(stateDir, "journal.jsonl"))))
+	seen := map[string]bool{}
+	for _, l := range strings.Split(j, "\n") {
+		if !strings.Contains(l, `"kind":"step-end"`) {
+			continue
+		}
+		_, at, _ := strings.Cut(l, `"step":`)
+		at, _, _ = strings.Cut(at, ",")
+		if seen[at] {
+			t.Errorf("step %s ended twice:\n%s", at, j)
+		}
+		seen[at] = true
+	}
+}
+
+func values(ps []search.Probe) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, fmt.Sprintf("%d:%s/%d", p.Value, p.Verdict, p.Repeats))
+	}
+	return out
+}
+
+// TestSearchRedoesAStampedRun: a run the monitor stamps (a GPU throttled)
+// is never used to decide: its probe gets another run, and the stamp is
+// journaled.
+func TestSearchRedoesAStampedRun(t *testing.T) {
+	p := searchCampaign(t, "")
+	h := start(t, p, testOptions(t))
+	e := h.until(60*time.Second, "the first unit's end", func(e Event) bool { return e.Kind == StepFinished && e.Phase == "limit" })
+	if err := h.r.Stamp("limit", e.Step, 1, "GPU 0 throttled (HW slowdown)"); err != nil {
+		t.Fatal(err)
+	}
+	st := h.finished(120 * time.Second)
+	s, _ := probesOf(t, p, st)
+	first := s.Probes[0]
+	if first.Value != 1 || first.Repeats != 3 {
+		t.Errorf("the first probe %+v; want c=1 decided by 3 unstamped runs", first)
+	}
+	ran := 0
+	for _, ss := range st.Phase("limit").Steps {
+		if ss.Point == "concurrency=1" && ss.Status == Done {
+			ran++
+		}
+	}
+	if ran != 4 {
+		t.Errorf("c=1 ran %d times; want 4 (3 and the stamped one's redo)", ran)
+	}
+	h.r.Close()
+	again, err := Replay(p, h.r.StateDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Phase("limit").Steps[e.Step].Stamp; got != "GPU 0 throttled (HW slowdown)" {
+		t.Errorf("the journal's stamp of step %d: %q", e.Step+1, got)
+	}
+}
