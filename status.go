@@ -120,15 +120,7 @@ func printStatus(w io.Writer, s client.Status) {
 		if p.Results > 0 {
 			line += fmt.Sprintf(" · %s", format.Count(p.Results, "result"))
 		}
-		if pt := p.Points; pt != nil {
-			line += fmt.Sprintf(" · points %d/%d done", pt.Done, pt.Total)
-			if pt.Skipped > 0 {
-				line += fmt.Sprintf(" (%d skipped)", pt.Skipped)
-			}
-			if pt.Current != "" {
-				line += fmt.Sprintf(", running %s (repeat %d/%d)", pt.Current, pt.Repeat, pt.Repeats)
-			}
-		}
+		line += p.Points.Words()
 		for _, m := range p.NotProduced {
 			line += " · ✗ " + m + " not produced"
 		}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"fmt"
 	"github.com/greenlight-run/greenlight/report/mdfile"
 	"path/filepath"
 	"slices"
@@ -124,6 +125,74 @@ type StatusPoints struct {
 	Repeat  int               `json:"repeat,omitempty"`  // of the current point
 	Repeats int               `json:"repeats"`
 	Status  map[string]string `json:"status"`
+	Search  *StatusSearch     `json:"search,omitempty"` // a search phase: its probes, not its grid
+}
+
+// StatusSearch is a search phase's progress: the probes judged, the most
+// it takes, the limit so far and its bracket, and the value probed now.
+type StatusSearch struct {
+	Axis      string `json:"axis"`
+	Probes    int    `json:"probes"`
+	MaxProbes int    `json:"max_probes"`
+	Limit     int    `json:"limit,omitempty"` // the largest passing value so far (0: none yet)
+	Above     int    `json:"above,omitempty"` // the smallest value above it that failed or could not be told (0: none)
+	Probing   int    `json:"probing,omitempty"`
+	Run       int    `json:"run,omitempty"` // of the value probed now
+	Done      bool   `json:"done,omitempty"`
+}
+
+// Words says a sweep's progress for `status`: " · points 3/10 done (1
+// skipped), running m=64 (repeat 2/3)", or a search's: " · search:
+// probe 8 of at most 13, concurrency 74 passes, 158 fails, probing 108
+// (run 2)".
+func (pt *StatusPoints) Words() string {
+	switch {
+	case pt == nil:
+		return ""
+	case pt.Search != nil:
+		s := pt.Search
+		w := fmt.Sprintf(" · search: %d of at most %d probes", s.Probes, s.MaxProbes)
+		if s.Limit > 0 {
+			w += fmt.Sprintf(", %s %d passes", s.Axis, s.Limit)
+		}
+		if s.Above > 0 {
+			w += fmt.Sprintf(", %d does not", s.Above)
+		}
+		if s.Probing > 0 {
+			w += fmt.Sprintf(", probing %d (run %d)", s.Probing, s.Run)
+		}
+		return w
+	}
+	w := fmt.Sprintf(" · points %d/%d done", pt.Done, pt.Total)
+	if pt.Skipped > 0 {
+		w += fmt.Sprintf(" (%d skipped)", pt.Skipped)
+	}
+	if pt.Current != "" {
+		w += fmt.Sprintf(", running %s (repeat %d/%d)", pt.Current, pt.Repeat, pt.Repeats)
+	}
+	return w
+}
+
+// searchOf is a search phase's progress.
+func searchOf(ph *campaign.Phase, p runner.PhaseState) *StatusSearch {
+	ss := ph.Sweep.Search
+	s, _ := runner.SearchProbes(ph, p.Steps)
+	r := s.Result()
+	out := &StatusSearch{Axis: ss.Axis, Probes: len(s.Probes), MaxProbes: ss.MaxProbes(), Above: r.Above, Done: r.Done && p.Status.Finished()}
+	if r.OK {
+		out.Limit = r.Limit
+	}
+	if p.Status == runner.Running && p.Current < len(p.Steps) && p.Steps[p.Current].Status == runner.Running {
+		if u := ph.AllSteps()[p.Current].Unit; u != nil {
+			out.Probing = ss.Values[u.Point]
+			for _, st := range p.Steps {
+				if st.Point == p.Steps[p.Current].Point && (st.Status == runner.Done || st.Status == runner.Running) {
+					out.Run++
+				}
+			}
+		}
+	}
+	return out
 }
 
 // pointsOf is the grid of a sweep phase as its steps stand: a point is
@@ -135,6 +204,9 @@ func pointsOf(ph *campaign.Phase, p runner.PhaseState) *StatusPoints {
 		return nil
 	}
 	out := &StatusPoints{Total: sw.Points, Repeats: sw.Repeat, Status: map[string]string{}}
+	if sw.Search != nil {
+		out.Search = searchOf(ph, p)
+	}
 	seen := map[int][]runner.Status{}
 	for i, st := range ph.AllSteps() {
 		status := runner.Pending

@@ -185,6 +185,7 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	condsKept := make(chan struct{})
 	go conds.watch(r.Subscribe(), condsKept)
 	go followSlurmNodes(src, r.Subscribe())
+	go stampSearches(w, r, plan, r.Subscribe())
 	if plan.Notify != "" {
 		go runner.Notify(plan, r.Subscribe(), func(msg string) {
 			fmt.Fprintf(stdout, "%s warning: %s\n", time.Now().Format("15:04:05"), msg)

@@ -20,6 +20,7 @@ import (
 	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/search"
 )
 
 // A sweep's curves as SVG beside the results file, one chart per metric
@@ -201,7 +202,40 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 		pl.Add(l)
 		pl.Legend.Add(fmt.Sprintf("expect %s %s", e.Op, FormatNumber(e.Value)), l)
 	}
+	if ss := sw.Search; ss != nil {
+		searchLines(pl, ph, p, metric, lo, hi)
+	}
 	return svgOf(pl)
+}
+
+// searchLines draws, on a search's chart of an SLO metric, the term's
+// limit across and the limit found up the chart.
+func searchLines(pl *plot.Plot, ph *campaign.Phase, p runner.PhaseState, metric string, lo, hi float64) {
+	red := color.RGBA{R: 200, G: 60, B: 60, A: 255}
+	for _, t := range ph.Sweep.Search.SLO {
+		if t.Metric != metric {
+			continue
+		}
+		if l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: t.Limit}, {X: hi, Y: t.Limit}}); err == nil {
+			l.Dashes, l.Color = []vg.Length{vg.Points(4), vg.Points(3)}, red
+			pl.Add(l)
+			pl.Legend.Add("SLO "+t.Op+" "+FormatNumber(t.Limit), l)
+		}
+	}
+	s, _ := runner.SearchProbes(ph, p.Steps)
+	if r := s.Result(); r.OK {
+		ymin, ymax := pl.Y.Min, pl.Y.Max
+		for _, t := range ph.Sweep.Search.SLO {
+			if t.Metric == metric {
+				ymin, ymax = min(ymin, t.Limit), max(ymax, t.Limit)
+			}
+		}
+		if l, err := plotter.NewLine(plotter.XYs{{X: float64(r.Limit), Y: ymin}, {X: float64(r.Limit), Y: ymax}}); err == nil {
+			l.Dashes, l.Color = []vg.Length{vg.Points(1), vg.Points(2)}, color.RGBA{G: 130, B: 60, A: 255}
+			pl.Add(l)
+			pl.Legend.Add(fmt.Sprintf("limit found: %s %d", ph.Sweep.Search.Axis, r.Limit), l)
+		}
+	}
 }
 
 // maxValueTicks is how many swept values get a tick each; past it the
@@ -337,6 +371,9 @@ func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[st
 		if c := ph.Curves; c != nil && len(c.Y) > 0 && !slices.Contains(c.Y, m) {
 			continue // plot: y: chose the metrics charted
 		}
+		if ss := ph.Sweep.Search; ss != nil && !slices.ContainsFunc(ss.SLO, func(t search.Term) bool { return t.Metric == m }) {
+			continue // a search charts its SLO's metrics
+		}
 		svg, err := sweepChart(ph, p, m, vals[m])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("chart of %s: %w", m, err))
@@ -375,6 +412,7 @@ func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[st
 // charted is what a sweep phase's charts were last drawn from.
 type charted struct {
 	rows, attempt int
+	done          int               // a search's units done: its limit moves as a probe's run ends, not as its row lands
 	names         map[string]string // metric -> SVG beside the results file
 }
 
@@ -385,15 +423,18 @@ func (w *Writer) updateCharts(p *runner.PhaseState) error {
 	if ph == nil || ph.Sweep == nil {
 		return nil
 	}
-	rows := 0
+	rows, done := 0, 0
 	for _, s := range p.Steps {
 		rows += len(s.Results)
+		if s.Status == runner.Done && ph.Sweep.Search != nil {
+			done++
+		}
 	}
-	if c, ok := w.charts[p.ID]; rows == 0 || ok && c.rows == rows && c.attempt == p.Attempt {
+	if c, ok := w.charts[p.ID]; rows == 0 || ok && c.rows == rows && c.attempt == p.Attempt && c.done == done {
 		return nil
 	}
 	names, err := sweepCharts(w.path, ph, *p)
-	w.charts[p.ID] = charted{rows: rows, attempt: p.Attempt, names: names}
+	w.charts[p.ID] = charted{rows: rows, attempt: p.Attempt, done: done, names: names}
 	return err
 }
 

@@ -19,6 +19,9 @@ import (
 // keyOf is the key result, its metric and the step that gave it (-1:
 // none). ph may be nil (a phase the plan no longer has).
 func keyOf(ph *campaign.Phase, p runner.PhaseState) (text, metric string, step int) {
+	if ph != nil && ph.Sweep != nil && ph.Sweep.Search != nil {
+		return searchKey(ph, p), "", -1
+	}
 	if ph != nil && ph.Sweep != nil && len(ph.Sweep.Axes) > 0 {
 		if text, metric, step = bestPoint(ph, p); text != "" {
 			return text, metric, step

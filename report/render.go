@@ -245,7 +245,9 @@ func phaseBlock(v phaseView) string {
 		b.WriteString("\n")
 	}
 	steps := ph.AllSteps()
-	if ph.Sweep != nil {
+	if ph.Sweep != nil && ph.Sweep.Search != nil {
+		b.WriteString(searchBlock(ph, p, charts)) // every run's row is in the CSV
+	} else if ph.Sweep != nil {
 		b.WriteString(sweepTables(ph, p, charts)) // every repeat's row is in the CSV
 	} else {
 		for i, s := range p.Steps {

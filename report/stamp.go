@@ -159,3 +159,15 @@ func stampWarnings(ph *campaign.Phase, p runner.PhaseState, stamps func(i int) [
 	}
 	return out
 }
+
+// StampOf is why the rows of step i of phase p were taken under bad
+// conditions (nil: nothing was wrong), as the record stamps them: for the
+// runner, which never lets a search decide by such a run.
+func (w *Writer) StampOf(p runner.PhaseState, i int) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stepSums == nil {
+		w.stepSums = map[stepKey][]gpu.Summary{}
+	}
+	return w.stepStamp(&p, i)
+}

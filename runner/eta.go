@@ -63,6 +63,9 @@ const (
 	// SourceNeighbours: a sweep's point not run yet takes the time its
 	// measured neighbours took in this attempt.
 	SourceNeighbours = "measured points"
+	// SourceProbes: a search's probes still to come, at most, each run
+	// its least number of times at the pace its runs have had.
+	SourceProbes = "probes left"
 )
 
 // stepETA picks the best source for a running step.

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/search"
@@ -65,7 +66,7 @@ func SearchProbes(ph *campaign.Phase, steps []StepState) (*search.Search, int) {
 		if used >= ss.MinRepeats {
 			j := search.Judge(ss.SLO, runs)
 			if j.Verdict != search.Indeterminate || used >= ss.MaxRepeats {
-				s.Record(search.Probe{Value: v, Repeats: used, Judgement: j})
+				s.Record(search.Probe{Value: v, Repeats: used, Judgement: j, Runs: runs})
 				continue
 			}
 		}
@@ -73,7 +74,7 @@ func SearchProbes(ph *campaign.Phase, steps []StepState) (*search.Search, int) {
 		case running:
 			return s, -1 // its run in flight decides
 		case next < 0: // its spare units all spent on stamped runs
-			s.Record(search.Probe{Value: v, Repeats: used, Judgement: search.Judge(ss.SLO, runs)})
+			s.Record(search.Probe{Value: v, Repeats: used, Judgement: search.Judge(ss.SLO, runs), Runs: runs})
 			continue
 		}
 		return s, next
@@ -183,4 +184,51 @@ func (r *Runner) stamp(id string, step, attempt int, why string) error {
 	}
 	r.emit(Event{Kind: Progress, Phase: id, Step: step, Message: msg})
 	return nil
+}
+
+// searchRemaining is a search phase's ETA: the probes still to come at
+// most (the search's promise less the probes judged), each run its least
+// number of times, less the runs the probe under way has had, at the
+// mean time of the runs done in this attempt (its estimate or history
+// before any); cur is the running unit's own ETA, counted for its run.
+func (r *Runner) searchRemaining(pr *phaseRun, cur ETA, now time.Time) ETA {
+	ss := pr.ph.Sweep.Search
+	s, next := SearchProbes(pr.ph, pr.state.Steps)
+	if _, done := s.Next(); done && next < 0 {
+		return ETA{Known: true, Source: SourceProbes, Fraction: 1}
+	}
+	var ran time.Duration
+	n := 0
+	for _, st := range pr.state.Steps {
+		if st.Status == Done && !st.Started.IsZero() && st.Ended.After(st.Started) {
+			ran += st.Ended.Sub(st.Started)
+			n++
+		}
+	}
+	var each time.Duration
+	if n > 0 {
+		each = ran / time.Duration(n)
+	} else {
+		each, _ = r.guessStep(pr, max(0, pr.state.Current))
+	}
+	// The probe under way: its runs so far (the search counts it once
+	// it is judged).
+	v, _ := s.Next()
+	under := 0
+	for i, st := range pr.ph.AllSteps() {
+		if u := st.Unit; u != nil && ss.Values[u.Point] == v && i < len(pr.state.Steps) && pr.state.Steps[i].Status == Done {
+			under++
+		}
+	}
+	runs := max(0, ss.MaxProbes()-len(s.Probes))*ss.MinRepeats - min(under, ss.MinRepeats)
+	e := ETA{Source: SourceProbes, Known: each > 0, Fraction: -1}
+	if cur.Known && pr.state.Status == Running && pr.cur != nil {
+		runs-- // the running one: its own ETA
+		e.Remaining = cur.Remaining
+	}
+	e.Remaining += time.Duration(max(0, runs)) * each
+	if most := ss.MaxProbes(); most > 0 {
+		e.Fraction = min(1, float64(len(s.Probes))/float64(most))
+	}
+	return e
 }

@@ -50,6 +50,23 @@ func probesOf(t *testing.T, p *campaign.Plan, st *State) (*search.Search, search
 func TestSearchFindsTheLimit(t *testing.T) {
 	p := searchCampaign(t, "")
 	h := start(t, p, testOptions(t))
+	// Mid-search, the ETA counts the probes still to come, not the grid's
+	// hundreds of units.
+	mid := h.until(60*time.Second, "the fifth unit's end", func(e Event) bool {
+		return e.Kind == StepFinished && e.Phase == "limit" && e.Step >= 4*p.Phase("limit").Sweep.Repeat
+	}).State.Phase("limit")
+	var each time.Duration
+	n := 0
+	for _, ss := range mid.Steps {
+		if ss.Status == Done {
+			each += ss.Ended.Sub(ss.Started)
+			n++
+		}
+	}
+	each /= time.Duration(n)
+	if e := mid.ETA; e.Source != SourceProbes || !e.Known || e.Remaining > 40*each || e.Remaining < 10*each {
+		t.Errorf("mid-search ETA %+v (%d runs done, %s each); want the probes left at most, 3 runs each, less the runs under way", e, n, each)
+	}
 	st := h.finished(120 * time.Second)
 	ph := st.Phase("limit")
 	if ph.Status != Done {

@@ -67,6 +67,9 @@ func (r *Runner) phaseRemaining(pr *phaseRun, now time.Time) ETA {
 		cur = 0
 		e.Known = true
 	}
+	if sw := pr.ph.Sweep; sw != nil && sw.Search != nil {
+		return r.searchRemaining(pr, e, now)
+	}
 	pace := r.stepsPace(pr)
 	for k := range steps[cur:] {
 		if st := pr.state.Steps[cur+k].Status; st == Done || st == Skipped {

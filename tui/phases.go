@@ -202,6 +202,11 @@ func (m *model) pointWords(p runner.PhaseState) string {
 		return ""
 	}
 	sw, u := ph.Sweep, ph.Steps[p.Current].Unit
+	if sw.Search != nil {
+		// A search's place: its probe, not the grid's point.
+		s, _ := runner.SearchProbes(ph, p.Steps)
+		return fmt.Sprintf("probe %d (≤%d) %s · run %d", len(s.Probes)+1, sw.Search.MaxProbes(), sw.Key(*u), u.Repeat)
+	}
 	w := fmt.Sprintf("point %d/%d", u.Point+1, sw.Points)
 	k := sw.Key(*u)
 	if p.Current < len(p.Steps) && p.Steps[p.Current].Point != "" && p.Steps[p.Current].Point != k {

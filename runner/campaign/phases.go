@@ -277,10 +277,14 @@ func (l *loader) expandSweep(plan *Plan, ps *PhaseSpec, ph *Phase, at func(strin
 			}
 			st.Unit = u
 			st.Name = ph.Steps[j].Label()
-			if len(sw.Axes) > 0 {
+			if sw.Search != nil {
+				// Which units run is the search's to say: a place in the
+				// grid would say nothing.
+				st.Name += fmt.Sprintf(" · %s · run %d", sw.Key(*u), u.Repeat)
+			} else if len(sw.Axes) > 0 {
 				st.Name += fmt.Sprintf(" · point %d/%d (%s)", u.Point+1, sw.Points, sw.Key(*u))
 			}
-			if sw.Repeat > 1 {
+			if sw.Repeat > 1 && sw.Search == nil {
 				st.Name += fmt.Sprintf(" · repeat %d/%d", u.Repeat, sw.Repeat)
 			}
 			steps = append(steps, st)

@@ -94,6 +94,7 @@ type Probe struct {
 	Value   int
 	Repeats int
 	Judgement
+	Runs map[string][]float64 // each SLO metric's values over its runs
 }
 
 // Grid is the values a search of [lo, hi] to resolution res may probe: lo,

@@ -1,0 +1,160 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/search"
+)
+
+// A search phase's record: the limit found with its bracket, the SLO
+// term that binds there, whether the margin falls off a cliff past it,
+// each probe (value, runs, verdict, the SLO metrics' means), and a chart
+// of each SLO metric against the axis with its limit drawn. All of it
+// replayed from the units' rows (runner.SearchProbes), as the runner
+// decided.
+
+// cliffRatio: past the limit, the binding term's margin falls this many
+// times faster than the load grows (a share of its limit per share of
+// load): a cliff, not a slope.
+const cliffRatio = 3.0
+
+// searchBlock is the search phase's limit and probes.
+func searchBlock(ph *campaign.Phase, p runner.PhaseState, charts map[string]string) string {
+	ss := ph.Sweep.Search
+	s, _ := runner.SearchProbes(ph, p.Steps)
+	r := s.Result()
+	var terms []string
+	for _, t := range ss.SLO {
+		terms = append(terms, t.String())
+	}
+	slo := strings.Join(terms, " and ")
+	var b strings.Builder
+	b.WriteString("\n### Limit\n\n")
+	switch {
+	case len(s.Probes) == 0:
+		fmt.Fprintf(&b, "No probe has ended yet: the search of %s over [%d, %d] for %s starts at %d.\n", ss.Axis, ss.Lo, ss.Hi, slo, ss.Values[0])
+		return b.String()
+	case r.OK && r.Above == 0:
+		fmt.Fprintf(&b, "**%s %d**, the top of the range, meets the SLO (%s): the whole range passes; the limit is above it.", ss.Axis, r.Limit, slo)
+	case r.OK:
+		fmt.Fprintf(&b, "**%s %d** is the largest that meets the SLO (%s); %d %s: the limit lies in [%d, %d), %s apart.",
+			ss.Axis, r.Limit, slo, r.Above, aboveWords(s, r.Above), r.Limit, r.Above, share(float64(r.Above-r.Limit)/float64(r.Limit)))
+	case r.Above == ss.Values[0]:
+		fmt.Fprintf(&b, "**No %s in [%d, %d] meets the SLO** (%s): the lowest, %d, %s.", ss.Axis, ss.Lo, ss.Hi, slo, r.Above, aboveWords(s, r.Above))
+	default:
+		fmt.Fprintf(&b, "**No %s in [%d, %d] meets the SLO** (%s).", ss.Axis, ss.Lo, ss.Hi, slo)
+	}
+	if !r.Done {
+		if v, _ := s.Next(); v > 0 {
+			fmt.Fprintf(&b, " The search goes on: %d is probed now.", v)
+		}
+	}
+	if at := probeAt(s, r.Limit); r.OK && at != nil {
+		fmt.Fprintf(&b, " At %d the binding term is %s, %s inside its limit.", r.Limit, at.Binding, share(at.Margin))
+	}
+	if c := cliff(s, r); c != "" {
+		b.WriteString(" " + c)
+	}
+	runs := 0
+	for _, pr := range s.Probes {
+		runs += pr.Repeats
+	}
+	fmt.Fprintf(&b, "\n\n%d probes (at most %d), %d runs: each probe run %d times, up to %d while its 95%% intervals straddle a limit; a run taken under bad conditions is run again and never decides. A grid to the same resolution (%s) has %d values.\n",
+		len(s.Probes), ss.MaxProbes(), runs, ss.MinRepeats, ss.MaxRepeats, share(ss.Resolution), len(ss.Values))
+	fmt.Fprintf(&b, "\n| # | %s | runs | verdict | binding term | margin |", cell(ss.Axis))
+	for _, t := range ss.SLO {
+		fmt.Fprintf(&b, " %s |", cell(t.Metric))
+	}
+	b.WriteString("\n|---:|---:|---:|---|---|---:|" + strings.Repeat("---:|", len(ss.SLO)) + "\n")
+	for i, pr := range s.Probes {
+		fmt.Fprintf(&b, "| %d | %d | %d | %s | %s | %s |", i+1, pr.Value, pr.Repeats, verdictWord(pr.Verdict), cell(pr.Binding), share(pr.Margin))
+		for _, t := range ss.SLO {
+			fmt.Fprintf(&b, " %s |", statCell(pointStat(pr.Runs[t.Metric]), ph.Sweep.Noise))
+		}
+		b.WriteString("\n")
+	}
+	for _, t := range ss.SLO {
+		if c := charts[t.Metric]; c != "" {
+			fmt.Fprintf(&b, "\n![%s by %s](%s)\n", cell(t.Metric), cell(ss.Axis), c)
+		}
+	}
+	return b.String()
+}
+
+// probeAt is the probe of value v, nil if none.
+func probeAt(s *search.Search, v int) *search.Probe {
+	for i := range s.Probes {
+		if s.Probes[i].Value == v {
+			return &s.Probes[i]
+		}
+	}
+	return nil
+}
+
+// aboveWords says why the bracket's top bounds the limit: it failed, or
+// its runs could not tell.
+func aboveWords(s *search.Search, v int) string {
+	if pr := probeAt(s, v); pr != nil && pr.Verdict == search.Indeterminate {
+		return fmt.Sprintf("could not be told after %d runs (its 95%% interval straddles %s)", pr.Repeats, pr.Binding)
+	}
+	if pr := probeAt(s, v); pr != nil {
+		return fmt.Sprintf("fails (%s, %s past it)", pr.Binding, share(-pr.Margin))
+	}
+	return "does not pass"
+}
+
+// cliff says, where the bracket's top failed, whether the binding term's
+// margin falls off a cliff past the limit.
+func cliff(s *search.Search, r search.Result) string {
+	a, b := probeAt(s, r.Limit), probeAt(s, r.Above)
+	if !r.OK || a == nil || b == nil || b.Verdict != search.Fail || r.Limit <= 0 {
+		return ""
+	}
+	load := float64(r.Above-r.Limit) / float64(r.Limit)
+	if fall := a.Margin - b.Margin; load > 0 && fall/load >= cliffRatio {
+		return fmt.Sprintf("A cliff: from %s inside its limit at %d to %s past it at %d (%s more load): the server gives way past the limit rather than degrading with it.",
+			share(a.Margin), r.Limit, share(-b.Margin), r.Above, share(load))
+	}
+	return ""
+}
+
+func verdictWord(v search.Verdict) string {
+	switch v {
+	case search.Pass:
+		return "✓ pass"
+	case search.Fail:
+		return "✗ fail"
+	}
+	return "? can't tell"
+}
+
+func share(f float64) string { return fmt.Sprintf("%.1f%%", f*100) }
+
+// searchKey is a search phase's key result: "limit concurrency 98 (108
+// fails p99_tpot_ms <= 50)".
+func searchKey(ph *campaign.Phase, p runner.PhaseState) string {
+	ss := ph.Sweep.Search
+	s, _ := runner.SearchProbes(ph, p.Steps)
+	r := s.Result()
+	switch {
+	case len(s.Probes) == 0:
+		return ""
+	case r.OK && r.Above == 0:
+		return fmt.Sprintf("limit %s ≥ %d (the whole range passes)", ss.Axis, r.Limit)
+	case r.OK:
+		w := fmt.Sprintf("limit %s %d", ss.Axis, r.Limit)
+		if b := probeAt(s, r.Above); b != nil && b.Verdict == search.Fail {
+			w += fmt.Sprintf(" (%d fails %s)", r.Above, b.Binding)
+		} else if r.Above > 0 {
+			w += fmt.Sprintf(" (%d undecided)", r.Above)
+		}
+		if !r.Done {
+			w += ", so far"
+		}
+		return w
+	}
+	return fmt.Sprintf("no %s in [%d, %d] meets the SLO", ss.Axis, ss.Lo, ss.Hi)
+}
