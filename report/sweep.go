@@ -183,7 +183,11 @@ func gridWords(sw *campaign.Sweep) string {
 	if len(axes) > 0 {
 		w = fmt.Sprintf("%d points over %s", sw.Points, strings.Join(axes, " × "))
 	}
-	w += fmt.Sprintf(", each run %d time(s), %s", sw.Repeat, sw.Order)
+	if r := sw.Repeats; r.Precision > 0 {
+		w += fmt.Sprintf(", each run until every metric's 95%% interval is within %g%% of its mean (%d to %d runs), %s", math.Round(r.Precision*1e4)/100, r.Min, r.Max, sw.Order)
+	} else {
+		w += fmt.Sprintf(", each run %d time(s), %s", sw.Repeat, sw.Order)
+	}
 	if sw.Until != "" {
 		w += ", until: failed along " + sw.Axes[len(sw.Axes)-1].Name
 	}

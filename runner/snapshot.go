@@ -71,9 +71,16 @@ func (r *Runner) phaseRemaining(pr *phaseRun, now time.Time) ETA {
 		return r.searchRemaining(pr, e, now)
 	}
 	pace := r.stepsPace(pr)
+	expect := 0 // repeat: until: the runs a point is expected to take, as measured
+	if sw := pr.ph.Sweep; sw != nil && sw.Repeats.Precision > 0 {
+		expect = pr.expectedRuns()
+	}
 	for k := range steps[cur:] {
 		if st := pr.state.Steps[cur+k].Status; st == Done || st == Skipped {
 			continue // an edited grid's kept unit, a point skipped or cut
+		}
+		if u := steps[cur+k].Unit; expect > 0 && u != nil && u.Repeat > expect {
+			continue // a run its point is expected not to need
 		}
 		d, src := r.guessStep(pr, cur+k)
 		if src == SourceNeighbours {

@@ -185,6 +185,7 @@ func (sr *stepRun) next(now time.Time) {
 	r, pr := sr.r, sr.pr
 	sr.proc.exitedSeen = true
 	sr.sayNoisy()
+	sr.sayImprecise()
 	idx := pr.nextStep(sr.step.Index + 1)
 	if idx < len(pr.ph.AllSteps()) {
 		r.checkDisk(now, true)

@@ -29,6 +29,17 @@ func (pr *phaseRun) nextStep(idx int) int {
 		if st := pr.state.Steps[idx].Status; st == Done || st == Skipped {
 			continue // a unit an edited grid kept, or a point skipped
 		}
+		if why := pr.preciseAlready(idx); why != "" {
+			for ss := &pr.state.Steps[idx]; ; {
+				ss.Status, ss.Reason = Skipped, why
+				if idx+1 >= len(steps) || !sameUnit(steps[idx+1].Unit, steps[idx].Unit) {
+					break
+				}
+				idx++ // the unit's other steps with it
+				ss = &pr.state.Steps[idx]
+			}
+			continue
+		}
 		by := pr.cutBy(idx)
 		if by == "" {
 			return idx

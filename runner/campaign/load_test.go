@@ -503,3 +503,41 @@ phases:
 		}
 	}
 }
+
+// TestRepeatUntil: repeat: takes a number or {until: 2%, max: 10} (min 3
+// unless said); a plain number hashes as it always did; bad input is said
+// at its key.
+func TestRepeatUntil(t *testing.T) {
+	p := loadCampaign(t, `
+name: r
+phases:
+  - id: tight
+    sweep: {m: [1, 2]}
+    repeat: {until: 2%, max: 10}
+    steps: [{run: "echo ${m}"}]
+  - id: fixed
+    repeat: 4
+    steps: [{run: x}]
+`)
+	if r := p.Phase("tight").Sweep.Repeats; r != (Repeats{Min: 3, Max: 10, Precision: 0.02}) || p.Phase("tight").Sweep.Repeat != 10 || len(p.Phase("tight").Sweep.Units) != 20 {
+		t.Errorf("tight = %+v (%d units); want 3 to 10 runs until 2%%, 10 planned", r, len(p.Phase("tight").Sweep.Units))
+	}
+	if r := p.Phase("fixed").Sweep.Repeats; r != (Repeats{Min: 4, Max: 4}) {
+		t.Errorf("fixed = %+v", r)
+	}
+	for _, c := range []struct{ body, want string }{
+		{"repeat: {until: 2, max: 10}", `4:21: until: "2" is not a percentage`},
+		{"repeat: {until: 2%}", "needs max:"},
+		{"repeat: {until: 2%, max: 2}", "4:30: max: 2 is below min: 3"},
+		{"repeat: {until: 2%, max: 5, min: 1}", "4:38: min: 1 gives no interval to judge by"},
+		{"repeat: {max: 5}", "says when to stop"},
+		{"repeat: often", `repeat: "often" is neither a number of runs nor a mapping`},
+		{"repeat: {until: 2%, max: 5, upto: 3}", "upto"},
+	} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		os.WriteFile(path, []byte("name: x\nphases:\n  - id: a\n    "+c.body+"\n    steps: [{run: x}]\n"), 0o644)
+		if _, err := Load(path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", c.body, err, c.want)
+		}
+	}
+}

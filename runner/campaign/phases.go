@@ -56,10 +56,10 @@ func workHash(ps PhaseSpec, env map[string]string, sl *Slurm) string {
 		Env     map[string]string
 		Steps   []cmd
 		Service *cmd
-		Sweep   SweepSpec `json:",omitempty"` // the grid is the work; its noise limit and until are not
-		Repeat  *int      `json:",omitempty"`
-		Order   string    `json:",omitempty"`
-		Search  any       `json:",omitempty"` // its grid: axis, range, resolution (not its SLO, which judges the same runs)
+		Sweep   SweepSpec   `json:",omitempty"` // the grid is the work; its noise limit and until are not
+		Repeat  *RepeatSpec `json:",omitempty"` // repeat: N encodes as the number it always did
+		Order   string      `json:",omitempty"`
+		Search  any         `json:",omitempty"` // its grid: axis, range, resolution (not its SLO, which judges the same runs)
 	}{Needs: ps.Needs, GPUs: ps.GPUs.List, Env: ps.Env, Sweep: ps.Sweep, Repeat: ps.Repeat, Order: ps.Order}
 	if sp := ps.Search; sp != nil {
 		work.Search = []any{sp.Axis, sp.Range, sp.Resolution, sp.MaxRepeats}

@@ -105,8 +105,15 @@ func (l *loader) search(ps *PhaseSpec, at func(string) string) *Sweep {
 		}
 		s.SLO = append(s.SLO, search.Term{Metric: name, Op: op, Limit: v})
 	}
-	if ps.Repeat != nil {
-		s.MinRepeats = *ps.Repeat
+	switch r := ps.Repeat; {
+	case r == nil:
+	case r.Until != "":
+		l.add(at(".repeat.until"), "a search's probes run until their verdict is clear, not until a precision", "write repeat: N (each probe's runs at least) and search: max_repeats: (at most)")
+	case r.Min != 0 || r.Max != 0:
+		rs := l.repeats(r, at)
+		s.MinRepeats, s.MaxRepeats = rs.Min, rs.Max
+	default:
+		s.MinRepeats = r.N
 	}
 	if sp.MaxRepeats != 0 {
 		s.MaxRepeats = sp.MaxRepeats

@@ -139,11 +139,11 @@ type PhaseSpec struct {
 	Slurm        *SlurmSpec        `yaml:"slurm" json:"slurm,omitempty"`
 	// The grid (sweep.go): axes, runs of each point, their order, an
 	// SLO search along the last axis, the noise limit.
-	Sweep  SweepSpec `yaml:"sweep" json:"sweep,omitempty"`
-	Repeat *int      `yaml:"repeat" json:"repeat,omitempty"`
-	Order  string    `yaml:"order" json:"order,omitempty"`
-	Until  string    `yaml:"until" json:"until,omitempty"`
-	Noise  string    `yaml:"noise" json:"noise,omitempty"`
+	Sweep  SweepSpec   `yaml:"sweep" json:"sweep,omitempty"`
+	Repeat *RepeatSpec `yaml:"repeat" json:"repeat,omitempty"`
+	Order  string      `yaml:"order" json:"order,omitempty"`
+	Until  string      `yaml:"until" json:"until,omitempty"`
+	Noise  string      `yaml:"noise" json:"noise,omitempty"`
 	// Search finds the largest value of an axis that meets an SLO
 	// (search.go); it runs as a sweep of its own.
 	Search *SearchSpec `yaml:"search" json:"search,omitempty"`

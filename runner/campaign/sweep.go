@@ -28,6 +28,9 @@ type Sweep struct {
 	Units  []Unit  // in run order
 	Points int     // distinct points
 	Search *Search // a search planned as this sweep (search.go); nil for a grid
+	// Repeats are each point's runs: Repeat (its Max) planned, fewer run
+	// where repeat: until: is met (a search's are its own).
+	Repeats Repeats
 }
 
 // Axis is one dimension of the grid.
@@ -144,11 +147,9 @@ func (l *loader) sweep(ps *PhaseSpec, at func(string) string, env map[string]str
 		return nil
 	}
 	sw := &Sweep{Repeat: 1, Order: "interleaved", Noise: 0.05}
-	if ps.Repeat != nil {
-		sw.Repeat = *ps.Repeat
-		if sw.Repeat < 1 {
-			l.add(at(".repeat"), fmt.Sprintf("repeat: %d runs nothing", sw.Repeat), "repeat: N runs each point N times (1 or more); leave it out for once")
-		}
+	if ps.Search == nil {
+		sw.Repeats = l.repeats(ps.Repeat, at)
+		sw.Repeat = sw.Repeats.Max
 	}
 	switch ps.Order {
 	case "", "interleaved":
