@@ -83,3 +83,47 @@ phases:
 		t.Errorf("status says:\n%s", text)
 	}
 }
+
+// TestSearchUnderASweptService: a search under each setting of a swept
+// service; the block across the settings ranks them by their limit, with
+// brackets, and says which pairs the brackets tell apart.
+func TestSearchUnderASweptService(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := filepath.Join(dir, "svc.yaml")
+	os.WriteFile(c, []byte(`name: svc
+phases:
+  - id: serve
+    sweep: {seqs: [32, 64, 65]}
+    service:
+      run: |
+        echo "serving with ${seqs}"; exec sleep 600
+      ready: {log: serving, timeout: 30s}
+  - id: limit
+    needs: [serve]
+    search:
+      axis: concurrency
+      range: [1, 512]
+      slo: {p99_tpot_ms: "<= 50"}
+    repeat: 3
+    steps:
+      - run: |
+          awk -v c=${concurrency} -v b=$((${seqs} * 3 / 2)) -v r=$GREENLIGHT_REPEAT 'BEGIN { srand(c * 1000 + r); printf "{\"p99_tpot_ms\": %.4f}\n", 50 * c / (b + 0.5) * (1 + 0.02 * (rand() - 0.5)) }' >> "$GREENLIGHT_RESULTS"
+`), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	rec := string(mustRead(t, filepath.Join(dir, "svc.md")))
+	_, block, _ := strings.Cut(rec, "<!-- greenlight:begin across:limit -->")
+	block, _, _ = strings.Cut(block, "<!-- greenlight:end")
+	rows := regexp.MustCompile(`(?m)^\| (\d) \| seqs=(\d+) \| (\d+) \| \[(\d+), (\d+)\) \|`).FindAllStringSubmatch(block, -1)
+	if len(rows) != 3 || rows[2][2] != "32" || rows[0][3] != rows[1][3] {
+		t.Fatalf("the ranking's rows %q; want 64 and 65 alike, then 32:\n%s", rows, block)
+	}
+	for _, want := range []string{"Told apart (the first's limit at or past the value the second failed at): seqs=" + rows[0][2] + " > seqs=32; seqs=" + rows[1][2] + " > seqs=32.",
+		"Not told apart at this resolution (their brackets overlap): seqs=" + rows[0][2] + " ~ seqs=" + rows[1][2] + "."} {
+		if !strings.Contains(block, want) {
+			t.Errorf("the block lacks %q:\n%s", want, block)
+		}
+	}
+}

@@ -238,7 +238,11 @@ func (w *Writer) acrossBlocks(bodies map[string]string, order []string) []string
 			continue
 		}
 		id := "across:" + g.of
-		bodies[id] = acrossBlock(g.across, g.ph, g.ps, w.charts[id].names)
+		if first := w.plan.Phase(g.copies[0]); first.Sweep != nil && first.Sweep.Search != nil {
+			bodies[id] = searchAcross(g.across, w.plan, w.st)
+		} else {
+			bodies[id] = acrossBlock(g.across, g.ph, g.ps, w.charts[id].names)
+		}
 		last := slices.Index(order, "phase:"+g.copies[len(g.copies)-1])
 		order = slices.Insert(order, last+1, id)
 	}

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/greenlight-run/greenlight/runner"
@@ -157,4 +159,91 @@ func searchKey(ph *campaign.Phase, p runner.PhaseState) string {
 		return w
 	}
 	return fmt.Sprintf("no %s in [%d, %d] meets the SLO", ss.Axis, ss.Lo, ss.Hi)
+}
+
+// searchAcross ranks the settings of a swept service by the limit the
+// search found under each, with its bracket, and says which pairs the
+// brackets tell apart: a setting whose limit is at or above another's
+// failing value is ahead of it, whatever the noise; brackets that
+// overlap cannot be told apart at this resolution.
+func searchAcross(a across, plan *campaign.Plan, st *runner.State) string {
+	type setting struct {
+		name        string
+		lo, hi      int // the limit lies in [lo, hi); hi 0: above the range's top
+		ok, done    bool
+		binding     string
+		probes      int
+		axis, slo   string
+		first, last int
+	}
+	var got []setting
+	for _, id := range a.copies {
+		ph, ps := plan.Phase(id), st.Phase(id)
+		if ph == nil || ps == nil || ph.Sweep == nil || ph.Sweep.Search == nil {
+			continue
+		}
+		ss := ph.Sweep.Search
+		s, _ := runner.SearchProbes(ph, ps.Steps)
+		if len(s.Probes) == 0 {
+			continue
+		}
+		r := s.Result()
+		one := setting{name: ph.Point.Key, lo: r.Limit, hi: r.Above, ok: r.OK, done: r.Done && ps.Status.Finished(), probes: len(s.Probes), axis: ss.Axis, first: ss.Lo, last: ss.Hi}
+		if !r.OK {
+			one.lo = ss.Lo - 1
+		}
+		if at := probeAt(s, r.Limit); r.OK && at != nil {
+			one.binding = at.Binding
+		}
+		got = append(got, one)
+	}
+	if len(got) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(got, func(x, y setting) int { return cmp.Compare(y.lo, x.lo) })
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s across %s's points (`%s`)\n\n", cell(plan.Phase(a.copies[0]).Point.Title), a.svc, a.of)
+	fmt.Fprintf(&b, "The search ran under each of %s's %d points (%s): each setting's limit of %s, best first, with the bracket it lies in.\n\n",
+		a.svc, len(a.copies), strings.Join(a.axes, " × "), got[0].axis)
+	fmt.Fprintf(&b, "| # | %s | limit | lies in | binding term at the limit | probes |\n|---:|---|---:|---|---|---:|\n", cell(strings.Join(a.axes, " · ")))
+	bracket := func(x setting) string {
+		switch {
+		case !x.ok:
+			return fmt.Sprintf("below %d", x.first)
+		case x.hi == 0:
+			return fmt.Sprintf("%d or more: the whole range passes", x.lo)
+		}
+		return fmt.Sprintf("[%d, %d)", x.lo, x.hi)
+	}
+	for i, x := range got {
+		limit := "none in range"
+		if x.ok {
+			limit = fmt.Sprint(x.lo)
+		}
+		if !x.done {
+			limit += " (so far)"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %d |\n", i+1, cell(x.name), limit, bracket(x), cell(x.binding), x.probes)
+	}
+	// Pairs: x ahead of y for sure when x's limit is at or past the
+	// value y failed at (or, y having no limit, x has one).
+	var apart, close []string
+	for i := range got {
+		for j := i + 1; j < len(got); j++ {
+			x, y := got[i], got[j]
+			switch {
+			case x.ok && (!y.ok || y.hi != 0 && x.lo >= y.hi):
+				apart = append(apart, x.name+" > "+y.name)
+			default:
+				close = append(close, x.name+" ~ "+y.name)
+			}
+		}
+	}
+	if len(apart) > 0 {
+		fmt.Fprintf(&b, "\nTold apart (the first's limit at or past the value the second failed at): %s.\n", strings.Join(apart, "; "))
+	}
+	if len(close) > 0 {
+		fmt.Fprintf(&b, "\nNot told apart at this resolution (their brackets overlap): %s.\n", strings.Join(close, "; "))
+	}
+	return b.String()
 }
