@@ -28,17 +28,15 @@ func searchBlock(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 	ss := ph.Sweep.Search
 	s, _ := runner.SearchProbes(ph, p.Steps)
 	r := s.Result()
-	var terms []string
-	for _, t := range ss.SLO {
-		terms = append(terms, t.String())
-	}
-	slo := strings.Join(terms, " and ")
+	slo := ss.SLOWords()
 	var b strings.Builder
 	b.WriteString("\n### Limit\n\n")
 	switch {
 	case len(s.Probes) == 0:
 		fmt.Fprintf(&b, "No probe has ended yet: the search of %s over [%d, %d] for %s starts at %d.\n", ss.Axis, ss.Lo, ss.Hi, slo, ss.Values[0])
 		return b.String()
+	case r.OK && r.Above == 0 && !r.Done:
+		fmt.Fprintf(&b, "**%s %d** meets the SLO (%s), the largest so far: no probe has failed yet.", ss.Axis, r.Limit, slo)
 	case r.OK && r.Above == 0:
 		fmt.Fprintf(&b, "**%s %d**, the top of the range, meets the SLO (%s): the whole range passes; the limit is above it.", ss.Axis, r.Limit, slo)
 	case r.OK:
@@ -144,6 +142,8 @@ func searchKey(ph *campaign.Phase, p runner.PhaseState) string {
 	switch {
 	case len(s.Probes) == 0:
 		return ""
+	case r.OK && r.Above == 0 && !r.Done:
+		return fmt.Sprintf("limit %s ≥ %d so far", ss.Axis, r.Limit)
 	case r.OK && r.Above == 0:
 		return fmt.Sprintf("limit %s ≥ %d (the whole range passes)", ss.Axis, r.Limit)
 	case r.OK:
@@ -210,6 +210,8 @@ func searchAcross(a across, plan *campaign.Plan, st *runner.State) string {
 		switch {
 		case !x.ok:
 			return fmt.Sprintf("below %d", x.first)
+		case x.hi == 0 && !x.done:
+			return fmt.Sprintf("%d or more, so far", x.lo)
 		case x.hi == 0:
 			return fmt.Sprintf("%d or more: the whole range passes", x.lo)
 		}

@@ -313,7 +313,11 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 	// The supervisor's pid, for re-adoption if we die before its status
 	// file exists; page cache is enough, a machine crash kills it too.
 	r.journalNoSync(record{Kind: recStepPID, Phase: pr.ph.ID, Step: idx, Attempt: try, PID: sr.proc.sup})
-	r.emit(Event{Kind: StepStarted, Phase: pr.ph.ID, Step: idx, Message: fmt.Sprintf("%s: step %d/%d %s", pr.ph.Label(), idx+1, len(pr.ph.AllSteps()), step.Label())})
+	msg := fmt.Sprintf("%s: step %d/%d %s", pr.ph.Label(), idx+1, len(pr.ph.AllSteps()), step.Label())
+	if sw := pr.ph.Sweep; sw != nil && sw.Search != nil {
+		msg = fmt.Sprintf("%s: %s", pr.ph.Label(), step.Label()) // which unit is the search's to say: the grid's count says nothing
+	}
+	r.emit(Event{Kind: StepStarted, Phase: pr.ph.ID, Step: idx, Message: msg})
 }
 
 // endPhase records a phase's final status for this run.

@@ -203,9 +203,16 @@ func (m *model) pointWords(p runner.PhaseState) string {
 	}
 	sw, u := ph.Sweep, ph.Steps[p.Current].Unit
 	if sw.Search != nil {
-		// A search's place: its probe, not the grid's point.
-		s, _ := runner.SearchProbes(ph, p.Steps)
-		return fmt.Sprintf("probe %d (≤%d) %s · run %d", len(s.Probes)+1, sw.Search.MaxProbes(), sw.Key(*u), u.Repeat)
+		// A search's place: its probe (the values it has run, this one
+		// among them), not the grid's point. The window's state has no
+		// rows: the steps' points count them.
+		seen := map[string]bool{}
+		for _, st := range p.Steps {
+			if st.Point != "" && (st.Status == runner.Done || st.Status == runner.Running) {
+				seen[st.Point] = true
+			}
+		}
+		return fmt.Sprintf("probe %d (≤%d) %s · run %d", max(1, len(seen)), sw.Search.MaxProbes(), sw.Key(*u), u.Repeat)
 	}
 	w := fmt.Sprintf("point %d/%d", u.Point+1, sw.Points)
 	k := sw.Key(*u)
@@ -239,4 +246,12 @@ func fitTitle(title string, pt *campaign.ServicePoint, w int) string {
 		return ansi.Truncate(pt.Title, room, "…") + tail
 	}
 	return ansi.Truncate(pt.Said(), w, "…")
+}
+
+// planPhase is the plan's phase of that id, nil without a plan.
+func (m *model) planPhase(id string) *campaign.Phase {
+	if m.opts.Plan == nil {
+		return nil
+	}
+	return m.opts.Plan.Phase(id)
 }

@@ -223,8 +223,17 @@ func (s *Step) Label() string {
 // "3 point(s) x 2 repeat(s), 6 step(s), a capture of 8 ranks' traces".
 func (ph *Phase) Kind() string {
 	kind := fmt.Sprintf("%d step(s)", len(ph.Steps))
-	if sw := ph.Sweep; sw != nil {
-		kind = fmt.Sprintf("%d point(s) x %d repeat(s), %d step(s)", sw.Points, sw.Repeat, len(ph.Steps))
+	switch sw := ph.Sweep; {
+	case sw != nil && sw.Search != nil:
+		ss := sw.Search
+		kind = fmt.Sprintf("a search of %s in [%d, %d] to %g%% for %s: at most %d probes of %d to %d runs (of a grid of %d values)",
+			ss.Axis, ss.Lo, ss.Hi, ss.Resolution*100, ss.SLOWords(), ss.MaxProbes(), ss.MinRepeats, ss.MaxRepeats, len(ss.Values))
+	case sw != nil:
+		if r := sw.Repeats; r.Precision > 0 {
+			kind = fmt.Sprintf("%d point(s) x %d to %d runs (until within %g%%), %d step(s) at most", sw.Points, r.Min, r.Max, r.Precision*100, len(ph.Steps))
+		} else {
+			kind = fmt.Sprintf("%d point(s) x %d repeat(s), %d step(s)", sw.Points, sw.Repeat, len(ph.Steps))
+		}
 		if sw.Until != "" {
 			kind += ", until one fails"
 		}

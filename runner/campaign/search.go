@@ -135,3 +135,12 @@ func (l *loader) search(ps *PhaseSpec, at func(string) string) *Sweep {
 
 // MaxProbes is the most probes the search takes.
 func (s *Search) MaxProbes() int { return search.Over(s.Values).MaxProbes() }
+
+// SLOWords says the SLO: "p99_tpot_ms <= 50 and error_rate <= 0.01".
+func (s *Search) SLOWords() string {
+	var terms []string
+	for _, t := range s.SLO {
+		terms = append(terms, t.String())
+	}
+	return strings.Join(terms, " and ")
+}
