@@ -39,7 +39,7 @@ func searchOnce(t *testing.T, lo, hi int, res float64, run func(int) float64) (*
 // noise, and a known boundary; over 50 seeds the limit found lies within
 // the resolution of the boundary, in no more probes than promised.
 func TestFindsTheBoundary(t *testing.T) {
-	worst := 0
+	worst, probes, runs := 0, 0, 0
 	for seed := range uint64(50) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		b := 10 + rng.IntN(400) // the boundary: the largest c with a mean within 50 ms
@@ -54,7 +54,12 @@ func TestFindsTheBoundary(t *testing.T) {
 			t.Errorf("seed %d: %d probes, more than the %d promised", seed, len(s.Probes), s.MaxProbes())
 		}
 		worst = max(worst, len(s.Probes))
+		probes += len(s.Probes)
+		for _, p := range s.Probes {
+			runs += p.Repeats
+		}
 	}
+	t.Logf("over 50 seeds: %.1f probes and %.1f runs a search on average", float64(probes)/50, float64(runs)/50)
 	t.Logf("at most %d probes a search, %d promised (a grid of 1..512 at 10%% would take %d)", worst, New(1, 512, 0.10).MaxProbes(), gridPoints(1, 512, 0.10))
 }
 
