@@ -265,11 +265,15 @@ func (ph *Phase) AllSteps() []*Step {
 const FormatVLLMBench = "vllm-bench"
 
 // Estimated is what the phase says it takes: its steps' estimates summed,
-// else its own estimate; 0 when it says nothing.
+// else its own estimate; 0 when it says nothing. A search runs at most
+// its promised probes, each its least runs, not its whole grid.
 func (ph *Phase) Estimated() time.Duration {
 	var total time.Duration
 	for _, s := range ph.AllSteps() {
 		total += s.Estimate
+	}
+	if sw := ph.Sweep; sw != nil && sw.Search != nil && len(sw.Units) > 0 {
+		total = total / time.Duration(len(sw.Units)) * time.Duration(sw.Search.MaxProbes()*sw.Search.MinRepeats)
 	}
 	if total == 0 {
 		total = ph.Estimate
