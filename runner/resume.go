@@ -277,6 +277,17 @@ func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory, edited bool) bool {
 	}
 	pr.cur = nil
 	n := len(pr.ph.AllSteps())
+	if sw := pr.ph.Sweep; sw != nil && sw.Search != nil {
+		// A search's grid is its plan, not its work: say its runs.
+		pr.state.Changed = pr.state.Changed || edited
+		pr.continues = !edited
+		if !edited {
+			pr.state.Started = h.started
+		}
+		r.warnings = append(r.warnings, fmt.Sprintf("%s: its %d runs done are kept, and the search goes on from them (greenlight retry %s starts it over)",
+			pr.ph.Label(), kept, pr.ph.ID))
+		return true
+	}
 	if edited {
 		pr.state.Changed = true
 		r.warnings = append(r.warnings, fmt.Sprintf("%s: its grid changed since it last ran: %d of its %d units were done and are kept; the other %d run",

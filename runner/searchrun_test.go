@@ -184,3 +184,33 @@ func TestSearchRedoesAStampedRun(t *testing.T) {
 		t.Errorf("the journal's stamp of step %d: %q", e.Step+1, got)
 	}
 }
+
+// TestSearchContinuesAfterAStop: greenlight stop, then run: the same
+// search goes on from the runs done (the same probes as a straight run's),
+// said as the search's runs, not as a grid's hundreds of units.
+func TestSearchContinuesAfterAStop(t *testing.T) {
+	p := searchCampaign(t, "")
+	straight := start(t, p, testOptions(t)).finished(120 * time.Second)
+	want, _ := probesOf(t, p, straight)
+
+	q := searchCampaign(t, "")
+	opts := testOptions(t)
+	opts.StateDir = filepath.Join(t.TempDir(), "state")
+	h := start(t, q, opts)
+	h.until(60*time.Second, "a unit of value 8 or past ended", func(e Event) bool {
+		return e.Kind == StepFinished && e.Phase == "limit" && e.Step >= 40
+	})
+	h.r.Stop()
+	h.finished(30 * time.Second)
+	h.r.Close()
+	st := start(t, q, opts).finished(120 * time.Second)
+	got, _ := probesOf(t, q, st)
+	if !slices.Equal(values(got.Probes), values(want.Probes)) {
+		t.Errorf("continued probes %v; straight %v", values(got.Probes), values(want.Probes))
+	}
+	if !slices.ContainsFunc(st.Warnings, func(w string) bool {
+		return strings.Contains(w, "runs done are kept, and the search goes on from them")
+	}) {
+		t.Errorf("warnings %q; want the search's runs kept said", st.Warnings)
+	}
+}
