@@ -114,6 +114,16 @@ phases:
           echo "start $d $u" >> ledger; sleep 0.15
           echo "{\"tflops\": $(( ${m} * 10 + $GREENLIGHT_REPEAT ))}" >> "$GREENLIGHT_RESULTS"
           echo "end $d $u" >> ledger
+  - id: limit
+    gpus: none
+    search: {axis: load, range: [1, 16], slo: {lat: "<= 50"}, resolution: 50%%}
+    repeat: 2
+    steps:
+      - run: |
+          d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="limit load=${load} r=$GREENLIGHT_REPEAT"
+          echo "start $d $u" >> ledger; sleep 0.1
+          echo "{\"lat\": $(( ${load} * 6 ))}" >> "$GREENLIGHT_RESULTS"
+          echo "end $d $u" >> ledger
   - id: prof
     needs: [gemm]
     gpus: none
@@ -530,6 +540,12 @@ func (l *life) checkRecord() {
 			t.Errorf("%s was skipped, and reads %q in the record", ph, st)
 			l.keep(map[string]string{"life.md": md})
 		}
+	}
+	// The search, however stopped, killed and resumed on the way, finds
+	// the same limit: lat = 6 x load, its SLO 50.
+	if st := statusOf(rec.Phases, "limit"); st == "done" && !strings.Contains(md, "**load 8** is the largest that meets the SLO (lat <= 50); 12 fails") {
+		t.Errorf("the search's limit is not load 8 in [8, 12):\n%s", md)
+		l.keep(map[string]string{"life.md": md})
 	}
 	if said := strings.Count(md, "stopped by you"); said < l.stops {
 		t.Errorf("the record says %d stops; the sequence made %d", said, l.stops)
