@@ -111,6 +111,10 @@ func TestTwoNodeSlurmExample(t *testing.T) {
 	if d := section("decode"); !regexp.MustCompile(`52 ✓ \(>= 45\)`).MatchString(d) {
 		t.Errorf("decode's block lacks its throughput, met:\n%s", d)
 	}
+	// The server's own view, scraped at the node its job landed on.
+	if d := section("decode"); !strings.Contains(d, "### Server: serve, as its /metrics saw the phase") || !strings.Contains(d, "| requests running |") {
+		t.Errorf("decode's block lacks the server's /metrics, scraped at ${GREENLIGHT_NODE}:\n%s", d)
+	}
 	// gemm: a job of its own, on the node the server left free.
 	if g := section("gemm"); !regexp.MustCompile(`Slurm job \d+ COMPLETED on n\d`).MatchString(g) || !strings.Contains(g, "650.5") {
 		t.Errorf("gemm's block:\n%s", g)
@@ -194,6 +198,7 @@ func decodeStandIn(args []string) int {
 		return 1
 	}
 	resp.Body.Close()
+	time.Sleep(2500 * time.Millisecond) // the load's length: the server's /metrics is scraped meanwhile
 	fmt.Printf("Output token throughput (tok/s):   52.00\n")
 	return 0
 }

@@ -19,15 +19,16 @@ const scrapeEvery = 2 * time.Second
 
 // startScrapers reads each service's metrics: (off the runner's loop, one
 // request at a time) while the service is up, until ctx ends. A service
-// on Slurm, whose node is known only once its job runs, is not scraped
-// yet.
+// on Slurm names its node ${GREENLIGHT_NODE}: it is scraped at the node
+// its job runs on, once Slurm has said which.
 func startScrapers(ctx context.Context, plan *campaign.Plan, stateDir string, events <-chan runner.Event) map[string]*metrics.Scraper {
 	var mu sync.Mutex
 	up := map[string]bool{}
+	node := map[string]string{} // a Slurm service's job's node address
 	out := map[string]*metrics.Scraper{}
 	for _, ph := range plan.Phases {
 		sv := ph.Service
-		if sv == nil || sv.MetricsURL == "" || strings.Contains(sv.MetricsURL, campaign.NodeVar) {
+		if sv == nil || sv.MetricsURL == "" {
 			continue
 		}
 		id := ph.ID
@@ -35,10 +36,18 @@ func startScrapers(ctx context.Context, plan *campaign.Plan, stateDir string, ev
 		// of the phases they saw stay whole.
 		s, _ := metrics.Load(runner.Layout(stateDir).Metrics(id))
 		s.URL, s.Extra, s.Interval = sv.MetricsURL, sv.MetricsSeries, scrapeEvery
+		onNode := strings.Contains(sv.MetricsURL, campaign.NodeVar)
+		if onNode {
+			s.Where = func() string {
+				mu.Lock()
+				defer mu.Unlock()
+				return strings.ReplaceAll(sv.MetricsURL, campaign.NodeVar, node[id])
+			}
+		}
 		s.Active = func() bool {
 			mu.Lock()
 			defer mu.Unlock()
-			return up[id]
+			return up[id] && (!onNode || node[id] != "")
 		}
 		out[id] = s
 		go func() {
@@ -55,6 +64,9 @@ func startScrapers(ctx context.Context, plan *campaign.Plan, stateDir string, ev
 			for _, p := range e.State.Phases {
 				if _, ok := out[p.ID]; ok {
 					up[p.ID] = p.Status == runner.Ready
+					if p.Slurm != nil {
+						node[p.ID] = p.Slurm.Node
+					}
 				}
 			}
 			mu.Unlock()
@@ -108,7 +120,7 @@ func serverLines(s map[string]*metrics.Scraper, now time.Time) map[string]*link.
 func KeptServers(plan *campaign.Plan, stateDir string) map[string]report.ServerView {
 	out := map[string]report.ServerView{}
 	for _, ph := range plan.Phases {
-		if sv := ph.Service; sv != nil && sv.MetricsURL != "" && !strings.Contains(sv.MetricsURL, campaign.NodeVar) {
+		if sv := ph.Service; sv != nil && sv.MetricsURL != "" {
 			s, _ := metrics.Load(runner.Layout(stateDir).Metrics(ph.ID))
 			out[ph.ID] = s
 		}

@@ -114,6 +114,9 @@ type Scraper struct {
 	Extra    []string
 	Interval time.Duration
 	Active   func() bool // nil: always
+	// Where is the URL now, for a service whose URL is known only once it
+	// runs (a Slurm job's node: ${GREENLIGHT_NODE}); nil: URL.
+	Where func() string
 
 	// Keep, when set, is a file each scrape is appended to as a JSON
 	// line: the server's view outlives the runner, and the record is
@@ -162,7 +165,11 @@ func (s *Scraper) scrape(ctx context.Context, client *http.Client) {
 // words a person acts on (each failure kept and counted, not only the last).
 func (s *Scraper) read(ctx context.Context, client *http.Client) Sample {
 	now := time.Now()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+	url := s.URL
+	if s.Where != nil {
+		url = s.Where()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return Sample{T: now, Err: err.Error()}
 	}
