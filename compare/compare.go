@@ -356,10 +356,17 @@ func judge(k key, a, b side, dir string, o Options) Line {
 
 // sideName names one of two records of the same campaign.
 func sideName(c record.Campaign, side string) string {
-	if c.Written.IsZero() {
+	// When it started: a fact of its state dir. When its record was last
+	// written moves with every write, and a record rebuilt by `report`
+	// must name its sides as the runner did.
+	at := c.Started
+	if at.IsZero() {
+		at = c.Written
+	}
+	if at.IsZero() {
 		return c.Name + " (" + side + ")"
 	}
-	return c.Name + " (" + side + ", " + c.Written.Format("2006-01-02 15:04") + ")"
+	return c.Name + " (" + side + ", " + at.Format("2006-01-02 15:04") + ")"
 }
 
 // spreadOf is, where one side has one run and the other repeats that

@@ -234,12 +234,15 @@ func TestLiveSaysTheFirstMetric(t *testing.T) {
 }
 
 // TestSameCampaignTwice: a campaign compared with its own earlier run
-// (after --fresh) names its sides apart.
+// (after --fresh) names its sides apart, each by when it started: a
+// record rebuilt by report, written later, names them the same.
 func TestSameCampaignTwice(t *testing.T) {
 	ph := []record.Phase{{ID: "p"}}
 	a := rec("bench", "finished", ph, row("p", "", map[string]any{"x": 10.0}))
 	b := rec("bench", "finished", ph, row("p", "", map[string]any{"x": 12.0}))
-	b.Campaign.Written = b.Campaign.Written.Add(26 * time.Hour)
+	a.Campaign.Started = a.Campaign.Written
+	b.Campaign.Started = a.Campaign.Written.Add(26 * time.Hour)
+	b.Campaign.Written = b.Campaign.Started.Add(5 * time.Minute) // a later write (or report) names it by its start
 	r := Compare(a, b, Options{Tolerance: 0.02})
 	if r.Old.Name != "bench (old, 2026-12-03 10:00)" || r.New.Name != "bench (new, 2026-12-04 12:00)" {
 		t.Errorf("sides named %q and %q", r.Old.Name, r.New.Name)
