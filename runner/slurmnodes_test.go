@@ -232,9 +232,23 @@ phases:
 		t.Errorf("the requeue is said %q; want the failed node %s named", e.Message, lost)
 	}
 	id := h.r.Snapshot().Phase("long").Slurm.ID
-	// Slurm holds a requeued job some two minutes (BeginTime); an
-	// administrator may let it go at once, as this test does.
+	// Slurm holds a requeued job some two minutes (BeginTime) once its
+	// killed run has completed; an administrator may let it go at once,
+	// as this test does.
+	if !testutil.Within(60*time.Second, func() bool {
+		return strings.Contains(c.Run(t, "scontrol", "-o", "show", "job", id), "JobState=PENDING")
+	}) {
+		t.Fatalf("job %s never pending again after its requeue:\n%s", id, c.Run(t, "scontrol", "-o", "show", "job", id))
+	}
 	c.Run(t, "scontrol", "update", "jobid="+id, "StartTime=now")
+	// Its second run's start names both its nodes: the killed run still
+	// completing on the node left is not it.
+	second := h.until(60*time.Second, "the requeued job's second run", func(e Event) bool {
+		return e.Kind == StepStarted && e.Phase == "long" && strings.Contains(e.Message, "runs on")
+	})
+	if !strings.Contains(second.Message, "runs on n[") {
+		t.Errorf("the second run's start is said %q; want it on two nodes", second.Message)
+	}
 	st := h.finished(60 * time.Second)
 	s := st.Phase("long")
 	if s.Status != Done || s.Slurm.ID != id {

@@ -51,7 +51,10 @@ type slurmJob struct {
 	word       string    // at a restart, what Slurm said of it
 	// staleRun is the Started of the status file of the run Slurm
 	// requeued: that run's end is not the step's.
-	staleRun time.Time
+	staleRun    time.Time
+	requeued    bool      // requeued, and not yet seen running again
+	requeuedRun time.Time // when the run Slurm requeued had started
+	ranOn       string    // its node list as last seen running
 }
 
 // slurmNews is a Slurm command's answer, for the loop.
@@ -221,6 +224,9 @@ func (sr *stepRun) slurmSaw(job *slurm.Job, now time.Time) {
 	pr, j := sr.pr, sr.job
 	prev := j.last
 	requeued := prev != nil && job.Restarts > prev.Restarts
+	if (job.State == "RUNNING" || job.State == "SUSPENDED") && job.Nodes != "" {
+		j.ranOn = job.Nodes
+	}
 	if sj := pr.state.Slurm; sj != nil && !sj.Started.IsZero() && job.State.Pending() && job.State != "REQUEUED" && !requeued {
 		return // an answer older than the status file that says it runs
 	}
@@ -252,6 +258,10 @@ func (sr *stepRun) slurmSaw(job *slurm.Job, now time.Time) {
 		sr.started = now // the step's own clock starts when the job does
 	default:
 		sj.StartsAt = time.Time{}
+		if j.requeued && !job.Started.After(j.requeuedRun) {
+			break // the run Slurm requeued, still completing: not the next run's start
+		}
+		j.requeued = false
 		if sj.Started.IsZero() && !job.Started.IsZero() {
 			sr.slurmStarted(job.Started, now)
 		}
@@ -338,10 +348,10 @@ func (sr *stepRun) pollSlurm(now time.Time) {
 	}
 	j.querying, j.urgent, j.asked = true, false, now
 	id := j.id
-	var ran string // the nodes it last ran on: a requeued job lists none
+	ran := j.ranOn // the nodes it ran on: a job ending or requeued lists only those still completing, or none
 	restarts := 0
 	if j.last != nil {
-		ran, restarts = j.last.Nodes, j.last.Restarts
+		restarts = j.last.Restarts
 	}
 	go func() {
 		ctx := context.Background()
@@ -352,12 +362,15 @@ func (sr *stepRun) pollSlurm(now time.Time) {
 				job, err = a, nil
 			}
 		}
+		if err == nil && ran != "" && (job.State.Terminal() || job.State == "COMPLETING") {
+			job.Nodes = ran // the record names the nodes it ran on, not those left completing
+		}
 		// A node failure ends or requeues the job: which node failed is
 		// the nodes' word, not the job's.
 		if err == nil && (job.State == "NODE_FAIL" || job.Restarts > restarts) {
-			list := job.Nodes
+			list := ran
 			if list == "" {
-				list = ran
+				list = job.Nodes
 			}
 			job.Failed, _ = slurm.FailedNodes(ctx, list)
 		}
