@@ -3,8 +3,14 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"image/color"
+	"math"
 	"slices"
 	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -248,4 +254,62 @@ func searchAcross(a across, plan *campaign.Plan, st *runner.State) string {
 		fmt.Fprintf(&b, "\nNot told apart at this resolution (their brackets overlap): %s.\n", strings.Join(close, "; "))
 	}
 	return b.String()
+}
+
+// searchLines draws, on a search's chart of an SLO metric, the term's
+// limit across and the limit found up the chart.
+func searchLines(pl *plot.Plot, ph *campaign.Phase, p runner.PhaseState, metric string, lo, hi float64) {
+	red := color.RGBA{R: 200, G: 60, B: 60, A: 255}
+	var limits []float64
+	for _, t := range ph.Sweep.Search.SLO {
+		if t.Metric != metric {
+			continue
+		}
+		limits = append(limits, t.Limit)
+		if l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: t.Limit}, {X: hi, Y: t.Limit}}); err == nil {
+			l.Dashes, l.Color = []vg.Length{vg.Points(4), vg.Points(3)}, red
+			pl.Add(l)
+			pl.Legend.Add("SLO "+t.Op+" "+FormatNumber(t.Limit), l)
+		}
+	}
+	// The limit read off the axis, not guessed between its neighbours.
+	pl.Y.Tick.Marker = withTicks{pl.Y.Tick.Marker, limits}
+	s, _ := runner.SearchProbes(ph, p.Steps)
+	if r := s.Result(); r.OK {
+		ymin, ymax := pl.Y.Min, pl.Y.Max
+		for _, t := range ph.Sweep.Search.SLO {
+			if t.Metric == metric {
+				ymin, ymax = min(ymin, t.Limit), max(ymax, t.Limit)
+			}
+		}
+		if l, err := plotter.NewLine(plotter.XYs{{X: float64(r.Limit), Y: ymin}, {X: float64(r.Limit), Y: ymax}}); err == nil {
+			l.Dashes, l.Color = []vg.Length{vg.Points(1), vg.Points(2)}, color.RGBA{G: 130, B: 60, A: 255}
+			pl.Add(l)
+			pl.Legend.Add(fmt.Sprintf("limit found: %s %d", ph.Sweep.Search.Axis, r.Limit), l)
+		}
+	}
+}
+
+// withTicks is a tick marker with labelled ticks added at values (an
+// SLO's limit); a labelled tick of its own too close to one (within a
+// twentieth of the axis) loses its label.
+type withTicks struct {
+	plot.Ticker
+	at []float64
+}
+
+func (w withTicks) Ticks(min, max float64) []plot.Tick {
+	ts := w.Ticker.Ticks(min, max)
+	for _, v := range w.at {
+		if v < min || v > max {
+			continue
+		}
+		for i := range ts {
+			if ts[i].Label != "" && math.Abs(ts[i].Value-v) < (max-min)/20 {
+				ts[i].Label = ""
+			}
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: FormatNumber(v)})
+	}
+	return ts
 }
