@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner/slurm"
 	"github.com/greenlight-run/greenlight/runner/slurm/slurmtest"
 )
@@ -71,6 +72,10 @@ func TestTwoNodeSlurmExample(t *testing.T) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Start()
+	// A window attached while decode runs (from the host, through the
+	// state dir's socket) shows the GPUs of the server's two nodes.
+	screens := make(chan string, 1)
+	go func() { screens <- windowDuring(t, dir, "decode") }()
 	if err == nil {
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
@@ -107,6 +112,13 @@ func TestTwoNodeSlurmExample(t *testing.T) {
 			}
 		}
 	}
+	if scr := <-screens; scr != "" {
+		for _, n := range nodes {
+			if !strings.Contains(scr, n+" 8 GPUs") {
+				t.Errorf("the window does not show %s's GPUs (its job ran on %s):\n%s", n, m[1], scr)
+			}
+		}
+	}
 	// decode: on the login node, it reached the server at the job's node.
 	if d := section("decode"); !regexp.MustCompile(`52 ✓ \(>= 45\)`).MatchString(d) {
 		t.Errorf("decode's block lacks its throughput, met:\n%s", d)
@@ -124,6 +136,33 @@ func TestTwoNodeSlurmExample(t *testing.T) {
 	if strings.Contains(record, "conditions changed") {
 		t.Errorf("the record says the conditions changed as jobs' nodes came and went:\n%s", record)
 	}
+}
+
+// windowDuring attaches a window (greenlight run on the campaign, in tmux
+// at 200x60) once the phase has started, and returns its screen a few
+// seconds on; "" where tmux is not installed.
+func windowDuring(t *testing.T, dir, phase string) string {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Log("tmux is not installed (.ci/run installs it): the window is not looked at")
+		return ""
+	}
+	journal := filepath.Join(dir, ".greenlight", "kimi-k25-slurm", "journal.jsonl")
+	if !testutil.Within(120*time.Second, func() bool {
+		b, _ := os.ReadFile(journal)
+		return strings.Contains(string(b), `"kind":"phase-start","phase":"`+phase+`"`)
+	}) {
+		return ""
+	}
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("greenlight-nodes-%d", os.Getpid())}
+	s.run("new-session", "-d", "-s", "gl", "-x", "200", "-y", "60",
+		fmt.Sprintf("cd %s && export LANG=C.UTF-8; %s run kimi-k25-slurm.yaml; sleep 5", dir, binary(t)))
+	defer exec.Command("tmux", "-L", s.socket, "kill-server").Run()
+	var scr string
+	testutil.Within(4*time.Second, func() bool {
+		scr = s.screen()
+		return strings.Count(scr, " 8 GPUs") >= 2
+	})
+	return scr
 }
 
 // standIns writes the stand-in commands into a folder for PATH.

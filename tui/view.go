@@ -115,7 +115,14 @@ func (m *model) gpuNote() string {
 	if len(inv.Devices) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s · driver %s · CUDA %s · util, memory, temp, power", inv.Source, inv.Driver, inv.CUDA)
+	w := inv.Source
+	if inv.Driver != "" {
+		w += " · driver " + inv.Driver
+	}
+	if inv.CUDA != "" {
+		w += " · CUDA " + inv.CUDA // a dcgm-exporter does not say it
+	}
+	return w + " · util, memory, temp, power"
 }
 
 func (m *model) detailTitle() string {
