@@ -541,3 +541,36 @@ phases:
 		}
 	}
 }
+
+// TestSearchBadInput: each mistake of a search: said at its key, all at
+// once, with what to write instead.
+func TestSearchBadInput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(path, []byte(`name: x
+phases:
+  - id: a
+    search: {axis: c, range: [8, 2], slo: {p99: "< 50"}, resolution: ten}
+    steps: [{run: "echo ${c}"}]
+  - id: b
+    sweep: {m: [1, 2]}
+    until: failed
+    expect: {p99: "<= 50"}
+    repeat: 1
+    search: {axis: c, range: [1, 64], slo: {p99: "<= 50"}}
+    steps: [{run: "echo ${m} ${cc}"}]
+`), 0o644)
+	_, err := Load(path)
+	for _, want := range []string{
+		"4:30: range: [8 2] is not [low, high] of whole numbers, 1 <= low < high",
+		`4:49: SLO term p99: "< 50" is not <= or >= a number`,
+		`4:70: resolution: "ten" is not a percentage`,
+		"7:12: sweep: cannot go with search:",
+		"8:12: until: cannot go with search:",
+		"10:13: repeat: 1 gives a probe no interval to judge it by",
+		"${cc} names no axis of the search",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("errors lack %q:\n%v", want, err)
+		}
+	}
+}

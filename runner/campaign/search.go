@@ -73,11 +73,12 @@ func (l *loader) search(ps *PhaseSpec, at func(string) string) *Sweep {
 	if !axisName.MatchString(sp.Axis) {
 		l.add(p+".axis", fmt.Sprintf("axis %q: an axis name is lower case letters, digits and _", sp.Axis), "name the variable the steps use, e.g. axis: concurrency for ${concurrency}")
 	}
-	if len(sp.Range) != 2 || sp.Range[0] < 1 || sp.Range[1] <= sp.Range[0] {
+	badRange := len(sp.Range) != 2 || sp.Range[0] < 1 || sp.Range[1] <= sp.Range[0]
+	if badRange {
 		l.add(p+".range", fmt.Sprintf("range: %v is not [low, high] of whole numbers, 1 <= low < high", sp.Range), "write range: [1, 512]")
-		return nil
+	} else {
+		s.Lo, s.Hi = sp.Range[0], sp.Range[1]
 	}
-	s.Lo, s.Hi = sp.Range[0], sp.Range[1]
 	if sp.Resolution != "" {
 		r := strings.TrimSpace(sp.Resolution)
 		f, err := strconv.ParseFloat(strings.TrimSuffix(r, "%"), 64)
@@ -121,6 +122,9 @@ func (l *loader) search(ps *PhaseSpec, at func(string) string) *Sweep {
 	s.MaxRepeats = max(s.MaxRepeats, s.MinRepeats)
 	if s.MinRepeats < 2 {
 		l.add(at(".repeat"), fmt.Sprintf("repeat: %d gives a probe no interval to judge it by", s.MinRepeats), "a search's probes need repeat: 2 or more (3 is the default)")
+	}
+	if badRange {
+		return nil // every other key said; nothing to plan
 	}
 	s.Values = search.Grid(s.Lo, s.Hi, s.Resolution)
 	sw := &Sweep{Repeat: s.MaxRepeats + searchSpares, Order: "grouped", Noise: 0.05, Search: s, Points: len(s.Values)}

@@ -359,16 +359,29 @@ func (l *loader) checkVars(path, text string, sw *Sweep, env map[string]string) 
 			if line, _ := l.pos(sweepAt + ".sweep"); line > 0 {
 				hint = fmt.Sprintf("the axes of sweep: (line %d) are %s", line, strings.Join(names, ", "))
 			}
+			if sw.Search != nil {
+				line, _ := l.pos(sweepAt + ".search.axis")
+				hint = fmt.Sprintf("the search's axis (line %d) is %s", line, sw.Search.Axis)
+			}
 			if near := nearestExact(m[1], names); near != "" && !vars[m[1]] {
 				line, _ := l.pos(sweepAt + ".sweep." + near)
-				hint = fmt.Sprintf("the sweep's axis %s (line %d) is one slip from %s: one of the two names is misspelled", near, line, m[1])
+				what := "the sweep's axis"
+				if sw.Search != nil {
+					line, _ = l.pos(sweepAt + ".search.axis")
+					what = "the search's axis"
+				}
+				hint = fmt.Sprintf("%s %s (line %d) is one slip from %s: one of the two names is misspelled", what, near, line, m[1])
 			}
 		}
 		if fs := fields[m[1]]; m[2] != "" && len(fs) > 0 {
 			sort.Strings(fs)
 			hint = fmt.Sprintf("the fields of %s are %s", m[1], strings.Join(fs, ", "))
 		}
-		l.add(path, fmt.Sprintf("${%s} names no axis of the sweep", name), hint)
+		of := "the sweep"
+		if sw.Search != nil {
+			of = "the search"
+		}
+		l.add(path, fmt.Sprintf("${%s} names no axis of %s", name, of), hint)
 	}
 }
 
