@@ -551,6 +551,9 @@ phases:
   - id: a
     search: {axis: c, range: [8, 2], slo: {p99: "< 50"}, resolution: ten}
     steps: [{run: "echo ${c}"}]
+  - id: fine
+    search: {axis: c, range: [1, 1000000], slo: {p99: "<= 50"}, resolution: 1%}
+    steps: [{run: "echo ${c}"}]
   - id: b
     sweep: {m: [1, 2]}
     until: failed
@@ -564,9 +567,10 @@ phases:
 		"4:30: range: [8 2] is not [low, high] of whole numbers, 1 <= low < high",
 		`4:49: SLO term p99: "< 50" is not <= or >= a number`,
 		`4:70: resolution: "ten" is not a percentage`,
-		"7:12: sweep: cannot go with search:",
-		"8:12: until: cannot go with search:",
-		"10:13: repeat: 1 gives a probe no interval to judge it by",
+		"7:77: the search's grid has 1033 values, 12396 units with their runs: more than 10000",
+		"10:12: sweep: cannot go with search:",
+		"11:12: until: cannot go with search:",
+		"13:13: repeat: 1 gives a probe no interval to judge it by",
 		"${cc} names no axis of the search",
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {

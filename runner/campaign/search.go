@@ -127,6 +127,11 @@ func (l *loader) search(ps *PhaseSpec, at func(string) string) *Sweep {
 		return nil // every other key said; nothing to plan
 	}
 	s.Values = search.Grid(s.Lo, s.Hi, s.Resolution)
+	if units := len(s.Values) * (s.MaxRepeats + searchSpares); units > maxPoints {
+		l.add(p+".resolution", fmt.Sprintf("the search's grid has %d values, %d units with their runs: more than %d", len(s.Values), units, maxPoints),
+			"a coarser resolution (10% is 52 values over 1..512), a narrower range, or fewer max_repeats")
+		return nil
+	}
 	sw := &Sweep{Repeat: s.MaxRepeats + searchSpares, Order: "grouped", Noise: 0.05, Search: s, Points: len(s.Values)}
 	ax := Axis{Name: s.Axis}
 	for _, v := range s.Values {
