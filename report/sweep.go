@@ -7,11 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/search"
 )
 
 // A sweep phase's record: one table per metric, the first axis down, the
@@ -38,9 +36,8 @@ func pointStat(xs []float64) PointStat {
 		s.Mean = xs[0]
 		return s
 	}
-	mean, sd := stat.MeanStdDev(xs, nil)
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975)
-	s.Mean, s.Half = mean, t*sd/math.Sqrt(float64(len(xs)))
+	mean, sd, half := search.Interval(xs)
+	s.Mean, s.Half = mean, half
 	if mean != 0 {
 		s.CV = math.Abs(sd / mean)
 	}

@@ -8,9 +8,7 @@ import (
 	"strings"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
-
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
+	"github.com/greenlight-run/greenlight/runner/search"
 )
 
 // repeat: {until: 2%, max: 10}: a point runs at least min times, then
@@ -70,8 +68,7 @@ func imprecise(runs map[string][]float64, share float64) []string {
 			out = append(out, c+" (one run)")
 			continue
 		}
-		mean, sd := stat.MeanStdDev(xs, nil)
-		half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975) * sd / math.Sqrt(float64(len(xs)))
+		mean, _, half := search.Interval(xs)
 		switch {
 		case mean == 0 && half == 0:
 		case mean == 0, half/math.Abs(mean) > share:

@@ -48,10 +48,26 @@ type Judgement struct {
 	Margin  float64
 }
 
+// Interval is xs's mean, standard deviation and the half-width of its
+// 95% confidence interval (Student's t, n-1 degrees of freedom): the
+// interval a probe is judged by, a point is repeated to, and the record
+// shows. One value has no interval: its half-width is +Inf.
+func Interval(xs []float64) (mean, sd, half float64) {
+	switch len(xs) {
+	case 0:
+		return math.NaN(), 0, math.Inf(1)
+	case 1:
+		return xs[0], 0, math.Inf(1)
+	}
+	mean, sd = stat.MeanStdDev(xs, nil)
+	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975)
+	return mean, sd, q * sd / math.Sqrt(float64(len(xs)))
+}
+
 // Judge holds each term's 95% interval over a probe's runs against its
 // limit: every interval inside its limit passes, one wholly past its
 // limit fails, anything else is undecided. One run has no interval: it is
-// undecided unless it is past the limit by more than tol (a share).
+// undecided.
 func Judge(terms []Term, runs map[string][]float64) Judgement {
 	j := Judgement{Verdict: Pass, Margin: math.Inf(1)}
 	for _, t := range terms {
@@ -59,12 +75,7 @@ func Judge(terms []Term, runs map[string][]float64) Judgement {
 		if len(xs) == 0 {
 			return Judgement{Verdict: Indeterminate, Binding: t.String() + ": no value"}
 		}
-		mean := stat.Mean(xs, nil)
-		half := math.Inf(1)
-		if len(xs) >= 2 {
-			q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975)
-			half = q * stat.StdDev(xs, nil) / math.Sqrt(float64(len(xs)))
-		}
+		mean, _, half := Interval(xs)
 		// The margin, positive inside the limit.
 		margin := t.Limit - mean
 		if t.Op == ">=" {
