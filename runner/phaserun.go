@@ -22,9 +22,9 @@ type phaseRun struct {
 	frozenFor      time.Duration // frozen time of this attempt, before frozenAt
 	artDir         string
 	artScanPending bool
-	savedRead      map[string]bool // --save-result files already read as rows
-	noisySaid      map[string]bool // a sweep's points said noisy, by point and metric
-	byPoint        map[int][]int   // a sweep's step indices by point (pointSteps)
+	savedRead      map[string]bool     // --save-result files already read as rows
+	noisySaid      map[string]bool     // a sweep's points said noisy, by point and metric
+	byPoint        map[int][]sweepUnit // a sweep's units by point (pointUnits)
 	// carried are the units of an edited grid done in an earlier attempt,
 	// by step index, with the record of their start (their folder): they
 	// are journaled into the next attempt as done, not run again.

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/search"
 )
 
@@ -17,44 +16,42 @@ import (
 // gets there stops at max, and that is said. Decided from the rows alone,
 // when each unit comes up, so a runner started again decides the same.
 
-// pointSteps are the step indices of each point of a sweep phase, in run
-// order, made once.
-func (pr *phaseRun) pointSteps() map[int][]int {
+// pointUnits are the phase's units by point, made once.
+func (pr *phaseRun) pointUnits() map[int][]sweepUnit {
 	if pr.byPoint == nil {
-		pr.byPoint = map[int][]int{}
-		for i, st := range pr.ph.AllSteps() {
-			if u := st.Unit; u != nil {
-				pr.byPoint[u.Point] = append(pr.byPoint[u.Point], i)
-			}
-		}
+		pr.byPoint = unitsByPoint(pr.ph)
 	}
 	return pr.byPoint
 }
 
-// pointRuns are a point's metrics over its units done: each value its
-// rows gave, by metric (the phase's metrics where it names them).
+// pointRuns are a point's metrics over its units done, each value its
+// rows gave, by metric (the phase's metrics where it names them, as the
+// record's tables choose them), and how many units they are.
 func (pr *phaseRun) pointRuns(point int) (map[string][]float64, int) {
 	skip := pr.ph.PointColumns()
-	named := pr.ph.MetricNames()
-	runs, units := map[string][]float64{}, map[int]bool{}
-	for _, i := range pr.pointSteps()[point] {
-		ss := pr.state.Steps[i]
-		if ss.Status != Done {
+	runs, n := map[string][]float64{}, 0
+	var cols []string
+	for _, u := range pr.pointUnits()[point] {
+		if st, _ := u.state(pr.state.Steps); st != Done {
 			continue
 		}
-		u := pr.ph.AllSteps()[i].Unit
-		for _, row := range ss.Results {
-			for k, c := range row.Cols {
-				f, ok := row.Values[k].(float64)
-				if !ok || skip[c] || len(named) > 0 && !slices.Contains(named, c) {
-					continue
+		n++
+		for _, i := range u.steps {
+			eachNumber(pr.state.Steps[i].Results, skip, func(c string, f float64) {
+				if runs[c] == nil {
+					cols = append(cols, c)
 				}
 				runs[c] = append(runs[c], f)
-				units[u.Repeat] = true
-			}
+			})
 		}
 	}
-	return runs, len(units)
+	metrics := PhaseMetrics(pr.ph, cols)
+	for c := range runs {
+		if !slices.Contains(metrics, c) {
+			delete(runs, c)
+		}
+	}
+	return runs, n
 }
 
 // imprecise lists the metrics whose 95% interval is wider than share of
@@ -78,29 +75,30 @@ func imprecise(runs map[string][]float64, share float64) []string {
 	return out
 }
 
-// sameUnit says two steps are of one unit (a point's run).
-func sameUnit(a, b *campaign.Unit) bool {
-	return a != nil && b != nil && a.Point == b.Point && a.Repeat == b.Repeat
-}
-
-// preciseAlready says why step idx need not run: its point is measured
-// as tightly as repeat: until: asks, after at least min runs ("" when it
-// must run).
-func (pr *phaseRun) preciseAlready(idx int) string {
+// preciseAlready says why the unit step idx begins need not run: its
+// point is measured as tightly as repeat: until: asks, after at least min
+// runs ("" when it must run). A unit is decided at its first step, and
+// runs or is skipped whole.
+func (pr *phaseRun) preciseAlready(idx int) (sweepUnit, string) {
 	sw := pr.ph.Sweep
-	steps := pr.ph.AllSteps()
-	u := steps[idx].Unit
+	u := pr.ph.AllSteps()[idx].Unit
 	if sw == nil || u == nil || sw.Repeats.Precision == 0 || u.Repeat <= sw.Repeats.Min {
-		return ""
+		return sweepUnit{}, ""
 	}
-	if idx > 0 && sameUnit(steps[idx-1].Unit, u) {
-		return "" // a unit is decided at its first step, and runs whole
+	var unit sweepUnit
+	for _, x := range pr.pointUnits()[u.Point] {
+		if x.repeat == u.Repeat {
+			unit = x
+		}
+	}
+	if len(unit.steps) == 0 || unit.steps[0] != idx {
+		return sweepUnit{}, ""
 	}
 	runs, n := pr.pointRuns(u.Point)
 	if n < sw.Repeats.Min || len(runs) == 0 || len(imprecise(runs, sw.Repeats.Precision)) > 0 {
-		return ""
+		return sweepUnit{}, ""
 	}
-	return fmt.Sprintf("precise after %d runs: every metric's 95%% interval within %s of its mean", n, percent(sw.Repeats.Precision))
+	return unit, fmt.Sprintf("precise after %d runs: every metric's 95%% interval within %s of its mean", n, percent(sw.Repeats.Precision))
 }
 
 // sayImprecise warns, once a point has run its max, that its metrics are
@@ -123,21 +121,20 @@ func percent(f float64) string { return fmt.Sprintf("%g%%", math.Round(f*1e4)/10
 // (rounded up), max before any has.
 func (pr *phaseRun) expectedRuns() int {
 	sw := pr.ph.Sweep
-	steps := pr.ph.AllSteps()
 	total, points := 0, 0
-	for _, idxs := range pr.pointSteps() {
-		ran, settled := map[int]bool{}, true
-		for _, i := range idxs {
-			switch pr.state.Steps[i].Status {
+	for _, units := range pr.pointUnits() {
+		ran, settled := 0, true
+		for _, u := range units {
+			switch st, _ := u.state(pr.state.Steps); st {
 			case Done:
-				ran[steps[i].Unit.Repeat] = true
+				ran++
 			case Skipped, Failed:
 			default:
 				settled = false
 			}
 		}
-		if settled && len(ran) > 0 {
-			total, points = total+len(ran), points+1
+		if settled && ran > 0 {
+			total, points = total+ran, points+1
 		}
 	}
 	if points == 0 {

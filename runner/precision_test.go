@@ -61,3 +61,43 @@ phases:
 		t.Errorf("no word that m=2 stopped at max: %q", st.Warnings)
 	}
 }
+
+// TestPreciseUnitsWhole: a unit of two steps is decided at its first step
+// and skipped whole; the metrics judged are the phase's, found by a
+// --save-result name as the record's tables find them (a column the phase
+// does not name, however noisy, does not hold the point).
+func TestPreciseUnitsWhole(t *testing.T) {
+	p := loadCampaign(t, `
+name: whole
+phases:
+  - id: serve
+    sweep: {c: [1]}
+    repeat: {until: 2%, max: 5}
+    order: grouped
+    metrics: [output_throughput]
+    steps:
+      - run: "echo warm ${c}"
+      - run: "echo bench"
+`)
+	pr := newPhaseRun(p.Phase("serve"), t.TempDir())
+	noisy := []float64{1, 9, 4}
+	for rep := 0; rep < 3; rep++ {
+		for k := 0; k < 2; k++ {
+			ss := &pr.state.Steps[rep*2+k]
+			ss.Status = Done
+			if k == 1 {
+				ss.Results = []Row{{Cols: []string{"output_token_throughput_tok_s", "ttft_ms"}, Values: []any{1000.0 + float64(rep), noisy[rep]}}}
+			}
+		}
+	}
+	if u, why := pr.preciseAlready(7); why != "" {
+		t.Errorf("the unit's second step decided on its own: %v %q", u, why)
+	}
+	u, why := pr.preciseAlready(6)
+	if why != "precise after 3 runs: every metric's 95% interval within 2% of its mean" || !slices.Equal(u.steps, []int{6, 7}) {
+		t.Errorf("unit 4: %v %q; want skipped whole, precise by its named metric", u, why)
+	}
+	if next := pr.nextStep(6); next != len(pr.state.Steps) || pr.state.Steps[7].Status != Skipped || pr.state.Steps[9].Status != Skipped {
+		t.Errorf("next step %d; statuses %v", next, []Status{pr.state.Steps[6].Status, pr.state.Steps[7].Status, pr.state.Steps[8].Status, pr.state.Steps[9].Status})
+	}
+}

@@ -17,32 +17,6 @@ import (
 // conditions after the search moved on is taken back at the next
 // decision (the probe it counted in gets another run).
 
-// searchUnit is one planned run of a probe value: its steps' indices.
-type searchUnit struct {
-	point, repeat int
-	steps         []int
-}
-
-// searchUnits are the phase's units by point, each point's in repeat
-// order.
-func searchUnits(ph *campaign.Phase) map[int][]searchUnit {
-	out := map[int][]searchUnit{}
-	for i, st := range ph.AllSteps() {
-		u := st.Unit
-		if u == nil {
-			continue
-		}
-		us := out[u.Point]
-		if n := len(us); n > 0 && us[n-1].repeat == u.Repeat {
-			us[n-1].steps = append(us[n-1].steps, i)
-		} else {
-			us = append(us, searchUnit{point: u.Point, repeat: u.Repeat, steps: []int{i}})
-		}
-		out[u.Point] = us
-	}
-	return out
-}
-
 // SearchProbes replays a search phase's decisions from its units' rows:
 // each probe the search asked for, with its runs (stamped ones left out)
 // and verdict, and the unit it asks for next (-1: none, the search is
@@ -50,7 +24,7 @@ func searchUnits(ph *campaign.Phase) map[int][]searchUnit {
 func SearchProbes(ph *campaign.Phase, steps []StepState) (*search.Search, int) {
 	ss := ph.Sweep.Search
 	s := search.Over(ss.Values)
-	byPoint := searchUnits(ph)
+	byPoint := unitsByPoint(ph)
 	for {
 		v, done := s.Next()
 		if done {
@@ -84,38 +58,21 @@ func SearchProbes(ph *campaign.Phase, steps []StepState) (*search.Search, int) {
 // probeRuns are a probe's usable runs (SLO metric → values, from units
 // done and not stamped), how many units they are, the first step of its
 // next unit not yet run (-1: none left), and whether a unit of it runs.
-func probeRuns(ss *campaign.Search, units []searchUnit, steps []StepState) (runs map[string][]float64, used, next int, running bool) {
+func probeRuns(ss *campaign.Search, units []sweepUnit, steps []StepState) (runs map[string][]float64, used, next int, running bool) {
 	runs, next = map[string][]float64{}, -1
 	for _, u := range units {
-		state, stamped, first := Done, false, -1
-		for _, i := range u.steps {
-			st := StepState{Status: Pending}
-			if i < len(steps) {
-				st = steps[i]
-			}
-			stamped = stamped || st.Stamp != ""
-			if st.Status != Done {
-				state, first = st.Status, i
-				break
-			}
-		}
+		state, at := u.state(steps)
 		switch {
 		case state == Running:
 			running = true
 		case state == Pending:
 			if next < 0 {
-				next = first // a unit of several steps goes on where it is
+				next = at // a unit of several steps goes on where it is
 			}
-		case state == Done && !stamped:
+		case state == Done && !stamped(u, steps):
 			got := map[string]float64{}
 			for _, i := range u.steps {
-				for _, row := range steps[i].Results {
-					for k, c := range row.Cols {
-						if f, ok := row.Values[k].(float64); ok {
-							got[c] = f // the unit's last word on each
-						}
-					}
-				}
+				eachNumber(steps[i].Results, nil, func(c string, f float64) { got[c] = f }) // the unit's last word on each
 			}
 			for _, t := range ss.SLO {
 				if f, ok := got[t.Metric]; ok {
@@ -126,6 +83,16 @@ func probeRuns(ss *campaign.Search, units []searchUnit, steps []StepState) (runs
 		}
 	}
 	return runs, used, next, running
+}
+
+// stamped says a step of the unit was taken under bad conditions.
+func stamped(u sweepUnit, steps []StepState) bool {
+	for _, i := range u.steps {
+		if i < len(steps) && steps[i].Stamp != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // searchNext is the first step of the unit the search asks for, or

@@ -29,15 +29,11 @@ func (pr *phaseRun) nextStep(idx int) int {
 		if st := pr.state.Steps[idx].Status; st == Done || st == Skipped {
 			continue // a unit an edited grid kept, or a point skipped
 		}
-		if why := pr.preciseAlready(idx); why != "" {
-			for ss := &pr.state.Steps[idx]; ; {
-				ss.Status, ss.Reason = Skipped, why
-				if idx+1 >= len(steps) || !sameUnit(steps[idx+1].Unit, steps[idx].Unit) {
-					break
-				}
-				idx++ // the unit's other steps with it
-				ss = &pr.state.Steps[idx]
+		if u, why := pr.preciseAlready(idx); why != "" {
+			for _, i := range u.steps { // the unit whole
+				pr.state.Steps[i].Status, pr.state.Steps[i].Reason = Skipped, why
 			}
+			idx = u.steps[len(u.steps)-1]
 			continue
 		}
 		by := pr.cutBy(idx)
@@ -112,6 +108,60 @@ func (sr *stepRun) withPoint(row Row) Row {
 	return row
 }
 
+// sweepUnit is one run of a sweep's point: its steps' indices, run in
+// order.
+type sweepUnit struct {
+	point, repeat int
+	steps         []int
+}
+
+// unitsByPoint are a sweep phase's units by point, each point's in
+// repeat order.
+func unitsByPoint(ph *campaign.Phase) map[int][]sweepUnit {
+	out := map[int][]sweepUnit{}
+	for i, st := range ph.AllSteps() {
+		u := st.Unit
+		if u == nil {
+			continue
+		}
+		us := out[u.Point]
+		if n := len(us); n > 0 && us[n-1].repeat == u.Repeat {
+			us[n-1].steps = append(us[n-1].steps, i)
+		} else {
+			us = append(us, sweepUnit{point: u.Point, repeat: u.Repeat, steps: []int{i}})
+		}
+		out[u.Point] = us
+	}
+	return out
+}
+
+// state is where the unit stands: Done when each of its steps is, else
+// its first other step's status, with that step.
+func (u sweepUnit) state(steps []StepState) (Status, int) {
+	for _, i := range u.steps {
+		st := Pending
+		if i < len(steps) {
+			st = steps[i].Status
+		}
+		if st != Done {
+			return st, i
+		}
+	}
+	return Done, -1
+}
+
+// eachNumber calls fn with each numeric value of rows whose column is not
+// in skip (a sweep's axes and repeat: where a row was measured, not what).
+func eachNumber(rows []Row, skip map[string]bool, fn func(col string, v float64)) {
+	for _, row := range rows {
+		for j, c := range row.Cols {
+			if f, ok := row.Values[j].(float64); ok && !skip[c] {
+				fn(c, f)
+			}
+		}
+	}
+}
+
 // PointValues are a sweep phase's numeric results by metric and point:
 // each point's repeats in run order, metrics in the order they first
 // appear (the axes' columns and repeat are not metrics). The record's
@@ -128,19 +178,13 @@ func PointValues(ph *campaign.Phase, steps []StepState) (metrics []string, vals 
 			continue
 		}
 		pt := all[i].Unit.Point
-		for _, row := range s.Results {
-			for j, c := range row.Cols {
-				f, ok := row.Values[j].(float64)
-				if !ok || skip[c] {
-					continue
-				}
-				if vals[c] == nil {
-					vals[c] = map[int][]float64{}
-					metrics = append(metrics, c)
-				}
-				vals[c][pt] = append(vals[c][pt], f)
+		eachNumber(s.Results, skip, func(c string, f float64) {
+			if vals[c] == nil {
+				vals[c] = map[int][]float64{}
+				metrics = append(metrics, c)
 			}
-		}
+			vals[c][pt] = append(vals[c][pt], f)
+		})
 	}
 	return PhaseMetrics(ph, metrics), vals
 }
