@@ -194,9 +194,6 @@ func shortSource(s string) string {
 // pointWords is where a sweep phase is in its grid: "point 4/10
 // m=8,shape=down · rep 2/3"; "" for a phase without one.
 func (m *model) pointWords(p runner.PhaseState) string {
-	if m.opts.Plan == nil {
-		return ""
-	}
 	ph := m.opts.Plan.Phase(p.ID)
 	if ph == nil || ph.Sweep == nil || p.Current >= len(ph.Steps) || ph.Steps[p.Current].Unit == nil {
 		return ""
@@ -246,12 +243,4 @@ func fitTitle(title string, pt *campaign.ServicePoint, w int) string {
 		return ansi.Truncate(pt.Title, room, "…") + tail
 	}
 	return ansi.Truncate(pt.Said(), w, "…")
-}
-
-// planPhase is the plan's phase of that id, nil without a plan.
-func (m *model) planPhase(id string) *campaign.Phase {
-	if m.opts.Plan == nil {
-		return nil
-	}
-	return m.opts.Plan.Phase(id)
 }
