@@ -174,13 +174,13 @@ func searchKey(ph *campaign.Phase, p runner.PhaseState) string {
 // overlap cannot be told apart at this resolution.
 func searchAcross(a across, plan *campaign.Plan, st *runner.State) string {
 	type setting struct {
-		name        string
-		lo, hi      int // the limit lies in [lo, hi); hi 0: above the range's top
-		ok, done    bool
-		binding     string
-		probes      int
-		axis, slo   string
-		first, last int
+		name     string
+		lo, hi   int // the limit lies in [lo, hi); hi 0: above the range's top
+		ok, done bool
+		binding  string
+		probes   int
+		axis     string
+		first    int // the range's low end
 	}
 	var got []setting
 	for _, id := range a.copies {
@@ -194,7 +194,7 @@ func searchAcross(a across, plan *campaign.Plan, st *runner.State) string {
 			continue
 		}
 		r := s.Result()
-		one := setting{name: ph.Point.Key, lo: r.Limit, hi: r.Above, ok: r.OK, done: r.Done && ps.Status.Finished(), probes: len(s.Probes), axis: ss.Axis, first: ss.Lo, last: ss.Hi}
+		one := setting{name: ph.Point.Key, lo: r.Limit, hi: r.Above, ok: r.OK, done: r.Done && ps.Status.Finished(), probes: len(s.Probes), axis: ss.Axis, first: ss.Lo}
 		if !r.OK {
 			one.lo = ss.Lo - 1
 		}
