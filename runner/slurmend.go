@@ -80,7 +80,7 @@ func (sr *stepRun) slurmRequeued(prev, job *slurm.Job, now time.Time) {
 	if cur, err := supervise.ReadStatus(sr.files.status); err == nil {
 		j.staleRun = cur.Started
 	}
-	j.exited, j.exitedAt, j.terminalAt, j.requeued, j.requeuedRun = nil, time.Time{}, time.Time{}, true, prev.Started
+	j.exited, j.exitedAt, j.terminalAt, j.requeuedRun = nil, time.Time{}, time.Time{}, prev.Started
 	j.ranOn = "" // its next run's nodes are Slurm's to choose
 	sj := pr.state.Slurm
 	sj.Started, sj.Node = time.Time{}, ""

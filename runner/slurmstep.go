@@ -51,10 +51,11 @@ type slurmJob struct {
 	word       string    // at a restart, what Slurm said of it
 	// staleRun is the Started of the status file of the run Slurm
 	// requeued: that run's end is not the step's.
-	staleRun    time.Time
-	requeued    bool      // requeued, and not yet seen running again
-	requeuedRun time.Time // when the run Slurm requeued had started
-	ranOn       string    // its node list as last seen running
+	staleRun time.Time
+	// requeuedRun is when the run Slurm requeued had started, until the
+	// next run is seen: that run still completing is not the next's start.
+	requeuedRun time.Time
+	ranOn       string // its node list as last seen running
 }
 
 // slurmNews is a Slurm command's answer, for the loop.
@@ -258,10 +259,10 @@ func (sr *stepRun) slurmSaw(job *slurm.Job, now time.Time) {
 		sr.started = now // the step's own clock starts when the job does
 	default:
 		sj.StartsAt = time.Time{}
-		if j.requeued && !job.Started.After(j.requeuedRun) {
+		if !j.requeuedRun.IsZero() && !job.Started.After(j.requeuedRun) {
 			break // the run Slurm requeued, still completing: not the next run's start
 		}
-		j.requeued = false
+		j.requeuedRun = time.Time{}
 		if sj.Started.IsZero() && !job.Started.IsZero() {
 			sr.slurmStarted(job.Started, now)
 		}
