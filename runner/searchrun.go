@@ -164,27 +164,32 @@ func (r *Runner) searchRemaining(pr *phaseRun, cur ETA, now time.Time) ETA {
 	if _, done := s.Next(); done && next < 0 {
 		return ETA{Known: true, Source: SourceProbes, Fraction: 1}
 	}
+	// A run's time: the mean of the units done (a unit of several steps
+	// takes all of them), or its steps' guess before any.
 	var ran time.Duration
-	n := 0
-	for _, st := range pr.state.Steps {
-		if st.Status == Done && !st.Started.IsZero() && st.Ended.After(st.Started) {
-			ran += st.Ended.Sub(st.Started)
+	n, under := 0, 0
+	v, _ := s.Next() // the probe under way: the search counts it once judged
+	for point, units := range pr.pointUnits() {
+		for _, u := range units {
+			if st, _ := u.state(pr.state.Steps); st != Done {
+				continue
+			}
+			for _, i := range u.steps {
+				ran += max(0, pr.state.Steps[i].Ended.Sub(pr.state.Steps[i].Started))
+			}
 			n++
+			if ss.Values[point] == v {
+				under++
+			}
 		}
 	}
 	var each time.Duration
 	if n > 0 {
 		each = ran / time.Duration(n)
 	} else {
-		each, _ = r.guessStep(pr, max(0, pr.state.Current))
-	}
-	// The probe under way: its runs so far (the search counts it once
-	// it is judged).
-	v, _ := s.Next()
-	under := 0
-	for i, st := range pr.ph.AllSteps() {
-		if u := st.Unit; u != nil && ss.Values[u.Point] == v && i < len(pr.state.Steps) && pr.state.Steps[i].Status == Done {
-			under++
+		for _, i := range pr.pointUnits()[0][0].steps {
+			d, _ := r.guessStep(pr, i)
+			each += d
 		}
 	}
 	runs := max(0, ss.MaxProbes()-len(s.Probes))*ss.MinRepeats - min(under, ss.MinRepeats)
