@@ -72,15 +72,14 @@ func (l *loader) repeats(r *RepeatSpec, at func(string) string) Repeats {
 	if r.Min != 0 {
 		out.Min = r.Min
 	}
-	u := strings.TrimSpace(r.Until)
-	f, err := strconv.ParseFloat(strings.TrimSuffix(u, "%"), 64)
+	f, err := ParsePercent(r.Until)
 	switch {
-	case u == "":
+	case strings.TrimSpace(r.Until) == "":
 		l.add(at(".repeat"), "repeat: with min: or max: but no until: says when to stop", "write repeat: {until: 2%, max: 10}, or repeat: N for a fixed number")
-	case err != nil || !strings.HasSuffix(u, "%") || f <= 0 || f >= 100:
+	case err != nil || f <= 0 || f >= 1:
 		l.add(at(".repeat.until"), fmt.Sprintf("until: %q is not a percentage", r.Until), "write until: 2% (a point stops once each metric's 95% interval is within 2% of its mean)")
 	default:
-		out.Precision = f / 100
+		out.Precision = f
 	}
 	switch {
 	case r.Max == 0:

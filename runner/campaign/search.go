@@ -80,12 +80,10 @@ func (l *loader) search(ps *PhaseSpec, at func(string) string) *Sweep {
 		s.Lo, s.Hi = sp.Range[0], sp.Range[1]
 	}
 	if sp.Resolution != "" {
-		r := strings.TrimSpace(sp.Resolution)
-		f, err := strconv.ParseFloat(strings.TrimSuffix(r, "%"), 64)
-		if err != nil || !strings.HasSuffix(r, "%") || f <= 0 || f > 100 {
+		if f, err := ParsePercent(sp.Resolution); err != nil || f <= 0 || f > 1 {
 			l.add(p+".resolution", fmt.Sprintf("resolution: %q is not a percentage", sp.Resolution), "write resolution: 10% (the search stops when the limit lies between two values this far apart)")
 		} else {
-			s.Resolution = f / 100
+			s.Resolution = f
 		}
 	}
 	if len(sp.SLO) == 0 {
