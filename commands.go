@@ -65,6 +65,10 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "\nEvery phase is ordered by needs: one runs at a time.")
 	}
 	for _, h := range plan.Hints() {
+		if w, ok := strings.CutPrefix(h, "warning: "); ok {
+			fmt.Fprintf(stdout, "\nWarning: %s\n", w)
+			continue
+		}
 		fmt.Fprintf(stdout, "\nHint: %s\n", h)
 	}
 	if plan.Compare.Baseline != "" {

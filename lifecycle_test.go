@@ -69,6 +69,18 @@ func serveStandIn(port string) int {
 			n := hits.Add(1)
 			fmt.Fprintf(w, "vllm:num_requests_running %d\nvllm:num_requests_waiting 0\nvllm:generation_tokens_total %d\n", n%3, int(time.Since(start).Seconds()*1000))
 		}
+		// vLLM's profiler: the folder is set once, at the server's start
+		// (VLLM_TORCH_PROFILER_DIR); each stop writes a trace there.
+		if dir := os.Getenv("GREENLIGHT_TEST_TRACE_DIR"); r.URL.Path == "/stop_profile" && dir != "" {
+			b, err := os.ReadFile(os.Getenv("GREENLIGHT_TEST_TRACE_SRC"))
+			if err == nil {
+				os.MkdirAll(dir, 0o755)
+				err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("rank0.%d.pt.trace.json.gz", time.Now().UnixNano())), b, 0o644)
+			}
+			if err != nil {
+				http.Error(w, err.Error(), 500)
+			}
+		}
 	}))
 	return 0
 }
@@ -90,23 +102,49 @@ phases:
     sweep: {seqs: [1, 2]}
     service:
       run: |
-        echo "seqs ${seqs}"; GREENLIGHT_TEST_SERVE=%d exec %q
+        echo "seqs ${seqs}"; GREENLIGHT_TEST_TRACE_DIR=svtraces GREENLIGHT_TEST_TRACE_SRC=%[6]q GREENLIGHT_TEST_SERVE=%[1]d exec %[2]q
       ready: {http: "http://127.0.0.1:%d/health", timeout: 30s}
       metrics: {url: "http://127.0.0.1:%d/metrics"}
   - id: decode
     needs: [serve]
     sweep: {c: [1, 2]}
     repeat: 2
+    artifacts: ['bench/*.json']
     steps:
       - results: {format: vllm-bench}
         run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="$GREENLIGHT_PHASE c=${c} r=$GREENLIGHT_REPEAT"
           echo "start $d $u" >> ledger; sleep 0.15
           printf '============ Serving Benchmark Result ============\nSuccessful requests:  8\nOutput token throughput (tok/s):  %%d.5\n==================================================\n' $(( ${c} * 100 + $GREENLIGHT_REPEAT ))
+          mkdir -p bench; echo "{\"output_throughput\": $(( ${c} * 100 + $GREENLIGHT_REPEAT )).5, \"c\": ${c}}" > bench/$GREENLIGHT_PHASE-$d.json
+          echo "end $d $u" >> ledger
+  - id: cap
+    needs: [serve]
+    gpus: none
+    capture: {ranks: 1, stall: 2s}
+    artifacts: ['svtraces/*.pt.trace.json.gz']
+    steps:
+      - wait_quiet: 300ms
+        run: |
+          d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="$GREENLIGHT_PHASE run"
+          echo "start $d $u" >> ledger
+          GREENLIGHT_TEST_POST=http://127.0.0.1:%[1]d/stop_profile %[2]q
+          echo "end $d $u" >> ledger
+  - id: share
+    needs: [gemm]
+    gpus: none
+    artifacts: ['bench/*.json']
+    steps:
+      - results: {format: vllm-bench}
+        run: |
+          d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="share run"
+          echo "start $d $u" >> ledger; sleep 0.1
+          printf '============ Serving Benchmark Result ============\nSuccessful requests:  8\nOutput token throughput (tok/s):  77.5\n==================================================\n'
+          mkdir -p bench; echo '{"output_throughput": 77.5}' > bench/share-$d.json
           echo "end $d $u" >> ledger
   - id: gemm
     gpus: none
-    sweep: {m: [%s]}
+    sweep: {m: [%[5]s]}
     repeat: 2
     steps:
       - run: |
@@ -134,7 +172,7 @@ phases:
         run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="prof run"
           echo "start $d $u" >> ledger
-          mkdir -p traces; for r in 0 1; do cp %q traces/rank$r.pt.trace.json.gz; done
+          mkdir -p traces; for r in 0 1; do cp %[6]q traces/rank$r.pt.trace.json.gz; done
           echo "end $d $u" >> ledger
 `, port, exe, port, port, strings.Join(ms, ", "), trace)
 }
@@ -547,6 +585,24 @@ func (l *life) checkRecord() {
 		t.Errorf("the search's limit is not load 8 in [8, 12):\n%s", md)
 		l.keep(map[string]string{"life.md": md})
 	}
+	// Artifacts belong to the step that made them: the copies of decode
+	// and share write into one folder, the server one trace folder for
+	// both copies of cap; no file is listed by two phases, and each bench
+	// file by the phase that wrote it.
+	owner := map[string]string{}
+	for _, p := range rec.Phases {
+		for _, a := range artifactsListed(phaseBlock(md, p.ID)) {
+			if o, ok := owner[a]; ok {
+				t.Errorf("%s is listed as an artifact of both %s and %s", a, o, p.ID)
+				l.keep(map[string]string{"life.md": md})
+			}
+			owner[a] = p.ID
+			if base := filepath.Base(a); strings.HasSuffix(base, ".json") && !strings.HasPrefix(base, p.ID+"-") {
+				t.Errorf("%s lists %s, which another phase wrote", p.ID, a)
+				l.keep(map[string]string{"life.md": md})
+			}
+		}
+	}
 	if said := strings.Count(md, "stopped by you"); said < l.stops {
 		t.Errorf("the record says %d stops; the sequence made %d", said, l.stops)
 	}
@@ -645,4 +701,25 @@ func statusOf(phases []lifePhase, id string) string {
 		}
 	}
 	return "(not in the record)"
+}
+
+// artifactsListed are the files a phase block's Artifacts list gives as
+// the phase's (not those said to be matched but not its).
+func artifactsListed(block string) []string {
+	i := strings.Index(block, "### Artifacts")
+	if i < 0 {
+		return nil
+	}
+	sec := block[i+len("### Artifacts"):]
+	if j := strings.Index(sec, "\n###"); j >= 0 {
+		sec = sec[:j]
+	}
+	if j := strings.Index(sec, "Matched by its"); j >= 0 {
+		sec = sec[:j]
+	}
+	var out []string
+	for _, m := range regexp.MustCompile("(?m)^- `([^`]+)`: ").FindAllStringSubmatch(sec, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }

@@ -60,6 +60,9 @@ func TestMain(m *testing.M) {
 	if port := os.Getenv("GREENLIGHT_TEST_DCGM"); port != "" {
 		os.Exit(dcgmStandIn(port)) // the test binary as a node's dcgm-exporter
 	}
+	if u := os.Getenv("GREENLIGHT_TEST_POST"); u != "" {
+		os.Exit(postStandIn(u)) // the test binary as `curl -X POST URL`
+	}
 	if os.Getenv("GREENLIGHT_TEST_DECODE") != "" {
 		os.Exit(decodeStandIn(os.Args[1:])) // the test binary as scripts/decode_load.py
 	}

@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,15 +49,25 @@ func SetAside(plan *campaign.Plan, stateDir string, now time.Time) (*Aside, erro
 		return nil, err
 	}
 	a.State = moved
+	// The record's own files: the results file, NAME.json, and every CSV
+	// and chart named after it (a phase's, a copy's, the across-settings
+	// ones named by the phase as written), and whatever else beside it the
+	// old record links or embeds: the old record must keep showing the old
+	// run's, and the folder must hold no file that no record embeds.
 	files := []string{plan.Report, record.Name(plan.Report)}
-	for _, ph := range plan.Phases {
-		files = append(files, filepath.Join(dir, csvName(plan.Report, ph.ID)), filepath.Join(dir, kernelsCSV(plan.Report, ph.ID)))
-		charts, _ := filepath.Glob(filepath.Join(dir, strings.TrimSuffix(csvName(plan.Report, ph.ID), ".csv")+".*.svg"))
-		files = append(files, charts...)
+	for _, pat := range []string{base + ".*.csv", base + ".*.svg"} {
+		m, _ := filepath.Glob(filepath.Join(dir, pat))
+		files = append(files, m...)
+	}
+	linked := linksOf(plan.Report)
+	for _, l := range linked {
+		if p := filepath.Join(dir, filepath.FromSlash(l)); filepath.Dir(p) == dir && !slices.Contains(files, p) {
+			files = append(files, p)
+		}
 	}
 	var errs []error
 	for _, f := range files {
-		if _, err := os.Lstat(f); err != nil {
+		if fi, err := os.Lstat(f); err != nil || fi.IsDir() {
 			continue
 		}
 		if err := os.Rename(f, filepath.Join(a.Dir, filepath.Base(f))); err != nil {
@@ -64,33 +77,47 @@ func SetAside(plan *campaign.Plan, stateDir string, now time.Time) (*Aside, erro
 		a.Files = append(a.Files, filepath.Base(f))
 	}
 	// Each phase's artifacts, by its globs: a fresh run's trace summary
-	// must never find the old run's traces.
-	links := map[string]string{} // old path relative to the report -> new
+	// must never find the old run's traces; and the files the old record
+	// links in folders under the results file's (a trace's profiler log).
+	links := map[string]string{} // old path (relative to the report, or absolute) -> new
+	move := func(m string) {
+		if _, err := os.Lstat(m); err != nil {
+			return
+		}
+		rel, err := filepath.Rel(plan.Dir, m)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = strings.TrimPrefix(m, string(filepath.Separator))
+		}
+		to := filepath.Join(a.Dir, "artifacts", rel)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			errs = append(errs, err)
+			return
+		}
+		if err := os.Rename(m, to); err != nil {
+			errs = append(errs, err)
+			return
+		}
+		a.Artifacts = append(a.Artifacts, rel)
+		if old, err := filepath.Rel(dir, m); err == nil {
+			links[filepath.ToSlash(old)] = filepath.ToSlash(filepath.Join("artifacts", rel))
+		}
+		links[filepath.ToSlash(m)] = filepath.ToSlash(to) // the record names artifacts by their absolute path too
+	}
 	for _, ph := range plan.Phases {
 		for _, g := range ph.Artifacts {
 			matches, _ := filepath.Glob(g)
 			for _, m := range matches {
-				if _, err := os.Lstat(m); err != nil {
-					continue
-				}
-				rel, err := filepath.Rel(plan.Dir, m)
-				if err != nil || strings.HasPrefix(rel, "..") {
-					rel = strings.TrimPrefix(m, string(filepath.Separator))
-				}
-				to := filepath.Join(a.Dir, "artifacts", rel)
-				if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				if err := os.Rename(m, to); err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				a.Artifacts = append(a.Artifacts, rel)
-				if old, err := filepath.Rel(dir, m); err == nil {
-					links[filepath.ToSlash(old)] = filepath.ToSlash(filepath.Join("artifacts", rel))
-				}
+				move(m)
 			}
+		}
+	}
+	for _, l := range linked {
+		p := filepath.Join(dir, filepath.FromSlash(l))
+		if filepath.Dir(p) == dir || strings.HasPrefix(p, stateDir+string(filepath.Separator)) || !strings.HasPrefix(p, dir+string(filepath.Separator)) {
+			continue // moved above, with the state dir, or not under the results file's folder
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			move(p)
 		}
 	}
 	// The state dir's own artifacts (a capture's traces) moved with it.
@@ -104,6 +131,35 @@ func SetAside(plan *campaign.Plan, stateDir string, now time.Time) (*Aside, erro
 		errs = append(errs, err)
 	}
 	return a, errors.Join(errs...)
+}
+
+// linkTarget finds a markdown link's or an embed's target.
+var linkTarget = regexp.MustCompile(`\]\(<?([^)\s>]+)>?\)|src="([^"]+)"`)
+
+// linksOf are the local targets the results file links or embeds,
+// relative to its folder, as written (no URL, no anchor).
+func linksOf(report string) []string {
+	b, err := os.ReadFile(report)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range linkTarget.FindAllStringSubmatch(string(b), -1) {
+		t := m[1] + m[2]
+		if i := strings.IndexByte(t, '#'); i >= 0 {
+			t = t[:i]
+		}
+		if t == "" || strings.Contains(t, "://") || filepath.IsAbs(t) || strings.HasPrefix(t, "mailto:") {
+			continue
+		}
+		if u, err := url.PathUnescape(t); err == nil {
+			t = u
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // relink rewrites, in the set-aside results file, the links to artifacts
@@ -127,6 +183,7 @@ func relink(path string, links map[string]string) error {
 			continue
 		}
 		s = strings.ReplaceAll(s, "]("+old+")", "]("+now+")")
+		s = strings.ReplaceAll(s, `src="`+old+`"`, `src="`+now+`"`)
 		s = strings.ReplaceAll(s, "`"+old+"`", "`"+now+"`")
 	}
 	if s == string(b) {

@@ -307,17 +307,7 @@ func phaseBlock(v phaseView) string {
 		}
 		b.WriteString(gpuChart)
 	}
-	if len(p.Artifacts) > 0 {
-		b.WriteString("\n### Artifacts\n\n")
-		var total int64
-		for _, a := range p.Artifacts {
-			total += a.Size
-			fmt.Fprintf(&b, "- `%s`: %s\n", a.Path, format.Bytes(uint64(a.Size)))
-		}
-		if len(p.Artifacts) > 1 {
-			fmt.Fprintf(&b, "- total: %s in %d files\n", format.Bytes(uint64(total)), len(p.Artifacts))
-		}
-	}
+	b.WriteString(artifactsSection(p))
 	b.WriteString(processes(p.Steps, steps))
 	var warns []string
 	for _, g := range gpus {
@@ -445,4 +435,36 @@ func expectations(b *strings.Builder, ph *campaign.Phase, p runner.PhaseState) {
 			fmt.Fprintf(b, "- ✓ `%s` %s: %d of %d result(s) met\n", e.Column, e.String(), v.pass, v.pass+v.fail)
 		}
 	}
+}
+
+// artifactsSection lists the phase's files: those its steps claimed (a
+// deleted one said so), then the files its artifacts: match that are not
+// its, with why (another phase's run, or no step's).
+func artifactsSection(p runner.PhaseState) string {
+	if len(p.Artifacts) == 0 && len(p.Unclaimed) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Artifacts\n\n")
+	var total int64
+	n := 0
+	for _, a := range p.Artifacts {
+		if a.Gone {
+			fmt.Fprintf(&b, "- `%s`: %s, deleted since\n", safe.Line(a.Path, safe.Value), format.Bytes(uint64(a.Size)))
+			continue
+		}
+		total += a.Size
+		n++
+		fmt.Fprintf(&b, "- `%s`: %s\n", safe.Line(a.Path, safe.Value), format.Bytes(uint64(a.Size)))
+	}
+	if n > 1 {
+		fmt.Fprintf(&b, "- total: %s in %d files\n", format.Bytes(uint64(total)), n)
+	}
+	if len(p.Unclaimed) > 0 {
+		b.WriteString("\nMatched by its `artifacts:` but not this phase's (a file is the one step's during whose run it was written):\n\n")
+		for _, u := range p.Unclaimed {
+			fmt.Fprintf(&b, "- `%s`: %s\n", safe.Line(u.Path, safe.Value), u.Why)
+		}
+	}
+	return b.String()
 }

@@ -42,8 +42,7 @@ type traceBook struct {
 	base  string // where relative artifact paths are
 	rules *trace.Rules
 	top   int
-	kick  func()              // asks the writer to write again; nil: summarise in the caller
-	globs map[string][]string // each phase's artifact globs (absolute)
+	kick  func() // asks the writer to write again; nil: summarise in the caller
 
 	mu       sync.Mutex
 	done     map[string]*trace.Summary // by traceKey
@@ -69,11 +68,7 @@ func newTraceBook(plan *campaign.Plan, stateDir string) *traceBook {
 	if err != nil {
 		rules = trace.DefaultRules() // Load checked them; not reached
 	}
-	globs := map[string][]string{}
-	for _, ph := range plan.Phases {
-		globs[ph.ID] = ph.Artifacts
-	}
-	b := &traceBook{dir: stateDir, base: plan.Dir, rules: rules, top: plan.Traces.Top, globs: globs, done: map[string]*trace.Summary{},
+	b := &traceBook{dir: stateDir, base: plan.Dir, rules: rules, top: plan.Traces.Top, done: map[string]*trace.Summary{},
 		failed: map[string]string{}, seen: map[string]time.Time{}, queued: map[string]bool{}, progress: map[string]string{}}
 	if stateDir != "" {
 		if data, err := os.ReadFile(filepath.Join(stateDir, tracesFile)); err == nil {
@@ -96,7 +91,7 @@ func (b *traceBook) consider(st *runner.State, now time.Time) {
 	defer b.mu.Unlock()
 	for _, p := range st.Phases {
 		for _, a := range p.Artifacts {
-			if !trace.IsTrace(a.Path) {
+			if !trace.IsTrace(a.Path) || a.Gone {
 				continue
 			}
 			key := traceKey(b.abs(a.Path), a.Size)
@@ -233,7 +228,7 @@ func (b *traceBook) phase(p runner.PhaseState) ([]*trace.Summary, []string) {
 	var sums []*trace.Summary
 	var notes []string
 	for _, a := range p.Artifacts {
-		if !trace.IsTrace(a.Path) {
+		if !trace.IsTrace(a.Path) || a.Gone {
 			continue
 		}
 		path := b.abs(a.Path)
@@ -254,51 +249,53 @@ func (b *traceBook) phase(p runner.PhaseState) ([]*trace.Summary, []string) {
 			notes = append(notes, fmt.Sprintf("%s trace: summarised once it stops growing (%s unchanged) or its phase ends", name, format.Duration(traceQuiet)))
 		}
 	}
-	// A trace summarised and deleted since (to free the disk, say) keeps
-	// its summary: the latest one kept of each path the phase's globs
-	// match that is no longer among its artifacts.
-	present := map[string]bool{}
-	for _, a := range p.Artifacts {
-		present[b.abs(a.Path)] = true
-	}
+	// A trace the phase claimed (or one in its own folder of the state
+	// dir), summarised and deleted since (to free the disk, say), keeps its
+	// summary: the latest one kept of its path. Only a file that is gone
+	// is said so.
 	gone := map[string]*trace.Summary{}
-	var goneSize = map[string]int64{}
+	goneSize := map[string]int64{}
+	claimed := map[string]bool{}
+	for _, a := range p.Artifacts {
+		if a.Gone && trace.IsTrace(a.Path) {
+			claimed[b.abs(a.Path)] = true
+		}
+	}
 	for key, s := range b.done {
 		i := strings.LastIndexByte(key, '|')
 		if i < 0 {
 			continue
 		}
 		path := key[:i]
-		size, _ := strconv.ParseInt(key[i+1:], 10, 64)
-		if present[path] || !b.matches(p.ID, path) || gone[path] != nil && goneSize[path] >= size {
+		if !claimed[path] && !b.ownFolder(p.ID, path) {
 			continue
+		}
+		size, _ := strconv.ParseInt(key[i+1:], 10, 64)
+		if gone[path] != nil && goneSize[path] >= size {
+			continue
+		}
+		if _, err := os.Stat(path); err == nil {
+			continue // there: not gone
 		}
 		gone[path], goneSize[path] = s, size
 	}
+	var goneNotes []string
 	for path, s := range gone {
 		c := *s
 		c.File = path
 		sums = append(sums, &c)
-		notes = append(notes, fmt.Sprintf("`%s` was deleted after it was summarised: its summary is kept", path))
+		goneNotes = append(goneNotes, fmt.Sprintf("`%s` was deleted after it was summarised: its summary is kept", path))
 	}
-	sort.Strings(notes[len(notes)-len(gone):])
+	sort.Strings(goneNotes)
+	notes = append(notes, goneNotes...)
 	sort.SliceStable(sums, func(i, j int) bool { return rankLess(sums[i].Rank, sums[j].Rank) })
 	return sums, notes
 }
 
-// matches says a path is one of the phase's artifacts: by its globs, or
-// in the phase's own artifacts folder of the state dir (where a capture:
-// puts its traces, which no glob names).
-func (b *traceBook) matches(phase, path string) bool {
-	if b.dir != "" && strings.HasPrefix(path, filepath.Join(runner.Layout(b.dir).Artifacts(), phase)+string(filepath.Separator)) {
-		return true
-	}
-	for _, g := range b.globs[phase] {
-		if ok, _ := filepath.Match(g, path); ok {
-			return true
-		}
-	}
-	return false
+// ownFolder says a path is in the phase's own artifacts folder of the
+// state dir (where a capture: puts its traces, which no glob names).
+func (b *traceBook) ownFolder(phase, path string) bool {
+	return b.dir != "" && strings.HasPrefix(path, filepath.Join(runner.Layout(b.dir).Artifacts(), phase)+string(filepath.Separator))
 }
 
 // rankLess orders "rank 2" before "rank 10".

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/internal/tracefile"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
@@ -19,11 +20,13 @@ import (
 // quietFor is how long a step's artifacts must stop growing before it is
 // done: its wait_quiet, or, for the last step of a capture phase that
 // gives none, the flush's default.
-func (sr *stepRun) quietFor() time.Duration {
-	if sr.step.WaitQuiet > 0 {
-		return sr.step.WaitQuiet
+func (sr *stepRun) quietFor() time.Duration { return quietOf(sr.pr.ph, sr.step) }
+
+// quietOf is quietFor of one step of a phase.
+func quietOf(ph *campaign.Phase, step *campaign.Step) time.Duration {
+	if step.WaitQuiet > 0 {
+		return step.WaitQuiet
 	}
-	ph := sr.pr.ph
 	if ph.Capture == nil || ph.Service != nil {
 		return 0
 	}
@@ -32,7 +35,7 @@ func (sr *stepRun) quietFor() time.Duration {
 			return 0 // the capture's flush follows the step that says so
 		}
 	}
-	if sr.step.Index == len(ph.AllSteps())-1 {
+	if step.Index == len(ph.AllSteps())-1 {
 		return campaign.DefaultFlushQuiet
 	}
 	return 0
@@ -50,11 +53,13 @@ func (sr *stepRun) checkFlush(c *campaign.Capture, arts []Artifact, size int64, 
 	if size != q.size {
 		q.size, q.since, q.stallSaid = size, now, false
 	}
-	// The ranks written: trace files changed since the step started (an
-	// earlier capture's files in the same folder are not this one's).
+	// The ranks written: profiler traces this step wrote (claims.go: an
+	// earlier capture's files in the same folder, another phase's, are not
+	// this one's), and those in its own folder changed since it started.
 	ranks, largest := 0, int64(0)
-	for _, a := range arts {
-		if !a.Modified.Before(sr.started) && a.Size > 0 {
+	mine, _ := sr.written(now)
+	for _, a := range append(mine, globArtifacts(nil, sr.pr.artDir)...) {
+		if tracefile.Is(a.Path) && !a.Modified.Before(sr.started) && a.Size > 0 {
 			ranks++
 			largest = max(largest, a.Size)
 		}

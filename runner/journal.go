@@ -36,6 +36,8 @@ type record struct {
 	// without starting again since it was last made pending: what an
 	// earlier attempt ran is not this end's.
 	Unstarted bool `json:"unstarted,omitempty"`
+	// Claims: the files a step claimed as its artifacts (claims.go).
+	Claims []Claim `json:"claims,omitempty"`
 }
 
 // Journal record kinds.
@@ -58,6 +60,7 @@ const (
 	recWarning     = "warning"      // Reason: a warning the runner said, as the record says it
 	recStamp       = "stamp"        // Reason: why a step's rows were taken under bad conditions (Runner.Stamp)
 	recFinished    = "campaign-end"
+	recClaim       = "claim" // Claims: files the step in Dir made (Step -1: said to be no step's)
 )
 
 type journal struct {

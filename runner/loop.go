@@ -310,7 +310,7 @@ func (r *Runner) scanArtifacts(now time.Time) {
 	r.looked.art = now
 	for _, pr := range r.phases {
 		if pr.state.Status == Running || pr.artScanPending {
-			pr.state.Artifacts = globArtifacts(pr.ph.Artifacts, pr.artDir)
+			pr.state.Artifacts = r.phaseArtifacts(pr, now)
 			pr.artScanPending = false
 		}
 	}

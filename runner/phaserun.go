@@ -334,7 +334,9 @@ func (r *Runner) endPhase(pr *phaseRun, st Status, reason string) {
 	pr.state.Ended = phaseEnd(pr.state, r.opts.Now())
 	pr.state.Frozen = false
 	pr.artScanPending = true
-	pr.state.Artifacts = globArtifacts(pr.ph.Artifacts, pr.artDir)
+	r.sayOutside(pr, r.opts.Now())
+	pr.state.Artifacts = r.phaseArtifacts(pr, r.opts.Now())
+	pr.state.Unclaimed = r.unclaimed(pr)
 	var job *SlurmJob
 	if pr.state.Slurm != nil {
 		sj := *pr.state.Slurm

@@ -33,6 +33,7 @@ func Replay(plan *campaign.Plan, stateDir string) (*State, error) {
 	// nothing.
 	v := &Runner{plan: plan, opts: Options{Now: time.Now, Poll: time.Second, Grace: time.Second}, dirs: dirs, times: times, mode: runMode{quiet: true}}
 	v.store.hist = loadHistory(dirs.History())
+	v.claims = claimsOf(recs)
 	for _, ph := range plan.Phases {
 		pr := newPhaseRun(ph, dirs.Artifacts())
 		v.phases = append(v.phases, pr)

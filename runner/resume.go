@@ -104,6 +104,7 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 
 func (r *Runner) resume(recs []record) {
 	hist, times := journalHistory(recs)
+	r.claims = claimsOf(recs)
 	for _, rec := range recs {
 		switch rec.Kind {
 		case recKept:
@@ -233,6 +234,11 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 	if end != nil || st != nil && st.State == "exited" {
 		// Its end was seen: the rows held for pairing (vllm-bench blocks
 		// and --save-result files) are its rows, as they were at its end.
+		// Its claims are the journal's; a step that ended while no runner
+		// ran claims now what its run wrote.
+		if len(r.claims.byStep[sr.dir]) == 0 && !ss.Ended.IsZero() {
+			sr.claim(earlier(now, ss.Ended.Add(sr.quietFor()+claimSlack)))
+		}
 		sr.readSavedResults(now)
 	}
 	return sr
@@ -386,7 +392,8 @@ func (r *Runner) restoreEnded(pr *phaseRun, h *phaseHistory) {
 		pr.state.Missing = missingExpects(pr.ph, pr.state.Steps)
 		pr.state.ExpectFailed += len(pr.state.Missing)
 	}
-	pr.state.Artifacts = globArtifacts(pr.ph.Artifacts, pr.artDir)
+	pr.state.Artifacts = r.phaseArtifacts(pr, r.opts.Now())
+	pr.state.Unclaimed = r.unclaimed(pr)
 	if h.end.Slurm != nil {
 		pr.state.Slurm = h.end.Slurm // Slurm's last word, not the bare id the step record gives
 	}

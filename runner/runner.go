@@ -70,6 +70,7 @@ type Runner struct {
 	said     []string         // what earlier runners warned, from the journal, until the loop starts
 	notes    []Note           // the person's notes, from the journal and since
 	kept     []supervise.Kept // what steps with leave_running left running: stopped at the campaign's end
+	claims   *claimBook       // the artifacts each step claimed (claims.go), from the journal and since
 	held     holders          // the campaign's processes on the GPUs, from the GPU source
 	cgroup   string           // the campaign's cgroup (v2), "" where none could be made
 	// staleCgroups is how many empty greenlight.* cgroups this start
@@ -187,7 +188,7 @@ func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 		opts.Self = SupervisorCommand(exe)
 	}
 	root, _ := filepath.Abs(opts.StateDir)
-	r := &Runner{plan: plan, opts: opts,
+	r := &Runner{plan: plan, opts: opts, claims: newClaimBook(),
 		life:  lifecycle{ctl: make(chan func()), quit: make(chan struct{}), done: make(chan struct{})},
 		watch: stepWatch{exited: make(chan stepExit, 64), wake: make(chan string, 256), slurm: make(chan slurmNews, 64)}}
 	r.dirs = Layout(root)

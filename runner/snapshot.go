@@ -166,6 +166,7 @@ func (r *Runner) snapshot() *State {
 		ps := pr.state
 		ps.Steps = slices.Clone(pr.state.Steps)
 		ps.Artifacts = slices.Clone(pr.state.Artifacts)
+		ps.Unclaimed = slices.Clone(pr.state.Unclaimed)
 		if ps.Slurm != nil {
 			sj := *ps.Slurm // the loop goes on changing its own
 			ps.Slurm = &sj

@@ -87,6 +87,7 @@ type PhaseState struct {
 	ExpectFailed int               `json:",omitzero"` // checks that failed, and expectations never produced
 	Missing      []campaign.Expect `json:",omitzero"` // expected results the phase never produced
 	Artifacts    []Artifact        `json:",omitzero"`
+	Unclaimed    []Unclaimed       `json:",omitzero"` // files its artifacts: match that are no step's of it, with why
 	Slurm        *SlurmJob         `json:",omitzero"` // the current or last step's Slurm job, for a phase on Slurm
 }
 
@@ -146,7 +147,8 @@ type Check struct {
 	Pass   bool
 }
 
-// Artifact is a file matched by a phase's artifact globs.
+// Artifact is a file of a phase: one its steps claimed (claims.go), or
+// one in its own folder of the state dir.
 type Artifact struct {
 	Path string
 	Size int64
@@ -154,6 +156,8 @@ type Artifact struct {
 	// capture's flush counts the traces written since its step started.
 	// The runner's own; not sent to windows.
 	Modified time.Time `json:"-"`
+	// Gone: claimed by one of its steps, since deleted (Size as claimed).
+	Gone bool `json:",omitzero"`
 }
 
 // Phase returns the state of the phase with the given id, or nil.

@@ -20,6 +20,7 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	pr := sr.pr
 	// Whatever way its end was seen, all it wrote is taken in first.
 	sr.drainResults(now)
+	sr.claim(now)
 	sr.readSavedResults(now)
 	sr.readSummary()
 	sr.proc.exitedSeen = true
@@ -220,6 +221,7 @@ func (sr *stepRun) checkQuiet(now time.Time) {
 		return
 	}
 	if now.Sub(sr.quiet.since) >= sr.quietFor() {
+		sr.claim(now) // what it wrote in its wait_quiet is its too
 		sr.quiet.waiting = false
 		sr.pr.state.Steps[sr.step.Index].Status = Done
 		sr.pr.state.Steps[sr.step.Index].Stage = ""

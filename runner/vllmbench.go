@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -124,12 +125,13 @@ func isSavedResult(path string) bool {
 	return strings.HasSuffix(path, ".json") && !strings.HasSuffix(path, ".pt.trace.json")
 }
 
-// readSavedResults, at the step's end, pairs each --save-result JSON among
-// the phase's artifacts written while the step ran (read once each, in
-// the order they were written) with the printed block of the same run,
-// in the order they were printed: one row each, the JSON adding what the
-// block does not say (a metric the block says under another name is not
-// repeated). A file or a block without its pair is a row of its own.
+// readSavedResults, at the step's end, pairs each --save-result JSON the
+// step claimed (claims.go: written in its run, and no other step's; read
+// once each, in the order they were written) with the printed block of
+// the same run, in the order they were printed: one row each, the JSON
+// adding what the block does not say (a metric the block says under
+// another name is not repeated). A file or a block without its pair is a
+// row of its own.
 func (sr *stepRun) readSavedResults(now time.Time) {
 	if sr.step.ResultsFormat != campaign.FormatVLLMBench {
 		return
@@ -137,42 +139,36 @@ func (sr *stepRun) readSavedResults(now time.Time) {
 	pr := sr.pr
 	held := sr.vllm.held
 	sr.vllm.held = nil
-	type saved struct {
-		path string
-		mod  time.Time
+	paths, names, rewritten := sr.savedFiles()
+	for _, p := range rewritten {
+		if !pr.savedRead[p] {
+			sr.r.warn(pr.ph.ID + ": " + filepath.Base(p) + " was written over since step " + fmt.Sprint(sr.step.Index+1) + " claimed it, and no copy was kept: its row is not read back")
+		}
 	}
-	var files []saved
-	for _, a := range globArtifacts(pr.ph.Artifacts, pr.artDir) {
-		if !isSavedResult(a.Path) || pr.savedRead[a.Path] {
+	for i, path := range paths {
+		name := names[i]
+		if pr.savedRead[name+"|"+sr.dir] {
 			continue
 		}
-		fi, err := os.Stat(a.Path)
-		if err != nil || fi.ModTime().Before(sr.started.Add(-time.Second)) || fi.Size() > 256<<20 {
-			continue
-		}
-		files = append(files, saved{a.Path, fi.ModTime()})
-	}
-	slices.SortStableFunc(files, func(a, b saved) int { return a.mod.Compare(b.mod) })
-	for _, sv := range files {
-		f, err := os.Open(sv.path)
+		f, err := os.Open(path)
 		if err != nil {
 			continue
 		}
 		cols, vals, ok := savedResult(f)
 		f.Close()
-		if !ok {
-			sr.r.warn(pr.ph.ID + ": " + filepath.Base(sv.path) + " is not a vllm bench --save-result file (one JSON object); it is listed, not read")
-			continue
-		}
 		if pr.savedRead == nil {
 			pr.savedRead = map[string]bool{}
 		}
-		pr.savedRead[sv.path] = true
+		pr.savedRead[name+"|"+sr.dir] = true
+		if !ok {
+			sr.r.warn(pr.ph.ID + ": " + filepath.Base(name) + " is not a vllm bench --save-result file (one JSON object); it is listed, not read")
+			continue
+		}
 		row := Row{Phase: pr.ph.ID, Step: sr.step.Index, Time: now}
 		if len(held) > 0 {
 			row, held = held[0], held[1:]
 		}
-		row.Cols, row.Values = pairSaved(row.Cols, row.Values, filepath.Base(sv.path), cols, vals)
+		row.Cols, row.Values = pairSaved(row.Cols, row.Values, filepath.Base(name), cols, vals)
 		sr.addRow(row, true)
 	}
 	for _, row := range held {

@@ -13,6 +13,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/greenlight-run/greenlight/internal/tracefile"
 )
 
 // Summary is one trace (one rank's) summarised.
@@ -402,10 +404,7 @@ func (a *agg) events_(s *scanner) error {
 
 // IsTrace says which files Any summarises: torch.profiler traces as
 // tensorboard_trace_handler names them, and nsys reports.
-func IsTrace(path string) bool {
-	return strings.HasSuffix(path, ".pt.trace.json") || strings.HasSuffix(path, ".pt.trace.json.gz") ||
-		strings.HasSuffix(path, ".nsys-rep")
-}
+func IsTrace(path string) bool { return tracefile.Is(path) }
 
 // Any summarises a trace or an nsys report by its name. A file of which
 // nothing could be read is an error; one read in part is a summary with
