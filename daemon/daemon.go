@@ -151,15 +151,22 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	reportEvents, linkEvents, printEvents := r.Subscribe(), r.Subscribe(), r.Subscribe()
 	reportDone := make(chan struct{})
 	srv := &server{r: r, sampler: sampler, version: version, scrapers: scrapers}
+	// An editor holding the results file is a state, not a warning: the
+	// window's status line shows it for as long as it lasts.
+	w.OnHold = r.SetReportHeld
 	go func() {
 		defer close(reportDone)
 		w.Run(reportEvents, func(err error) {
 			msg, word := fmt.Sprintf("results file: %v", err), "warning"
 			var back *mdfile.Restored
-			if errors.As(err, &back) {
+			var held *mdfile.Held
+			if errors.As(err, &back) || errors.As(err, &held) {
 				word = "note"
 			}
 			fmt.Fprintf(stdout, "%s %s: %s\n", time.Now().Format("15:04:05"), word, msg)
+			if held != nil {
+				return // in the state (ReportHeld), on the window's status line
+			}
 			if srv.link != nil {
 				srv.link.Event(runner.Event{Kind: runner.Warning, Time: time.Now(), Message: msg, State: r.Snapshot()})
 			}

@@ -64,8 +64,12 @@ func TestEditStorm(t *testing.T) {
 		{"mixed", []saveStyle{renameTop, inPlaceTop, appendEnd, renameEnd, inPlaceEnd}},
 	}
 	fmt.Printf("%-6s %-9s %6s %6s %5s %6s %7s %8s\n", "load", "kind", "rounds", "saves", "lost", "dup", "rows", "leaked")
+	only := os.Getenv("KINDS") // e.g. "rename,mixed"
 	for _, load := range []string{"idle", "busy"} {
 		for _, k := range kinds {
+			if only != "" && !strings.Contains(","+only+",", ","+k.name+",") {
+				continue
+			}
 			var sum tally
 			allRows := 0
 			start := time.Now()

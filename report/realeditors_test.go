@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,6 +51,33 @@ var realEditors = []realEditor{
 			s.keys("Escape", ":w", "Enter")
 		},
 		quit: func(s *tmuxPane) { s.keys(":q", "Enter") }},
+	// vim with no swap file (`set noswapfile` in a vimrc, or -n): found by
+	// its open of the file alone.
+	{name: "vim-noswap",
+		cmd: func(p string) []string { return []string{"vim", "-N", "-u", "NONE", "-i", "NONE", "-n", p} },
+		add: func(s *tmuxPane, line string) {
+			s.keys("G", "o")
+			s.literal(line)
+			s.keys("Escape", ":w", "Enter")
+		},
+		quit: func(s *tmuxPane) { s.keys(":q", "Enter") }},
+	{name: "vim-noswap", viaLink: true,
+		cmd: func(p string) []string { return []string{"vim", "-N", "-u", "NONE", "-i", "NONE", "-n", p} },
+		add: func(s *tmuxPane, line string) {
+			s.keys("G", "o")
+			s.literal(line)
+			s.keys("Escape", ":w", "Enter")
+		},
+		quit: func(s *tmuxPane) { s.keys(":q", "Enter") }},
+	// micro keeps no swap or lock file beside the file it edits.
+	{name: "micro",
+		cmd: func(p string) []string { return []string{"micro", "-savecursor", "false", "-saveundo", "false", p} },
+		add: func(s *tmuxPane, line string) {
+			s.keys("C-End", "Enter")
+			s.literal(line)
+			s.keys("C-s")
+		},
+		quit: func(s *tmuxPane) { s.keys("C-q") }},
 	{name: "nvim",
 		cmd: func(p string) []string { return []string{"nvim", "--clean", "-i", "NONE", p} },
 		add: func(s *tmuxPane, line string) {
@@ -77,7 +105,8 @@ var realEditors = []realEditor{
 }
 
 // prompts are what an editor asks when the file changed under it.
-var prompts = []string{"changed since reading", "E949", "File was modified", "changed on disk", "really edit", "Save anyway", "(y/n)", "[yn]"}
+var prompts = []string{"changed since reading", "E949", "File was modified", "changed on disk", "really edit", "Save anyway", "(y/n)", "[yn]",
+	"has changed", "Reload", "(y,n"}
 
 type tmuxPane struct {
 	t      *testing.T
@@ -117,7 +146,7 @@ func TestRealEditorsSaveWhileResultsArrive(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			if !hasTool(ed.cmd("")[0]) {
-				t.Skipf("%s is not installed (.ci/run installs vim, neovim, nano and emacs-nox)", ed.name)
+				t.Skipf("%s is not installed (.ci/run installs vim, neovim, nano, emacs-nox and micro)", ed.name)
 			}
 			t.Parallel()
 			driveEditor(t, ed, editorSaves)
@@ -137,6 +166,9 @@ func driveEditor(t *testing.T, ed realEditor, saves int) {
 	base := fullState(w.plan)
 	events := make(chan runner.Event, 1)
 	var errs []string
+	var holdMu sync.Mutex
+	var holds []string // what the writer told of the hold, in order
+	w.OnHold = func(msg string) { holdMu.Lock(); holds = append(holds, msg); holdMu.Unlock() }
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -167,6 +199,15 @@ func driveEditor(t *testing.T, ed realEditor, saves int) {
 			}
 		}
 	}()
+	// The campaign has been writing the file for a while when the person
+	// opens it: the owner has looked for an editor and found none (an
+	// editor that leaves no swap file is then found only by its open).
+	if !testutil.Within(10*time.Second, func() bool {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), "<!-- greenlight:begin header -->")
+	}) {
+		t.Fatal("greenlight's blocks never reached the file")
+	}
 	s := &tmuxPane{t: t, socket: fmt.Sprintf("gl-ed-%s-%v-%d", ed.name, ed.viaLink, os.Getpid())}
 	defer s.stop()
 	// HOME in the test's folder: the editors' own files (Neovim's swap
@@ -229,6 +270,11 @@ func driveEditor(t *testing.T, ed realEditor, saves int) {
 	}
 	if len(errs) > 0 {
 		t.Errorf("the writer said: %q", errs)
+	}
+	holdMu.Lock()
+	defer holdMu.Unlock()
+	if len(holds) < 2 || !strings.Contains(holds[0], "open in") || holds[len(holds)-1] != "" {
+		t.Errorf("the window was told of the hold %q; want it said while %s had the file, then cleared", holds, ed.name)
 	}
 }
 

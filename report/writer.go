@@ -62,6 +62,11 @@ type Writer struct {
 	power     *keptMap[[2]float64]      // finished steps' GPU power (W) and GPU count, by phase/attempt/step/attempt
 	stepSums  map[stepKey][]gpu.Summary // steps' GPU summaries, this write's (stepGPUs)
 
+	// OnHold, when set, is told each time an editor starts or stops
+	// holding the results file: the Held's words, or "" once it let go.
+	// Set it before Run.
+	OnHold func(msg string)
+
 	// OnWrite, when set, is called after each write that put st on disk
 	// (CSV tables and results file fsynced), for measuring latency.
 	OnWrite func(st *runner.State, at time.Time)
@@ -157,8 +162,20 @@ func (w *Writer) Run(events <-chan runner.Event, onErr func(error)) {
 	var last string
 	var away bool
 	var lastErr error // the last write's word: Held at the end waits for the editor
+	var heldSaid string
 	report := func(err error) {
 		lastErr = err
+		if w.OnHold != nil {
+			said := ""
+			var h *mdfile.Held
+			if errors.As(err, &h) {
+				said = h.Error()
+			}
+			if said != heldSaid {
+				heldSaid = said
+				w.OnHold(said)
+			}
+		}
 		if onErr == nil {
 			return
 		}

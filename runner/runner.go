@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,15 +65,16 @@ type Runner struct {
 	phases []*phaseRun
 
 	// Owned by the loop goroutine.
-	q        queueState
-	times    campaignTimes
-	warnings []string
-	said     []string         // what earlier runners warned, from the journal, until the loop starts
-	notes    []Note           // the person's notes, from the journal and since
-	kept     []supervise.Kept // what steps with leave_running left running: stopped at the campaign's end
-	claims   *claimBook       // the artifacts each step claimed (claims.go), from the journal and since
-	held     holders          // the campaign's processes on the GPUs, from the GPU source
-	cgroup   string           // the campaign's cgroup (v2), "" where none could be made
+	q          queueState
+	times      campaignTimes
+	warnings   []string
+	said       []string         // what earlier runners warned, from the journal, until the loop starts
+	notes      []Note           // the person's notes, from the journal and since
+	kept       []supervise.Kept // what steps with leave_running left running: stopped at the campaign's end
+	claims     *claimBook       // the artifacts each step claimed (claims.go), from the journal and since
+	reportHeld heldWord         // an editor holding the results file, as the writer says it
+	held       holders          // the campaign's processes on the GPUs, from the GPU source
+	cgroup     string           // the campaign's cgroup (v2), "" where none could be made
 	// staleCgroups is how many empty greenlight.* cgroups this start
 	// removed: said in the event line, not as a warning (an empty one may
 	// be a live runner's between its steps, made again at its next).
@@ -379,6 +381,28 @@ func (r *Runner) Greenlight(id string) error { return r.do(func() error { return
 // the loop starts.
 func (r *Runner) Warn(msg string) {
 	go r.do(func() error { r.warn(msg); return nil })
+}
+
+// heldWord is the writer's word on an editor holding the results file:
+// set from its goroutine, taken into the state by the loop.
+type heldWord struct {
+	said  atomic.Pointer[string]
+	shown string // the loop's
+}
+
+// SetReportHeld says an editor holds the results file (msg, its words)
+// or lets go (""): the state carries it, and a window shows it on its
+// status line while it lasts. The latest word wins, whatever order the
+// loop takes them in.
+func (r *Runner) SetReportHeld(msg string) {
+	r.reportHeld.said.Store(&msg)
+	go r.do(func() error {
+		if p := r.reportHeld.said.Load(); p != nil && *p != r.reportHeld.shown {
+			r.reportHeld.shown = *p
+			r.emit(Event{Kind: Progress})
+		}
+		return nil
+	})
 }
 
 // Note adds a person's note to the campaign's record: journaled (it

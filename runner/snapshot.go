@@ -160,6 +160,7 @@ func (r *Runner) snapshot() *State {
 	s := &State{Name: r.plan.Name, Started: r.times.started, Ended: r.times.ended, Now: now, Paused: r.q.paused, PauseWhy: r.q.pauseWhy,
 		Frozen: r.q.frozen, Finished: r.q.finished, DiskFree: r.disk.free}
 	s.Warnings = slices.Clone(r.warnings)
+	s.ReportHeld = r.reportHeld.shown
 	s.Notes = slices.Clone(r.notes)
 	s.Phases = make([]PhaseState, len(r.phases))
 	for i, pr := range r.phases {

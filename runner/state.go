@@ -54,8 +54,12 @@ type State struct {
 	ETA      ETA          `json:",omitzero"` // whole campaign
 	Warnings []string     `json:",omitzero"`
 	DiskFree uint64       `json:",omitzero"` // bytes free where the report lives; 0 if unknown
-	Sessions []int        `json:",omitzero"` // session ids of live steps and services, and their steps' group ids, for GPU process labels
-	Notes    []Note       `json:",omitzero"` // the person's notes (greenlight note), in order
+	// ReportHeld: while an editor has the results file open, what the
+	// writer says of it (its writes wait; the window's status line shows
+	// it for as long as it lasts); "" otherwise.
+	ReportHeld string `json:",omitzero"`
+	Sessions   []int  `json:",omitzero"` // session ids of live steps and services, and their steps' group ids, for GPU process labels
+	Notes      []Note `json:",omitzero"` // the person's notes (greenlight note), in order
 }
 
 // Note is a line a person added to the record, and when.

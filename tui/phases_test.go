@@ -115,3 +115,22 @@ func TestWarningsStayUntilRead(t *testing.T) {
 		t.Errorf("the warning is still on the status line after it was read:\n%s", got)
 	}
 }
+
+// TestHoldOnTheStatusLine: while an editor holds the results file, the
+// status line says so, whatever events follow, with the warnings not yet
+// read beside it; once it lets go, the line goes back to the events.
+func TestHoldOnTheStatusLine(t *testing.T) {
+	s := newScreenTest(t, 120, 40, 2)
+	s.screen(t, "k25-profile")
+	st := loadingState(filepath.Join(s.dir, "serve.log"))
+	held := *st
+	held.ReportHeld = "r.md is open in vim (pid 77): written when you leave it"
+	s.events <- runner.Event{Kind: runner.Warning, State: &held, Time: t0.Add(20 * time.Minute), Message: "noise: gemm m=64 disagrees"}
+	s.events <- runner.Event{Kind: runner.StepStarted, State: &held, Time: t0.Add(20 * time.Minute), Phase: "serve", Message: "step 2 started"}
+	s.screen(t, "✎ r.md is open in vim (pid 77): written when you leave it · ⚠ 1 unread (W)")
+	s.events <- runner.Event{Kind: runner.Progress, State: st, Time: t0.Add(21 * time.Minute)}
+	got := s.screen(t, "noise: gemm m=64 disagrees · W: read")
+	if strings.Contains(got, "open in vim") {
+		t.Errorf("the hold is still on the status line after the editor let go:\n%s", got)
+	}
+}

@@ -203,6 +203,15 @@ func (m *model) statusLine() string {
 	if m.flash != "" && m.now().Sub(m.flashAt) < 8*time.Second {
 		return m.st.warn.Render(m.flash)
 	}
+	// An editor holding the results file: said for as long as it lasts,
+	// with the warnings not yet read beside it.
+	if m.state != nil && m.state.ReportHeld != "" {
+		line := m.st.warn.Render("✎ " + m.state.ReportHeld)
+		if n := len(m.unseen); n > 0 {
+			line += m.st.dim.Render(fmt.Sprintf(" · ⚠ %d unread (W)", n))
+		}
+		return line
+	}
 	// A warning stays until it is read: a runner that went away is not
 	// replaced on screen half a second later by the next event.
 	if n := len(m.unseen); n > 0 {

@@ -15,6 +15,7 @@
 package mdfile
 
 import (
+	"errors"
 	"os"
 	"sync/atomic"
 	"time"
@@ -61,6 +62,7 @@ func (f *File) OnChange(kick func()) {
 	f.st.mu.Lock()
 	f.st.kick = kick
 	f.st.mu.Unlock()
+	watchOpens(f.path, kick)
 	go f.watchSaves(kick)
 }
 
@@ -93,6 +95,11 @@ func (f *File) Save(blocks func() Blocks) error {
 		return held
 	}
 	err = f.write(tg)
+	var held *Held
+	if errors.As(err, &held) { // an editor opened it while this write was made
+		f.writePreview()
+		return err
+	}
 	os.Remove(PreviewOf(f.path)) // the file itself is current: no preview beside it
 	return err
 }

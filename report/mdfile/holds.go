@@ -74,34 +74,44 @@ func holder(path string) *Holder {
 }
 
 // scans remembers, for each file, when a look through the processes last
-// found no editor holding it: the next is made scanEvery later. Reading
-// /proc at each write (every 5 s) was two fifths of an idle runner's CPU
-// on a 16-core H200 machine, and the editors that leave a swap or lock
-// file (vim, nvim, nano, emacs) are found by it at once, every time.
+// found no editor holding it, and how many opens of the file by others
+// had been seen then. Reading /proc at each write (every 5 s) was two
+// fifths of an idle runner's CPU on a 16-core H200 machine: where the
+// file's opens are watched (opens.go), "no editor" stands until another
+// process opens it; elsewhere, for scanEvery.
 var scans struct {
 	mu   sync.Mutex
-	none map[string]time.Time
+	none map[string]noEditor
+}
+
+type noEditor struct {
+	at    time.Time
+	opens int64
 }
 
 // scanEvery is how long "no editor has it" stands for an editor that
-// leaves no swap file; a save it makes meanwhile is repaired as stale.
+// leaves no swap file, where the file's opens are not watched; a save it
+// makes meanwhile is repaired as stale.
 const scanEvery = 15 * time.Second
 
 func scannedEditor(path string) *Holder {
+	opens, watched := openCount(path)
 	scans.mu.Lock()
-	at, ok := scans.none[path]
+	last, ok := scans.none[path]
 	scans.mu.Unlock()
-	if ok && time.Since(at) < scanEvery {
+	if ok && (watched && last.opens == opens || !watched && time.Since(last.at) < scanEvery) {
 		return nil
 	}
-	h := editorProcess(path)
+	// Opened since the last look: a process read as no editor a moment
+	// ago may have become one (`env vim FILE`, a shell's exec).
+	h := editorProcess(path, watched && ok)
 	scans.mu.Lock()
 	defer scans.mu.Unlock()
 	if scans.none == nil {
-		scans.none = map[string]time.Time{}
+		scans.none = map[string]noEditor{}
 	}
 	if h == nil {
-		scans.none[path] = time.Now()
+		scans.none[path] = noEditor{at: time.Now(), opens: opens}
 	} else {
 		delete(scans.none, path)
 	}
@@ -330,8 +340,8 @@ var editors = map[string]string{"vim": "vim", "vi": "vim", "view": "vim", "vim.b
 // gone from /proc is forgotten, so one used again is read again.
 var notEditors struct {
 	mu    sync.Mutex
-	pids  map[int]bool
-	fresh time.Time // when every process was last read
+	pids  map[int]time.Time // when first read as no editor
+	fresh time.Time         // when every process was last read
 }
 
 // notEditorsFor is how long a process read as no editor is not read
@@ -339,11 +349,17 @@ var notEditors struct {
 // editors at once).
 const notEditorsFor = 30 * time.Second
 
+// youngFor is how recently a process first read as no editor is read
+// again when the file was opened since: a process that execs an editor
+// (`env vim FILE`) keeps its pid, and opens the file moments after.
+const youngFor = 5 * time.Second
+
 // editorProcess is an editor process of this user with the file at path
 // among its arguments (resolved from its working folder), or nil: one
 // that keeps its swap file elsewhere or none, or has not made it yet (it
-// reads the file first).
-func editorProcess(path string) *Holder {
+// reads the file first). opened: the file was opened since the last look,
+// and the processes first read as no editor lately are read again.
+func editorProcess(path string, opened bool) *Holder {
 	want, err := filepath.Abs(path)
 	if err != nil {
 		return nil
@@ -359,15 +375,16 @@ func editorProcess(path string) *Holder {
 		// vim keeps its pid): every one is read again now and then.
 		notEditors.pids, notEditors.fresh = nil, time.Now()
 	}
-	still := make(map[int]bool, len(notEditors.pids))
+	still := make(map[int]time.Time, len(notEditors.pids))
 	defer func() { notEditors.pids = still }()
+	now := time.Now()
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
 		if err != nil {
 			continue
 		}
-		if notEditors.pids[pid] {
-			still[pid] = true // seen before, no editor: not read again
+		if seen, ok := notEditors.pids[pid]; ok && !(opened && now.Sub(seen) < youngFor) {
+			still[pid] = seen // seen before, no editor: not read again
 			continue
 		}
 		comm, err := os.ReadFile("/proc/" + p.Name() + "/comm")
@@ -376,7 +393,11 @@ func editorProcess(path string) *Holder {
 		}
 		editor, ok := editors[strings.TrimSpace(string(comm))]
 		if !ok {
-			still[pid] = true
+			if seen, ok := notEditors.pids[pid]; ok {
+				still[pid] = seen
+			} else {
+				still[pid] = now
+			}
 			continue
 		}
 		cmdline, err := os.ReadFile("/proc/" + p.Name() + "/cmdline")

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestHeldSaysALongHoldPlainly: a hold is said as the editor that holds
@@ -45,10 +47,69 @@ func TestSwaplessEditorFoundByItsProcess(t *testing.T) {
 		t.Errorf("found within scanEvery of a look that found none: %+v", h)
 	}
 	scans.mu.Lock()
-	scans.none[path] = time.Now().Add(-scanEvery)
+	scans.none[path] = noEditor{at: time.Now().Add(-scanEvery)}
 	scans.mu.Unlock()
 	h := scannedEditor(path)
 	if h == nil || h.Editor != "vim" || h.PID != cmd.Process.Pid {
 		t.Errorf("after scanEvery: %+v; want vim, pid %d", h, cmd.Process.Pid)
+	}
+}
+
+// TestEditorFoundWhenItOpensTheFile: an editor that leaves no swap file
+// (vim -n, micro, Helix) is found within moments of opening the file, by
+// the open (inotify), not by a look made every scanEvery; a process read
+// as no editor a moment before it exec'd the editor is read again.
+func TestEditorFoundWhenItOpensTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.md")
+	os.WriteFile(path, []byte("# r\n"), 0o644)
+	f := Open(path, "", "r")
+	kicks := make(chan struct{}, 16)
+	f.OnChange(func() {
+		select {
+		case kicks <- struct{}{}:
+		default:
+		}
+	})
+	if fd, err := unix.InotifyInit1(unix.IN_CLOEXEC); err != nil {
+		t.Skipf("inotify is not available here (%v): the open watch falls back to a look every scanEvery", err)
+	} else {
+		unix.Close(fd)
+	}
+	blocks := func() Blocks { return Blocks{Bodies: map[string]string{"a": "one\n"}, Order: []string{"a"}} }
+	for range 5 {
+		if err := f.Save(blocks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h := scannedEditor(path); h != nil {
+		t.Fatalf("no editor yet: %+v", h)
+	}
+	// A shell that is read as no editor, then execs one, which opens the
+	// file: `env vim FILE` as tmux starts it.
+	vim := filepath.Join(dir, "vim")
+	os.WriteFile(vim, []byte("#!/bin/sh\ncat \"$1\" >/dev/null\nsleep 30\n"), 0o755)
+	cmd := exec.Command("sh", "-c", "sleep 0.3; exec \"$0\" \"$1\"", vim, path)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if h := scannedEditor(path); h != nil { // the shell, read as no editor
+		t.Fatalf("found before the editor started: %+v", h)
+	}
+	start := time.Now()
+	var h *Holder
+	for h == nil && time.Since(start) < 5*time.Second {
+		select {
+		case <-kicks:
+			h = HolderOf(path)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if h == nil || h.Editor != "vim" || h.PID != cmd.Process.Pid {
+		t.Fatalf("the editor that opened the file was not found by its open: %+v; want vim, pid %d", h, cmd.Process.Pid)
+	}
+	if err := f.Save(blocks); err == nil || !strings.Contains(err.Error(), "open in vim") {
+		t.Errorf("Save while the editor has it: %v; want held", err)
 	}
 }

@@ -119,6 +119,13 @@ func (f *File) write(tg target) error {
 			src = at
 			continue
 		}
+		if h := f.held(); h != nil {
+			// Opened in an editor since the look before this write (an
+			// open answered a moment late, or none for a while): nothing
+			// lands under it, this write included.
+			os.Remove(tmp)
+			return h
+		}
 		f.hook("swap")
 		displaced, old, err := f.swap(path, tmp, at)
 		f.hook("swapped")
@@ -211,6 +218,9 @@ func (mf *File) writeInPlace(path string, at, src snapshot) error {
 	if out == at.data {
 		fl.out = out
 		return nil
+	}
+	if h := mf.held(); h != nil {
+		return h // opened in an editor since the look before this write
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
