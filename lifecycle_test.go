@@ -347,7 +347,7 @@ func (l *life) runThenDisrupt() {
 	if !ok {
 		l.t.Fatalf("no unit ended in 20 s:\n%s", out.String())
 	}
-	switch d := l.rng.IntN(5); d {
+	switch d := l.rng.IntN(6); d {
 	case 0:
 		l.op("stop")
 		l.stops++
@@ -371,6 +371,14 @@ func (l *life) runThenDisrupt() {
 		pt := fmt.Sprintf("m=%d", l.m[l.rng.IntN(len(l.m))])
 		l.op("skip-point:" + pt)
 		l.bin("skip", "--point", pt, l.c, "gemm")
+	case 5:
+		// A supervisor killed, then the runner in the moment after it has
+		// started the unit's next try: the next runner re-adopts that try.
+		l.op("kill-supervisor-then-runner")
+		before := l.tries()
+		l.killSupervisor()
+		testutil.Within(5*time.Second, func() bool { return l.tries() > before })
+		l.killRunner()
 	}
 	// The window goes; the runner (unless killed or stopped) goes on,
 	// and the next op takes it as it is: stop it, so that every op
@@ -403,6 +411,19 @@ func (l *life) killRunner() {
 	if pid := l.runnerPID(); pid > 0 {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
+}
+
+// tries counts the journal's starts of a step's try after its first.
+func (l *life) tries() int {
+	n := 0
+	b, _ := os.ReadFile(filepath.Join(l.stateDir(), "journal.jsonl"))
+	for _, line := range strings.Split(string(b), "\n") {
+		var r jrec
+		if json.Unmarshal([]byte(line), &r) == nil && r.Kind == "step-start" && r.Attempt > 1 {
+			n++
+		}
+	}
+	return n
 }
 
 // killSupervisor kills the supervisor of a running step that is not a

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"github.com/greenlight-run/greenlight/report/mdfile"
+	"github.com/greenlight-run/greenlight/runner"
 	"os"
 	"strconv"
 	"strings"
@@ -101,4 +102,73 @@ func stormOnce(t *testing.T, saves, results int, styles []saveStyle) tally {
 	gap := 2 * time.Duration(saves) * 750 * time.Microsecond / time.Duration(results)
 	runStorm(t, w, ed, saves, results, gap, styles)
 	return ed.tally(results)
+}
+
+// TestEditStormLive is the storm as a running campaign has it: the writer
+// runs (Writer.Run: coalesced writes, the editors' holds, a stale save
+// repaired, the open watch) while results arrive every SPREAD/RESULTS and
+// the editor saves SAVES times over SPREAD (default 30 s), by rename
+// (STYLE=mixed: every kind in turn). Skipped unless GREENLIGHT_EDIT_STORM
+// is set; scripts/edit-storm LIVE=1 runs it, idle and busy.
+func TestEditStormLive(t *testing.T) {
+	if os.Getenv("GREENLIGHT_EDIT_STORM") == "" || os.Getenv("LIVE") == "" {
+		t.Skip("a measurement: LIVE=1 scripts/edit-storm")
+	}
+	num := func(name string, def int) int {
+		if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+			return n
+		}
+		return def
+	}
+	rounds, saves, results := num("ROUNDS", 5), num("SAVES", 1000), num("RESULTS", 300)
+	spread := time.Duration(num("SPREAD", 30)) * time.Second
+	styles := []saveStyle{renameTop, renameEnd}
+	if os.Getenv("STYLE") == "mixed" {
+		styles = []saveStyle{renameTop, inPlaceTop, appendEnd, renameEnd, inPlaceEnd}
+	}
+	fmt.Printf("%-6s %-6s %6s %6s %5s %6s %7s %8s\n", "load", "link", "rounds", "saves", "lost", "dup", "rows", "leaked")
+	for _, load := range []string{"idle", "busy"} {
+		var sum tally
+		allRows := 0
+		start := time.Now()
+		for range rounds {
+			var stop func()
+			if load == "busy" {
+				stop = busy(t)
+			}
+			w, ed, _ := newEditedFile(t)
+			events := make(chan runner.Event, 1)
+			done := make(chan struct{})
+			go func() { defer close(done); w.Run(events, nil) }()
+			base := fullState(w.plan)
+			go func() {
+				for i := 1; i <= results; i++ {
+					events <- runner.Event{Kind: runner.ResultRecorded, State: stateWithRows(base, i)}
+					time.Sleep(spread / time.Duration(results))
+				}
+				close(events)
+			}()
+			for i := range saves {
+				ed.save(styles[i%len(styles)])
+				time.Sleep(spread / time.Duration(saves))
+			}
+			<-done
+			if stop != nil {
+				stop()
+			}
+			got := ed.tally(results)
+			sum.lost += got.lost
+			sum.dup += got.dup
+			sum.leaked += got.leaked
+			if got.rows {
+				allRows++
+			}
+		}
+		link := "no"
+		if stormViaSymlink {
+			link = "yes"
+		}
+		fmt.Printf("%-6s %-6s %6d %6d %5d %6d %3d/%-3d %8d   (%v)\n", load, link, rounds, rounds*saves,
+			sum.lost, sum.dup, allRows, rounds, sum.leaked, time.Since(start).Round(time.Second))
+	}
 }

@@ -163,6 +163,15 @@ func (b *localBackend) ended(st *supervise.Status, now time.Time) *supervise.Sta
 	// Re-check: it may have written its status just now.
 	if st, err := supervise.ReadStatus(sr.files.status); err == nil && st.State == "exited" {
 		return st
+	} else if err == nil && st.State == supervise.StateEnded {
+		// Its command ended (its exit status written), and its supervisor
+		// died while stopping what the command left: the step's outcome is
+		// known, and it does not run again; what is left is stopped here.
+		if left := sr.stopLeft(); left != "" {
+			r.warn(fmt.Sprintf("%s: step %d's supervisor died after its command ended (exit %d)%s", sr.pr.ph.Label(), sr.step.Index+1, st.ExitCode, left))
+		}
+		st.State = "exited"
+		return st
 	}
 	if sr.proc.reaped && sr.proc.waitCode >= 0 {
 		// Its status file could not be written (a full disk, the state
@@ -202,5 +211,5 @@ func (b *localBackend) alive(service bool) (bool, string) {
 }
 
 func (b *localBackend) gone() (bool, string) {
-	return false, fmt.Sprintf("step %d's supervisor is gone (a reboot?): running the step again", b.sr.step.Index+1)
+	return false, "its supervisor died (machine restarted or killed); the step's end was not seen"
 }

@@ -398,3 +398,112 @@ phases:
 		t.Errorf("the stop of what the tree left is not said: %q", st.Warnings)
 	}
 }
+
+// TestATryStartedAgainIsReadoptedAfterTheRunnerDies: a step's supervisor
+// killed -9, the runner starts its try 2, and the runner is then killed
+// -9 too: the next runner re-adopts try 2 (the end journaled for try 1 is
+// not its end), which ends done; the step ran twice, not three times, and
+// the phase is done, not failed.
+func TestATryStartedAgainIsReadoptedAfterTheRunnerDies(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	path := filepath.Join(dir, "c.yaml")
+	p := writeCampaign(t, path, fmt.Sprintf(`
+name: retried
+phases:
+  - id: g
+    gpus: none
+    steps:
+      - run: |
+          echo start >> %[2]s
+          if [ ! -e %[1]s/once ]; then touch %[1]s/once; sleep 600; fi
+          sleep 2
+          echo end >> %[2]s
+`, dir, ledger))
+	state := filepath.Join(dir, "state")
+	killed := false
+	killRunnerWhen(t, p.File, state, "try 2 started", func() bool {
+		for _, rec := range journalRecords(t, state) {
+			switch {
+			case rec.Kind == recStepPID && rec.Attempt == 1 && !killed:
+				if _, err := os.Stat(filepath.Join(dir, "once")); err != nil {
+					return false // try 1's command has not begun
+				}
+				syscall.Kill(rec.PID, syscall.SIGKILL) // try 1's supervisor
+				killed = true
+			case rec.Kind == recStepPID && rec.Attempt == 2:
+				return true
+			}
+		}
+		return false
+	})
+	st := startAgain(t, p, state).finished(60 * time.Second)
+	if g := st.Phase("g"); g.Status != Done {
+		t.Errorf("g = %s (%s); want done: try 2 was running when the runner died", g.Status, g.Reason)
+	}
+	if got := lines(t, ledger); !slices.Equal(got, []string{"start", "start", "end"}) {
+		t.Errorf("ledger %v; want try 1 cut, try 2 re-adopted to its end", got)
+	}
+}
+
+// TestACommandThatEndedIsNotRunAgain: the runner killed -9, then the
+// step's supervisor killed after the step's command ended (its exit
+// status written) while it stopped what the command left: the step's
+// outcome is known, so the next runner records it done from its status
+// file, stops what is left, and never runs it again.
+func TestACommandThatEndedIsNotRunAgain(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ledger := filepath.Join(dir, "ledger")
+	path := filepath.Join(dir, "c.yaml")
+	p := writeCampaign(t, path, fmt.Sprintf(`
+name: ended
+phases:
+  - id: g
+    gpus: none
+    steps:
+      - run: |
+          echo start >> %[2]s
+          setsid sh -c 'trap "" TERM INT; echo $$ > %[1]s/pid.deaf; while :; do sleep 1; done' &
+          echo '{"tok_s": 42}' >> "$GREENLIGHT_RESULTS"
+          echo end >> %[2]s
+`, dir, ledger))
+	state := filepath.Join(dir, "state")
+	statuses := filepath.Join(state, "steps", "g", "*", "status.json")
+	killRunnerWhen(t, p.File, state, "the command ended, its leftovers being stopped", func() bool {
+		m, _ := filepath.Glob(statuses)
+		for _, f := range m {
+			st, err := supervise.ReadStatus(f)
+			if err == nil && st.State == supervise.StateEnded {
+				syscall.Kill(st.Supervisor, syscall.SIGKILL)
+				return true
+			}
+		}
+		return false
+	})
+	st := startAgain(t, p, state).finished(60 * time.Second)
+	if g := st.Phase("g"); g.Status != Done {
+		t.Errorf("g = %s (%s); want done from its status file", g.Status, g.Reason)
+	}
+	if got := lines(t, ledger); !slices.Equal(got, []string{"start", "end"}) {
+		t.Errorf("ledger %v; want the step run once", got)
+	}
+	var tries []string
+	m, _ := filepath.Glob(filepath.Join(state, "steps", "g", "*"))
+	for _, f := range m {
+		if fi, err := os.Stat(f); err == nil && fi.IsDir() {
+			tries = append(tries, filepath.Base(f))
+		}
+	}
+	if len(tries) != 1 {
+		t.Errorf("step folders %v; want the one try", tries)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "pid.deaf"))
+	if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid > 0 {
+		if s, _, ok := supervise.ProcStat(pid); ok && s != 'Z' {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("what the step left (pid %d) still runs", pid)
+		}
+	}
+}

@@ -187,7 +187,10 @@ func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
 		}
 		end, ended := h.stepEnd[idx]
 		var endp *record
-		if ended {
+		if ended && end.Attempt == start.Attempt {
+			// An end journaled for an earlier try is not this one's: a try
+			// started again (its supervisor died) before the runner died is
+			// re-adopted like any step.
 			endp = &end
 		}
 		sr := r.restoreStep(pr, idx, start, endp)
@@ -222,7 +225,7 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 	sr.on().restore(start, st)
 	if st != nil {
 		ss.PGID = st.PGID
-		if st.State == "exited" {
+		if st.CommandEnded() {
 			ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
 			ss.takeEnd(st)
 		}
@@ -231,7 +234,7 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 		ss.Status, ss.Reason = end.Status, end.Reason
 		sr.proc.exitedSeen = true
 	}
-	if end != nil || st != nil && st.State == "exited" {
+	if end != nil || st != nil && st.CommandEnded() {
 		// Its end was seen: the rows held for pairing (vllm-bench blocks
 		// and --save-result files) are its rows, as they were at its end.
 		// Its claims are the journal's; a step that ended while no runner
@@ -335,8 +338,9 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 	alive, adopted := sr.on().alive(pr.ph.Service != nil)
 	r.times.ranAny = true // a step of this run is taken over: not a finished campaign
 	switch {
-	case err == nil && st.State == "exited":
-		// It ended while nobody watched; follow() records how.
+	case err == nil && st.CommandEnded():
+		// It ended while nobody watched (or its supervisor died after its
+		// command ended: its outcome is known); follow() records how.
 		r.readopted(sr)
 	case alive:
 		r.readopted(sr)
@@ -360,14 +364,16 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		}
 	default:
 		settle, why := sr.where.gone()
-		if !settle {
-			why += sr.stopLeft()
-		}
-		r.warnings = append(r.warnings, pr.ph.Label()+": "+why)
 		if settle {
+			r.warnings = append(r.warnings, pr.ph.Label()+": "+why)
 			r.readopted(sr)
 			return
 		}
+		// One decision, one path, as when this runner sees a supervisor
+		// die (runAgainLost): the try is journaled ended with its outcome
+		// unknown, what its tree left is stopped, and the unit alone runs
+		// again as the next try, started by the loop.
+		r.warnings = append(r.warnings, sr.endLost(why))
 		pr.state.Steps[sr.step.Index].Status = Pending
 		pr.state.Steps[sr.step.Index].Results = nil
 		pr.cur = nil

@@ -140,15 +140,22 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 // is left of its tree (marked by its own results path) is stopped first,
 // so the two never run side by side.
 func (sr *stepRun) runAgainLost(reason string, now time.Time) {
+	sr.r.warn(sr.endLost(reason))
+	sr.r.startStep(sr.pr, sr.step.Index, sr.try+1, now)
+}
+
+// endLost journals the end of a try whose supervisor died before its end
+// was seen, and stops what its tree left; it returns the words for it.
+// Whether this runner saw the supervisor die or found it gone at a
+// restart, the unit runs again as the next try.
+func (sr *stepRun) endLost(reason string) string {
 	r, pr := sr.r, sr.pr
 	ss := &pr.state.Steps[sr.step.Index]
 	ss.Status, ss.Reason = Failed, reason
 	r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Failed, ExitCode: -1, Reason: reason})
-	msg := fmt.Sprintf("%s: step %d %s: %s; its outcome is unknown: it runs again (its first try's output stays in %s)",
-		pr.ph.Label(), sr.step.Index+1, sr.step.Label(), reason, sr.dir)
-	msg += sr.stopLeft()
-	r.warn(msg)
-	r.startStep(pr, sr.step.Index, sr.try+1, now)
+	msg := fmt.Sprintf("%s: step %d %s: %s; its outcome is unknown: it runs again as try %d (the output of try %d stays in %s)",
+		pr.ph.Label(), sr.step.Index+1, sr.step.Label(), reason, sr.try+1, sr.try, sr.dir)
+	return msg + sr.stopLeft()
 }
 
 // stopLeft stops what is left of a step whose supervisor died: its

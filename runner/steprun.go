@@ -243,7 +243,9 @@ func (r *Runner) resumeBetweenSteps(now time.Time) {
 				}
 				continue
 			}
-			r.startStep(pr, pr.state.Current, 1, now)
+			// A unit whose try was cut (its supervisor gone at a restart)
+			// runs as its next try, in a folder of its own.
+			r.startStep(pr, pr.state.Current, max(1, pr.state.Steps[pr.state.Current].Attempt+1), now)
 		}
 	}
 }

@@ -36,8 +36,17 @@ func isSupervisor(cmdline []byte) bool {
 
 // Status is what the supervisor writes, atomically, to a step's status
 // file: once when the command starts and once when it has ended.
+// StateEnded is a status whose command has ended (its exit status
+// known) while its supervisor still stops what the command left running;
+// "exited" follows once that is done.
+const StateEnded = "ended"
+
+// CommandEnded says the step's command ended: its exit status is known,
+// whether or not its supervisor finished stopping what it left.
+func (s *Status) CommandEnded() bool { return s.State == "exited" || s.State == StateEnded }
+
 type Status struct {
-	State      string    `json:"state"` // "running" or "exited"
+	State      string    `json:"state"` // "running", "ended" (StateEnded) or "exited"
 	Supervisor int       `json:"supervisor_pid"`
 	PID        int       `json:"pid"`
 	PGID       int       `json:"pgid"`
@@ -243,6 +252,14 @@ func Main(args []string) int {
 	} else if werr != nil {
 		st.ExitCode, st.Error = 1, werr.Error()
 	}
+	// The command's end is known now: said at once, before what it left is
+	// stopped (that can take a while), so a supervisor killed meanwhile
+	// leaves a step whose outcome is known, not one to run again.
+	st.State = StateEnded
+	if err := WriteStatus(*statusPath, st); err != nil {
+		fmt.Fprintf(logf, "greenlight: cannot write status: %v\n", err)
+	}
+	st.State = "exited"
 	// What the command left behind, in its group or anywhere in its tree,
 	// would hold GPUs and ports into the next phase: it is stopped, and
 	// named in the status.
