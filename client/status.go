@@ -139,6 +139,9 @@ type StatusSearch struct {
 	Probing   int    `json:"probing,omitempty"`
 	Run       int    `json:"run,omitempty"` // of the value probed now
 	Done      bool   `json:"done,omitempty"`
+	// Slip: the search stopped because its SLO names a column no run
+	// wrote (runner.SearchSlip); no limit is given.
+	Slip string `json:"slip,omitempty"`
 }
 
 // Words says a sweep's progress for `status`: " · points 3/10 done (1
@@ -151,6 +154,9 @@ func (pt *StatusPoints) Words() string {
 		return ""
 	case pt.Search != nil:
 		s := pt.Search
+		if s.Slip != "" {
+			return " · search stopped: " + s.Slip
+		}
 		w := fmt.Sprintf(" · search: %d of at most %d probes", s.Probes, s.MaxProbes)
 		if s.Limit > 0 {
 			w += fmt.Sprintf(", %s %d passes", s.Axis, s.Limit)
@@ -178,7 +184,11 @@ func searchOf(ph *campaign.Phase, p runner.PhaseState) *StatusSearch {
 	ss := ph.Sweep.Search
 	s, _ := runner.SearchProbes(ph, p.Steps)
 	r := s.Result()
-	out := &StatusSearch{Axis: ss.Axis, Probes: len(s.Probes), MaxProbes: ss.MaxProbes(), Above: r.Above, Done: r.Done && p.Status.Finished()}
+	out := &StatusSearch{Axis: ss.Axis, Probes: len(s.Probes), MaxProbes: ss.MaxProbes(), Above: r.Above, Done: r.Done && p.Status.Finished(),
+		Slip: runner.SearchSlip(ph, p.Steps)}
+	if out.Slip != "" {
+		return out
+	}
 	if r.OK {
 		out.Limit = r.Limit
 	}

@@ -37,6 +37,10 @@ func searchBlock(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 	slo := ss.SLOWords()
 	var b strings.Builder
 	b.WriteString("\n### Limit\n\n")
+	if why := runner.SearchSlip(ph, p.Steps); why != "" {
+		fmt.Fprintf(&b, "**No limit: %s.**\n", why)
+		return b.String()
+	}
 	switch {
 	case len(s.Probes) == 0:
 		fmt.Fprintf(&b, "No probe has ended yet: the search of %s over [%d, %d] for %s starts at %d.\n", ss.Axis, ss.Lo, ss.Hi, slo, ss.Values[0])
@@ -146,6 +150,8 @@ func searchKey(ph *campaign.Phase, p runner.PhaseState) string {
 	s, _ := runner.SearchProbes(ph, p.Steps)
 	r := s.Result()
 	switch {
+	case runner.SearchSlip(ph, p.Steps) != "":
+		return "no limit: its SLO names a column no run wrote"
 	case len(s.Probes) == 0:
 		return ""
 	case r.OK && r.Above == 0 && !r.Done:

@@ -24,6 +24,7 @@ type phaseRun struct {
 	artScanPending bool
 	savedRead      map[string]bool     // --save-result files already read as rows
 	noisySaid      map[string]bool     // a sweep's points said noisy, by point and metric
+	metricsSaid    bool                // its metrics: names were held against its first rows (slips.go)
 	byPoint        map[int][]sweepUnit // a sweep's units by point (pointUnits)
 	// carried are the units of an edited grid done in an earlier attempt,
 	// by step index, with the record of their start (their folder): they

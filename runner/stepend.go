@@ -194,6 +194,16 @@ func (sr *stepRun) next(now time.Time) {
 	sr.proc.exitedSeen = true
 	sr.sayNoisy()
 	sr.sayImprecise()
+	sr.sayMetricsSlip()
+	if why := SearchSlip(pr.ph, pr.state.Steps); why != "" {
+		for i := range pr.state.Steps {
+			if ss := &pr.state.Steps[i]; ss.Status == Pending {
+				ss.Status, ss.Reason = Skipped, "not probed: the search stopped (its SLO names a column no run wrote)"
+			}
+		}
+		r.endPhase(pr, Failed, why)
+		return
+	}
 	idx := pr.nextStep(sr.step.Index + 1)
 	if idx < len(pr.ph.AllSteps()) {
 		r.checkDisk(now, true)

@@ -387,6 +387,10 @@ func (l *loader) service(plan *Plan, s *ServiceSpec, at string, env map[string]s
 	// the load goes unmeasured.
 	if m, ok := expandSet(s.Model, env); s.Model != "" && ok {
 		sv.Model = l.abs(plan.Dir, m)
+	} else if s.Model != "" {
+		// Unless the name unset is one slip from one env: sets: that is
+		// a typo, and the night's load would go unmeasured for it.
+		l.slippedVars(at+".model", s.Model, env)
 	}
 	if sv.Prewarm = s.Prewarm; s.Prewarm && s.Model == "" {
 		l.add(at+".prewarm", "prewarm: reads the model's folder into the page cache, and this service names none",

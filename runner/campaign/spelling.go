@@ -81,6 +81,10 @@ func editDistance(a, b string) int {
 // case is not counted (keys are lower case, whatever a person types).
 func nearest(s string, words []string) string { return nearestExact(strings.ToLower(s), words) }
 
+// Nearest is the word of words nearest to s within two edits, case
+// counted, "" if none: a result column's name for a did-you-mean.
+func Nearest(s string, words []string) string { return nearestExact(s, words) }
+
 // nearestExact is nearest with case counted (names of env: and axes).
 func nearestExact(s string, words []string) string {
 	if s == "" {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strings"
 )
 
 // ${NAME} in the fields that are not shell commands (URLs, paths).
@@ -43,6 +44,36 @@ func expandSet(s string, env map[string]string) (string, bool) {
 		return v
 	})
 	return out, ok
+}
+
+// slippedVars says each ${NAME} of s that is set nowhere but is one slip
+// from a name env: sets (${MODEL_DRI} beside MODEL_DIR): a typo, where an
+// unset name alone may be set later, in the environment of the run.
+func (l *loader) slippedVars(path, s string, env map[string]string) {
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, m := range braced.FindAllString(s, -1) {
+		name := m[2 : len(m)-1]
+		if _, set := lookupVar(name, env); set {
+			continue
+		}
+		if near := nearestExact(name, names); near != "" {
+			l.add(path, fmt.Sprintf("%s is not set", m), l.unsetHint(name, env))
+			continue
+		}
+		var envNames []string
+		for _, kv := range os.Environ() {
+			if k, _, ok := strings.Cut(kv, "="); ok {
+				envNames = append(envNames, k)
+			}
+		}
+		if near := nearestExact(name, envNames); near != "" && len(near) > 3 {
+			l.add(path, fmt.Sprintf("%s is not set", m), fmt.Sprintf("the environment sets %s, one slip from %s: one of the two names is misspelled", near, name))
+		}
+	}
 }
 
 // unsetHint says where a ${NAME} could be set: env: and its line, or a

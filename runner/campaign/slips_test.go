@@ -1,0 +1,35 @@
+package campaign
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestModelVarOneSlipFromASetName: model: ${MODEL_DIR} unset is no error
+// (set in the environment of the night's run), but a name one slip from
+// one env: sets is a typo, said at model:'s line with the name it meant.
+func TestModelVarOneSlipFromASetName(t *testing.T) {
+	file := func(model string) []byte {
+		return []byte(`name: m
+env:
+  MODEL_DIR: /models/k25
+phases:
+  - id: serve
+    service:
+      run: |
+        sleep 1000
+      model: ` + model + `
+      ready: {log: "ready"}
+`)
+	}
+	_, err := Parse("c.yaml", "/tmp/c.yaml", file("${MODEL_DRI}"))
+	if err == nil || !strings.Contains(err.Error(), "c.yaml:9:14: ${MODEL_DRI} is not set") || !strings.Contains(err.Error(), "env: sets MODEL_DIR on line 3") {
+		t.Errorf("${MODEL_DRI} beside MODEL_DIR: %v; want the slip said at model:", err)
+	}
+	if _, err := Parse("c.yaml", "/tmp/c.yaml", file("${MODEL_DIR}")); err != nil {
+		t.Errorf("${MODEL_DIR} set: %v", err)
+	}
+	if _, err := Parse("c.yaml", "/tmp/c.yaml", file("${WEIGHTS_FOLDER_UNSET_HERE}")); err != nil {
+		t.Errorf("a name unset and near none: %v; want no error (set at run time)", err)
+	}
+}
