@@ -127,7 +127,11 @@ func TestEditStormLive(t *testing.T) {
 		styles = []saveStyle{renameTop, inPlaceTop, appendEnd, renameEnd, inPlaceEnd}
 	}
 	fmt.Printf("%-6s %-6s %6s %6s %5s %6s %7s %8s\n", "load", "link", "rounds", "saves", "lost", "dup", "rows", "leaked")
-	for _, load := range []string{"idle", "busy"} {
+	loads := []string{"idle", "busy"}
+	if l := os.Getenv("LOADS"); l != "" {
+		loads = strings.Split(l, ",")
+	}
+	for _, load := range loads {
 		var sum tally
 		allRows := 0
 		start := time.Now()
@@ -157,6 +161,14 @@ func TestEditStormLive(t *testing.T) {
 				stop()
 			}
 			got := ed.tally(results)
+			if got.lost > 0 && os.Getenv("VERBOSE") != "" {
+				b, _ := os.ReadFile(ed.path)
+				for _, n := range append(append([]int{}, ed.top...), ed.end...) {
+					if !strings.Contains(string(b), noteLine(n)+"\n") {
+						fmt.Printf("  lost note %d; in kept versions: %v\n", n, inVersions(w.path, noteLine(n)))
+					}
+				}
+			}
 			sum.lost += got.lost
 			sum.dup += got.dup
 			sum.leaked += got.leaked

@@ -103,6 +103,12 @@ func claimsOf(recs []record) *claimBook {
 		case recClaim:
 			b.take(rec)
 		case recStepStart:
+			for k, i := range open { // a try of the same step that never ended
+				if b.runs[i].phase == rec.Phase && b.runs[i].step == rec.Step {
+					b.runs[i].to = rec.T
+					delete(open, k)
+				}
+			}
 			open[key(rec)] = len(b.runs)
 			b.runs = append(b.runs, pastRun{phase: rec.Phase, step: rec.Step, from: rec.T})
 		case recStepEnd:

@@ -84,13 +84,16 @@ phases:
 		t.Errorf("g has %d rows; want 8, one a unit", rows)
 	}
 	said := false
-	for _, w := range st.Warnings {
-		if strings.Contains(w, "units were done and are kept") {
+	for _, e := range h2.seen {
+		if e.Kind == Progress && strings.Contains(e.Message, "units were done and are kept") {
 			said = true
 		}
 	}
 	if !said {
-		t.Errorf("the units kept are not said; warnings %q", st.Warnings)
+		t.Errorf("the units kept are not said as an event")
+	}
+	if slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.Contains(w, "units were done and are kept") }) {
+		t.Errorf("the units kept are said as a warning, an informational line: %q", st.Warnings)
 	}
 	// Every warning is a fact of the journal: the state read back from it
 	// alone says the same, the first runner's included.
@@ -438,12 +441,23 @@ phases:
 		}
 		return false
 	})
-	st := startAgain(t, p, state).finished(60 * time.Second)
+	h := startAgain(t, p, state)
+	st := h.finished(60 * time.Second)
 	if g := st.Phase("g"); g.Status != Done {
 		t.Errorf("g = %s (%s); want done: try 2 was running when the runner died", g.Status, g.Reason)
 	}
 	if got := lines(t, ledger); !slices.Equal(got, []string{"start", "start", "end"}) {
 		t.Errorf("ledger %v; want try 1 cut, try 2 re-adopted to its end", got)
+	}
+	// The re-adoption is an event, not a warning: a window's status line
+	// keeps the runner's death, not this informational line.
+	if slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.Contains(w, "re-adopted") }) {
+		t.Errorf("the re-adoption is said as a warning: %q", st.Warnings)
+	}
+	if !slices.ContainsFunc(h.seen, func(e Event) bool {
+		return e.Kind == Progress && strings.Contains(e.Message, "re-adopted step 1 still running")
+	}) {
+		t.Errorf("the re-adoption is not said as an event")
 	}
 }
 

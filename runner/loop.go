@@ -38,6 +38,13 @@ func (r *Runner) loop() {
 	}
 	r.warnings = lastWarnings(append(r.said, r.warnings...))
 	r.said = nil
+	// What it says that is no warning (a step re-adopted, the units a stop
+	// kept) is an event: the event line and the window's log, not the
+	// record's warnings, nor the status line a runner's death must hold.
+	for _, m := range r.infos {
+		r.emit(Event{Kind: Progress, Message: m})
+	}
+	r.infos = nil
 	// The poll falls on whole multiples of Poll by the clock, as the GPU
 	// sampler's does: one wakeup a second for both, not two.
 	tick := time.NewTimer(untilNext(time.Now(), r.opts.Poll))

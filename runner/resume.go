@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -293,7 +294,7 @@ func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory, edited bool) bool {
 		if !edited {
 			pr.state.Started = h.started
 		}
-		r.warnings = append(r.warnings, fmt.Sprintf("%s: its %d runs done are kept, and the search goes on from them (greenlight retry %s starts it over)",
+		r.infos = append(r.infos, fmt.Sprintf("%s: its %d runs done are kept, and the search goes on from them (greenlight retry %s starts it over)",
 			pr.ph.Label(), kept, pr.ph.ID))
 		return true
 	}
@@ -305,7 +306,7 @@ func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory, edited bool) bool {
 	}
 	pr.continues = true
 	pr.state.Started = h.started // the same attempt: a stop before it starts again keeps its units
-	r.warnings = append(r.warnings, fmt.Sprintf("%s: %d of %d units were done and are kept; the other %d run (greenlight retry %s runs them all again)",
+	r.infos = append(r.infos, fmt.Sprintf("%s: %d of %d units were done and are kept; the other %d run (greenlight retry %s runs them all again)",
 		pr.ph.Label(), kept, n, n-kept, pr.ph.ID))
 	return true
 }
@@ -352,7 +353,7 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		if pr.ph.Service != nil {
 			sr.readyLog = false
 		}
-		r.warnings = append(r.warnings, pr.ph.Label()+": "+adopted)
+		r.infos = append(r.infos, pr.ph.Label()+": "+adopted)
 		sr.readLog(r.opts.Now(), true)
 		sr.prog.rebase(r.opts.Now())
 		// Read back at once, the stages' lines all carry this instant: only
@@ -372,8 +373,19 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		// One decision, one path, as when this runner sees a supervisor
 		// die (runAgainLost): the try is journaled ended with its outcome
 		// unknown, what its tree left is stopped, and the unit alone runs
-		// again as the next try, started by the loop.
-		r.warnings = append(r.warnings, sr.endLost(why))
+		// again as the next try, started by the loop. A try with no status
+		// file never began (the runner was killed as it started it): it
+		// did not end, and the next try is its start.
+		if _, err := os.Stat(sr.files.status); err != nil {
+			msg := fmt.Sprintf("%s: step %d's try %d never began (its runner stopped as it started it): it starts as try %d", pr.ph.Label(), sr.step.Index+1, sr.try, sr.try+1)
+			if left := sr.stopLeft(); left != "" {
+				r.warnings = append(r.warnings, msg+left)
+			} else {
+				r.infos = append(r.infos, msg)
+			}
+		} else {
+			r.warnings = append(r.warnings, sr.endLost(why))
+		}
 		pr.state.Steps[sr.step.Index].Status = Pending
 		pr.state.Steps[sr.step.Index].Results = nil
 		pr.cur = nil

@@ -68,6 +68,7 @@ type Runner struct {
 	q          queueState
 	times      campaignTimes
 	warnings   []string
+	infos      []string         // what this start says that is no warning (a step re-adopted, units kept): events, sent when the loop starts
 	said       []string         // what earlier runners warned, from the journal, until the loop starts
 	notes      []Note           // the person's notes, from the journal and since
 	kept       []supervise.Kept // what steps with leave_running left running: stopped at the campaign's end

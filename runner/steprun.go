@@ -237,7 +237,7 @@ func (r *Runner) resumeBetweenSteps(now time.Time) {
 			if pr.ph.Sweep != nil && pr.ph.Sweep.Search != nil {
 				// A search's next unit is the search's to say, again.
 				if next := pr.nextStep(pr.state.Current); next < len(pr.ph.AllSteps()) {
-					r.startStep(pr, next, 1, now)
+					r.startStep(pr, next, max(1, pr.state.Steps[next].Attempt+1), now)
 				} else {
 					r.endPhase(pr, Done, "")
 				}

@@ -264,3 +264,112 @@ func (fl *fileState) recall(at snapshot) {
 	}
 	fl.carried += strings.Join(missing, "")
 }
+
+// exposure is a moment our file stood at the path before we swapped a
+// save back over it (a save landed between our read and our swap): an
+// editor that read the file in that moment saves, later, our file with
+// its line added, and without the line of the save we put back. The
+// lines of that save are not to be lost for it.
+type exposure struct {
+	ours   string // our file, at the path for a moment
+	theirs string // the save it displaced, put back
+	at     time.Time
+}
+
+// exposedFor is how long a save built on our exposed file is looked for:
+// an editor that read the file in that moment and keeps no swap file (one
+// that does holds the file, and nothing is written under it).
+const exposedFor = 2 * time.Minute
+
+func (fl *fileState) expose(ours, theirs string) {
+	fl.exposed = append(fl.exposed, exposure{ours: ours, theirs: theirs, at: time.Now()})
+	if len(fl.exposed) > 8 {
+		fl.exposed = fl.exposed[len(fl.exposed)-8:]
+	}
+}
+
+// unexposed is the user's file with the lines of a save we put back
+// merged in again, where the file is a save built on our exposed file
+// (our blocks as they stood in it, that save's lines missing): merged as
+// the save's change to our file. A file that has the save's lines (built
+// on the save) settles the exposure.
+func (fl *fileState) unexposed(src snapshot) snapshot {
+	if len(fl.exposed) == 0 || !src.exists {
+		return src
+	}
+	keep := fl.exposed[:0]
+	for _, e := range fl.exposed {
+		if time.Since(e.at) > exposedFor {
+			continue
+		}
+		added := addedLines(e.ours, e.theirs)
+		if len(added) == 0 {
+			continue // nothing of theirs to lose
+		}
+		if src.data == e.theirs {
+			keep = append(keep, e) // the save put back, still there: what comes next says
+			continue
+		}
+		if hasLines(src.data, added) {
+			continue // a save built on theirs: settled
+		}
+		if blockText(src.data) != blockText(e.ours) {
+			keep = append(keep, e) // not built on ours (yet)
+			continue
+		}
+		if m, ok := merge3(e.ours, e.theirs, src.data); ok {
+			src.data = m
+			continue
+		}
+		fl.versions.keep(e.theirs, KeptOverrode) // recoverable, at least
+	}
+	fl.exposed = keep
+	return src
+}
+
+// addedLines are the user's lines b has that a lacks (as many times).
+func addedLines(a, b string) []string {
+	have := map[string]int{}
+	for _, l := range strings.Split(UserText(a), "\n") {
+		have[l]++
+	}
+	var out []string
+	for _, l := range strings.Split(UserText(b), "\n") {
+		if have[l] > 0 {
+			have[l]--
+			continue
+		}
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// hasLines says content's user text has every one of lines.
+func hasLines(content string, lines []string) bool {
+	have := map[string]int{}
+	for _, l := range strings.Split(UserText(content), "\n") {
+		have[l]++
+	}
+	for _, l := range lines {
+		if have[l] == 0 {
+			return false
+		}
+		have[l]--
+	}
+	return true
+}
+
+// blockText is content's blocks, markers included, in order: which of our
+// writes a file was built on.
+func blockText(content string) string {
+	segs, _ := parse(content)
+	var b strings.Builder
+	for _, s := range segs {
+		if s.id != "" {
+			b.WriteString(s.text)
+		}
+	}
+	return b.String()
+}

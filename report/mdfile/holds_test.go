@@ -1,6 +1,8 @@
 package mdfile
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,5 +113,64 @@ func TestEditorFoundWhenItOpensTheFile(t *testing.T) {
 	}
 	if err := f.Save(blocks); err == nil || !strings.Contains(err.Error(), "open in vim") {
 		t.Errorf("Save while the editor has it: %v; want held", err)
+	}
+}
+
+// TestASaveBuiltOnOurExposedFileKeepsTheSaveWePutBack: a save lands
+// between a write's read and its swap, so the write puts it back; an
+// editor that read the file in the moment ours stood there saves, later,
+// ours with its line added and without the line of the save put back.
+// The next write keeps both lines, once each.
+func TestASaveBuiltOnOurExposedFileKeepsTheSaveWePutBack(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.md")
+	os.WriteFile(path, []byte("# notes\n\n"), 0o644)
+	f := Open(path, "", "r")
+	n := 0
+	blocks := func() Blocks { return Blocks{Bodies: map[string]string{"a": fmt.Sprintf("rows %d\n", n)}, Order: []string{"a"}} }
+	if err := f.Save(blocks); err != nil {
+		t.Fatal(err)
+	}
+	renameSave := func(text string) {
+		tmp := path + ".tmp"
+		os.WriteFile(tmp, []byte(text), 0o644)
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var built string
+	saved := false
+	f.SetTestHook(func(at string) {
+		switch {
+		case at == "swap" && !saved: // a save lands before our swap
+			saved = true
+			b, _ := os.ReadFile(path)
+			renameSave(strings.Replace(string(b), "# notes\n", "# notes\nline k\n", 1))
+		case at == "swapped" && saved && built == "": // an editor reads ours, standing there for a moment
+			b, _ := os.ReadFile(path)
+			built = string(b) + "line k+1\n"
+		}
+	})
+	n++
+	if err := f.Save(blocks); err != nil && !errors.Is(err, ErrNoSwap) {
+		t.Fatal(err)
+	}
+	f.SetTestHook(nil)
+	if built == "" {
+		t.Skip("this filesystem cannot swap: no write of ours stands at the path before a save is put back")
+	}
+	if strings.Contains(built, "line k\n") {
+		t.Fatalf("the editor read the save, not ours: %q", built)
+	}
+	renameSave(built) // the editor's save, built on ours
+	n++
+	if err := f.Save(blocks); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	for _, l := range []string{"line k\n", "line k+1\n"} {
+		if c := strings.Count(string(b), l); c != 1 {
+			t.Errorf("%q is in the file %d times:\n%s", l, c, b)
+		}
 	}
 }

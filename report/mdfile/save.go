@@ -27,9 +27,10 @@ type fileState struct {
 	// keeps changing) loses none of it.
 	carried     string
 	rewrite     *snapshot
-	rewriteBase string    // what the rewritten file held before: the merge's base
-	injected    []string  // late lines put in place, watched for a save that drops them
-	injectedAt  time.Time // when
+	rewriteBase string     // what the rewritten file held before: the merge's base
+	injected    []string   // late lines put in place, watched for a save that drops them
+	injectedAt  time.Time  // when
+	exposed     []exposure // our file stood at the path a moment before a save was put back (held.go)
 	versions    *versions
 
 	watch   *fsnotify.Watcher // the held files, by /proc/self/fd/N
@@ -89,6 +90,7 @@ func (f *File) write(tg target) error {
 			}
 			continue
 		}
+		src = fl.unexposed(src)
 		base := src
 		if fl.rewrite != nil {
 			base = fl.withRewrite(src, *fl.rewrite, fl.rewriteBase)
@@ -110,6 +112,15 @@ func (f *File) write(tg target) error {
 			return fmt.Errorf("%s not updated (the old one is intact): %w", filepath.Base(f.path), err)
 		}
 		f.hook("temp")
+		if h := f.held(); h != nil {
+			// Opened in an editor since the look before this write (an
+			// open answered a moment late, or none for a while): nothing
+			// lands under it, this write included. Looked at before the
+			// check that the file is as read, so the look's time does not
+			// widen the moment between that check and the swap.
+			os.Remove(tmp)
+			return h
+		}
 		if changed(path, at) {
 			os.Remove(tmp)
 			if at, err = readUser(path, fl.ours, fl.out); err != nil {
@@ -118,13 +129,6 @@ func (f *File) write(tg target) error {
 			fl.recall(at)
 			src = at
 			continue
-		}
-		if h := f.held(); h != nil {
-			// Opened in an editor since the look before this write (an
-			// open answered a moment late, or none for a while): nothing
-			// lands under it, this write included.
-			os.Remove(tmp)
-			return h
 		}
 		f.hook("swap")
 		displaced, old, err := f.swap(path, tmp, at)
@@ -159,6 +163,7 @@ func (f *File) write(tg target) error {
 			}
 			if back, ok := f.undo(path, tmp, id); ok {
 				old.Close() // it is in place again: read it afresh
+				fl.expose(out, displaced.data)
 				if at, err = readUser(path, fl.ours, fl.out); err != nil {
 					return err
 				}

@@ -182,7 +182,7 @@ func (s *Server) Event(e runner.Event) {
 	if err != nil {
 		return
 	}
-	if e.Kind != runner.Progress && e.Message != "" {
+	if e.Message != "" { // a progress event with words is news (a step re-adopted, a Slurm job's state)
 		if len(s.recent) == keepRecent {
 			s.recent = append(s.recent[:0:0], s.recent[keepRecent/2:]...)
 		}
