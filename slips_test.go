@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // TestSlipsSaidAsSlips: a search whose SLO names p99_tpot where the rows
@@ -81,4 +86,76 @@ phases:
 	if !said {
 		t.Errorf("status --json has no search slip:\n%s", js)
 	}
+}
+
+// TestConditionsCommandsEachKeepTheirOutcome: conditions: commands where
+// one hangs (a child sleeping), one prints 100 MB, one fails with exit 3
+// and one closes its output and sleeps: the campaign ends, each command
+// that ended keeps its own outcome in the record, the ones that hang are
+// said as no answer, and none of them still runs after the runner exits.
+func TestConditionsCommandsEachKeepTheirOutcome(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mark := "gl-cond-" + filepath.Base(dir)
+	c := filepath.Join(dir, "cond.yaml")
+	os.WriteFile(c, []byte(`name: cond
+conditions:
+  commands:
+    - echo v1.2.3
+    - |
+      sh -c 'GL_COND_MARK=`+mark+` sleep 300'
+    - head -c 100000000 /dev/zero | tr '\0' x
+    - |
+      echo failing; exit 3
+    - |
+      exec >&- 2>&-; GL_COND_MARK=`+mark+` sleep 300
+phases:
+  - id: a
+    gpus: none
+    steps:
+      - run: |
+          echo '{"x": 1}' >> "$GREENLIGHT_RESULTS"
+`), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	md := readFile(t, filepath.Join(dir, "cond.md"))
+	for _, want := range []string{"- `echo v1.2.3`: v1.2.3", "failing (exit status 3)", "xxxxxxxx", "gave no answer in"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the record's conditions lack %q:\n%s", want, md)
+		}
+	}
+	n := 0
+	for _, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "- `") && strings.Contains(l, "gave no answer in") {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d commands said as no answer in the conditions; want the two that hang:\n%s", n, md)
+	}
+	if left := procsMarked("GL_COND_MARK=" + mark); len(left) > 0 {
+		t.Errorf("conditions: commands still run after the runner exited: pids %v", left)
+		for _, pid := range left {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// procsMarked are the live processes whose environment holds mark.
+func procsMarked(mark string) []int {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []int
+	for _, p := range procs {
+		env, err := os.ReadFile(p + "/environ")
+		if err != nil || !bytes.Contains(append([]byte("\x00"), env...), []byte("\x00"+mark+"\x00")) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
+			if st, _, ok := supervise.ProcStat(pid); ok && st != 'Z' {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
 }

@@ -89,18 +89,50 @@ func Machine(plan *campaign.Plan, src Source) Conditions {
 // packages, each given up after timeout.
 func Gather(ctx context.Context, plan *campaign.Plan, src Source, timeout time.Duration) Conditions {
 	c := Machine(plan, src)
-	for _, run := range plan.Conditions.Commands {
-		out, err := shell(ctx, plan.Dir, run, timeout, maxOutput)
-		cmd := Command{Run: run, Output: safe.Text(strings.TrimRight(out, "\n"), safe.Summary)}
-		if err != nil {
-			cmd.Error = err.Error()
-		}
-		c.Commands = append(c.Commands, cmd)
-	}
+	c.Commands = make([]Command, len(plan.Conditions.Commands))
+	RunCommands(ctx, plan, timeout, func(i int, cmd Command) { c.Commands[i] = cmd })
 	if len(plan.Conditions.Packages) > 0 {
-		c.Packages = packages(ctx, plan.Dir, plan.Conditions.Packages, timeout)
+		c.Packages = Packages(ctx, plan, timeout)
 	}
 	return c
+}
+
+// RunCommands runs the campaign's conditions: commands side by side, each
+// in a process group of its own, and gives each one's outcome as it ends
+// (its output, its exit status, or no answer in timeout), in any order,
+// from the caller's goroutine one at a time; it returns once every one
+// has. One that hangs keeps no other's output from the record; ctx ended
+// stops what still runs (its whole group), said as no answer.
+func RunCommands(ctx context.Context, plan *campaign.Plan, timeout time.Duration, got func(i int, cmd Command)) {
+	type done struct {
+		i   int
+		cmd Command
+	}
+	ch := make(chan done)
+	start := time.Now()
+	for i, run := range plan.Conditions.Commands {
+		go func() {
+			out, err := shell(ctx, plan.Dir, run, timeout, maxOutput)
+			cmd := Command{Run: run, Output: safe.Text(strings.TrimRight(out, "\n"), safe.Summary)}
+			switch {
+			case err != nil && ctx.Err() != nil:
+				cmd.Error = fmt.Sprintf("gave no answer in %v: stopped (its process group) at the campaign's end", time.Since(start).Round(time.Second))
+			case err != nil:
+				cmd.Error = err.Error()
+			}
+			ch <- done{i, cmd}
+		}()
+	}
+	for range plan.Conditions.Commands {
+		d := <-ch
+		got(d.i, d.cmd)
+	}
+}
+
+// Packages is the named Python packages' versions (pip list), given up
+// after timeout.
+func Packages(ctx context.Context, plan *campaign.Plan, timeout time.Duration) map[string]string {
+	return packages(ctx, plan.Dir, plan.Conditions.Packages, timeout)
 }
 
 const (

@@ -78,26 +78,63 @@ func (c *conditionsBook) check(phase string) {
 	}
 }
 
-// watch runs the conditions: commands of a first start, closing done
-// when their outputs are kept (the campaign's last write waits for it, so
-// that a short campaign's record has them too), then checks the machine
-// at each phase's start until the events end.
-func (c *conditionsBook) watch(events <-chan runner.Event, done chan<- struct{}) {
+// watch runs the conditions: commands of a first start side by side,
+// keeping each one's outcome as it ends (one that hangs keeps no other's
+// from the record), and closes done once every one has (the campaign's
+// last write waits for it, a bounded time, then ends ctx: what still runs
+// is stopped and said so); meanwhile, and until the events end, it checks
+// the machine at each phase's start.
+func (c *conditionsBook) watch(ctx context.Context, events <-chan runner.Event, done chan<- struct{}) {
+	type outcome struct {
+		i   int
+		cmd conditions.Command
+		pkg map[string]string
+		isP bool
+	}
+	results := make(chan outcome)
+	pending := 0
 	if c.fresh && (len(c.plan.Conditions.Commands) > 0 || len(c.plan.Conditions.Packages) > 0) {
-		all := conditions.Gather(context.Background(), c.plan, c.src, commandTimeout)
-		c.book.First.Commands, c.book.First.Packages = all.Commands, all.Packages
-		c.book.Last.Commands, c.book.Last.Packages = all.Commands, all.Packages
-		for _, cmd := range all.Commands {
-			if cmd.Error != "" {
-				c.say(fmt.Sprintf("conditions: `%s`: %s", conditions.CommandLabel(cmd.Run), cmd.Error))
-			}
+		cmds := make([]conditions.Command, len(c.plan.Conditions.Commands))
+		for i, run := range c.plan.Conditions.Commands {
+			cmds[i] = conditions.Command{Run: run, Error: "still running"}
+		}
+		c.book.First.Commands, c.book.Last.Commands = cmds, cmds
+		pending = len(cmds)
+		if len(cmds) > 0 {
+			go conditions.RunCommands(ctx, c.plan, commandTimeout, func(i int, cmd conditions.Command) { results <- outcome{i: i, cmd: cmd} })
+		}
+		if len(c.plan.Conditions.Packages) > 0 {
+			pending++
+			go func() { results <- outcome{pkg: conditions.Packages(ctx, c.plan, commandTimeout), isP: true} }()
 		}
 		c.save()
 	}
-	close(done)
-	for e := range events {
-		if e.Kind == runner.PhaseStarted {
-			c.check(e.Phase)
+	if pending == 0 {
+		close(done)
+	}
+	for events != nil || pending > 0 {
+		select {
+		case o := <-results:
+			if o.isP {
+				c.book.First.Packages, c.book.Last.Packages = o.pkg, o.pkg
+			} else {
+				c.book.First.Commands[o.i] = o.cmd // First and Last share the slice
+				if o.cmd.Error != "" {
+					c.say(fmt.Sprintf("conditions: `%s`: %s", conditions.CommandLabel(o.cmd.Run), o.cmd.Error))
+				}
+			}
+			c.save()
+			if pending--; pending == 0 {
+				close(done)
+			}
+		case e, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if e.Kind == runner.PhaseStarted {
+				c.check(e.Phase)
+			}
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -40,7 +41,7 @@ func TestConditionsWatched(t *testing.T) {
 			func(b conditions.Book) { book = b; kept <- struct{}{} }, func(s string) { said = append(said, s) })
 		go func() {
 			defer close(done)
-			c.watch(events, first)
+			c.watch(context.Background(), events, first)
 		}()
 		<-first
 		for len(kept) > 0 {

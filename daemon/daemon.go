@@ -190,7 +190,9 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		return sampler.Latest() != nil || len(sampler.Inventory().Devices) == 0
 	}, w.SetConditions, func(msg string) { r.Warn(msg) })
 	condsKept := make(chan struct{})
-	go conds.watch(r.Subscribe(), condsKept)
+	condsCtx, stopConds := context.WithCancel(context.Background())
+	defer stopConds()
+	go conds.watch(condsCtx, r.Subscribe(), condsKept)
 	go followSlurmNodes(src, r.Subscribe())
 	go stampSearches(w, r, plan, r.Subscribe())
 	if plan.Notify != "" {
@@ -248,7 +250,13 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 			select {
 			case <-condsKept:
 			case <-time.After(condsEndWait):
-				fmt.Fprintf(stdout, "%s warning: the conditions: commands did not end in %s: the record has the machine's conditions without their output\n", time.Now().Format("15:04:05"), condsEndWait)
+				// What still runs is stopped (its whole group), and said as
+				// no answer; every command that ended keeps its output.
+				stopConds()
+				select {
+				case <-condsKept:
+				case <-time.After(5 * time.Second):
+				}
 			}
 		}
 	}
