@@ -127,7 +127,9 @@ func TestASaveBuiltOnOurExposedFileKeepsTheSaveWePutBack(t *testing.T) {
 	os.WriteFile(path, []byte("# notes\n\n"), 0o644)
 	f := Open(path, "", "r")
 	n := 0
-	blocks := func() Blocks { return Blocks{Bodies: map[string]string{"a": fmt.Sprintf("rows %d\n", n)}, Order: []string{"a"}} }
+	blocks := func() Blocks {
+		return Blocks{Bodies: map[string]string{"a": fmt.Sprintf("rows %d\n", n)}, Order: []string{"a"}}
+	}
 	if err := f.Save(blocks); err != nil {
 		t.Fatal(err)
 	}
