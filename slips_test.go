@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/greenlight-run/greenlight/internal/testutil"
+	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -159,3 +163,65 @@ func procsMarked(mark string) []int {
 	}
 	return out
 }
+
+// TestTwoRunsAtOnceStartOneRunner: two `greenlight run --detach` at the
+// same moment, one through a symlinked folder: both name one runner, and
+// only one runner is started (the clients take turns to start one): the
+// runners' log has one runner's start and no runner that lost the
+// campaign's lock.
+func TestTwoRunsAtOnceStartOneRunner(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	os.Mkdir(real, 0o755)
+	link := filepath.Join(dir, "link")
+	os.Symlink(real, link)
+	os.WriteFile(filepath.Join(real, "two.yaml"), []byte(`name: two
+phases:
+  - id: a
+    gpus: none
+    steps:
+      - run: |
+          sleep 3
+`), 0o644)
+	outs := make(chan string, 2)
+	for _, d := range []string{real, link} {
+		go func() {
+			out, code := runBin(t, d, "run", "--detach", "--gpu", "none", filepath.Join(d, "two.yaml"))
+			outs <- fmt.Sprintf("exit %d: %s", code, out)
+		}()
+	}
+	a, b := <-outs, <-outs
+	runBin(t, real, "stop", filepath.Join(real, "two.yaml"))
+	// The runner's end is waited for: it writes its last files as it goes.
+	testutil.Within(20*time.Second, func() bool {
+		_, held := runner.LockHolder(filepath.Join(real, ".greenlight", "two"))
+		return !held && len(procsMarked(supervise.EnvState+"="+filepath.Join(real, ".greenlight", "two")))+len(procsMarked(supervise.EnvState+"="+filepath.Join(link, ".greenlight", "two"))) == 0
+	})
+	// and its last files: the folder is left alone for a moment before
+	// the test's cleanup removes it.
+	testutil.Within(10*time.Second, func() bool {
+		var newest time.Time
+		filepath.Walk(real, func(_ string, fi os.FileInfo, err error) error {
+			if err == nil && fi.ModTime().After(newest) {
+				newest = fi.ModTime()
+			}
+			return nil
+		})
+		return time.Since(newest) > 500*time.Millisecond
+	})
+	log := readFile(t, filepath.Join(real, ".greenlight", "two", "runner.log"))
+	if n := strings.Count(log, "runner pid "); n != 1 || strings.Contains(log, "holds") || strings.Contains(log, "locked") {
+		t.Errorf("%d runners started for one campaign; want one, and none that lost its lock:\n%s\n%s\nthe runners' log:\n%s", n, a, b, log)
+	}
+	for _, o := range []string{a, b} {
+		if !strings.HasPrefix(o, "exit 0") || !strings.Contains(o, "runner pid") {
+			t.Errorf("a client: %s", o)
+		}
+	}
+	pid := func(o string) string { _, after, _ := strings.Cut(o, "runner pid "); p, _, _ := strings.Cut(after, ","); return p }
+	if pid(a) != pid(b) {
+		t.Errorf("the two clients name two runners:\n%s\n%s", a, b)
+	}
+}
+

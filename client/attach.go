@@ -65,33 +65,91 @@ func Attach(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (
 			fmt.Fprintf(stderr, "greenlight: %v\n", err)
 			return nil, false, runner.ExitFailed
 		}
-		if pid, held := runner.LockHolder(stateDir); held {
-			// A runner starting up, or a greenlight from before runners.
-			if c := waitSocket(stateDir, pid, 10*time.Second, nil); c != nil {
-				return c, false, runner.ExitOK
-			}
-			if syscall.Kill(pid, 0) != nil {
-				continue // it died meanwhile (killed as we looked): start a new one
-			}
-			fmt.Fprintf(stderr, "greenlight: pid %d holds this campaign (%s) but does not answer on its socket: an older greenlight's window? Quit it there, or wait for it\n",
-				pid, stateDir)
-			return nil, false, runner.ExitLocked
+		// Clients that find no runner at the same moment (two `run`, one
+		// through a symlinked folder) take turns to start one: the second
+		// finds the first's runner, and only one runner process starts.
+		unlock := startTurn(stateDir)
+		if c, err := link.Dial(stateDir); err == nil && !endingAfterStop(c) {
+			unlock()
+			return c, started, runner.ExitOK
+		} else if err == nil {
+			c.Close()
 		}
-		c, code := startRunner(plan, cfg, stdout, stderr)
-		if c != nil {
-			return c, true, runner.ExitOK
+		c, done, code := attachOrStart(plan, cfg, stdout, stderr)
+		unlock()
+		if done {
+			return c, c != nil && code == startedHere, exitOf(code)
 		}
-		if code == resultsHeld {
-			return nil, false, runner.ExitLocked
-		}
-		if code != runner.ExitLocked && code != runnerKilled {
-			return nil, false, code
-		}
-		// Another client started one at the same moment: attach to it; or
-		// the one we started was killed before we attached: start another.
 	}
 	fmt.Fprintf(stderr, "greenlight: could not attach to this campaign's runner (%s); see %s\n", stateDir, RunnerLog(stateDir))
 	return nil, false, runner.ExitFailed
+}
+
+// startedHere is attachOrStart's word for a runner it started.
+const startedHere = -4
+
+func exitOf(code int) int {
+	if code == startedHere {
+		return runner.ExitOK
+	}
+	return code
+}
+
+// startTurn takes the state dir's start lock (start.lock), waiting for
+// another client's turn to end (up to runnerStart); it returns its
+// release. Without the lock file, each goes on alone (the runners' own
+// lock still lets one run).
+func startTurn(stateDir string) func() {
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return func() {}
+	}
+	f, err := os.OpenFile(filepath.Join(stateDir, "start.lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return func() {}
+	}
+	for end := time.Now().Add(runnerStart); syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil; {
+		if time.Now().After(end) {
+			f.Close()
+			return func() {}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return func() { f.Close() }
+}
+
+// attachOrStart attaches to a runner starting up, or starts one; done is
+// false where the caller should look again (another client's runner won
+// the campaign's lock, or the one started here was killed before it
+// answered).
+func attachOrStart(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (c *link.Client, done bool, code int) {
+	stateDir := cfg.StateDir
+	{
+		if pid, held := runner.LockHolder(stateDir); held {
+			// A runner starting up, or a greenlight from before runners.
+			if c := waitSocket(stateDir, pid, 10*time.Second, nil); c != nil {
+				return c, true, runner.ExitOK
+			}
+			if syscall.Kill(pid, 0) != nil {
+				return nil, false, 0 // it died meanwhile (killed as we looked): start a new one
+			}
+			fmt.Fprintf(stderr, "greenlight: pid %d holds this campaign (%s) but does not answer on its socket: an older greenlight's window? Quit it there, or wait for it\n",
+				pid, stateDir)
+			return nil, true, runner.ExitLocked
+		}
+		c, code := startRunner(plan, cfg, stdout, stderr)
+		if c != nil {
+			return c, true, startedHere
+		}
+		if code == resultsHeld {
+			return nil, true, runner.ExitLocked
+		}
+		if code != runner.ExitLocked && code != runnerKilled {
+			return nil, true, code
+		}
+		// Another client started one at the same moment: attach to it; or
+		// the one we started was killed before we attached: start another.
+		return nil, false, 0
+	}
 }
 
 // endingAfterStop says the runner c reached has stopped the campaign

@@ -59,12 +59,32 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return runner.ExitUsage
 	}
+	// The campaign's locks first: of two runners started at once (two
+	// clients, a symlinked folder), the one that loses ends here, before it
+	// opens a GPU or reads the machine.
+	stateLock, err := runner.LockStateDir(f.StateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		if errors.Is(err, runner.ErrLocked) {
+			return runner.ExitLocked
+		}
+		return runner.ExitFailed
+	}
 	// A command without --report looks for the state dir beside the
 	// campaign's own results file: the pointer to it goes there.
 	asWritten := *plan
 	if f.Report != "" {
 		plan.Report = f.Report // made absolute by the client
 	}
+	release, err := mdfile.LockResults(plan.Report, f.StateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		if errors.Is(err, runner.ErrLocked) {
+			return runner.ExitLocked
+		}
+		return runner.ExitFailed
+	}
+	defer release()
 	var src gpu.Source
 	var local bool
 	var note string
@@ -110,15 +130,6 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "greenlight: --approve: %v\n", err)
 		return runner.ExitUsage
 	}
-	release, err := mdfile.LockResults(plan.Report, f.StateDir)
-	if err != nil {
-		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		if errors.Is(err, runner.ErrLocked) {
-			return runner.ExitLocked
-		}
-		return runner.ExitFailed
-	}
-	defer release()
 	held := baselineFor(plan)
 	if held.warn {
 		notes = append(notes, held.note) // in the window and the record
@@ -129,7 +140,7 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	if f.Retry != "" {
 		retry = []string{f.Retry}
 	}
-	r, err := runner.New(plan, runner.Options{StateDir: f.StateDir, GPUCount: count, Approve: approve, Notes: notes, Retry: retry, Annotate: held.annotate()})
+	r, err := runner.New(plan, runner.Options{StateDir: f.StateDir, GPUCount: count, Approve: approve, Notes: notes, Retry: retry, Annotate: held.annotate(), Lock: stateLock})
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		if errors.Is(err, runner.ErrLocked) {

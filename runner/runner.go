@@ -52,6 +52,22 @@ type Options struct {
 	// point ("m=64,shape=down"), "" outside a sweep. It runs on the
 	// runner's loop: it must be quick.
 	Annotate func(phase, point string, row Row) string
+	// Lock is the state dir's lock, taken already (LockStateDir) by a
+	// runner process before its costly start (its GPUs opened): New takes
+	// it over. nil: New takes it.
+	Lock *os.File
+}
+
+// LockStateDir takes a state dir's lock, making the folder first: a
+// runner process takes it before anything costly, so the one of two
+// started at once that loses it ends at once (ErrLocked), never opening
+// the GPUs or reaching its loop.
+func LockStateDir(stateDir string) (*os.File, error) {
+	root, _ := filepath.Abs(stateDir)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	return takeLock(Layout(root).Lock())
 }
 
 // Runner runs one campaign. Controls may be called from any goroutine.
@@ -200,9 +216,12 @@ func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 			return nil, fmt.Errorf("state dir: %w", err)
 		}
 	}
-	lf, err := takeLock(r.dirs.Lock())
-	if err != nil {
-		return nil, err
+	lf := opts.Lock
+	if lf == nil {
+		var err error
+		if lf, err = takeLock(r.dirs.Lock()); err != nil {
+			return nil, err
+		}
 	}
 	r.store.lock = lf
 	r.store.hist = loadHistory(r.dirs.History())
