@@ -219,9 +219,12 @@ phases:
 			t.Errorf("a client: %s", o)
 		}
 	}
-	pid := func(o string) string { _, after, _ := strings.Cut(o, "runner pid "); p, _, _ := strings.Cut(after, ","); return p }
+	pid := func(o string) string {
+		_, after, _ := strings.Cut(o, "runner pid ")
+		p, _, _ := strings.Cut(after, ",")
+		return p
+	}
 	if pid(a) != pid(b) {
 		t.Errorf("the two clients name two runners:\n%s\n%s", a, b)
 	}
 }
-
