@@ -65,6 +65,12 @@ func Attach(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (
 			fmt.Fprintf(stderr, "greenlight: %v\n", err)
 			return nil, false, runner.ExitFailed
 		}
+		// Another state dir's runner writing the results file: said before
+		// anything is made here.
+		if who := heldBy(plan, cfg); who != "" {
+			fmt.Fprintf(stderr, "greenlight: %s is written by another runner (%s): one runner per results file; `greenlight stop` that campaign, or give this one another --report\n", reportOf(plan, cfg), who)
+			return nil, false, runner.ExitLocked
+		}
 		// Clients that find no runner at the same moment (two `run`, one
 		// through a symlinked folder) take turns to start one: the second
 		// finds the first's runner, and only one runner process starts.
@@ -83,6 +89,20 @@ func Attach(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (
 	}
 	fmt.Fprintf(stderr, "greenlight: could not attach to this campaign's runner (%s); see %s\n", stateDir, RunnerLog(stateDir))
 	return nil, false, runner.ExitFailed
+}
+
+// reportOf is the results file a runner of cfg writes.
+func reportOf(plan *campaign.Plan, cfg *daemon.Config) string {
+	if cfg.Report != "" {
+		return cfg.Report
+	}
+	return plan.Report
+}
+
+// heldBy is the runner of another state dir that writes the results file
+// (heldAfterEnd), "" when none.
+func heldBy(plan *campaign.Plan, cfg *daemon.Config) string {
+	return heldAfterEnd(reportOf(plan, cfg), cfg.StateDir)
 }
 
 // startedHere is attachOrStart's word for a runner it started.

@@ -59,17 +59,6 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%v\n", err)
 		return runner.ExitUsage
 	}
-	// The campaign's locks first: of two runners started at once (two
-	// clients, a symlinked folder), the one that loses ends here, before it
-	// opens a GPU or reads the machine.
-	stateLock, err := runner.LockStateDir(f.StateDir)
-	if err != nil {
-		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		if errors.Is(err, runner.ErrLocked) {
-			return runner.ExitLocked
-		}
-		return runner.ExitFailed
-	}
 	// A command without --report looks for the state dir beside the
 	// campaign's own results file: the pointer to it goes there.
 	asWritten := *plan
@@ -85,6 +74,18 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		return runner.ExitFailed
 	}
 	defer release()
+	// The campaign's locks first (the results file's, then the state
+	// dir's): of two runners started at once (two clients, a symlinked
+	// folder), the one that loses ends here, before it opens a GPU or
+	// reads the machine.
+	stateLock, err := runner.LockStateDir(f.StateDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "greenlight: %v\n", err)
+		if errors.Is(err, runner.ErrLocked) {
+			return runner.ExitLocked
+		}
+		return runner.ExitFailed
+	}
 	var src gpu.Source
 	var local bool
 	var note string
