@@ -591,6 +591,7 @@ func (l *life) checkRecord() {
 		f.Close()
 		if len(rows)-1 != n {
 			t.Errorf("%s: %d rows in its CSV, %d in life.json", p.ID, len(rows)-1, n)
+			l.keep(map[string]string{"life.md": readFile(t, filepath.Join(l.dir, "life.md")), "life.json": readFile(t, filepath.Join(l.dir, "life.json"))})
 		}
 	}
 	md := live["life.md"]

@@ -314,6 +314,11 @@ func (w *Writer) updateCSV(p *runner.PhaseState) error {
 	}
 	c := w.csvs[p.ID]
 	if rows == 0 && c == nil {
+		// A phase with no rows now (made pending again, skipped before its
+		// attempt began) has no table: a CSV an earlier runner wrote for it
+		// holds rows no record has, and is derived (its steps' folders keep
+		// what they said), so it goes.
+		os.Remove(filepath.Join(filepath.Dir(w.path), csvName(w.path, p.ID)))
 		return nil
 	}
 	if c == nil {

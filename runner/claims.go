@@ -185,27 +185,34 @@ func stepWindow(ph *campaign.Phase, ss StepState) (from, to time.Time, open bool
 // and whose phase's artifacts match path: a phase of the kind that claims
 // (a service is only given what no step claims). "" when none.
 func (r *Runner) runningAt(self *phaseRun, path string, mod time.Time) string {
+	live := map[string]*phaseRun{}
 	for _, o := range r.phases {
-		if o == self || o.ph.Service != nil || !matchesAny(o.ph.Artifacts, path) {
+		live[o.ph.ID] = o
+	}
+	for _, ph := range r.plan.Phases {
+		if self != nil && ph == self.ph || ph.Service != nil || !matchesAny(ph.Artifacts, path) {
 			continue
 		}
-		for _, ss := range o.state.Steps {
-			if ss.Started.IsZero() || ss.Status == Pending {
-				continue
-			}
-			from, to, open := stepWindow(o.ph, ss)
-			if !mod.Before(from) && (open || !mod.After(to)) {
-				return o.ph.ID
+		if o := live[ph.ID]; o != nil {
+			for _, ss := range o.state.Steps {
+				if ss.Started.IsZero() || ss.Status == Pending {
+					continue
+				}
+				from, to, open := stepWindow(ph, ss)
+				if !mod.Before(from) && (open || !mod.After(to)) {
+					return ph.ID
+				}
 			}
 		}
-		// Runs of earlier runners: a runner started again claims for a step
-		// that ended while none ran before every phase is restored.
+		// Runs the journal holds: a runner started again claims for a step
+		// that ended while none ran before every phase is restored (a
+		// phase later in the plan is not among r.phases yet).
 		for _, run := range r.claims.runs {
-			if run.phase != o.ph.ID || run.step >= len(o.ph.AllSteps()) || mod.Before(run.from) {
+			if run.phase != ph.ID || run.step >= len(ph.AllSteps()) || mod.Before(run.from) {
 				continue
 			}
-			if run.to.IsZero() || !mod.After(run.to.Add(quietOf(o.ph, o.ph.AllSteps()[run.step]))) {
-				return o.ph.ID
+			if run.to.IsZero() || !mod.After(run.to.Add(quietOf(ph, ph.AllSteps()[run.step]))) {
+				return ph.ID
 			}
 		}
 	}
