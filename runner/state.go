@@ -232,17 +232,29 @@ func (s *State) Headline() Headline {
 	return HeadRunning
 }
 
-// PhasesDone counts the phases that are through: done, skipped, or a
-// service that is up. A phase that failed, was blocked or stopped is not:
-// a stopped campaign's bar is not full. The one count for every bar.
+// PhasesDone counts the phases that are through: done or skipped. A
+// service up and serving is not (it runs: Serving counts it), nor is a
+// phase that failed, was blocked or stopped: a stopped campaign's bar is
+// not full. The one count for every bar.
 func (s *State) PhasesDone() (done, total int) {
 	for _, p := range s.Phases {
 		switch p.Status {
-		case Done, Skipped, Ready:
+		case Done, Skipped: // a service serving (Ready) is not done: it runs
 			done++
 		}
 	}
 	return done, len(s.Phases)
+}
+
+// Serving is how many services are up and serving now.
+func (s *State) Serving() int {
+	n := 0
+	for _, p := range s.Phases {
+		if p.Status == Ready {
+			n++
+		}
+	}
+	return n
 }
 
 // Stopped reports whether the user stopped the campaign before its end.

@@ -62,6 +62,9 @@ func (m *model) headerView() string {
 		parts = append(parts, eta)
 	}
 	count := fmt.Sprintf("%d/%d phases done", done, total)
+	if n := s.Serving(); n > 0 && !s.Finished {
+		count += fmt.Sprintf(" · %d serving", n)
+	}
 	if s.Stopped() {
 		count += " · stopped"
 	}

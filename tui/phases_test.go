@@ -134,3 +134,19 @@ func TestHoldOnTheStatusLine(t *testing.T) {
 		t.Errorf("the hold is still on the status line after the editor let go:\n%s", got)
 	}
 }
+
+// TestAServiceServingIsNotDone: a service up and serving is not a phase
+// done: "1/3 phases done · 1 serving".
+func TestAServiceServingIsNotDone(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	m := newModel(Options{Runner: &fakeRunner{}, Sampler: newFakeGPUs(0), Now: func() time.Time { return t0 }, Output: io.Discard})
+	m.w = 200
+	st := &runner.State{Started: t0.Add(-time.Hour)}
+	for i, s := range []runner.Status{runner.Ready, runner.Done, runner.Running} {
+		st.Phases = append(st.Phases, runner.PhaseState{ID: fmt.Sprint("p", i), Status: s})
+	}
+	m.state = st
+	if line := m.headerView(); !strings.Contains(line, "1/3 phases done · 1 serving") {
+		t.Errorf("header %q; want 1/3 phases done · 1 serving", line)
+	}
+}
