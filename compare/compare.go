@@ -82,6 +82,7 @@ type Line struct {
 	P                    float64  // Welch's p-value; NaN when not tested
 	Basis                string   // "Welch's t-test, p = 0.003, n = 5 and 5" or "tolerance 2%, one run each"
 	ByTolerance          bool     // judged by the tolerance: neither side's spread was known
+	Way                  string   // record.ByName where the way it improves came from its name (a rate higher, a time lower)
 	Stamped              []string // "new: GPU 0 throttled (SW power cap)"
 }
 
@@ -228,7 +229,10 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 			constants++ // a setting or a count (total_input_tokens): nothing to judge
 			continue
 		}
-		res.Lines = append(res.Lines, judge(k, a, b, better(k, b.phases, a.phases), o))
+		dir, basis := better(k, b.phases, a.phases)
+		l := judge(k, a, b, dir, o)
+		l.Way = basis
+		res.Lines = append(res.Lines, l)
 	}
 	if constants > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d column(s) left out: the same constant on both sides (a setting or a count, not a measurement)", constants))
@@ -281,18 +285,19 @@ func describe(k key) string {
 }
 
 // better is which way metric k improves: the new phase's word, else the
-// old one's; "" when neither says.
-func better(k key, phases ...map[string]record.Phase) string {
+// old one's, else the metric's name (a rate higher, a time lower: basis
+// record.ByName, said beside the verdict); "" when nothing says.
+func better(k key, phases ...map[string]record.Phase) (dir, basis string) {
 	for _, ps := range phases {
 		p, ok := ps[k.phase]
 		if !ok {
 			continue
 		}
 		if d, _ := record.Way(p.Better, k.metric, false); d != "" {
-			return d
+			return d, ""
 		}
 	}
-	return ""
+	return record.Way(nil, k.metric, true)
 }
 
 func judge(k key, a, b side, dir string, o Options) Line {

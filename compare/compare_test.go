@@ -141,6 +141,30 @@ func TestNoDirectionIsChanged(t *testing.T) {
 	}
 }
 
+// TestDirectionByName: with no expect: or better:, a rate (tflops) is
+// better higher and a time (_ms) better lower by its name, and the words
+// say that basis; a name that says neither is still only "changed".
+func TestDirectionByName(t *testing.T) {
+	ph := []record.Phase{{ID: "gemm"}}
+	old := rec("a", "finished", ph, row("gemm", "", map[string]any{"tflops": 386.4, "time_ms": 10.0, "x": 10.0}))
+	now := rec("b", "finished", ph, row("gemm", "", map[string]any{"tflops": 409.6, "time_ms": 9.4, "x": 12.0}))
+	r := Compare(old, now, Options{Tolerance: 0.02})
+	for _, c := range []struct {
+		metric string
+		want   Verdict
+		words  string
+	}{
+		{"tflops", Better, "better (higher is better, by its name), beyond the tolerance"},
+		{"time_ms", Better, "better (lower is better, by its name), beyond the tolerance"},
+		{"x", Changed, "beyond the tolerance"},
+	} {
+		l := lineOf(t, r, "gemm", "", c.metric)
+		if l.Verdict != c.want || l.meaning() != c.words {
+			t.Errorf("%s: %s, %q; want %s, %q", c.metric, l.Verdict, l.meaning(), c.want, c.words)
+		}
+	}
+}
+
 // TestConditionsFirst: the differences in conditions are said before any
 // number, and a change during a campaign too.
 func TestConditionsFirst(t *testing.T) {

@@ -87,12 +87,21 @@ func (l *Live) Say(phase, point string, cols []string, vals []any) string {
 	if point != "" {
 		at = " at " + point
 	}
-	return fmt.Sprintf("%s %s%s: %s", main.metric, format.Number(value[*main]), at, Word(judge(*main, l.base, l.now, l.dir(*main), l.opts), l.name))
+	dir, basis := l.way(*main)
+	j := judge(*main, l.base, l.now, dir, l.opts)
+	j.Way = basis
+	return fmt.Sprintf("%s %s%s: %s", main.metric, format.Number(value[*main]), at, Word(j, l.name))
 }
 
 func (l *Live) dir(k key) string {
+	d, _ := l.way(k)
+	return d
+}
+
+// way is which way k improves, and its basis (record.ByName: its name).
+func (l *Live) way(k key) (string, string) {
 	if d, _ := record.Way(l.dirs[k.phase], k.metric, false); d != "" {
-		return d
+		return d, ""
 	}
 	return better(k, l.base.phases)
 }

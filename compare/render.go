@@ -192,6 +192,9 @@ func (l Line) meaning() string {
 	}
 	switch l.Verdict {
 	case Better, Worse:
+		if l.Way != "" { // the way it improves, from its name: said
+			return fmt.Sprintf("%s (%s is better, %s), %s", l.Verdict, wayWord(l), l.Way, beyond)
+		}
 		return string(l.Verdict) + ", " + beyond
 	case Changed:
 		return beyond
@@ -240,3 +243,12 @@ func md(s string) string {
 }
 
 func line(s string) string { return safe.Line(s, safe.CSV) }
+
+// wayWord is "higher" or "lower": the way a line's metric improves, as its
+// verdict took it.
+func wayWord(l Line) string {
+	if (l.Verdict == Better) == (l.Change > 0) {
+		return "higher"
+	}
+	return "lower"
+}

@@ -235,15 +235,22 @@ func streamRows(dec *json.Decoder, path string, n *int, onRow func(Row) error) e
 	return err
 }
 
-// timeName is a metric whose name says it is a time: better lower.
-var timeName = regexp.MustCompile(`(?i)(^|_)(time|latency|duration|ttft|tpot|itl|e2el)(_|$)|_(ms|us|ns)$`)
+// timeName is a metric whose name says it is a time: better lower;
+// rateName one whose name says it is a rate: better higher. A time is
+// looked for first (time_s is seconds, not a rate).
+var (
+	timeName = regexp.MustCompile(`(?i)(^|_)(time|latency|duration|ttft|tpot|itl|e2el)(_|$)|_(ms|us|ns)$`)
+	rateName = regexp.MustCompile(`(?i)flops|throughput|gbps|bandwidth|(^|_)(bw|tok_s|tokens_s|req_s|per_s)$|_s$`)
+)
+
+// ByName is the basis of a direction a metric's name gave.
+const ByName = "by its name"
 
 // Way is which way metric improves, given a phase's directions (Better):
-// its own, else the phase's better:; else, where guess is asked, "lower"
-// for a metric whose name says it is a time (time_us, mean_tpot_ms,
-// latency), with basis "by its name". "" when nothing says. A verdict
-// against a baseline never guesses; a chart's or a table's choice of
-// what to name first may, and says so.
+// its own, else the phase's better:; else, where guess is asked, by its
+// name: "lower" for a time (time_us, mean_tpot_ms, latency), "higher"
+// for a rate (tflops, tok_s, gbps, output_throughput), with basis
+// ByName, which every view that uses it says. "" when nothing says.
 func Way(dirs map[string]string, metric string, guess bool) (dir, basis string) {
 	if d := dirs[metric]; d != "" {
 		return d, ""
@@ -251,8 +258,12 @@ func Way(dirs map[string]string, metric string, guess bool) (dir, basis string) 
 	if d := dirs["*"]; d != "" {
 		return d, ""
 	}
-	if guess && timeName.MatchString(metric) {
-		return "lower", "by its name"
+	switch {
+	case !guess:
+	case timeName.MatchString(metric):
+		return "lower", ByName
+	case rateName.MatchString(metric):
+		return "higher", ByName
 	}
 	return "", ""
 }

@@ -103,8 +103,11 @@ func TestWay(t *testing.T) {
 		{nil, "ttft", true, "lower", "by its name"},
 		{nil, "benchmark_duration_s", true, "lower", "by its name"},
 		{nil, "time_us", false, "", ""},
-		{nil, "output_token_throughput_tok_s", true, "", ""},
-		{nil, "tflops", true, "", ""},
+		{nil, "output_token_throughput_tok_s", true, "higher", "by its name"},
+		{nil, "tflops", true, "higher", "by its name"},
+		{nil, "gbps", true, "higher", "by its name"},
+		{nil, "time_s", true, "lower", "by its name"},
+		{nil, "tflops", false, "", ""},
 		{nil, "timeline_gaps", true, "", ""},
 	} {
 		if d, b := Way(tt.dirs, tt.metric, tt.guess); d != tt.dir || b != tt.basis {

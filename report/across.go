@@ -159,7 +159,11 @@ func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
 			word = "lowest"
 		}
 		if basis != "" {
-			word += ", a time " + basis
+			kind := "a rate"
+			if lower {
+				kind = "a time"
+			}
+			word += ", " + kind + " " + basis
 		}
 		for c := 0; c < own; c++ {
 			type setting struct {
