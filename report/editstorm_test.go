@@ -48,12 +48,6 @@ func TestEditStorm(t *testing.T) {
 	if os.Getenv("GREENLIGHT_EDIT_STORM") == "" {
 		t.Skip("a measurement: run scripts/edit-storm")
 	}
-	num := func(name string, def int) int {
-		if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-			return n
-		}
-		return def
-	}
 	rounds, saves, results := num("ROUNDS", 5), num("SAVES", 1000), num("RESULTS", 300)
 	kinds := []struct {
 		name   string
@@ -96,6 +90,14 @@ func TestEditStorm(t *testing.T) {
 	}
 }
 
+// num is the environment's positive whole number name, else def.
+func num(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
 func stormOnce(t *testing.T, saves, results int, styles []saveStyle) tally {
 	w, ed, _ := newEditedFile(t)
 	// The results come over the whole storm, as a step's would.
@@ -113,12 +115,6 @@ func stormOnce(t *testing.T, saves, results int, styles []saveStyle) tally {
 func TestEditStormLive(t *testing.T) {
 	if os.Getenv("GREENLIGHT_EDIT_STORM") == "" || os.Getenv("LIVE") == "" {
 		t.Skip("a measurement: LIVE=1 scripts/edit-storm")
-	}
-	num := func(name string, def int) int {
-		if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-			return n
-		}
-		return def
 	}
 	rounds, saves, results := num("ROUNDS", 5), num("SAVES", 1000), num("RESULTS", 300)
 	spread := time.Duration(num("SPREAD", 30)) * time.Second

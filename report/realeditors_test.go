@@ -34,41 +34,29 @@ type realEditor struct {
 	quit func(s *tmuxPane)
 }
 
+// vimAdd and vimQuit are vim's and Neovim's keys: a line added at the end, :w, :q.
+func vimAdd(s *tmuxPane, line string) {
+	s.keys("G", "o")
+	s.literal(line)
+	s.keys("Escape", ":w", "Enter")
+}
+
+func vimQuit(s *tmuxPane) { s.keys(":q", "Enter") }
+
+// vimCmd is vim with no vimrc and no viminfo, and extra flags.
+func vimCmd(flags ...string) func(string) []string {
+	return func(p string) []string {
+		return append(append([]string{"vim", "-N", "-u", "NONE", "-i", "NONE"}, flags...), p)
+	}
+}
+
 var realEditors = []realEditor{
-	{name: "vim", viaLink: true,
-		cmd: func(p string) []string { return []string{"vim", "-N", "-u", "NONE", "-i", "NONE", p} },
-		add: func(s *tmuxPane, line string) {
-			s.keys("G", "o")
-			s.literal(line)
-			s.keys("Escape", ":w", "Enter")
-		},
-		quit: func(s *tmuxPane) { s.keys(":q", "Enter") }},
-	{name: "vim",
-		cmd: func(p string) []string { return []string{"vim", "-N", "-u", "NONE", "-i", "NONE", p} },
-		add: func(s *tmuxPane, line string) {
-			s.keys("G", "o")
-			s.literal(line)
-			s.keys("Escape", ":w", "Enter")
-		},
-		quit: func(s *tmuxPane) { s.keys(":q", "Enter") }},
+	{name: "vim", viaLink: true, cmd: vimCmd(), add: vimAdd, quit: vimQuit},
+	{name: "vim", cmd: vimCmd(), add: vimAdd, quit: vimQuit},
 	// vim with no swap file (`set noswapfile` in a vimrc, or -n): found by
 	// its open of the file alone.
-	{name: "vim-noswap",
-		cmd: func(p string) []string { return []string{"vim", "-N", "-u", "NONE", "-i", "NONE", "-n", p} },
-		add: func(s *tmuxPane, line string) {
-			s.keys("G", "o")
-			s.literal(line)
-			s.keys("Escape", ":w", "Enter")
-		},
-		quit: func(s *tmuxPane) { s.keys(":q", "Enter") }},
-	{name: "vim-noswap", viaLink: true,
-		cmd: func(p string) []string { return []string{"vim", "-N", "-u", "NONE", "-i", "NONE", "-n", p} },
-		add: func(s *tmuxPane, line string) {
-			s.keys("G", "o")
-			s.literal(line)
-			s.keys("Escape", ":w", "Enter")
-		},
-		quit: func(s *tmuxPane) { s.keys(":q", "Enter") }},
+	{name: "vim-noswap", cmd: vimCmd("-n"), add: vimAdd, quit: vimQuit},
+	{name: "vim-noswap", viaLink: true, cmd: vimCmd("-n"), add: vimAdd, quit: vimQuit},
 	// micro keeps no swap or lock file beside the file it edits.
 	{name: "micro",
 		cmd: func(p string) []string { return []string{"micro", "-savecursor", "false", "-saveundo", "false", p} },
@@ -79,13 +67,9 @@ var realEditors = []realEditor{
 		},
 		quit: func(s *tmuxPane) { s.keys("C-q") }},
 	{name: "nvim",
-		cmd: func(p string) []string { return []string{"nvim", "--clean", "-i", "NONE", p} },
-		add: func(s *tmuxPane, line string) {
-			s.keys("G", "o")
-			s.literal(line)
-			s.keys("Escape", ":w", "Enter")
-		},
-		quit: func(s *tmuxPane) { s.keys(":q", "Enter") }},
+		cmd:  func(p string) []string { return []string{"nvim", "--clean", "-i", "NONE", p} },
+		add:  vimAdd,
+		quit: vimQuit},
 	{name: "nano",
 		cmd: func(p string) []string { return []string{"nano", "--ignorercfiles", "--locking", p} },
 		add: func(s *tmuxPane, line string) {
