@@ -495,12 +495,20 @@ func (l *life) check() {
 func (l *life) checkLedger() {
 	t := l.t
 	ends := map[string]int{}
+	started := map[string]bool{}
 	for _, line := range l.ledger() {
 		m := ledgerLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
-		if m[1] == "end" {
+		run := strings.TrimPrefix(strings.TrimPrefix(line, "start "), "end ")
+		switch {
+		case m[1] == "start":
+			started[run] = true
+		case m[1] == "end" && started[run]:
+			// A run is its start and its end in this ledger: a run a killed
+			// runner left going that ends after --fresh set the ledger aside
+			// (before --fresh stopped it) is the old campaign's.
 			ends[m[5]+" "+m[6]]++
 		}
 	}
