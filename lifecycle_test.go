@@ -628,7 +628,15 @@ func (l *life) checkRecord() {
 			}
 			owner[a] = p.ID
 			if base := filepath.Base(a); strings.HasSuffix(base, ".json") && !strings.HasPrefix(base, p.ID+"-") {
-				t.Errorf("%s lists %s, which another phase wrote", p.ID, a)
+				var said []string // what the journal says of the file and of the two phases' steps
+				b, _ := os.ReadFile(filepath.Join(l.stateDir(), "journal.jsonl"))
+				for _, line := range strings.Split(string(b), "\n") {
+					if strings.Contains(line, base) || strings.Contains(line, `"kind":"step-`) && !strings.Contains(line, `"step-pid"`) ||
+						strings.Contains(line, `"kind":"phase-`) || strings.Contains(line, `"kind":"adopted"`) {
+						said = append(said, line)
+					}
+				}
+				t.Errorf("%s lists %s, which another phase wrote; the journal:\n%s", p.ID, a, strings.Join(said, "\n"))
 				l.keep(map[string]string{"life.md": md})
 			}
 		}

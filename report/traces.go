@@ -52,6 +52,7 @@ type traceBook struct {
 	queue    []traceJob
 	progress map[string]string // path -> "1.2/4.1 GB"
 	working  int               // readers summarising now
+	landed   bool              // a summary (or failure) came since the last consider: the record lacks it
 	lastKick time.Time
 }
 
@@ -89,6 +90,7 @@ func (b *traceBook) abs(p string) string {
 func (b *traceBook) consider(st *runner.State, now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.landed = false // this write renders what has landed
 	for _, p := range st.Phases {
 		for _, a := range p.Artifacts {
 			if !trace.IsTrace(a.Path) || a.Gone {
@@ -158,15 +160,18 @@ func (b *traceBook) next(counted bool) (traceJob, bool) {
 }
 
 // wait blocks until nothing is queued or being summarised; it reports
-// whether anything was.
+// whether the last write lacks a summary: one was still being made, or
+// one landed after that write rendered (a small trace read in the moment
+// between the write and this wait).
 func (b *traceBook) wait() bool {
 	waited := false
 	for {
 		b.mu.Lock()
 		idle := len(b.queue) == 0 && b.working == 0
+		landed := b.landed
 		b.mu.Unlock()
 		if idle {
-			return waited
+			return waited || landed
 		}
 		waited = true
 		time.Sleep(50 * time.Millisecond)
@@ -202,6 +207,7 @@ func (b *traceBook) run(j traceJob) {
 	defer b.mu.Unlock()
 	delete(b.progress, j.path)
 	delete(b.queued, j.key)
+	b.landed = true
 	if err != nil {
 		b.failed[j.key] = err.Error() // said in the block: damaged, no nsys, ...
 		return

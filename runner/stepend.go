@@ -20,7 +20,9 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	pr := sr.pr
 	// Whatever way its end was seen, all it wrote is taken in first.
 	sr.drainResults(now)
-	sr.claim(now)
+	// Claimed up to this moment, not the loop's: the loop's now may be
+	// from before the step wrote its last file and exited.
+	sr.claim(r.opts.Now())
 	sr.readSavedResults(now)
 	sr.readSummary()
 	sr.proc.exitedSeen = true
@@ -47,8 +49,11 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 		// its duration is the node's, placed from its start as seen here.
 		ss.Ended = ss.Started.Add(st.Ended.Sub(st.Started))
 	}
-	if ss.Ended.IsZero() || ss.Ended.After(now) {
-		ss.Ended = now
+	// A status file's end past now is a clock's skew, kept to now: this
+	// moment's, not the loop's (taken before it read the status file, and
+	// so before a step that just ended had).
+	if at := r.opts.Now(); ss.Ended.IsZero() || ss.Ended.After(at) {
+		ss.Ended = at
 	}
 	dur := ss.Ended.Sub(ss.Started)
 	reason := exitReason(st)
@@ -238,7 +243,7 @@ func (sr *stepRun) checkQuiet(now time.Time) {
 		return
 	}
 	if now.Sub(sr.quiet.since) >= sr.quietFor() {
-		sr.claim(now) // what it wrote in its wait_quiet is its too
+		sr.claim(sr.r.opts.Now()) // what it wrote in its wait_quiet is its too
 		sr.quiet.waiting = false
 		sr.pr.state.Steps[sr.step.Index].Status = Done
 		sr.pr.state.Steps[sr.step.Index].Stage = ""
