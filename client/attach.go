@@ -65,8 +65,8 @@ func Attach(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (
 			fmt.Fprintf(stderr, "greenlight: %v\n", err)
 			return nil, false, runner.ExitFailed
 		}
-		// Another state dir's runner writing the results file: said before
-		// anything is made here.
+		// One runner per results file: another state dir's runner writing
+		// it is said before anything is made here (the runner checks again).
 		if who := heldBy(plan, cfg); who != "" {
 			fmt.Fprintf(stderr, "greenlight: %s is written by another runner (%s): one runner per results file; `greenlight stop` that campaign, or give this one another --report\n", reportOf(plan, cfg), who)
 			return nil, false, runner.ExitLocked
@@ -160,9 +160,6 @@ func attachOrStart(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Wr
 		if c != nil {
 			return c, true, startedHere
 		}
-		if code == resultsHeld {
-			return nil, true, runner.ExitLocked
-		}
 		if code != runner.ExitLocked && code != runnerKilled {
 			return nil, true, code
 		}
@@ -178,10 +175,6 @@ func endingAfterStop(c *link.Client) bool {
 	st := c.First.State
 	return st != nil && st.Finished && st.Stopped()
 }
-
-// resultsHeld is startRunner's word for a results file another runner
-// writes: exit 3, without retrying.
-const resultsHeld = -3
 
 // heldAfterEnd is the runner that holds the results file, "" when none.
 // One of this same state dir, found when no runner of it answered, is
@@ -214,12 +207,6 @@ func startRunner(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writ
 	cfg.Reuse(stdout)
 	if cfg.Report != "" {
 		plan.Report = cfg.Report
-	}
-	// One runner per results file: another state dir's runner writing
-	// it is said before anything is made here (the runner checks again).
-	if who := heldAfterEnd(plan.Report, stateDir); who != "" {
-		fmt.Fprintf(stderr, "greenlight: %s is written by another runner (%s): one runner per results file; `greenlight stop` that campaign, or give this one another --report\n", plan.Report, who)
-		return nil, resultsHeld
 	}
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		fmt.Fprintf(stderr, "greenlight: cannot create the state dir: %v\n", err)

@@ -65,8 +65,7 @@ func TestEditStorm(t *testing.T) {
 			if only != "" && !strings.Contains(","+only+",", ","+k.name+",") {
 				continue
 			}
-			var sum tally
-			allRows := 0
+			var sum stormSum
 			start := time.Now()
 			for range rounds {
 				var stop func()
@@ -77,16 +76,27 @@ func TestEditStorm(t *testing.T) {
 				if stop != nil {
 					stop()
 				}
-				sum.lost += got.lost
-				sum.dup += got.dup
-				sum.leaked += got.leaked
-				if got.rows {
-					allRows++
-				}
+				sum.add(got)
 			}
 			fmt.Printf("%-6s %-9s %6d %6d %5d %6d %3d/%-3d %8d   (%v)\n", load, k.name, rounds, rounds*saves,
-				sum.lost, sum.dup, allRows, rounds, sum.leaked, time.Since(start).Round(time.Second))
+				sum.lost, sum.dup, sum.allRows, rounds, sum.leaked, time.Since(start).Round(time.Second))
 		}
+	}
+}
+
+// stormSum is a storm's rounds added up: notes lost, duplicated and
+// leaked, and the rounds whose last rows made it.
+type stormSum struct {
+	tally
+	allRows int
+}
+
+func (s *stormSum) add(got tally) {
+	s.lost += got.lost
+	s.dup += got.dup
+	s.leaked += got.leaked
+	if got.rows {
+		s.allRows++
 	}
 }
 
@@ -128,8 +138,7 @@ func TestEditStormLive(t *testing.T) {
 		loads = strings.Split(l, ",")
 	}
 	for _, load := range loads {
-		var sum tally
-		allRows := 0
+		var sum stormSum
 		start := time.Now()
 		for range rounds {
 			var stop func()
@@ -165,18 +174,13 @@ func TestEditStormLive(t *testing.T) {
 					}
 				}
 			}
-			sum.lost += got.lost
-			sum.dup += got.dup
-			sum.leaked += got.leaked
-			if got.rows {
-				allRows++
-			}
+			sum.add(got)
 		}
 		link := "no"
 		if stormViaSymlink {
 			link = "yes"
 		}
 		fmt.Printf("%-6s %-6s %6d %6d %5d %6d %3d/%-3d %8d   (%v)\n", load, link, rounds, rounds*saves,
-			sum.lost, sum.dup, allRows, rounds, sum.leaked, time.Since(start).Round(time.Second))
+			sum.lost, sum.dup, sum.allRows, rounds, sum.leaked, time.Since(start).Round(time.Second))
 	}
 }

@@ -271,7 +271,7 @@ func (sr *stepRun) claim(until time.Time) {
 		}
 		cs = append(cs, c)
 		r.warn(fmt.Sprintf("%s: %s was written while %s and %s both ran, and both phases' artifacts: match it: it is neither's (give each phase a folder of its own)",
-			pr.ph.Label(), r.relPath(c.Path), pr.ph.ID, c.Shared))
+			pr.ph.Label(), r.plan.Rel(c.Path), pr.ph.ID, c.Shared))
 	}
 	if len(cs) == 0 {
 		return
@@ -343,14 +343,6 @@ func (r *Runner) sayOutside(pr *phaseRun, now time.Time) {
 // glob over a folder of old traces).
 const maxOutsideSaid = 100
 
-// relPath is a path as the campaign's folder has it.
-func (r *Runner) relPath(p string) string {
-	if rel, err := filepath.Rel(r.plan.Dir, p); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
-	}
-	return p
-}
-
 // phaseArtifacts are the phase's files: those its steps claimed (a file
 // claimed and since deleted listed as gone), what its running step wrote
 // so far, and its own folder in the state dir.
@@ -391,7 +383,7 @@ func (r *Runner) phaseArtifacts(pr *phaseRun, now time.Time) []Artifact {
 func (r *Runner) unclaimed(pr *phaseRun) []Unclaimed {
 	var out []Unclaimed
 	for path, c := range r.claims.said[pr.ph.ID] {
-		if ref := r.claims.latest[path]; ref.owned() && ref.dir != "" {
+		if r.claims.latest[path].owned() {
 			continue // a step claimed it after
 		}
 		why := ""

@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -62,19 +61,7 @@ func (p *Plan) sharedArtifactHints() []string {
 			axes = append(axes, "${"+v.Axis+"}")
 		}
 		out = append(out, fmt.Sprintf("warning: the copies of %s under each setting of %s share artifacts: %s (no axis in it): a file there is the one copy's during whose step it was written, and a copy's step must not run while another's writes; put %s in the folder (and in the path the server or the step writes to) to keep each setting's files apart.",
-			pt.Phase, pt.Service, strings.Join(p.relGlobs(shared), ", "), strings.Join(axes, " or ")))
-	}
-	return out
-}
-
-// relGlobs are globs as the campaign file wrote them, relative to its folder.
-func (p *Plan) relGlobs(gs []string) []string {
-	out := make([]string, len(gs))
-	for i, g := range gs {
-		if rel, err := filepath.Rel(p.Dir, g); err == nil && !strings.HasPrefix(rel, "..") {
-			g = rel
-		}
-		out[i] = g
+			pt.Phase, pt.Service, strings.Join(p.RelAll(shared), ", "), strings.Join(axes, " or ")))
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -282,4 +283,22 @@ func (ph *Phase) Estimated() time.Duration {
 		total = ph.Estimate
 	}
 	return total
+}
+
+// Rel is a path as the campaign file would write it: relative to its
+// folder where it lies under it, else as it is.
+func (p *Plan) Rel(path string) string {
+	if rel, err := filepath.Rel(p.Dir, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}
+
+// RelAll is Rel of each path.
+func (p *Plan) RelAll(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, x := range paths {
+		out[i] = p.Rel(x)
+	}
+	return out
 }
