@@ -86,7 +86,11 @@ func newClaimBook() *claimBook {
 	return &claimBook{latest: map[string]claimRef{}, byStep: map[string][]Claim{}, byPhase: map[string]map[string]bool{}, said: map[string]map[string]Claim{}}
 }
 
-// pastRun is a step's run as the journal has it.
+// pastRun is a step's run as the journal has it: what a runner started
+// again, and report, know of runs before the phases are restored.
+// stepWindow is the live reading of the same run, kept beside it: a step
+// in its wait_quiet is open there for as long as its flush lasts, where
+// the journal's end is its command's end.
 type pastRun struct {
 	phase    string
 	step     int
