@@ -185,8 +185,11 @@ func followPlain(s *client.Session, out io.Writer, started bool) int {
 	// lives in the runner; only these lines are lost.
 	signal.Ignore(syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 2)
+	// Never stopped: once this returns the process only exits, and a
+	// Ctrl-C that lands in between (the second of two, the campaign's
+	// stop having been quick) must not kill it by the default handler,
+	// losing the exit status.
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	var lastETA time.Duration = -1
 	interrupted := false
 	var final *runner.State
