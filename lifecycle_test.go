@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -23,6 +24,8 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/testutil"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/modelload"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -56,6 +59,12 @@ var (
 // It listens on this machine only, or on GREENLIGHT_TEST_SERVE_HOST.
 func serveStandIn(port string) int {
 	host := cmp.Or(os.Getenv("GREENLIGHT_TEST_SERVE_HOST"), "127.0.0.1")
+	// A model's load, in vLLM's words: the port answers after it.
+	if ms, _ := strconv.Atoi(os.Getenv("GREENLIGHT_TEST_LOAD_MS")); ms > 0 {
+		fmt.Println("Loading safetensors checkpoint shards: 1/2")
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		fmt.Printf("Loading weights took %.2f seconds\n", float64(ms)/1000)
+	}
 	l, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		fmt.Println("listen:", err)
@@ -102,9 +111,13 @@ phases:
     sweep: {seqs: [1, 2]}
     service:
       run: |
-        echo "seqs ${seqs}"; GREENLIGHT_TEST_TRACE_DIR=svtraces GREENLIGHT_TEST_TRACE_SRC=%[6]q GREENLIGHT_TEST_SERVE=%[1]d exec %[2]q
+        echo "seqs ${seqs}"; GREENLIGHT_TEST_LOAD_MS=%[7]d GREENLIGHT_TEST_TRACE_DIR=svtraces GREENLIGHT_TEST_TRACE_SRC=%[6]q GREENLIGHT_TEST_SERVE=%[1]d exec %[2]q
       ready: {http: "http://127.0.0.1:%d/health", timeout: 30s}
       metrics: {url: "http://127.0.0.1:%d/metrics"}
+      model: model
+      stages:
+        - {name: process started, log: 'seqs', share: 0.1}
+        - {name: loading weights, log: 'Loading safetensors checkpoint shards', share: 0.9}
   - id: decode
     needs: [serve]
     sweep: {c: [1, 2]}
@@ -174,8 +187,11 @@ phases:
           echo "start $d $u" >> ledger
           mkdir -p traces; for r in 0 1; do cp %[6]q traces/rank$r.pt.trace.json.gz; done
           echo "end $d $u" >> ledger
-`, port, exe, port, port, strings.Join(ms, ", "), trace)
+`, port, exe, port, port, strings.Join(ms, ", "), trace, lifeLoad.Milliseconds())
 }
+
+// lifeLoad is how long the stand-in server's model load lasts.
+const lifeLoad = 800 * time.Millisecond
 
 func freePort(t *testing.T) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -201,6 +217,7 @@ func TestLifecycle(t *testing.T) {
 			t.Parallel()
 			l := &life{t: t, rng: rand.New(rand.NewPCG(seed, seed)), seed: seed, dir: t.TempDir(), port: freePort(t), m: []int{1, 2, 3}}
 			defer func() {
+				t.Logf("ops: %s", strings.Join(l.ops, " "))
 				if t.Failed() {
 					t.Logf("replay: go test -run 'TestLifecycle/%d$' -lifecycle.seed %d .\nops: %s", seed, seed, strings.Join(l.ops, " "))
 				}
@@ -222,6 +239,9 @@ type life struct {
 	ops   []string
 	stops int             // stops made since the last --fresh
 	skips map[string]bool // phases skipped, and not run again since (retry, an edit of gemm, --fresh)
+	// loads whose runner was killed once it had seen them loading
+	// ("serve.1 a1"), since the last --fresh
+	midLoads map[string]time.Time // when the runner was killed
 }
 
 // lifeBaseline is the record of an earlier gemm run the campaign
@@ -240,6 +260,8 @@ func (l *life) write() {
 	if err := os.WriteFile(filepath.Join(l.dir, "base.json"), []byte(lifeBaseline), 0o644); err != nil {
 		l.t.Fatal(err)
 	}
+	os.MkdirAll(filepath.Join(l.dir, "model"), 0o755)
+	os.WriteFile(filepath.Join(l.dir, "model", "model.safetensors"), make([]byte, 64<<10), 0o644)
 	l.c = filepath.Join(l.dir, "c.yaml")
 	if err := os.WriteFile(l.c, []byte(lifeCampaign(l.port, l.m)), 0o644); err != nil {
 		l.t.Fatal(err)
@@ -301,7 +323,7 @@ func (l *life) sequence() {
 			if out, code := l.bin("run", "--fresh", "--plain", "--gpu", "none", "--detach", l.c); code != 0 {
 				l.t.Logf("run --fresh --detach: exit %d\n%s", code, out)
 			}
-			l.stops, l.skips = 0, nil
+			l.stops, l.skips, l.midLoads = 0, nil, nil
 			l.awaitNoRunner()
 		}
 	}
@@ -326,6 +348,12 @@ func (l *life) runThenDisrupt() {
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
+	if l.rng.IntN(4) == 0 && l.killMidLoad() {
+		cmd.Process.Kill()
+		<-done
+		l.awaitNoRunner()
+		return
+	}
 	want := l.ends() + 1 + l.rng.IntN(4)
 	ok := testutil.Within(20*time.Second, func() bool {
 		select {
@@ -347,10 +375,11 @@ func (l *life) runThenDisrupt() {
 	if !ok {
 		l.t.Fatalf("no unit ended in 20 s:\n%s", out.String())
 	}
+	stopAsked, stoppedBefore := false, l.stoppedInJournal()
 	switch d := l.rng.IntN(6); d {
 	case 0:
 		l.op("stop")
-		l.stops++
+		stopAsked = true
 		l.bin("stop", l.c)
 	case 1:
 		l.op("kill-runner")
@@ -389,6 +418,78 @@ func (l *life) runThenDisrupt() {
 		l.bin("stop", l.c)
 	}
 	l.awaitNoRunner()
+	// A stop that came as the campaign ended stopped nothing: the record
+	// says the stops that stopped a step.
+	if stopAsked && l.stoppedInJournal() > stoppedBefore {
+		l.stops++
+	}
+}
+
+// stoppedInJournal counts the journal's phases ended by a stop.
+func (l *life) stoppedInJournal() int {
+	b, _ := os.ReadFile(filepath.Join(l.stateDir(), "journal.jsonl"))
+	return strings.Count(string(b), `"reason":"campaign stopped"`)
+}
+
+// killMidLoad kills the runner -9 while a service's model loads, once the
+// runner has had the time to see the load's stage: the next runner takes
+// the load over, and its Load row must keep what was seen (checkLoads).
+// False when no load was seen under way.
+func (l *life) killMidLoad() bool {
+	var loading string
+	testutil.Within(5*time.Second, func() bool {
+		// The log of the service's start the journal names last, not
+		// ended: an older one is of a stopped attempt, its load cut.
+		var newest, phase string
+		j, _ := os.ReadFile(filepath.Join(l.stateDir(), "journal.jsonl"))
+		for _, line := range strings.Split(string(j), "\n") {
+			var r struct{ Kind, Phase, Dir string }
+			if json.Unmarshal([]byte(line), &r) != nil || !strings.HasPrefix(r.Phase, "serve.") {
+				continue
+			}
+			switch {
+			case r.Kind == "step-start":
+				newest, phase = r.Dir+".log", r.Phase
+			case r.Kind == "step-end" && r.Phase == phase:
+				newest = ""
+			}
+		}
+		b, _ := os.ReadFile(newest)
+		if strings.Contains(string(b), "Loading safetensors") && !strings.Contains(string(b), "Loading weights took") {
+			loading = newest
+			return true
+		}
+		return false
+	})
+	if loading == "" {
+		return false
+	}
+	// The runner notes a stage as it sees it (stages.jsonl in the
+	// step's folder); a busy machine may keep it from seeing it before
+	// the kill, and then no runner knew when it began.
+	kept := filepath.Join(strings.TrimSuffix(loading, ".log"), "stages.jsonl")
+	seen := time.Now()
+	testutil.Within(time.Second, func() bool {
+		_, err := os.Stat(kept)
+		return err == nil || time.Since(seen) > lifeLoad*3/5
+	})
+	b, _ := os.ReadFile(loading)
+	if strings.Contains(string(b), "Loading weights took") {
+		return false // the load ended first
+	}
+	phase := filepath.Base(filepath.Dir(loading))
+	attempt, _, _ := strings.Cut(filepath.Base(loading), "-")
+	l.op("kill-runner-mid-load:" + phase)
+	killed := time.Now()
+	l.killRunner()
+	if _, err := os.Stat(kept); err != nil {
+		return true
+	}
+	if l.midLoads == nil {
+		l.midLoads = map[string]time.Time{}
+	}
+	l.midLoads[phase+" "+attempt] = killed
+	return true
 }
 
 // runnerPID is the pid the state dir's lock names, when a runner holds it.
@@ -487,6 +588,51 @@ func (l *life) check() {
 	}
 	l.checkLedger()
 	l.checkRecord()
+	l.checkLoads()
+}
+
+// checkLoads: each load that became ready is one Load row (the journal's
+// service-ready records of the phases), however the runners that watched
+// it came and went, and each row's time to ready holds the whole load
+// (the stand-in's lifeLoad), a runner's absence included.
+func (l *life) checkLoads() {
+	t := l.t
+	loads, err := runner.ReadLoads(l.stateDir())
+	if err != nil {
+		t.Fatalf("loads: %v", err)
+	}
+	readies := map[string]int{} // a ready service re-adopted is journaled ready again
+	b, _ := os.ReadFile(filepath.Join(l.stateDir(), "journal.jsonl"))
+	for _, line := range strings.Split(string(b), "\n") {
+		var r struct {
+			Kind, Phase string
+			Attempt     int
+		}
+		if json.Unmarshal([]byte(line), &r) == nil && r.Kind == "service-ready" {
+			readies[fmt.Sprintf("%s a%d", r.Phase, r.Attempt)] = 1
+		}
+	}
+	rows := map[string]int{}
+	for _, ld := range loads {
+		rows[fmt.Sprintf("%s a%d", ld.Phase, ld.Attempt)]++
+		if ld.ReadyS < lifeLoad.Seconds() {
+			t.Errorf("the load of %s (attempt %d) was ready in %.2f s; the server's load alone took %s", ld.Phase, ld.Attempt, ld.ReadyS, lifeLoad)
+		}
+		// A load taken over midway: its stage began when the killed
+		// runner saw it, before the kill, not when the next runner read
+		// the log again: the first stage's mark ends before the kill.
+		if killed, ok := l.midLoads[fmt.Sprintf("%s a%d", ld.Phase, ld.Attempt)]; ok {
+			start := ld.T.Add(-time.Duration(ld.ReadyS * float64(time.Second)))
+			i := slices.IndexFunc(ld.Marks, func(m modelload.StageTime) bool { return m.Name == "process started" })
+			if i < 0 || start.Add(time.Duration(ld.Marks[i].Seconds*float64(time.Second))).After(killed) {
+				t.Errorf("the load of %s (attempt %d), taken over midway: marks %+v from its start at %s; want loading weights begun before the runner was killed at %s",
+					ld.Phase, ld.Attempt, ld.Marks, start.Format("15:04:05.000"), killed.Format("15:04:05.000"))
+			}
+		}
+	}
+	if !maps.Equal(rows, readies) {
+		t.Errorf("Load rows %v; want one a load that became ready, as the journal says: %v\nloads: %+v", rows, readies, loads)
+	}
 }
 
 // checkLedger: a unit's run ended (its "end" line) more than once only

@@ -29,20 +29,27 @@ type Load struct {
 	Service string                `json:"service,omitempty"` // the service as written, for a swept one's point copies
 	Point   string                `json:"point,omitempty"`   // a swept service's point (max_num_seqs=64)
 	Attempt int                   `json:"attempt"`
-	ReadyS  float64               `json:"ready_s"`         // from the start to ready, prewarm included
-	Cache   *modelload.Residency  `json:"cache,omitempty"` // at the start, before any prewarm
+	ReadyS  float64               `json:"ready_s"`         // from the service's start to ready (a prewarm in its own job included)
+	Cache   *modelload.Residency  `json:"cache,omitempty"` // at the service's start, after any prewarm before it
 	Prewarm *modelload.Prewarmed  `json:"prewarm,omitempty"`
 	Server  []modelload.StageTime `json:"server,omitempty"` // the server's own timing lines
 	Marks   []modelload.StageTime `json:"marks,omitempty"`  // the stages: marks, by their lines' times
 }
 
-// Warmth says the load's start: "cold", "warm", "partly warm", or
-// "warm (prewarmed)"; "" when not measured.
+// Warmth says what the load's start found: "cold", "warm", "partly
+// warm", or "warm (prewarmed)"; a prewarm whose pages were taken back
+// before the start (memory pressure) is said with the share the start
+// found, not as warm; "" when not measured.
 func (l Load) Warmth() string {
-	if p := l.Prewarm; p != nil && !p.Skipped && p.Read > 0 {
+	p := l.Prewarm
+	prewarmed := p != nil && !p.Skipped && p.Read > 0
+	switch {
+	case prewarmed && (l.Cache == nil || l.Cache.Word() == "warm"):
 		return "warm (prewarmed)"
-	}
-	if l.Cache == nil {
+	case prewarmed:
+		return fmt.Sprintf("%s: prewarmed, but %.0f %% of the folder was back out of the page cache at the start (memory pressure)",
+			l.Cache.Word(), 100*(1-l.Cache.Share()))
+	case l.Cache == nil:
 		return ""
 	}
 	return l.Cache.Word()
@@ -238,14 +245,16 @@ func (sr *stepRun) recordLoad(now time.Time) {
 		l.Point, l.Service = pt.Key, pt.Service
 	}
 	l.Cache = w.residency()
-	prewarmed := filepath.Join(sr.dir, supervise.PrewarmFile)
-	if pr.warm != nil {
-		prewarmed = filepath.Join(pr.warm.dir, supervise.PrewarmFile)
-	}
-	if b, err := os.ReadFile(prewarmed); err == nil {
-		var p modelload.Prewarmed
-		if json.Unmarshal(b, &p) == nil {
-			l.Prewarm = &p
+	// The prewarm's account: in the step's folder (one that prewarms in
+	// its own job), else in the attempt's prewarm folder, whether this
+	// runner started the prewarm or took the attempt over after it.
+	for _, dir := range []string{sr.dir, sr.r.prewarmDir(pr.ph.ID, pr.state.Attempt)} {
+		if b, err := os.ReadFile(filepath.Join(dir, supervise.PrewarmFile)); err == nil {
+			var p modelload.Prewarmed
+			if json.Unmarshal(b, &p) == nil {
+				l.Prewarm = &p
+				break
+			}
 		}
 	}
 	l.Marks = sr.markTimes(now)

@@ -314,3 +314,102 @@ func TestPrewarmWords(t *testing.T) {
 		t.Errorf("words %q; want the GB read of the whole, a rate in GB/s, the time left", got)
 	}
 }
+
+// TestLoadKilledMidStage: a prewarmed load whose runner is killed -9 at
+// "loading weights": the next runner re-adopts the load (no reload) and
+// its Load row keeps the prewarm the start had, and the stage reached
+// before the kill began when it was seen, not when the log was read
+// again (before: the prewarm was forgotten, and the stage's time shrank
+// to what followed the re-adoption, its ETA starting over).
+func TestLoadKilledMidStage(t *testing.T) {
+	t.Parallel()
+	model := modelDir(t)
+	modelload.Evict(model)
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	path := filepath.Join(dir, "c.yaml")
+	p := writeCampaign(t, path, fmt.Sprintf(`
+name: midstage
+phases:
+  - id: serve
+    service:
+      run: |
+        echo starting; echo "Loading safetensors checkpoint shards: 5/8"; while [ ! -e %[1]s ]; do sleep 0.05; done; echo "init engine took 0.1 seconds"; echo "INFO:     Application startup complete."; sleep 30
+      ready: {log: "Application startup complete", timeout: 60s}
+      model: %[2]s
+      prewarm: true
+      stages:
+        - {name: process started, log: 'starting', share: 0.05}
+        - {name: loading weights, log: 'Loading safetensors checkpoint shards', share: 0.75}
+        - {name: engine init, log: 'init engine', share: 0.2}
+  - id: use
+    needs: [serve]
+    steps:
+      - run: |
+          true
+`, gate, model))
+	state := filepath.Join(dir, "state")
+	// Killed once the runner has seen the stage's line: it notes it in
+	// the step's folder (a runner that does not is given 3 s).
+	var printed time.Time
+	killRunnerWhen(t, p.File, state, "seen the stage loading weights", func() bool {
+		if !printed.IsZero() {
+			m, _ := filepath.Glob(filepath.Join(state, "steps", "serve", "a1-*", stagesFile))
+			return len(m) == 1 || time.Since(printed) > 3*time.Second
+		}
+		b, _ := os.ReadFile(filepath.Join(state, "journal.jsonl"))
+		if !strings.Contains(string(b), `"kind":"step-pid"`) {
+			return false
+		}
+		m, _ := filepath.Glob(filepath.Join(state, "steps", "serve", "a1-*.log"))
+		if len(m) != 1 {
+			return false
+		}
+		if log, _ := os.ReadFile(m[0]); strings.Contains(string(log), "5/8") {
+			printed = time.Now()
+		}
+		return false
+	})
+	absent := time.Now()
+	testutil.Eventually(t, 5*time.Second, "a second of the load while no runner watches", func() bool {
+		return time.Since(absent) > time.Second
+	})
+	h := startAgain(t, p, state)
+	os.WriteFile(gate, nil, 0o644)
+	st := h.finished(30 * time.Second)
+	if s := st.Phase("use"); s.Status != Done {
+		t.Fatalf("use = %s %q", s.Status, s.Reason)
+	}
+	loads, err := ReadLoads(state)
+	if err != nil || len(loads) != 1 {
+		t.Fatalf("loads = %+v, %v; want one", loads, err)
+	}
+	l := loads[0]
+	if l.Prewarm == nil || l.Prewarm.Read == 0 || l.Warmth() != "warm (prewarmed)" {
+		t.Errorf("prewarm %+v, warmth %q; want the prewarm the start had", l.Prewarm, l.Warmth())
+	}
+	var weights float64 = -1
+	for _, m := range l.Marks {
+		if m.Name == "loading weights" {
+			weights = m.Seconds
+		}
+	}
+	if weights < 1 {
+		t.Errorf("loading weights lasted %.2f s by its mark (marks %+v); want from when it was seen, the runner's absence (over 1 s) included", weights, l.Marks)
+	}
+}
+
+// TestWarmthSaysAnEvictedPrewarm: a prewarm whose pages were taken back
+// before the start is not called warm.
+func TestWarmthSaysAnEvictedPrewarm(t *testing.T) {
+	pre := &modelload.Prewarmed{Read: 100, Before: modelload.Residency{Bytes: 100}}
+	at := &modelload.Residency{Bytes: 100, Resident: 62, Files: 1}
+	l := Load{Prewarm: pre, Cache: at}
+	if w := l.Warmth(); !strings.HasPrefix(w, at.Word()+": prewarmed, but 38 % of the folder was back out") {
+		t.Errorf("warmth %q; want what the start found and why", w)
+	}
+	l.Cache = &modelload.Residency{Bytes: 100, Resident: 100, Files: 1}
+	if w := l.Warmth(); w != "warm (prewarmed)" {
+		t.Errorf("warmth %q; want warm (prewarmed)", w)
+	}
+}

@@ -53,7 +53,7 @@ func (r *Runner) prewarming(pr *phaseRun, now time.Time) bool {
 	}
 	w := pr.warm
 	if w == nil {
-		w = &prewarmRun{dir: filepath.Join(r.dirs.Steps(), pr.ph.ID, fmt.Sprintf("prewarm-a%d", max(pr.state.Attempt+1, 1))), started: now}
+		w = &prewarmRun{dir: r.prewarmDir(pr.ph.ID, max(pr.state.Attempt+1, 1)), started: now}
 		w.status = filepath.Join(w.dir, "status.json")
 		pr.warm = w
 		if st, err := supervise.ReadStatus(w.status); err == nil && st.State == "exited" {
@@ -76,6 +76,12 @@ func (r *Runner) prewarming(pr *phaseRun, now time.Time) bool {
 		return false
 	}
 	return true
+}
+
+// prewarmDir is the folder of a phase's attempt's prewarm: the runner
+// that started it and one that takes the attempt over read it alike.
+func (r *Runner) prewarmDir(phase string, attempt int) string {
+	return filepath.Join(r.dirs.Steps(), phase, fmt.Sprintf("prewarm-a%d", attempt))
 }
 
 // startPrewarm starts the prewarm's supervisor, detached.

@@ -216,6 +216,7 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 	sr.started, sr.proc.sup = start.T, start.PID
 	ss.Job = start.Job
 	now := r.opts.Now()
+	sr.stagesKept, sr.replaying = readStagesKept(start.Dir), true
 	sr.readLog(now, true)
 	sr.drainResults(now)
 	sr.readSummary()
@@ -355,11 +356,13 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		}
 		r.infos = append(r.infos, pr.ph.Label()+": "+adopted)
 		sr.readLog(r.opts.Now(), true)
+		sr.replaying = false // what it prints from now on is seen as it comes
 		sr.prog.rebase(r.opts.Now())
-		// Read back at once, the stages' lines all carry this instant: only
-		// the time from the start to the stage it is in now says anything.
+		// Read back at once, the stages' lines all carry this instant: a
+		// stage the last runner did not keep (an older runner's folder)
+		// says nothing but the time from the start to the stage it is in.
 		for i := 1; i < len(sr.stageStarts); i++ {
-			if i != sr.stage {
+			if _, kept := sr.stagesKept[i]; !kept && i != sr.stage {
 				sr.stageStarts[i] = time.Time{}
 			}
 		}

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -155,7 +157,10 @@ func (sr *stepRun) stageLine(line []byte, now time.Time) {
 }
 
 // enterStage moves a starting service to stage i: its start is noted for
-// the ETA's pace, and the progress bar of the stage before is let go.
+// the ETA's pace and the Load table's marks (and kept in the step's
+// folder, so that a runner taking the load over midway has the instant it
+// was seen, not the instant the log was read again), and the progress bar
+// of the stage before is let go.
 func (sr *stepRun) enterStage(i int, now time.Time) {
 	svc := sr.pr.ph.Service
 	if len(sr.stageStarts) != len(svc.Stages) {
@@ -163,6 +168,11 @@ func (sr *stepRun) enterStage(i int, now time.Time) {
 		sr.stageStarts[0] = sr.started // the time before the first line is the first stage's
 	}
 	if i > 0 {
+		if at, ok := sr.stagesKept[i]; ok {
+			now = at
+		} else if !sr.replaying {
+			sr.keepStage(i, now)
+		}
 		sr.stageStarts[i] = now
 	}
 	sr.stage = i
@@ -176,4 +186,45 @@ func parseValue(s string) any {
 		return f
 	}
 	return s
+}
+
+// stagesFile, in a service's step folder, has a line for each stage as it
+// was reached: {"stage":2,"t":"..."}.
+const stagesFile = "stages.jsonl"
+
+type stageKept struct {
+	Stage int       `json:"stage"`
+	T     time.Time `json:"t"`
+}
+
+// keepStage notes stage i reached at now in the step's folder.
+func (sr *stepRun) keepStage(i int, now time.Time) {
+	b, err := json.Marshal(stageKept{Stage: i, T: now})
+	if err != nil {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(sr.dir, stagesFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return // the ETA and the marks are then the re-read's, as before
+	}
+	f.Write(append(b, '\n'))
+	f.Close()
+}
+
+// readStagesKept reads the stages a step's earlier runner saw reached.
+func readStagesKept(dir string) map[int]time.Time {
+	b, err := os.ReadFile(filepath.Join(dir, stagesFile))
+	if err != nil {
+		return nil
+	}
+	out := map[int]time.Time{}
+	for line := range bytes.Lines(b) {
+		var k stageKept
+		if json.Unmarshal(line, &k) == nil && k.Stage > 0 {
+			if _, ok := out[k.Stage]; !ok {
+				out[k.Stage] = k.T
+			}
+		}
+	}
+	return out
 }

@@ -32,8 +32,10 @@ type stepRun struct {
 	out         outputRead
 	vllm        vllmBench // the result block being read, for format: vllm-bench
 	prog        progressTrack
-	stage       int         // index into the service's stages, -1 before the first
-	stageStarts []time.Time // when each stage reached began; [0] is the start
+	stage       int               // index into the service's stages, -1 before the first
+	stageStarts []time.Time       // when each stage reached began; [0] is the start
+	stagesKept  map[int]time.Time // the stages an earlier runner saw reached (stagesFile), for one taking the load over
+	replaying   bool              // its log is read again by a runner taking it over: a stage seen now was reached earlier
 	readyLog    bool
 
 	health healthCheck // a service's readiness and health probe
