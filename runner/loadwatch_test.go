@@ -327,6 +327,7 @@ func TestLoadKilledMidStage(t *testing.T) {
 	modelload.Evict(model)
 	dir := t.TempDir()
 	gate := filepath.Join(dir, "gate")
+	t.Cleanup(func() { os.WriteFile(gate, nil, 0o644) }) // a failure leaves no load waiting
 	path := filepath.Join(dir, "c.yaml")
 	p := writeCampaign(t, path, fmt.Sprintf(`
 name: midstage

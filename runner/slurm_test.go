@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner/slurm/slurmtest"
 )
 
@@ -41,6 +43,7 @@ if [ "$1" = suspend ] && grep -qx "$2" %[1]s/refuse-suspend 2>/dev/null; then
   exit 1
 fi
 if [ "$2" = show ] && [ "$3" = job ] && grep -qx "$4" %[1]s/unreachable 2>/dev/null; then
+  echo refused >> %[1]s/refused-"$4"
   echo "slurm_load_jobs error: Unable to contact slurm controller (connect failure)" >&2
   exit 1
 fi
@@ -461,7 +464,11 @@ phases:
 	f, _ := os.OpenFile(filepath.Join(shim, "unreachable"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	fmt.Fprintln(f, id)
 	f.Close()
-	time.Sleep(5 * time.Second) // two polls or more
+	// Two polls or more refused: the shim counts them.
+	testutil.Eventually(t, 30*time.Second, "two polls of the job refused", func() bool {
+		b, _ := os.ReadFile(filepath.Join(shim, "refused-"+id))
+		return bytes.Count(b, []byte("\n")) >= 2
+	})
 	os.WriteFile(gate, nil, 0o644)
 	st = h.finished(60 * time.Second)
 	if s := st.Phase("long"); s.Status != Done || len(s.Steps[0].Results) != 1 {
