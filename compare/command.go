@@ -31,8 +31,15 @@ Flags:
   --rename OLD=NEW    a metric renamed since OLD (repeatable)
   --fail-worse        exit 1 when a metric is worse beyond noise
 
+  --traces            OLD and NEW are folders of traces (torch.profiler's
+                      *.pt.trace.json[.gz], nsys reports), outside any campaign:
+                      which kernel families changed, per profiler step, each
+                      folder under OLD or NEW one capture (else the traces in it
+                      grouped into captures by rank)
+
 Exit status: 0 compared; 1 with --fail-worse and something worse; 2 bad
-input (a file that is not a record, another schema version).
+input (a file that is not a record, another schema version, a folder with
+no trace).
 `
 
 // Exit statuses of the command.
@@ -66,15 +73,22 @@ func Command(args []string, find Finder, parse func(*flag.FlagSet, []string) ([]
 	mdPath := fs.String("markdown", "", "")
 	tol := fs.String("tolerance", "", "")
 	failWorse := fs.Bool("fail-worse", false, "")
+	traces := fs.Bool("traces", false, "")
 	rn := renames{}
 	fs.Var(rn, "rename", "")
 	files, err := parse(fs, args)
 	if err == nil && len(files) != 2 {
 		err = fmt.Errorf("give two campaigns: OLD NEW")
+		if *traces {
+			err = fmt.Errorf("give two folders of traces: OLD NEW")
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight compare: %v\n\n%s", err, Help)
 		return ExitUsage
+	}
+	if *traces {
+		return traceCommand(files[0], files[1], *mdPath, *failWorse, stdout, stderr)
 	}
 	opts := Options{Tolerance: 0.02, Rename: map[string]string{}}
 	var recs [2]*record.Record

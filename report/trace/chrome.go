@@ -36,6 +36,16 @@ type Summary struct {
 	// Late counts activities that came out of order by more than the
 	// reader's window: busy time and gaps are then approximate.
 	Late int `json:"late,omitempty"`
+	// Steps are the profiler's step marks in the trace (prof.step(),
+	// "ProfilerStep#N"): a per-step figure divides by Steps. 0 where the
+	// trace has none (vLLM's server profiler marks no steps): figures are
+	// then per capture. StepUS is the median step's span, on the GPU's
+	// timeline where the trace has the marks' copies there (first
+	// activity to last: kernels and the idle between them), else the
+	// host's (which a profiler's own overhead inflates).
+	Steps     int     `json:"steps,omitempty"`
+	StepUS    float64 `json:"step_us,omitempty"`
+	StepBasis string  `json:"step_basis,omitempty"` // "GPU" or "host"
 }
 
 // Kernel is one kernel name's launches.
@@ -166,11 +176,17 @@ func Chrome(r io.Reader, o Options) (*Summary, error) {
 	return s, err
 }
 
+// profilerStep begins the name of torch.profiler's step annotations:
+// "ProfilerStep#12".
+var profilerStep = []byte("ProfilerStep#")
+
 type agg struct {
-	names   map[string]*kstat
-	streams map[string]*window // by device/stream
-	all     *window            // every stream's activity: the busy union
-	events  int
+	hostSteps []float64 // ProfilerStep# annotations' durations, µs
+	gpuSteps  []float64 // their copies on the GPU's timeline
+	names     map[string]*kstat
+	streams   map[string]*window // by device/stream
+	all       *window            // every stream's activity: the busy union
+	events    int
 }
 
 func newAgg() *agg {
@@ -331,6 +347,10 @@ func (a *agg) events_(s *scanner) error {
 					cat = 0
 					if bytes.EqualFold(v, []byte("kernel")) {
 						cat = 'k'
+					} else if bytes.Equal(v, []byte("user_annotation")) {
+						cat = 'u'
+					} else if bytes.Equal(v, []byte("gpu_user_annotation")) {
+						cat = 'G'
 					} else if bytes.Equal(v, []byte("gpu_memcpy")) || bytes.Equal(v, []byte("gpu_memset")) {
 						cat, catMem = 'g', true
 					}
@@ -376,6 +396,18 @@ func (a *agg) events_(s *scanner) error {
 			}
 		}
 		if ph != 'X' || cat == 0 || dur < 0 {
+			continue
+		}
+		if cat == 'u' || cat == 'G' {
+			// The profiler's step marks (prof.step()): the host's, and
+			// their copies on the GPU's timeline, each step's span there.
+			if bytes.HasPrefix(name, profilerStep) {
+				if cat == 'u' {
+					a.hostSteps = append(a.hostSteps, dur)
+				} else {
+					a.gpuSteps = append(a.gpuSteps, dur)
+				}
+			}
 			continue
 		}
 		k := a.names[string(name)]

@@ -3,7 +3,21 @@ package trace
 // From the events read to a Summary: totals, categories, the top
 // kernels, the busy union and each stream's gaps.
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
+
+// median is the middle of xs (the mean of the two middle ones); xs is
+// sorted in place.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
 
 // Trim keeps the top kernels listed, the rest counted as the others.
 func (s *Summary) Trim(top int) {
@@ -18,7 +32,16 @@ func (s *Summary) Trim(top int) {
 }
 
 func (a *agg) summary(rules *Rules, top int) *Summary {
-	s := &Summary{}
+	s := &Summary{Steps: len(a.hostSteps)}
+	switch {
+	case len(a.gpuSteps) > 0:
+		s.StepUS, s.StepBasis = median(a.gpuSteps), "GPU"
+	case len(a.hostSteps) > 0:
+		s.StepUS, s.StepBasis = median(a.hostSteps), "host"
+	}
+	if s.Steps == 0 {
+		s.Steps = len(a.gpuSteps)
+	}
 	cats := map[string]*Cat{}
 	var all []Kernel
 	for name, k := range a.names {
