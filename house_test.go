@@ -85,12 +85,16 @@ func TestTheHouse(t *testing.T) {
 			below(dir, "internal")
 		case dir == "conditions":
 			below(dir, "gpu", "runner/campaign", "internal")
+		// report/trace is a leaf (traces to summaries and captures): the
+		// record keeps captures, and compare diffs them, through it.
 		case dir == "record":
-			below(dir, "conditions", "runner/campaign", "internal")
+			below(dir, "conditions", "runner/campaign", "report/trace", "internal")
 		case dir == "compare":
-			below(dir, "record", "conditions", "runner/campaign", "internal")
+			below(dir, "record", "conditions", "runner/campaign", "report/trace", "internal")
 		case dir == "metrics":
 			below(dir)
+		case dir == "report/trace":
+			below(dir, "internal")
 		case dir == "report" || strings.HasPrefix(dir, "report/"):
 			below(dir, "report", "record", "compare", "conditions", "metrics", "runner", "gpu", "internal")
 		case dir == "daemon":

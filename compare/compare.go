@@ -7,8 +7,8 @@
 // its results file as results arrive, and says each new result's change
 // as it lands.
 //
-// compare imports record, conditions and runner/campaign, nothing above
-// them.
+// compare imports record, conditions, runner/campaign and report/trace
+// (captures and their summaries, for the trace diff), nothing above them.
 package compare
 
 import (
@@ -94,6 +94,14 @@ type Result struct {
 	Lines      []Line
 	Missing    []string // phases, points or metrics on one side only
 	Notes      []string // a side still running, renames applied
+	Traces     []PhaseTraces
+}
+
+// PhaseTraces is a capture phase's traces, old against new: which kernel
+// families changed.
+type PhaseTraces struct {
+	Phase string
+	Diff  TraceDiff
 }
 
 // key is a metric at a point of a phase.
@@ -236,6 +244,13 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 	}
 	if constants > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d column(s) left out: the same constant on both sides (a setting or a count, not a measurement)", constants))
+	}
+	// Which kernels changed: each phase with captures on both sides.
+	for _, id := range b.phaseOf {
+		pa, pb := a.phases[id], b.phases[id]
+		if len(pa.Captures) > 0 && len(pb.Captures) > 0 {
+			res.Traces = append(res.Traces, PhaseTraces{Phase: id, Diff: DiffCaptures(res.Old.Name, pa.Captures, res.New.Name, pb.Captures)})
+		}
 	}
 	for _, k := range a.order {
 		if named := metricsOf(k.phase, a.phases, b.phases); named != nil && !slices.Contains(named, k.metric) {

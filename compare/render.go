@@ -109,8 +109,20 @@ func (r Result) Markdown(limit int) string {
 	for _, n := range r.Notes {
 		b.WriteString("\n" + md(n) + ".\n")
 	}
+	kernels := traceKernelRows
+	if limit == 0 {
+		kernels = 0 // all of them
+	}
+	for _, t := range r.Traces {
+		fmt.Fprintf(&b, "\n**Which kernels changed in %s**\n\n%s", md(t.Phase), t.Diff.Markdown(kernels))
+	}
 	return b.String()
 }
+
+// traceKernelRows is how many kernels a cut comparison's trace diff
+// lists (the flagged first), as the results file's baseline block cuts its
+// lines; compare --markdown lists them all.
+const traceKernelRows = 15
 
 // Text is the comparison for a terminal: aligned columns, one line each.
 func (r Result) Text() string {
@@ -168,6 +180,9 @@ func (r Result) Text() string {
 	}
 	for _, n := range r.Notes {
 		b.WriteString("note: " + line(n) + "\n")
+	}
+	for _, t := range r.Traces {
+		fmt.Fprintf(&b, "\nwhich kernels changed in %s: %s", line(t.Phase), t.Diff.Text())
 	}
 	return b.String()
 }

@@ -6,7 +6,8 @@
 // reader refuses a version it does not know and fields it does not know,
 // so that a change of meaning is never read as the old one.
 //
-// record imports conditions and runner/campaign, nothing above them.
+// record imports conditions, runner/campaign and report/trace (the
+// captures' type, a leaf), nothing above them.
 package record
 
 import (
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/conditions"
+	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
@@ -68,6 +70,9 @@ type Phase struct {
 	Better  map[string]string `json:"better,omitempty"`  // metric: higher or lower
 	Metrics []string          `json:"metrics,omitempty"` // the metrics it is about (none: every numeric column)
 	Noise   float64           `json:"noise,omitempty"`   // a sweep's noise limit (coefficient of variation)
+	// Captures are its profiler traces as kernel families, one a step's
+	// run that made them: what a trace diff compares (compare).
+	Captures []trace.Capture `json:"captures,omitempty"`
 }
 
 // Row is one result.

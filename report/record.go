@@ -100,6 +100,9 @@ func (w *Writer) writeRecord(st *runner.State) error {
 		if len(rp.Better) == 0 {
 			rp.Better = nil
 		}
+		if w.traces != nil {
+			rp.Captures = w.traces.captures(p)
+		}
 		rec.Phases = append(rec.Phases, rp)
 		units := ph.AllSteps()
 		for i, s := range p.Steps {

@@ -8,6 +8,7 @@ package report
 // it again.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -190,7 +192,9 @@ func (b *traceBook) run(j traceJob) {
 			b.mu.Unlock()
 		}
 	}()
-	o := trace.Options{Rules: b.rules, Top: b.top, Progress: func(read, of int64) {
+	// Kept with every kernel a comparison needs (trace.KernelsKept), the
+	// block trimmed to the campaign's top (phase).
+	o := trace.Options{Rules: b.rules, Top: max(b.top, trace.KernelsKept), Progress: func(read, of int64) {
 		b.mu.Lock()
 		b.progress[j.path] = fmt.Sprintf("%s/%s", format.Bytes(uint64(read)), format.Bytes(uint64(of)))
 		due := time.Since(b.lastKick) >= 2*time.Second && b.kick != nil
@@ -242,9 +246,9 @@ func (b *traceBook) phase(p runner.PhaseState) ([]*trace.Summary, []string) {
 		name := trace.RankOf(path)
 		switch {
 		case b.done[key] != nil:
-			s := *b.done[key]
+			s := b.trimmed(b.done[key])
 			s.File = a.Path
-			sums = append(sums, &s)
+			sums = append(sums, s)
 		case b.failed[key] != "":
 			notes = append(notes, fmt.Sprintf("`%s`: %s", a.Path, b.failed[key]))
 		case b.progress[path] != "":
@@ -287,15 +291,62 @@ func (b *traceBook) phase(p runner.PhaseState) ([]*trace.Summary, []string) {
 	}
 	var goneNotes []string
 	for path, s := range gone {
-		c := *s
+		c := b.trimmed(s)
 		c.File = path
-		sums = append(sums, &c)
+		sums = append(sums, c)
 		goneNotes = append(goneNotes, fmt.Sprintf("`%s` was deleted after it was summarised: its summary is kept", path))
 	}
 	sort.Strings(goneNotes)
 	notes = append(notes, goneNotes...)
 	sort.SliceStable(sums, func(i, j int) bool { return rankLess(sums[i].Rank, sums[j].Rank) })
 	return sums, notes
+}
+
+// trimmed is a copy of a kept summary with the campaign's top kernels
+// listed, the rest counted as the others.
+func (b *traceBook) trimmed(s *trace.Summary) *trace.Summary {
+	c := *s
+	c.Top = slices.Clone(s.Top)
+	c.Trim(cmp.Or(b.top, 10))
+	return &c
+}
+
+// captures are the phase's traces summarised so far as captures, one a
+// step's run that made them (runner.Artifact.Step), in the steps' order;
+// a trace no step made is a capture of its own. A capture still being
+// summarised is left out until all its traces are.
+func (b *traceBook) captures(p runner.PhaseState) []trace.Capture {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	groups := map[string][]*trace.Summary{}
+	pending := map[string]bool{}
+	var order []string
+	for _, a := range p.Artifacts {
+		if !trace.IsTrace(a.Path) {
+			continue
+		}
+		name := a.Step
+		if name == "" {
+			name = filepath.Base(a.Path)
+		}
+		if _, ok := groups[name]; !ok && !pending[name] {
+			order = append(order, name)
+		}
+		s := b.done[traceKey(b.abs(a.Path), a.Size)]
+		if s == nil {
+			pending[name] = true
+			continue
+		}
+		groups[name] = append(groups[name], s)
+	}
+	var out []trace.Capture
+	for _, name := range order {
+		if pending[name] || len(groups[name]) == 0 {
+			continue
+		}
+		out = append(out, trace.Gather(name, groups[name]))
+	}
+	return out
 }
 
 // ownFolder says a path is in the phase's own artifacts folder of the

@@ -51,8 +51,22 @@ type Unclaimed struct {
 }
 
 // claimSlack is how far before a step's start a file's time may be and
-// still be its: filesystems that keep times to the second.
-const claimSlack = time.Second
+// still be its, on a filesystem that keeps times to the second; one that
+// keeps finer times is given fineSlack (a clock read a little apart), so
+// that a file another campaign wrote just before the step is not its.
+const (
+	claimSlack = time.Second
+	fineSlack  = 50 * time.Millisecond
+)
+
+// slackFor is the slack a file's time is given: claimSlack where the time
+// is whole seconds (a coarse filesystem's, most likely), else fineSlack.
+func slackFor(mod time.Time) time.Duration {
+	if mod.Nanosecond() == 0 {
+		return claimSlack
+	}
+	return fineSlack
+}
 
 // claimCopyMax is the largest --save-result file copied into its step's
 // folder when claimed; a larger one is read where it is.
@@ -230,7 +244,7 @@ func (sr *stepRun) written(until time.Time) (mine []Artifact, shared []Claim) {
 	r, pr := sr.r, sr.pr
 	svc := pr.ph.Service != nil
 	for _, a := range globArtifacts(pr.ph.Artifacts, "") {
-		if a.Modified.Before(sr.started.Add(-claimSlack)) || a.Modified.After(until) {
+		if a.Modified.Before(sr.started.Add(-slackFor(a.Modified))) || a.Modified.After(until) {
 			continue
 		}
 		if r.claims.decided(a.Path, a.Size, a.Modified, sr.dir) {
@@ -360,9 +374,9 @@ func (r *Runner) phaseArtifacts(pr *phaseRun, now time.Time) []Artifact {
 		}
 		seen[path] = true
 		if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-			out = append(out, Artifact{Path: path, Size: fi.Size(), Modified: fi.ModTime()})
+			out = append(out, Artifact{Path: path, Size: fi.Size(), Modified: fi.ModTime(), Step: filepath.Base(ref.dir)})
 		} else {
-			out = append(out, Artifact{Path: path, Size: ref.Size, Modified: ref.Mod, Gone: true})
+			out = append(out, Artifact{Path: path, Size: ref.Size, Modified: ref.Mod, Gone: true, Step: filepath.Base(ref.dir)})
 		}
 	}
 	if sr := pr.cur; sr != nil && pr.state.Status == Running && sr.dir != "" {
@@ -370,17 +384,34 @@ func (r *Runner) phaseArtifacts(pr *phaseRun, now time.Time) []Artifact {
 		for _, a := range mine {
 			if !seen[a.Path] {
 				seen[a.Path] = true
+				a.Step = filepath.Base(sr.dir)
 				out = append(out, a)
 			}
 		}
 	}
 	for _, a := range globArtifacts(nil, pr.artDir) {
 		if !seen[a.Path] {
+			a.Step = stepAt(pr, a.Modified)
 			out = append(out, a)
 		}
 	}
 	slices.SortFunc(out, func(a, b Artifact) int { return strings.Compare(a.Path, b.Path) })
 	return out
+}
+
+// stepAt names the step of the phase whose run held the moment mod (its
+// folder's name, from its log's path), "" when none did.
+func stepAt(pr *phaseRun, mod time.Time) string {
+	for _, ss := range pr.state.Steps {
+		if ss.Started.IsZero() || ss.Log == "" {
+			continue
+		}
+		from, to, open := stepWindow(pr.ph, ss)
+		if !mod.Before(from.Add(-slackFor(mod))) && (open || !mod.After(to)) {
+			return strings.TrimSuffix(filepath.Base(ss.Log), ".log")
+		}
+	}
+	return ""
 }
 
 // unclaimed are the files said not to be the phase's, with why.

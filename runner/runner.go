@@ -86,6 +86,7 @@ type Runner struct {
 	warnings   []string
 	infos      []string         // what this start says that is no warning (a step re-adopted, units kept): events, sent when the loop starts
 	said       []string         // what earlier runners warned, from the journal, until the loop starts
+	resuming   bool             // the journal is being read back: a warning waits for the loop's start to be journaled
 	notes      []Note           // the person's notes, from the journal and since
 	kept       []supervise.Kept // what steps with leave_running left running: stopped at the campaign's end
 	claims     *claimBook       // the artifacts each step claimed (claims.go), from the journal and since
@@ -235,7 +236,9 @@ func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 		r.unlock()
 		return nil, err
 	}
+	r.resuming = true
 	r.resume(recs)
+	r.resuming = false
 	r.said = warningsOf(recs)
 	r.notes = notesOf(recs)
 	r.warnings = append(r.warnings, opts.Notes...)

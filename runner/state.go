@@ -162,6 +162,11 @@ type Artifact struct {
 	Modified time.Time `json:"-"`
 	// Gone: claimed by one of its steps, since deleted (Size as claimed).
 	Gone bool `json:",omitzero"`
+	// Step is the run of a step that made it: its folder's name
+	// (a1-s2-t1), from its claim, or, for a file of the phase's own
+	// folder, the step whose run held its time; "" when none did. A
+	// capture's traces are one capture a step.
+	Step string `json:",omitempty"`
 }
 
 // Phase returns the state of the phase with the given id, or nil.

@@ -7,6 +7,13 @@ package runner
 // warn says msg: journaled first (the record rebuilt from the journal
 // has it too), then kept for the snapshot and sent.
 func (r *Runner) warn(msg string) {
+	if r.resuming {
+		// Said while the journal is read back (a step that ended while no
+		// runner ran claims now): the loop's start journals and sends
+		// what resuming said, once.
+		r.warnings = append(r.warnings, msg)
+		return
+	}
 	r.journal(record{Kind: recWarning, Reason: msg})
 	r.warnings = lastWarnings(append(r.warnings, msg))
 	r.emit(Event{Kind: Warning, Message: msg})

@@ -9,9 +9,10 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/greenlight-run/greenlight/internal/tracefile"
@@ -263,7 +264,7 @@ var (
 
 // events_ reads the event array whose [ is consumed.
 func (a *agg) events_(s *scanner) error {
-	var name []byte
+	var name, tid, pid, key []byte // each event's, reused
 	for {
 		c, err := s.next()
 		if err != nil {
@@ -282,7 +283,7 @@ func (a *agg) events_(s *scanner) error {
 		var ph, cat byte // first bytes: X; k/K kernel, g gpu_memcpy/gpu_memset
 		var catMem bool
 		var ts, dur float64
-		var tid, pid string
+		tid, pid = tid[:0], pid[:0]
 		name = name[:0]
 		for {
 			c, err := s.next()
@@ -375,19 +376,21 @@ func (a *agg) events_(s *scanner) error {
 					return err
 				}
 				if which == 6 {
-					tid = string(v)
+					tid = append(tid[:0], v...)
 				} else {
-					pid = string(v)
+					pid = append(pid[:0], v...)
 				}
 			case (which == 6 || which == 7) && (c == '-' || c >= '0' && c <= '9'):
 				v, err := s.number(c)
 				if err != nil {
 					return err
 				}
+				// Into the event's own buffer: no allocation for the most
+				// common of keys.
 				if which == 6 {
-					tid = fmt.Sprint(v)
+					tid = appendID(tid[:0], v)
 				} else {
-					pid = fmt.Sprint(v)
+					pid = appendID(pid[:0], v)
 				}
 			default:
 				if err := s.skip(c); err != nil {
@@ -419,19 +422,28 @@ func (a *agg) events_(s *scanner) error {
 		k.total += dur
 		// A stream is a device's: one trace holding two GPUs has two
 		// stream 7s, and they do not overlap each other's gaps.
-		key := tid
-		if pid != "" {
-			key = pid + "/" + tid
+		key = append(key[:0], tid...)
+		if len(pid) > 0 {
+			key = append(append(append(key[:0], pid...), '/'), tid...)
 		}
-		w := a.streams[key]
+		w := a.streams[string(key)] // looked up without a copy
 		if w == nil {
 			w = newWindow(true)
-			a.streams[key] = w
+			a.streams[string(key)] = w
 		}
 		iv := interval{ts, ts + dur}
 		w.add(iv)
 		a.all.add(iv)
 	}
+}
+
+// appendID writes a numeric pid or tid: a whole number as one (a pid of
+// 2145839 is not 2.145839e+06), anything else as its shortest float.
+func appendID(b []byte, v float64) []byte {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.AppendInt(b, int64(v), 10)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }
 
 // IsTrace says which files Any summarises: torch.profiler traces as
