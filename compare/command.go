@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/greenlight-run/greenlight/record"
@@ -36,6 +37,8 @@ Flags:
                       which kernel families changed, per profiler step, each
                       folder under OLD or NEW one capture (else the traces in it
                       grouped into captures by rank)
+  --step REGEX        with --traces: the annotation one step is (record_function's
+                      name), each match a step; default torch.profiler's ProfilerStep#N
 
 Exit status: 0 compared; 1 with --fail-worse and something worse; 2 bad
 input (a file that is not a record, another schema version, a folder with
@@ -74,6 +77,7 @@ func Command(args []string, find Finder, parse func(*flag.FlagSet, []string) ([]
 	tol := fs.String("tolerance", "", "")
 	failWorse := fs.Bool("fail-worse", false, "")
 	traces := fs.Bool("traces", false, "")
+	step := fs.String("step", "", "")
 	rn := renames{}
 	fs.Var(rn, "rename", "")
 	files, err := parse(fs, args)
@@ -88,7 +92,14 @@ func Command(args []string, find Finder, parse func(*flag.FlagSet, []string) ([]
 		return ExitUsage
 	}
 	if *traces {
-		return traceCommand(files[0], files[1], *mdPath, *failWorse, stdout, stderr)
+		var mark *regexp.Regexp
+		if *step != "" {
+			if mark, err = regexp.Compile(*step); err != nil {
+				fmt.Fprintf(stderr, "greenlight compare: --step %q: %v\n", *step, err)
+				return ExitUsage
+			}
+		}
+		return traceCommand(files[0], files[1], mark, *mdPath, *failWorse, stdout, stderr)
 	}
 	opts := Options{Tolerance: 0.02, Rename: map[string]string{}}
 	var recs [2]*record.Record

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sync"
 	"time"
@@ -17,10 +18,10 @@ import (
 // traceCommand is `greenlight compare --traces OLD NEW`: two folders of
 // traces, each summarised (a reader per core, each trace streamed in
 // bounded memory), grouped into captures and compared.
-func traceCommand(oldDir, newDir, mdPath string, failWorse bool, stdout, stderr io.Writer) int {
+func traceCommand(oldDir, newDir string, step *regexp.Regexp, mdPath string, failWorse bool, stdout, stderr io.Writer) int {
 	var sides [2][]trace.Capture
 	for i, dir := range []string{oldDir, newDir} {
-		caps, err := FolderCaptures(dir, func(line string) { fmt.Fprintf(stderr, "greenlight compare: %s\n", line) })
+		caps, err := FolderCaptures(dir, step, func(line string) { fmt.Fprintf(stderr, "greenlight compare: %s\n", line) })
 		if err != nil {
 			fmt.Fprintf(stderr, "greenlight compare: %v\n", err)
 			return ExitUsage
@@ -50,9 +51,10 @@ func traceCommand(oldDir, newDir, mdPath string, failWorse bool, stdout, stderr 
 }
 
 // FolderCaptures summarises the traces under dir into captures (see
-// trace.Captures), a reader per core; say hears a line for each trace
+// trace.Captures), a reader per core, step the annotation one step is
+// (nil: ProfilerStep#N); say hears a line for each trace
 // read and, every few seconds, how far the reading is.
-func FolderCaptures(dir string, say func(string)) ([]trace.Capture, error) {
+func FolderCaptures(dir string, step *regexp.Regexp, say func(string)) ([]trace.Capture, error) {
 	groups, names, err := trace.Captures(dir)
 	if err != nil {
 		return nil, err
@@ -81,7 +83,7 @@ func FolderCaptures(dir string, say func(string)) ([]trace.Capture, error) {
 		wg.Go(func() {
 			for j := range next {
 				path := groups[j.g][j.i]
-				s, err := trace.Any(context.Background(), path, trace.Options{Top: trace.KernelsKept, Progress: func(n, of int64) {
+				s, err := trace.Any(context.Background(), path, trace.Options{Top: trace.KernelsKept, Step: step, Progress: func(n, of int64) {
 					mu.Lock()
 					defer mu.Unlock()
 					read[path] = [2]int64{n, of}

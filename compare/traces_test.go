@@ -144,7 +144,7 @@ func TestFolderCapturesGroupsRanks(t *testing.T) {
 		os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755)
 		os.WriteFile(filepath.Join(dir, f), src, 0o644)
 	}
-	caps, err := FolderCaptures(dir, func(string) {})
+	caps, err := FolderCaptures(dir, nil, func(string) {})
 	if err != nil || len(caps) != 2 || caps[0].Ranks != 2 || caps[1].Ranks != 1 {
 		t.Fatalf("captures %+v, %v; want c1 of 2 ranks and c2 of 1", caps, err)
 	}
@@ -155,11 +155,11 @@ func TestFolderCapturesGroupsRanks(t *testing.T) {
 		at := os.Getpid() // any fixed base
 		os.Chtimes(p, timeAt(at, i), timeAt(at, i))
 	}
-	caps, err = FolderCaptures(loose, func(string) {})
+	caps, err = FolderCaptures(loose, nil, func(string) {})
 	if err != nil || len(caps) != 2 || caps[0].Ranks != 2 || caps[1].Ranks != 2 {
 		t.Fatalf("loose captures %+v, %v; want two of 2 ranks", caps, err)
 	}
-	if _, err := FolderCaptures(t.TempDir(), func(string) {}); err == nil || !strings.Contains(err.Error(), "holds no trace") {
+	if _, err := FolderCaptures(t.TempDir(), nil, func(string) {}); err == nil || !strings.Contains(err.Error(), "holds no trace") {
 		t.Errorf("an empty folder: %v; want it said that it holds no trace", err)
 	}
 }

@@ -26,7 +26,7 @@ func TestWriteCaptureFixture(t *testing.T) {
 	}
 	out := map[string][]trace.Capture{}
 	for _, v := range []string{"base", "base2", "widek", "extra"} {
-		caps, err := FolderCaptures(filepath.Join(from, v), func(string) {})
+		caps, err := FolderCaptures(filepath.Join(from, v), nil, func(string) {})
 		if err != nil {
 			t.Fatal(err)
 		}

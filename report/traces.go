@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -43,6 +44,7 @@ type traceBook struct {
 	dir   string // state dir, for the cache; "" keeps nothing
 	base  string // where relative artifact paths are
 	rules *trace.Rules
+	step  *regexp.Regexp // the annotation one step is (traces: {step:}); nil: ProfilerStep#N
 	top   int
 	kick  func() // asks the writer to write again; nil: summarise in the caller
 
@@ -71,7 +73,11 @@ func newTraceBook(plan *campaign.Plan, stateDir string) *traceBook {
 	if err != nil {
 		rules = trace.DefaultRules() // Load checked them; not reached
 	}
-	b := &traceBook{dir: stateDir, base: plan.Dir, rules: rules, top: plan.Traces.Top, done: map[string]*trace.Summary{},
+	var step *regexp.Regexp
+	if plan.Traces.Step != "" {
+		step, _ = regexp.Compile(plan.Traces.Step) // Load checked it
+	}
+	b := &traceBook{dir: stateDir, base: plan.Dir, rules: rules, step: step, top: plan.Traces.Top, done: map[string]*trace.Summary{},
 		failed: map[string]string{}, seen: map[string]time.Time{}, queued: map[string]bool{}, progress: map[string]string{}}
 	if stateDir != "" {
 		if data, err := os.ReadFile(filepath.Join(stateDir, tracesFile)); err == nil {
@@ -194,7 +200,7 @@ func (b *traceBook) run(j traceJob) {
 	}()
 	// Kept with every kernel a comparison needs (trace.KernelsKept), the
 	// block trimmed to the campaign's top (phase).
-	o := trace.Options{Rules: b.rules, Top: max(b.top, trace.KernelsKept), Progress: func(read, of int64) {
+	o := trace.Options{Rules: b.rules, Step: b.step, Top: max(b.top, trace.KernelsKept), Progress: func(read, of int64) {
 		b.mu.Lock()
 		b.progress[j.path] = fmt.Sprintf("%s/%s", format.Bytes(uint64(read)), format.Bytes(uint64(of)))
 		due := time.Since(b.lastKick) >= 2*time.Second && b.kick != nil

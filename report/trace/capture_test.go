@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,6 +28,12 @@ func TestProfilerStepsCounted(t *testing.T) {
 	}
 	if s.Steps != 3 || s.StepUS != 900 || s.StepBasis != "GPU" {
 		t.Errorf("steps %d, %v µs (%s); want 3, the median 900 µs on the GPU", s.Steps, s.StepUS, s.StepBasis)
+	}
+	// A step named by the campaign (traces: {step:}): its annotation,
+	// on the host alone here.
+	own, err := Chrome(strings.NewReader(`{"traceEvents": [`+strings.Join(evs, ",")+`]}`), Options{Step: regexp.MustCompile(`^my_region$`)})
+	if err != nil || own.Steps != 3 || own.StepUS != 10 || own.StepBasis != "host" {
+		t.Errorf("steps by a named annotation: %d, %v µs (%s), %v; want 3 of 10 µs on the host", own.Steps, own.StepUS, own.StepBasis, err)
 	}
 	c := Gather("a1-s1-t1", []*Summary{s, s})
 	if c.Ranks != 2 || c.Steps != 3 || c.KernelUS != 1500 {

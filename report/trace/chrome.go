@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -82,6 +83,9 @@ type Gap struct {
 
 // Options tune a summary.
 type Options struct {
+	// Step matches the user annotation one step is, each match a step;
+	// nil: torch.profiler's ProfilerStep#N.
+	Step     *regexp.Regexp
 	Rules    *Rules               // nil: DefaultRules
 	Top      int                  // kernels listed; 0: 10
 	Progress func(read, of int64) // bytes of the file read so far, now and then
@@ -169,6 +173,7 @@ type kstat struct {
 // returns what it had with the error.
 func Chrome(r io.Reader, o Options) (*Summary, error) {
 	a := newAgg()
+	a.step = o.Step
 	err := a.read(newScanner(r))
 	s := a.summary(o.rules(), o.top())
 	if err == nil && a.events == 0 {
@@ -182,8 +187,9 @@ func Chrome(r io.Reader, o Options) (*Summary, error) {
 var profilerStep = []byte("ProfilerStep#")
 
 type agg struct {
-	hostSteps []float64 // ProfilerStep# annotations' durations, µs
-	gpuSteps  []float64 // their copies on the GPU's timeline
+	step      *regexp.Regexp // Options.Step
+	hostSteps []float64      // ProfilerStep# annotations' durations, µs
+	gpuSteps  []float64      // their copies on the GPU's timeline
 	names     map[string]*kstat
 	streams   map[string]*window // by device/stream
 	all       *window            // every stream's activity: the busy union
@@ -404,7 +410,7 @@ func (a *agg) events_(s *scanner) error {
 		if cat == 'u' || cat == 'G' {
 			// The profiler's step marks (prof.step()): the host's, and
 			// their copies on the GPU's timeline, each step's span there.
-			if bytes.HasPrefix(name, profilerStep) {
+			if a.step != nil && a.step.Match(name) || a.step == nil && bytes.HasPrefix(name, profilerStep) {
 				if cat == 'u' {
 					a.hostSteps = append(a.hostSteps, dur)
 				} else {

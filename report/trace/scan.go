@@ -55,6 +55,21 @@ func (s *scanner) next() (byte, error) {
 	}
 }
 
+// fill is what the reader holds, read from the stream when it holds
+// nothing; errTruncated at the stream's end.
+func (s *scanner) fill() ([]byte, error) {
+	if s.r.Buffered() == 0 {
+		if _, err := s.r.Peek(1); err != nil {
+			if err == io.EOF {
+				return nil, errTruncated
+			}
+			return nil, err
+		}
+	}
+	b, _ := s.r.Peek(s.r.Buffered())
+	return b, nil
+}
+
 // str reads a string whose opening quote is consumed. The bytes are valid
 // until the next call.
 func (s *scanner) str() ([]byte, error) { return s.strMax(math.MaxInt) }
@@ -233,22 +248,40 @@ func (s *scanner) skip(c byte) error {
 
 // skipNested skips an object or array whose opening bracket is consumed,
 // counting brackets outside strings.
+//
+// It looks at the reader's buffer a run at a time, not a byte a call: an
+// event's args are most of a trace's bytes, and none of them is kept.
 func (s *scanner) skipNested() error {
 	depth := 1
 	for depth > 0 {
-		c, err := s.byte()
+		b, err := s.fill()
 		if err != nil {
 			return err
 		}
-		switch c {
-		case '"':
+		i, quote := 0, false
+	run:
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				quote = true
+				i++
+				break run
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					i++
+					break run
+				}
+			}
+		}
+		s.r.Discard(i)
+		s.read += int64(i)
+		if quote {
 			if _, err := s.strMax(0); err != nil {
 				return err
 			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
 		}
 	}
 	return nil

@@ -28,6 +28,7 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"cycle", "name: x\nphases:\n  - id: a\n    needs: [b]\n    steps: [{run: x}]\n  - id: b\n    needs: [a]\n    steps: [{run: x}]\n", `dependency cycle: a -> b -> a`, "remove one"},
 		{"self need", "name: x\nphases:\n  - id: a\n    needs: [a]\n    steps: [{run: x}]\n", `:4:13: phase "a" needs itself`, ""},
 		{"invalid regex", "name: x\nphases:\n  - id: a\n    steps:\n      - run: x\n        progress: '(\\d+'\n", `:6:19: invalid regex`, "RE2"},
+		{"invalid step regex", "name: x\ntraces: {step: 'execute_model('}\nphases:\n  - id: a\n    steps: [{run: x}]\n", `:2:16: invalid regex`, "step: '^execute_model$'"},
 		{"unnamed results regex", "name: x\nphases:\n  - id: a\n    steps:\n      - run: x\n        results: {regex: '(\\d+)'}\n", `results regex has no named group`, "(?P<"},
 		{"empty run", "name: x\nphases:\n  - id: a\n    steps:\n      - run: \"  \"\n", `:5:14: the step has no command to run`, "run:"},
 		{"no name", "phases:\n  - id: a\n    steps: [{run: x}]\n", `the campaign has no name`, "name:"},

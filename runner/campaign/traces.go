@@ -16,15 +16,21 @@ import (
 //	  categories:                  # category: regex on kernel names, case-insensitive
 //	    GEMM: 'nvjet|cutlass|marlin'   # replaces the default GEMM rule
 //	    sampler: 'sampling|argmax'     # a new category, tried before the defaults
+//	  step: '^execute_model$'      # the annotation one step is (default: torch.profiler's ProfilerStep#N)
 type TracesSpec struct {
 	Top        int           `yaml:"top" json:"top,omitempty"`
 	Categories yaml.MapSlice `yaml:"categories" json:"categories,omitempty"`
+	Step       string        `yaml:"step" json:"step,omitempty"`
 }
 
 // Traces is TracesSpec checked.
 type Traces struct {
 	Top        int
 	Categories []TraceCategory // in the file's order
+	// Step is a regex on user annotations' names, each match one step
+	// (the denominator of a trace diff's per-step figures); "" is
+	// torch.profiler's ProfilerStep#N.
+	Step string
 }
 
 // TraceCategory is one category rule from the campaign file.
@@ -42,6 +48,13 @@ func (l *loader) traces(spec *CampaignSpec, plan *Plan) {
 		l.add("$.traces.top", fmt.Sprintf("top %d: list 1 to 100 kernels", t.Top), "write `top: 10`")
 	}
 	plan.Traces.Top = t.Top
+	if t.Step != "" {
+		if _, err := regexp.Compile(t.Step); err != nil {
+			l.add("$.traces.step", "invalid regex: "+strings.TrimPrefix(err.Error(), "error parsing regexp: "), "a regex on the annotation one step is, as `record_function` names it: write step: '^execute_model$'")
+		} else {
+			plan.Traces.Step = t.Step
+		}
+	}
 	for _, item := range t.Categories {
 		name := strings.TrimSpace(fmt.Sprint(item.Key))
 		at := "$.traces.categories." + name
