@@ -13,6 +13,7 @@ type Point struct {
 	MemUsed  float32 // GiB; <0 when n/a
 	Power    float32 // W; <0 when n/a
 	Temp     float32 // °C; <0 when n/a
+	SMClock  float32 // MHz; <0 when n/a
 	Throttle uint16  // bits as in throttleNames
 	XID      uint16  // the last XID error the device reported; 0 none
 	ECC      int32   // uncorrected volatile ECC errors since the driver loaded; <0 when n/a
@@ -163,7 +164,7 @@ func (s *Sampler) record(sm *Sample) {
 		s.hist = append(s.hist, make([]Point, 0, min(s.keep, 1024)))
 		s.head = append(s.head, 0)
 	}
-	p := Point{T: sm.Time, Util: val(sm.Util, 1), MemUsed: val(sm.MemUsed, 1.0/(1<<30)), Power: val(sm.Power, 1), Temp: val(sm.Temp, 1), Lost: sm.Lost, ECC: -1}
+	p := Point{T: sm.Time, Util: val(sm.Util, 1), MemUsed: val(sm.MemUsed, 1.0/(1<<30)), Power: val(sm.Power, 1), Temp: val(sm.Temp, 1), SMClock: val(sm.SMClock, 1), Lost: sm.Lost, ECC: -1}
 	if sm.ECCErrors.OK {
 		p.ECC = int32(min(sm.ECCErrors.V, 1<<30))
 	}
@@ -264,6 +265,7 @@ type Summary struct {
 	PeakPower float64
 	EnergyWh  float64 // the integral of power over the window: each reading stands for one interval; <0 when never read
 	PeakTemp  float64 // °C
+	MeanSMMHz float64 // the SM clock's mean over the readings that had it, MHz; <0 when never read
 	Throttle  []string
 	XIDs      []int // XID errors reported in the window
 	ECCNew    int   // uncorrected ECC errors counted in the window (since the last reading before it)
@@ -284,9 +286,9 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 			continue
 		}
 		i, known := s.slot[d.ID()]
-		sum := Summary{Device: d, MeanUtil: -1, MeanPower: -1, PeakUtil: -1, PeakMem: -1, PeakPower: -1, PeakTemp: -1}
-		var uN, pN int
-		var uS, pS float64
+		sum := Summary{Device: d, MeanUtil: -1, MeanPower: -1, PeakUtil: -1, PeakMem: -1, PeakPower: -1, PeakTemp: -1, MeanSMMHz: -1}
+		var uN, pN, cN int
+		var uS, pS, cS float64
 		var bits uint16
 		eccBase, eccMax := int32(-1), int32(-1)
 		var baseT time.Time
@@ -320,12 +322,19 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 					pN++
 					sum.PeakPower = max(sum.PeakPower, float64(p.Power))
 				}
+				if p.SMClock > 0 {
+					cS += float64(p.SMClock)
+					cN++
+				}
 				sum.PeakMem = max(sum.PeakMem, float64(p.MemUsed))
 				sum.PeakTemp = max(sum.PeakTemp, float64(p.Temp))
 			}
 		}
 		if uN > 0 {
 			sum.MeanUtil = uS / float64(uN)
+		}
+		if cN > 0 {
+			sum.MeanSMMHz = cS / float64(cN)
 		}
 		if eccBase >= 0 && eccMax > eccBase {
 			sum.ECCNew = int(eccMax - eccBase)

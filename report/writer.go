@@ -59,6 +59,7 @@ type Writer struct {
 	servers   map[string]ServerView     // scraped services, by phase id           // baseline: in the campaign file; nil without
 	conds     *conditions.Book          // what the campaign ran under; nil until gathered
 	stamps    *keptMap[[]string]        // finished steps' validity stamps, by phase/attempt/step/attempt
+	clocks    *keptMap[float64]         // finished steps' mean SM clock, MHz, by the same key (roofline.go)
 	power     *keptMap[[2]float64]      // finished steps' GPU power (W) and GPU count, by phase/attempt/step/attempt
 	stepSums  map[stepKey][]gpu.Summary // steps' GPU summaries, this write's (stepGPUs)
 
@@ -77,7 +78,7 @@ type Writer struct {
 // report` can rebuild the file.
 func NewWriter(path string, plan *campaign.Plan, env Env, gpus GPUHistory, stateDir string) *Writer {
 	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, stateDir: stateDir,
-		summary: openKept[[]gpu.Summary](stateDir, summariesFile), stamps: openKept[[]string](stateDir, stampsFile), power: openKept[[2]float64](stateDir, powerFile), tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}, gpuCharts: map[string]string{}, stepSums: map[stepKey][]gpu.Summary{}}
+		summary: openKept[[]gpu.Summary](stateDir, summariesFile), stamps: openKept[[]string](stateDir, stampsFile), clocks: openKept[float64](stateDir, clocksFile), power: openKept[[2]float64](stateDir, powerFile), tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}, gpuCharts: map[string]string{}, stepSums: map[stepKey][]gpu.Summary{}}
 	w.across = acrossGroups(plan)
 	w.traces = newTraceBook(plan, stateDir)
 	w.file = mdfile.Open(path, stateDir, plan.Name)
@@ -259,6 +260,7 @@ func (w *Writer) Write(st *runner.State) error {
 	defer w.mu.Unlock()
 	defer w.power.save()  // what the render fixed for finished steps,
 	defer w.stamps.save() // for greenlight report
+	defer w.clocks.save()
 	w.stepSums = map[stepKey][]gpu.Summary{}
 	w.keepSummaries(st)
 	w.keepEnv()
@@ -381,7 +383,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 		}
 		id := "phase:" + p.ID
 		bodies[id] = phaseBlock(phaseView{ph: ph, p: p, now: st.Now, gpus: w.gpuSummary(ph, p, st.Now), results: results, csv: csv,
-			charts: w.charts[p.ID].names, gpuChart: w.gpuChartLink(ph, p), stamps: func(i int) []string { return w.stepStamp(&p, i) }, nodes: readsNodes(w.plan)}) + w.energySection(ph, p) + w.serverSection(ph, p) + w.loadSection(ph) + w.traceSection(p)
+			charts: w.charts[p.ID].names, gpuChart: w.gpuChartLink(ph, p), stamps: func(i int) []string { return w.stepStamp(&p, i) }, nodes: readsNodes(w.plan)}) + w.energySection(ph, p) + w.rooflineSection(ph, p, st) + w.serverSection(ph, p) + w.loadSection(ph) + w.traceSection(p)
 		order = append(order, id)
 	}
 	return bodies, w.acrossBlocks(bodies, order)

@@ -273,6 +273,14 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 		plan.Phases = append(plan.Phases, ph)
 	}
 	l.inferRanks(plan, ids)
+	for _, ph := range plan.Phases {
+		if r := ph.Roofline; r != nil && r.Ceiling != "" {
+			if c := plan.Phase(r.Ceiling); c == nil || c.Roofline == nil {
+				l.add(fmt.Sprintf("$.phases[%d].roofline.ceiling", ids[ph.ID]), fmt.Sprintf("ceiling: %q is no phase with a roofline:", r.Ceiling),
+					"name the calibration phase whose best rows are the measured ceiling; it needs roofline: too: phases with one: "+strings.Join(rooflined(plan), ", "))
+			}
+		}
+	}
 	if len(l.errs) == 0 {
 		l.order(plan, ids)
 	}

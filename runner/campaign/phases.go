@@ -186,6 +186,9 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, ps PhaseSpec, i int, slur
 	if cs := ps.Capture; cs != nil {
 		l.capture(cs, ph, at)
 	}
+	if rs := ps.Roofline; rs != nil {
+		l.roofline(rs, ph, at)
+	}
 	return ph
 }
 

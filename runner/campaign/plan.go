@@ -91,6 +91,8 @@ type Phase struct {
 	Curves *Curves
 	// Capture guards a profiler capture's flush; nil for none.
 	Capture *Capture
+	// Roofline puts each row against the board's roofline; nil: none.
+	Roofline *Roofline
 	// After are phases that must have ended, however they ended, before
 	// this one starts; unlike Needs it does not use them (a swept
 	// service's point starts after the previous point's phases).

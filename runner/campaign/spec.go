@@ -157,6 +157,8 @@ type PhaseSpec struct {
 	Plot *PlotSpec `yaml:"plot" json:"plot,omitempty"`
 	// Capture guards a profiler capture's flush (capture.go).
 	Capture *CaptureSpec `yaml:"capture" json:"capture,omitempty"`
+	// Roofline puts each row against the board's roofline (roofline.go).
+	Roofline *RooflineSpec `yaml:"roofline" json:"roofline,omitempty"`
 }
 
 // StepSpec is one command of a phase.

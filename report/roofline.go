@@ -1,0 +1,267 @@
+package report
+
+// How close to the hardware: each point of a phase with roofline: against
+// the board's roofline, at three denominators: the vendor's spec peak, the
+// peak at the SM clock NVML sampled while the point's runs ran, and the
+// ceiling a calibration phase measured. The clock a finished step held is
+// fixed once (clocks.json in the state dir), so `greenlight report` says
+// what the runner said.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+const clocksFile = "clocks.json"
+
+// roofPoint is one point's runs against the roof.
+type roofPoint struct {
+	point         string
+	flops, bytes  float64 // one run's, the mean over its rows
+	tflops, gbs   float64 // achieved, the mean over its rows
+	mhz           float64 // the SM clock held, the mean over its steps; 0 unknown
+	runs          int
+	errs          []string
+	noBoardReason string
+}
+
+func (r roofPoint) intensity() float64 {
+	if r.bytes <= 0 {
+		return math.Inf(1)
+	}
+	return r.flops / r.bytes
+}
+
+// roof is the attainable TFLOP/s at an intensity under a compute peak
+// (TFLOP/s) and a memory bandwidth (GB/s), and which of the two binds.
+func roof(peak, gbs, intensity float64) (float64, string) {
+	mem := gbs * intensity / 1000
+	if peak <= mem {
+		return peak, "compute"
+	}
+	return mem, "memory"
+}
+
+// stepMHz is the mean SM clock of a step's GPUs while it ran, fixed once
+// the step ended; 0 when no reading had it.
+func (w *Writer) stepMHz(ph *campaign.Phase, p runner.PhaseState, s runner.StepState) float64 {
+	key := fmt.Sprintf("%s/%d/%d/%d", p.ID, p.Attempt, s.Index, s.Attempt)
+	if v, ok := w.clocks.get(key); ok {
+		return v
+	}
+	if w.gpus == nil || s.Started.IsZero() {
+		return 0
+	}
+	end := s.Ended
+	if end.IsZero() {
+		end = time.Now()
+	}
+	var sum float64
+	n := 0
+	for _, g := range w.stepGPUs(ph, p, s, end) {
+		if g.MeanSMMHz > 0 {
+			sum += g.MeanSMMHz
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	mhz := sum / float64(n)
+	if s.Status.Finished() {
+		w.clocks.set(key, mhz)
+	}
+	return mhz
+}
+
+// board is the campaign's GPU board, from the conditions (the first GPU
+// the phase uses, else the first): false, with why, when none is known.
+func (w *Writer) board(ph *campaign.Phase) (gpu.Board, string, bool) {
+	if w.conds == nil || len(w.conds.First.GPUs) == 0 {
+		return gpu.Board{}, "the GPUs' names are not known (no conditions read)", false
+	}
+	c := w.conds.First.GPUs[0]
+	for _, g := range w.conds.First.GPUs {
+		if g.Host == "" && slices.Contains(phaseGPUs(ph), g.Index) {
+			c = g
+			break
+		}
+	}
+	b, ok := gpu.BoardOf(c.Name)
+	if !ok {
+		var known []string
+		for _, k := range gpu.Boards {
+			known = append(known, k.Key)
+		}
+		return b, fmt.Sprintf("%s is not a board greenlight has figures for (it knows %s): its roofline is not guessed", cell(c.Name), strings.Join(known, ", ")), false
+	}
+	return b, "", true
+}
+
+// roofPoints are a roofline phase's points, in the order they ran.
+func (w *Writer) roofPoints(ph *campaign.Phase, p runner.PhaseState) []roofPoint {
+	r := ph.Roofline
+	units := ph.AllSteps()
+	var out []roofPoint
+	at := map[string]int{}
+	for i, s := range p.Steps {
+		if len(s.Results) == 0 {
+			continue
+		}
+		var unit *campaign.Unit
+		if i < len(units) {
+			unit = units[i].Unit
+		}
+		point, _, _ := pointOf(ph, unit)
+		if point == "" {
+			point = s.Name
+		}
+		k, ok := at[point]
+		if !ok {
+			k = len(out)
+			at[point] = k
+			out = append(out, roofPoint{point: point})
+		}
+		rp := &out[k]
+		mhz := w.stepMHz(ph, p, s)
+		for _, row := range s.Results {
+			vals := map[string]any{}
+			for j, c := range row.Cols {
+				if f, ok := row.Values[j].(float64); ok {
+					vals[c] = f
+				}
+			}
+			flops, e1 := r.Flops.Eval(vals)
+			bytes, e2 := r.Bytes.Eval(vals)
+			secs, e3 := r.Seconds.Eval(vals)
+			if err := errorsOf(e1, e2, e3); err != "" {
+				if !slices.Contains(rp.errs, err) {
+					rp.errs = append(rp.errs, err)
+				}
+				continue
+			}
+			if secs <= 0 || flops < 0 || bytes < 0 {
+				rp.errs = append(rp.errs, fmt.Sprintf("a run of %s s, %s FLOPs, %s bytes is no run", FormatNumber(secs), FormatNumber(flops), FormatNumber(bytes)))
+				continue
+			}
+			n := float64(rp.runs)
+			rp.flops = (rp.flops*n + flops) / (n + 1)
+			rp.bytes = (rp.bytes*n + bytes) / (n + 1)
+			rp.tflops = (rp.tflops*n + flops/secs/1e12) / (n + 1)
+			rp.gbs = (rp.gbs*n + bytes/secs/1e9) / (n + 1)
+			if mhz > 0 {
+				rp.mhz = (rp.mhz*n + mhz) / (n + 1)
+			}
+			rp.runs++
+		}
+	}
+	return out
+}
+
+func errorsOf(errs ...error) string {
+	for _, e := range errs {
+		if e != nil {
+			return e.Error()
+		}
+	}
+	return ""
+}
+
+// rooflineSection is a roofline phase's block: a row a point.
+func (w *Writer) rooflineSection(ph *campaign.Phase, p runner.PhaseState, st *runner.State) string {
+	r := ph.Roofline
+	if r == nil {
+		return ""
+	}
+	pts := w.roofPoints(ph, p)
+	if len(pts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Roofline: how close to the hardware\n\n")
+	board, why, ok := w.board(ph)
+	if !ok {
+		fmt.Fprintf(&b, "No roofline: %s.\n", why)
+		return b.String()
+	}
+	spec, err := board.PeakTFLOPS(r.Dtype, board.SpecMHz)
+	if err != nil {
+		fmt.Fprintf(&b, "No roofline: %s.\n", cell(err.Error()))
+		return b.String()
+	}
+	// The measured ceiling: the calibration phase's best compute and
+	// bandwidth.
+	var ceilTF, ceilGBs float64
+	if r.Ceiling != "" {
+		if cp, cph := st.Phase(r.Ceiling), w.plan.Phase(r.Ceiling); cp != nil && cph != nil && cph.Roofline != nil {
+			for _, c := range w.roofPoints(cph, *cp) {
+				ceilTF, ceilGBs = math.Max(ceilTF, c.tflops), math.Max(ceilGBs, c.gbs)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "%s, %s: %s TFLOP/s at %s MHz (%d SMs × %s FLOP a clock each), memory %s GB/s (%s).",
+		board.Key, r.Dtype, FormatNumber(spec), FormatNumber(board.SpecMHz), board.SMs, FormatNumber(board.FlopsPerClock[r.Dtype]), FormatNumber(board.MemGBs), cell(board.Source))
+	if r.Ceiling != "" {
+		if ceilTF > 0 {
+			fmt.Fprintf(&b, " The ceiling %s measured: %s TFLOP/s, %s GB/s.", r.Ceiling, FormatNumber(ceilTF), FormatNumber(ceilGBs))
+		} else {
+			fmt.Fprintf(&b, " The ceiling phase %s has no row yet.", r.Ceiling)
+		}
+	}
+	b.WriteString("\n\n| Point | Runs | TFLOP/s | GB/s | FLOP/byte | Bound by | Of the spec roof | SM clock held | Of the roof at that clock | Of the ceiling |\n|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
+	var broken []string
+	var notes []string
+	for _, rp := range pts {
+		for _, e := range rp.errs {
+			notes = append(notes, fmt.Sprintf("%s: %s", rp.point, e))
+		}
+		if rp.runs == 0 {
+			continue
+		}
+		ai := rp.intensity()
+		specRoof, bound := roof(spec, board.MemGBs, ai)
+		pct := func(of float64) string {
+			if of <= 0 {
+				return "—"
+			}
+			s := fmt.Sprintf("%.0f %%", 100*rp.tflops/of)
+			if rp.tflops > of*1.005 {
+				s = "⚠ " + s
+				broken = append(broken, rp.point)
+			}
+			return s
+		}
+		clock, atClock := "not read", "—"
+		if rp.mhz > 0 {
+			peak, _ := board.PeakTFLOPS(r.Dtype, rp.mhz)
+			clockRoof, _ := roof(peak, board.MemGBs, ai)
+			clock, atClock = FormatNumber(math.Round(rp.mhz))+" MHz", pct(clockRoof)
+		}
+		ceil := "—"
+		if ceilTF > 0 {
+			ceilRoof, _ := roof(ceilTF, ceilGBs, ai)
+			ceil = pct(ceilRoof)
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(rp.point), rp.runs, FormatNumber(rp.tflops), FormatNumber(rp.gbs),
+			FormatNumber(ai), bound, pct(specRoof), clock, atClock, ceil)
+	}
+	fmt.Fprintf(&b, "\nEach run's FLOPs are `%s`, its bytes `%s`, its time `%s` s; achieved is their ratio, the mean over the point's runs. "+
+		"A roof is the lower of the compute peak and bandwidth × FLOP/byte; the peak at the clock held is the SMs × FLOP a clock × the SM clock NVML read while the point ran (memory bandwidth as specified).\n",
+		codeText(r.Flops.Text), codeText(r.Bytes.Text), codeText(r.Seconds.Text))
+	if len(broken) > 0 {
+		slices.Sort(broken)
+		broken = slices.Compact(broken)
+		fmt.Fprintf(&b, "\n⚠ Above 100%% of a roof at %s: a broken measurement, not a record (check flops:, bytes: and seconds: against what a run does).\n", strings.Join(broken, ", "))
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "\n- %s\n", cell(n))
+	}
+	return b.String()
+}

@@ -1,0 +1,147 @@
+package campaign
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/parser"
+)
+
+// RooflineSpec puts each row of a phase against its roofline: what a run
+// did (FLOPs and bytes, expressions of its axes and result columns), how
+// long it took, and the dtype the board's peak is taken for.
+//
+//	roofline:
+//	  flops: 2*m*n*k
+//	  bytes: 2*(m*k + k*n + m*n)
+//	  seconds: time_ms / 1000      # or 2*m*n*k / (tflops * 1e12)
+//	  dtype: bf16
+//	  ceiling: calib               # a phase whose best rows are the measured ceiling
+type RooflineSpec struct {
+	Flops   string `yaml:"flops" json:"flops"`
+	Bytes   string `yaml:"bytes" json:"bytes"`
+	Seconds string `yaml:"seconds" json:"seconds"`
+	Dtype   string `yaml:"dtype" json:"dtype"`
+	Ceiling string `yaml:"ceiling" json:"ceiling,omitempty"`
+}
+
+// Roofline is RooflineSpec checked: each expression compiled, with the
+// names it reads.
+type Roofline struct {
+	Flops, Bytes, Seconds Expr
+	Dtype                 string
+	Ceiling               string // a phase id; "" none
+}
+
+// Expr is one roofline expression: its text and the names it reads (the
+// axes and result columns a row must hold for it).
+type Expr struct {
+	Text  string
+	Names []string
+}
+
+// RooflineDtypes are the dtypes a roofline may name (gpu.Dtypes: the
+// board table has a rate for each; a test holds the two lists equal).
+var RooflineDtypes = []string{"bf16", "fp16", "tf32", "fp8", "int8", "fp4", "w4a16"}
+
+// Eval is the expression's value for the names' values: an error names
+// what a row lacks or what the expression cannot make a number of.
+func (e Expr) Eval(vals map[string]any) (float64, error) {
+	for _, n := range e.Names {
+		if _, ok := vals[n]; !ok {
+			return 0, fmt.Errorf("%s reads %s, which the row does not have", e.Text, n)
+		}
+	}
+	out, err := expr.Eval(e.Text, vals)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %v", e.Text, exprLine(err.Error()))
+	}
+	switch v := out.(type) {
+	case float64:
+		return v, nil
+	case int:
+		return float64(v), nil
+	case int64:
+		return float64(v), nil
+	}
+	return 0, fmt.Errorf("%s gives %v, not a number", e.Text, out)
+}
+
+func exprLine(s string) string { return strings.SplitN(s, "\n", 2)[0] }
+
+func (l *loader) roofline(rs *RooflineSpec, ph *Phase, at func(string) string) {
+	r := &Roofline{Dtype: strings.ToLower(strings.TrimSpace(rs.Dtype)), Ceiling: strings.TrimSpace(rs.Ceiling)}
+	for _, f := range []struct {
+		key  string
+		text string
+		to   *Expr
+		hint string
+	}{
+		{"flops", rs.Flops, &r.Flops, "write flops: 2*m*n*k: the FLOPs one run does, from its axes and columns"},
+		{"bytes", rs.Bytes, &r.Bytes, "write bytes: 2*(m*k + k*n + m*n): the bytes one run moves to and from memory"},
+		{"seconds", rs.Seconds, &r.Seconds, "write seconds: time_ms / 1000 (or 2*m*n*k / (tflops * 1e12)): how long one run took"},
+	} {
+		text := strings.TrimSpace(f.text)
+		if text == "" {
+			l.add(at(".roofline"), fmt.Sprintf("roofline: needs %s:", f.key), f.hint)
+			continue
+		}
+		tree, err := parser.Parse(text)
+		if err == nil {
+			_, err = expr.Compile(text, expr.AllowUndefinedVariables())
+		}
+		if err != nil {
+			l.add(at(".roofline."+f.key), fmt.Sprintf("%s: %s", f.key, exprLine(err.Error())), f.hint)
+			continue
+		}
+		*f.to = Expr{Text: text, Names: namesIn(tree.Node)}
+	}
+	if !slices.Contains(RooflineDtypes, r.Dtype) {
+		l.add(at(".roofline.dtype"), fmt.Sprintf("dtype %q: the roofline's peak is taken for one of %s", rs.Dtype, strings.Join(RooflineDtypes, ", ")),
+			"write dtype: bf16 (w4a16 for Marlin-style kernels: 4-bit weights, the multiply in 16 bits)")
+	}
+	ph.Roofline = r
+}
+
+// namesIn are the variables an expression reads, in order, once each: a
+// function it calls (max, ceil) is none.
+func namesIn(n ast.Node) []string {
+	v := &identVisitor{}
+	ast.Walk(&n, v)
+	var out []string
+	for _, name := range v.names {
+		if !slices.Contains(v.called, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+type identVisitor struct{ names, called []string }
+
+func (v *identVisitor) Visit(n *ast.Node) {
+	switch x := (*n).(type) {
+	case *ast.IdentifierNode:
+		if !slices.Contains(v.names, x.Value) {
+			v.names = append(v.names, x.Value)
+		}
+	case *ast.CallNode:
+		if id, ok := x.Callee.(*ast.IdentifierNode); ok {
+			v.called = append(v.called, id.Value)
+		}
+	}
+}
+
+// rooflined are the ids of the phases with a roofline.
+func rooflined(plan *Plan) []string {
+	var out []string
+	for _, ph := range plan.Phases {
+		if ph.Roofline != nil {
+			out = append(out, ph.ID)
+		}
+	}
+	return out
+}

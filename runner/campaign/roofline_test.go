@@ -1,0 +1,59 @@
+package campaign
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRooflineLoads: the expressions compile, read the names they say,
+// and evaluate against a row; bad input is said at its line.
+func TestRooflineLoads(t *testing.T) {
+	p, err := Parse("c.yaml", "/c.yaml", []byte(`name: r
+phases:
+  - id: calib
+    sweep: {n: [4096]}
+    roofline: {flops: 2*n*n*n, bytes: 6*n*n, seconds: time_ms / 1000, dtype: bf16}
+    steps:
+      - run: |
+          true
+  - id: gemm
+    sweep: {m: [16, 4096], k: [7168]}
+    roofline:
+      flops: 2*m*n*k
+      bytes: 2*(m*k + k*n + m*n)
+      seconds: 2*m*n*k / (max(tflops, 1e-9) * 1e12)
+      dtype: BF16
+      ceiling: calib
+    steps:
+      - run: |
+          true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := p.Phase("gemm").Roofline
+	if r == nil || r.Dtype != "bf16" || r.Ceiling != "calib" || strings.Join(r.Bytes.Names, ",") != "m,k,n" {
+		t.Fatalf("roofline %+v", r)
+	}
+	row := map[string]any{"m": 4096.0, "n": 4096.0, "k": 7168.0, "tflops": 600.0}
+	if v, err := r.Flops.Eval(row); err != nil || v != 2*4096*4096*7168 {
+		t.Errorf("flops = %v, %v", v, err)
+	}
+	if strings.Join(r.Seconds.Names, ",") != "m,n,k,tflops" {
+		t.Errorf("seconds reads %v; want m, n, k, tflops (max is a function)", r.Seconds.Names)
+	}
+	if _, err := r.Seconds.Eval(map[string]any{"m": 1.0, "n": 1.0, "k": 1.0}); err == nil || !strings.Contains(err.Error(), "tflops, which the row does not have") {
+		t.Errorf("a row without tflops: %v; want it said", err)
+	}
+	for _, c := range []struct{ body, want string }{
+		{"roofline: {flops: '2*m*', bytes: m, seconds: s, dtype: bf16}", ":4:"},
+		{"roofline: {flops: m, bytes: m, seconds: s, dtype: fp64}", `dtype "fp64"`},
+		{"roofline: {flops: m, bytes: m, dtype: bf16}", "roofline: needs seconds:"},
+		{"roofline: {flops: m, bytes: m, seconds: s, dtype: bf16, ceiling: calibb}", `ceiling: "calibb" is no phase with a roofline`},
+	} {
+		_, err := Parse("c.yaml", "/c.yaml", []byte("name: r\nphases:\n  - id: a\n    "+c.body+"\n    steps: [{run: x}]\n"))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", c.body, err, c.want)
+		}
+	}
+}
