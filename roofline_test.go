@@ -1,11 +1,25 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
+
+// TestRooflineDtypesAreTheBoards: the dtypes a campaign's roofline may
+// name are the ones the board table has rates for.
+func TestRooflineDtypesAreTheBoards(t *testing.T) {
+	if !slices.Equal(campaign.RooflineDtypes, gpu.Dtypes) {
+		t.Errorf("campaign's dtypes %v, the board table's %v", campaign.RooflineDtypes, gpu.Dtypes)
+	}
+}
 
 // TestRooflineOnAFakeH100: a GEMM sweep on a fake H100 (its SM clock
 // read at 1,980 MHz) puts each point against the H100's roofline: a
@@ -56,6 +70,23 @@ phases:
 		if !strings.Contains(block, want) {
 			t.Errorf("the roofline block lacks %q:\n%s", want, block)
 		}
+	}
+	rec, err := record.Read(filepath.Join(dir, "roof.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := rec.Phases[0].Roofline
+	if rl == nil || rl.Board != "h100-sxm" || len(rl.Points) != 3 || rl.Points[2].Bound != "compute" || math.Round(rl.Points[2].SpecPct) != 61 || rl.Points[2].ClockMHz != 1980 {
+		t.Errorf("the record's roofline: %+v", rl)
+	}
+	// compare carries the share: the same campaign again, the big GEMM
+	// slower.
+	os.Rename(filepath.Join(dir, "roof.json"), filepath.Join(dir, "roof0.json"))
+	if out, code := runBin(t, dir, "report", c); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	if out, code := runBin(t, dir, "compare", "roof0.json", "roof.json"); code != 0 || !strings.Contains(out, "gemm m=4096: 600 → 600 TFLOP/s, 61% → 61% of the spec roof, 56% → 56% at the clock held") {
+		t.Errorf("compare: exit %d\n%s", code, out)
 	}
 	if out, code := runBin(t, dir, "report", c); code != 0 {
 		t.Fatalf("report: exit %d\n%s", code, out)

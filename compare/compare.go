@@ -95,6 +95,15 @@ type Result struct {
 	Missing    []string // phases, points or metrics on one side only
 	Notes      []string // a side still running, renames applied
 	Traces     []PhaseTraces
+	Roofs      []RoofChange
+}
+
+// RoofChange is one point of a roofline phase on both sides: how close
+// to its board's roofline each came.
+type RoofChange struct {
+	Phase              string
+	Old, New           record.RoofPoint
+	OldBoard, NewBoard string
 }
 
 // PhaseTraces is a capture phase's traces, old against new: which kernel
@@ -244,6 +253,19 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 	}
 	if constants > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d column(s) left out: the same constant on both sides (a setting or a count, not a measurement)", constants))
+	}
+	// How close to the hardware, each side: a roofline phase's points.
+	for _, id := range b.phaseOf {
+		ra, rb := a.phases[id].Roofline, b.phases[id].Roofline
+		if ra == nil || rb == nil {
+			continue
+		}
+		for _, nb := range rb.Points {
+			i := slices.IndexFunc(ra.Points, func(p record.RoofPoint) bool { return p.Point == nb.Point })
+			if i >= 0 {
+				res.Roofs = append(res.Roofs, RoofChange{Phase: id, Old: ra.Points[i], New: nb, OldBoard: ra.Board, NewBoard: rb.Board})
+			}
+		}
 	}
 	// Which kernels changed: each phase with captures on both sides.
 	for _, id := range b.phaseOf {

@@ -109,6 +109,13 @@ func (r Result) Markdown(limit int) string {
 	for _, n := range r.Notes {
 		b.WriteString("\n" + md(n) + ".\n")
 	}
+	if len(r.Roofs) > 0 {
+		b.WriteString("\n**How close to the roofline** (achieved TFLOP/s; share of the roof at the spec peak, and at the SM clock held)\n\n| Phase | Point | Old | New | Of the spec roof, old → new | At the clock held, old → new |\n|---|---|---:|---:|---:|---:|\n")
+		for _, rc := range r.Roofs {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s → %s | %s → %s |\n", md(rc.Phase), md(rc.Old.Point), trim(rc.Old.TFLOPS), trim(rc.New.TFLOPS),
+				pctOf(rc.Old.SpecPct), pctOf(rc.New.SpecPct), pctOf(rc.Old.ClockPct), pctOf(rc.New.ClockPct))
+		}
+	}
 	kernels := traceKernelRows
 	if limit == 0 {
 		kernels = 0 // all of them
@@ -180,6 +187,13 @@ func (r Result) Text() string {
 	}
 	for _, n := range r.Notes {
 		b.WriteString("note: " + line(n) + "\n")
+	}
+	if len(r.Roofs) > 0 {
+		b.WriteString("\nhow close to the roofline (share of the roof at the spec peak; at the SM clock held):\n")
+		for _, rc := range r.Roofs {
+			fmt.Fprintf(&b, "  %s %s: %s → %s TFLOP/s, %s → %s of the spec roof, %s → %s at the clock held\n", line(rc.Phase), line(rc.Old.Point),
+				trim(rc.Old.TFLOPS), trim(rc.New.TFLOPS), pctOf(rc.Old.SpecPct), pctOf(rc.New.SpecPct), pctOf(rc.Old.ClockPct), pctOf(rc.New.ClockPct))
+		}
 	}
 	for _, t := range r.Traces {
 		fmt.Fprintf(&b, "\nwhich kernels changed in %s: %s", line(t.Phase), t.Diff.Text())
@@ -266,4 +280,16 @@ func wayWord(l Line) string {
 		return "higher"
 	}
 	return "lower"
+}
+
+// pctOf is a share of a roof, "—" when not known; above 100% marked: a
+// broken measurement.
+func pctOf(v float64) string {
+	switch {
+	case v <= 0:
+		return "—"
+	case v > 100.5:
+		return fmt.Sprintf("⚠ %.0f%%", v)
+	}
+	return fmt.Sprintf("%.0f%%", v)
 }

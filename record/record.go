@@ -73,6 +73,38 @@ type Phase struct {
 	// Captures are its profiler traces as kernel families, one a step's
 	// run that made them: what a trace diff compares (compare).
 	Captures []trace.Capture `json:"captures,omitempty"`
+	// Roofline is each point of a phase with roofline: against the
+	// board's roofline (report/roofline.go).
+	Roofline *Roofline `json:"roofline,omitempty"`
+}
+
+// Roofline is a phase's points against the board's roofline.
+type Roofline struct {
+	Board    string      `json:"board"`
+	Dtype    string      `json:"dtype"`
+	SpecTF   float64     `json:"spec_tflops"` // the board's peak at its quoted clock
+	MemGBs   float64     `json:"mem_gbs"`
+	CeilTF   float64     `json:"ceiling_tflops,omitempty"` // the calibration phase's best
+	CeilGBs  float64     `json:"ceiling_gbs,omitempty"`
+	Points   []RoofPoint `json:"points"`
+	Unknown  string      `json:"unknown,omitempty"` // why there is no roofline (an unknown board)
+	Formulas [3]string   `json:"formulas"`          // flops, bytes, seconds as written
+}
+
+// RoofPoint is one point's runs against the roof: percentages of the
+// roof at the spec peak, at the SM clock held (0 when not read), and of
+// the measured ceiling (0 without one).
+type RoofPoint struct {
+	Point     string  `json:"point"`
+	Runs      int     `json:"runs"`
+	TFLOPS    float64 `json:"tflops"`
+	GBs       float64 `json:"gbs"`
+	Intensity float64 `json:"flop_per_byte"`
+	Bound     string  `json:"bound"` // compute or memory, at the spec peak
+	SpecPct   float64 `json:"spec_pct"`
+	ClockMHz  float64 `json:"clock_mhz,omitempty"`
+	ClockPct  float64 `json:"clock_pct,omitempty"`
+	CeilPct   float64 `json:"ceiling_pct,omitempty"`
 }
 
 // Row is one result.

@@ -103,6 +103,7 @@ func (w *Writer) writeRecord(st *runner.State) error {
 		if w.traces != nil {
 			rp.Captures = w.traces.captures(p)
 		}
+		rp.Roofline, _ = w.rooflineOf(ph, p, st)
 		rec.Phases = append(rec.Phases, rp)
 		units := ph.AllSteps()
 		for i, s := range p.Steps {

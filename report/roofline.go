@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -32,12 +33,7 @@ type roofPoint struct {
 	noBoardReason string
 }
 
-func (r roofPoint) intensity() float64 {
-	if r.bytes <= 0 {
-		return math.Inf(1)
-	}
-	return r.flops / r.bytes
-}
+func (r roofPoint) intensity() float64 { return r.flops / r.bytes }
 
 // roof is the attainable TFLOP/s at an intensity under a compute peak
 // (TFLOP/s) and a memory bandwidth (GB/s), and which of the two binds.
@@ -147,7 +143,7 @@ func (w *Writer) roofPoints(ph *campaign.Phase, p runner.PhaseState) []roofPoint
 				}
 				continue
 			}
-			if secs <= 0 || flops < 0 || bytes < 0 {
+			if secs <= 0 || flops < 0 || bytes <= 0 {
 				rp.errs = append(rp.errs, fmt.Sprintf("a run of %s s, %s FLOPs, %s bytes is no run", FormatNumber(secs), FormatNumber(flops), FormatNumber(bytes)))
 				continue
 			}
@@ -174,90 +170,120 @@ func errorsOf(errs ...error) string {
 	return ""
 }
 
-// rooflineSection is a roofline phase's block: a row a point.
-func (w *Writer) rooflineSection(ph *campaign.Phase, p runner.PhaseState, st *runner.State) string {
+// rooflineOf is a roofline phase's points against the board's roofline,
+// the record's and the block's alike; nil for a phase without roofline:
+// or without a run yet.
+func (w *Writer) rooflineOf(ph *campaign.Phase, p runner.PhaseState, st *runner.State) (*record.Roofline, []string) {
 	r := ph.Roofline
 	if r == nil {
-		return ""
+		return nil, nil
 	}
 	pts := w.roofPoints(ph, p)
 	if len(pts) == 0 {
-		return ""
+		return nil, nil
 	}
-	var b strings.Builder
-	b.WriteString("\n### Roofline: how close to the hardware\n\n")
-	board, why, ok := w.board(ph)
-	if !ok {
-		fmt.Fprintf(&b, "No roofline: %s.\n", why)
-		return b.String()
-	}
-	spec, err := board.PeakTFLOPS(r.Dtype, board.SpecMHz)
-	if err != nil {
-		fmt.Fprintf(&b, "No roofline: %s.\n", cell(err.Error()))
-		return b.String()
-	}
-	// The measured ceiling: the calibration phase's best compute and
-	// bandwidth.
-	var ceilTF, ceilGBs float64
-	if r.Ceiling != "" {
-		if cp, cph := st.Phase(r.Ceiling), w.plan.Phase(r.Ceiling); cp != nil && cph != nil && cph.Roofline != nil {
-			for _, c := range w.roofPoints(cph, *cp) {
-				ceilTF, ceilGBs = math.Max(ceilTF, c.tflops), math.Max(ceilGBs, c.gbs)
-			}
-		}
-	}
-	fmt.Fprintf(&b, "%s, %s: %s TFLOP/s at %s MHz (%d SMs × %s FLOP a clock each), memory %s GB/s (%s).",
-		board.Key, r.Dtype, FormatNumber(spec), FormatNumber(board.SpecMHz), board.SMs, FormatNumber(board.FlopsPerClock[r.Dtype]), FormatNumber(board.MemGBs), cell(board.Source))
-	if r.Ceiling != "" {
-		if ceilTF > 0 {
-			fmt.Fprintf(&b, " The ceiling %s measured: %s TFLOP/s, %s GB/s.", r.Ceiling, FormatNumber(ceilTF), FormatNumber(ceilGBs))
-		} else {
-			fmt.Fprintf(&b, " The ceiling phase %s has no row yet.", r.Ceiling)
-		}
-	}
-	b.WriteString("\n\n| Point | Runs | TFLOP/s | GB/s | FLOP/byte | Bound by | Of the spec roof | SM clock held | Of the roof at that clock | Of the ceiling |\n|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
-	var broken []string
+	out := &record.Roofline{Dtype: r.Dtype, Formulas: [3]string{r.Flops.Text, r.Bytes.Text, r.Seconds.Text}}
 	var notes []string
 	for _, rp := range pts {
 		for _, e := range rp.errs {
 			notes = append(notes, fmt.Sprintf("%s: %s", rp.point, e))
 		}
+	}
+	board, why, ok := w.board(ph)
+	if !ok {
+		out.Unknown = why
+		return out, notes
+	}
+	spec, err := board.PeakTFLOPS(r.Dtype, board.SpecMHz)
+	if err != nil {
+		out.Unknown = err.Error()
+		return out, notes
+	}
+	out.Board, out.SpecTF, out.MemGBs = board.Key, spec, board.MemGBs
+	if r.Ceiling != "" {
+		if cp, cph := st.Phase(r.Ceiling), w.plan.Phase(r.Ceiling); cp != nil && cph != nil && cph.Roofline != nil {
+			for _, c := range w.roofPoints(cph, *cp) {
+				out.CeilTF, out.CeilGBs = math.Max(out.CeilTF, c.tflops), math.Max(out.CeilGBs, c.gbs)
+			}
+		}
+	}
+	for _, rp := range pts {
 		if rp.runs == 0 {
 			continue
 		}
 		ai := rp.intensity()
 		specRoof, bound := roof(spec, board.MemGBs, ai)
-		pct := func(of float64) string {
-			if of <= 0 {
-				return "—"
-			}
-			s := fmt.Sprintf("%.0f %%", 100*rp.tflops/of)
-			if rp.tflops > of*1.005 {
-				s = "⚠ " + s
-				broken = append(broken, rp.point)
-			}
-			return s
-		}
-		clock, atClock := "not read", "—"
+		pt := record.RoofPoint{Point: rp.point, Runs: rp.runs, TFLOPS: rp.tflops, GBs: rp.gbs, Intensity: ai, Bound: bound, SpecPct: 100 * rp.tflops / specRoof}
 		if rp.mhz > 0 {
 			peak, _ := board.PeakTFLOPS(r.Dtype, rp.mhz)
 			clockRoof, _ := roof(peak, board.MemGBs, ai)
-			clock, atClock = FormatNumber(math.Round(rp.mhz))+" MHz", pct(clockRoof)
+			pt.ClockMHz, pt.ClockPct = math.Round(rp.mhz), 100*rp.tflops/clockRoof
 		}
-		ceil := "—"
-		if ceilTF > 0 {
-			ceilRoof, _ := roof(ceilTF, ceilGBs, ai)
-			ceil = pct(ceilRoof)
+		if out.CeilTF > 0 {
+			ceilRoof, _ := roof(out.CeilTF, out.CeilGBs, ai)
+			pt.CeilPct = 100 * rp.tflops / ceilRoof
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(rp.point), rp.runs, FormatNumber(rp.tflops), FormatNumber(rp.gbs),
-			FormatNumber(ai), bound, pct(specRoof), clock, atClock, ceil)
+		out.Points = append(out.Points, pt)
+	}
+	return out, notes
+}
+
+// overRoof is a share above 100%, past rounding: a broken measurement.
+func overRoof(pct float64) bool { return pct > 100.5 }
+
+// rooflineSection is a roofline phase's block: a row a point.
+func (w *Writer) rooflineSection(ph *campaign.Phase, p runner.PhaseState, st *runner.State) string {
+	rl, notes := w.rooflineOf(ph, p, st)
+	if rl == nil {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Roofline: how close to the hardware\n\n")
+	if rl.Unknown != "" {
+		fmt.Fprintf(&b, "No roofline: %s.\n", cell(rl.Unknown))
+		return b.String()
+	}
+	var board gpu.Board
+	for _, k := range gpu.Boards {
+		if k.Key == rl.Board {
+			board = k
+		}
+	}
+	fmt.Fprintf(&b, "%s, %s: %s TFLOP/s at %s MHz (%d SMs × %s FLOP a clock each), memory %s GB/s (%s).",
+		board.Key, rl.Dtype, FormatNumber(rl.SpecTF), FormatNumber(board.SpecMHz), board.SMs, FormatNumber(board.FlopsPerClock[rl.Dtype]), FormatNumber(rl.MemGBs), cell(board.Source))
+	if c := ph.Roofline.Ceiling; c != "" {
+		if rl.CeilTF > 0 {
+			fmt.Fprintf(&b, " The ceiling %s measured: %s TFLOP/s, %s GB/s.", c, FormatNumber(rl.CeilTF), FormatNumber(rl.CeilGBs))
+		} else {
+			fmt.Fprintf(&b, " The ceiling phase %s has no row yet.", c)
+		}
+	}
+	b.WriteString("\n\n| Point | Runs | TFLOP/s | GB/s | FLOP/byte | Bound by | Of the spec roof | SM clock held | Of the roof at that clock | Of the ceiling |\n|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
+	var broken []string
+	pct := func(point string, v float64) string {
+		if v <= 0 {
+			return "—"
+		}
+		if overRoof(v) {
+			if !slices.Contains(broken, point) {
+				broken = append(broken, point)
+			}
+			return fmt.Sprintf("⚠ %.0f %%", v)
+		}
+		return fmt.Sprintf("%.0f %%", v)
+	}
+	for _, pt := range rl.Points {
+		clock := "not read"
+		if pt.ClockMHz > 0 {
+			clock = FormatNumber(pt.ClockMHz) + " MHz"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(pt.Point), pt.Runs, FormatNumber(pt.TFLOPS), FormatNumber(pt.GBs),
+			FormatNumber(pt.Intensity), pt.Bound, pct(pt.Point, pt.SpecPct), clock, pct(pt.Point, pt.ClockPct), pct(pt.Point, pt.CeilPct))
 	}
 	fmt.Fprintf(&b, "\nEach run's FLOPs are `%s`, its bytes `%s`, its time `%s` s; achieved is their ratio, the mean over the point's runs. "+
 		"A roof is the lower of the compute peak and bandwidth × FLOP/byte; the peak at the clock held is the SMs × FLOP a clock × the SM clock NVML read while the point ran (memory bandwidth as specified).\n",
-		codeText(r.Flops.Text), codeText(r.Bytes.Text), codeText(r.Seconds.Text))
+		codeText(rl.Formulas[0]), codeText(rl.Formulas[1]), codeText(rl.Formulas[2]))
 	if len(broken) > 0 {
-		slices.Sort(broken)
-		broken = slices.Compact(broken)
 		fmt.Fprintf(&b, "\n⚠ Above 100%% of a roof at %s: a broken measurement, not a record (check flops:, bytes: and seconds: against what a run does).\n", strings.Join(broken, ", "))
 	}
 	for _, n := range notes {
