@@ -71,6 +71,10 @@ phases:
 			t.Errorf("the roofline block lacks %q:\n%s", want, block)
 		}
 	}
+	// The header's key result says how close its point came.
+	if !strings.Contains(string(md), "tflops 2000 at m=64 · ⚠ 962 % of the spec roof, 962 % at 1980 MHz: above the roof, a broken measurement") {
+		t.Errorf("the key result does not carry the roofline:\n%s", string(md)[:min(len(md), 1500)])
+	}
 	rec, err := record.Read(filepath.Join(dir, "roof.json"))
 	if err != nil {
 		t.Fatal(err)

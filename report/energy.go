@@ -90,6 +90,18 @@ func (w *Writer) energySection(ph *campaign.Phase, p runner.PhaseState) string {
 
 // keyEnergy is the energy per token of a phase's key result, when it is
 // a token throughput: "75.9 J/token".
+// keyExtras are what the header says beside a phase's key result: its
+// energy per token, its share of the roofline.
+func (w *Writer) keyExtras(p runner.PhaseState) string {
+	var out []string
+	for _, s := range []string{w.keyEnergy(p), w.keyRoof(p)} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " · ")
+}
+
 func (w *Writer) keyEnergy(p runner.PhaseState) string {
 	ph := w.plan.Phase(p.ID)
 	_, metric, step := keyOf(ph, p)

@@ -81,7 +81,7 @@ func etaText(e runner.ETA) string {
 }
 
 // header renders the header block.
-func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp *compare.Result, keyEnergy func(runner.PhaseState) string) string {
+func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp *compare.Result, keyExtras func(runner.PhaseState) string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Campaign:** %s · **Status:** %s · **Started:** %s", plan.Name, campaignStatus(st), st.Started.Format(timeFmt))
 	if st.Finished && !st.Ended.IsZero() {
@@ -146,7 +146,7 @@ func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp
 			status += fmt.Sprintf(" · ✗ %s not produced", m.Column)
 		}
 		key, metric, step := keyOf(plan.Phase(p.ID), p)
-		if e := keyEnergy(p); e != "" {
+		if e := keyExtras(p); e != "" {
 			key += " · " + e
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |", cell(p.Title), cell(status), duration(p, st.Now), cell(key))

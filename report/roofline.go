@@ -200,7 +200,7 @@ func (w *Writer) rooflineOf(ph *campaign.Phase, p runner.PhaseState, st *runner.
 		return out, notes
 	}
 	out.Board, out.SpecTF, out.MemGBs = board.Key, spec, board.MemGBs
-	if r.Ceiling != "" {
+	if r.Ceiling != "" && st != nil {
 		if cp, cph := st.Phase(r.Ceiling), w.plan.Phase(r.Ceiling); cp != nil && cph != nil && cph.Roofline != nil {
 			for _, c := range w.roofPoints(cph, *cp) {
 				out.CeilTF, out.CeilGBs = math.Max(out.CeilTF, c.tflops), math.Max(out.CeilGBs, c.gbs)
@@ -226,6 +226,46 @@ func (w *Writer) rooflineOf(ph *campaign.Phase, p runner.PhaseState, st *runner.
 		out.Points = append(out.Points, pt)
 	}
 	return out, notes
+}
+
+// keyRoof is the key result's point against the roof, for the header:
+// "61 % of the spec roof, 56 % at 1980 MHz"; "" without one.
+func (w *Writer) keyRoof(p runner.PhaseState) string {
+	ph := w.plan.Phase(p.ID)
+	if ph == nil || ph.Roofline == nil {
+		return ""
+	}
+	_, _, step := keyOf(ph, p)
+	if step < 0 {
+		return ""
+	}
+	units := ph.AllSteps()
+	var unit *campaign.Unit
+	if step < len(units) {
+		unit = units[step].Unit
+	}
+	point, _, _ := pointOf(ph, unit)
+	if point == "" {
+		point = p.Steps[step].Name
+	}
+	rl, _ := w.rooflineOf(ph, p, nil)
+	if rl == nil {
+		return ""
+	}
+	for _, pt := range rl.Points {
+		if pt.Point != point {
+			continue
+		}
+		s := fmt.Sprintf("%.0f %% of the spec roof", pt.SpecPct)
+		if pt.ClockPct > 0 {
+			s += fmt.Sprintf(", %.0f %% at %s MHz", pt.ClockPct, FormatNumber(pt.ClockMHz))
+		}
+		if overRoof(pt.SpecPct) || overRoof(pt.ClockPct) {
+			s = "⚠ " + s + ": above the roof, a broken measurement"
+		}
+		return s
+	}
+	return ""
 }
 
 // overRoof is a share above 100%, past rounding: a broken measurement.

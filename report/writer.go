@@ -357,7 +357,7 @@ func (w *Writer) blocks() mdfile.Blocks {
 
 func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 	env := w.currentEnv()
-	bodies := map[string]string{"header": header(w.plan, st, env, w.file.Remade(), w.baseline.result(), w.keyEnergy)}
+	bodies := map[string]string{"header": header(w.plan, st, env, w.file.Remade(), w.baseline.result(), w.keyExtras)}
 	order := []string{"header"}
 	if len(st.Notes) > 0 {
 		bodies["notes"] = notesBlock(st.Notes)
