@@ -1,7 +1,9 @@
 package gpu
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -22,6 +24,9 @@ type NVML struct {
 	// stillEvery: the MIG query alone was a third of an idle runner's CPU
 	// on an H200 when made every second.
 	still map[int]stillReading
+	// clkSeen is each device's last SM clock sample taken (the driver's
+	// timestamp, µs), where the next round's samples start.
+	clkSeen map[int]uint64
 }
 
 // stillEvery is how often a device's settings are read again.
@@ -57,7 +62,7 @@ func OpenNVML(lib nvml.Interface) (src *NVML, err error) {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return nil, fmt.Errorf("NVML did not start: %s", explain(ret))
 	}
-	n := &NVML{lib: lib, lost: map[int]string{}}
+	n := &NVML{lib: lib, lost: map[int]string{}, clkSeen: map[int]uint64{}}
 	n.inv.Source = "nvml"
 	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
 		n.inv.Driver = v
@@ -149,6 +154,51 @@ func memoryInfoV2(d nvml.Device) (m nvml.Memory_v2, ret nvml.Return) {
 	return d.GetMemoryInfo_v2()
 }
 
+// clockSince is the mean of the SM clock samples the driver took since
+// the last round (nvmlDeviceGetSamples, PROCESSOR_CLK_SAMPLES: several a
+// second), not the clock at the instant of the read: under a power cap the
+// clock moves within the second, and a run's roofline is taken at the clock
+// it ran at. False where the driver keeps no such samples.
+func (n *NVML) clockSince(i int, d nvml.Device) (mhz float64, ok bool) {
+	defer func() {
+		if recover() != nil { // a mock, or a library without the call
+			mhz, ok = 0, false
+		}
+	}()
+	vt, samples, ret := d.GetSamples(nvml.PROCESSOR_CLK_SAMPLES, n.clkSeen[i])
+	if ret != nvml.SUCCESS || len(samples) == 0 {
+		return 0, false
+	}
+	var sum float64
+	k := 0
+	for _, sm := range samples {
+		v, ok := sampleValue(vt, sm.SampleValue)
+		if !ok || sm.TimeStamp <= n.clkSeen[i] && n.clkSeen[i] != 0 {
+			continue
+		}
+		sum += v
+		k++
+		n.clkSeen[i] = max(n.clkSeen[i], sm.TimeStamp)
+	}
+	if k == 0 {
+		return 0, false
+	}
+	return sum / float64(k), true
+}
+
+// sampleValue reads one of NVML's sample values as its type says.
+func sampleValue(vt nvml.ValueType, b [8]byte) (float64, bool) {
+	switch vt {
+	case nvml.VALUE_TYPE_UNSIGNED_INT:
+		return float64(binary.LittleEndian.Uint32(b[:4])), true
+	case nvml.VALUE_TYPE_UNSIGNED_LONG, nvml.VALUE_TYPE_UNSIGNED_LONG_LONG:
+		return float64(binary.LittleEndian.Uint64(b[:])), true
+	case nvml.VALUE_TYPE_DOUBLE:
+		return math.Float64frombits(binary.LittleEndian.Uint64(b[:])), true
+	}
+	return 0, false
+}
+
 func metricOf[T uint32 | uint64](v T, ret nvml.Return, scale float64) Metric {
 	if ret != nvml.SUCCESS {
 		return na(explain(ret))
@@ -203,9 +253,13 @@ func (n *NVML) sampleOne(now time.Time, i int, d nvml.Device) (s Sample) {
 	p, ret := d.GetPowerUsage()
 	s.Power = metricOf(p, ret, 1e-3)
 	s.PowerLimit = still.powerLimit
-	c, ret := d.GetClockInfo(nvml.CLOCK_SM)
-	s.SMClock = metricOf(c, ret, 1)
-	c, ret = d.GetClockInfo(nvml.CLOCK_MEM)
+	if mhz, ok := n.clockSince(i, d); ok {
+		s.SMClock = Metric{V: mhz, OK: true}
+	} else {
+		c, ret := d.GetClockInfo(nvml.CLOCK_SM)
+		s.SMClock = metricOf(c, ret, 1)
+	}
+	c, ret := d.GetClockInfo(nvml.CLOCK_MEM)
 	s.MemClock = metricOf(c, ret, 1)
 	if last, ok := n.pcie[i]; ok && now.Sub(last.at) < pcieEvery {
 		s.PCIeRx, s.PCIeTx = last.rx, last.tx

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -336,5 +337,46 @@ func TestSettingsReadEveryHalfMinute(t *testing.T) {
 	n.Sample(t0.Add(stillEvery))
 	if mig != 2 || limit != 2 {
 		t.Errorf("after %s: %d MIG, %d power limit reads; want 2 each", stillEvery, mig, limit)
+	}
+}
+
+// TestSMClockIsTheMeanOfTheDriversSamples: where the driver keeps SM clock
+// samples, a round's clock is their mean since the last round (the clock
+// moves within a second under a power cap), each sample counted once;
+// where it keeps none, the clock at the read.
+func TestSMClockIsTheMeanOfTheDriversSamples(t *testing.T) {
+	srv := h200s(t)
+	dev := srv.Devices[0].(*server.Device)
+	clk := func(ts uint64, mhz uint32) nvml.Sample {
+		var v [8]byte
+		binary.LittleEndian.PutUint32(v[:], mhz)
+		return nvml.Sample{TimeStamp: ts, SampleValue: v}
+	}
+	buffer := []nvml.Sample{clk(100, 1400), clk(200, 1500), clk(300, 1600)}
+	var asked []uint64
+	dev.GetSamplesFunc = func(st nvml.SamplingType, since uint64) (nvml.ValueType, []nvml.Sample, nvml.Return) {
+		if st != nvml.PROCESSOR_CLK_SAMPLES {
+			return 0, nil, nvml.ERROR_NOT_SUPPORTED
+		}
+		asked = append(asked, since)
+		var out []nvml.Sample
+		for _, s := range buffer {
+			if s.TimeStamp > since {
+				out = append(out, s)
+			}
+		}
+		return nvml.VALUE_TYPE_UNSIGNED_INT, out, nvml.SUCCESS
+	}
+	n := open(t, srv)
+	now := time.Now()
+	if s := n.Sample(now)[0]; s.SMClock.V != 1500 {
+		t.Errorf("the first round's clock %v MHz; want 1500, the samples' mean", s.SMClock.V)
+	}
+	buffer = append(buffer, clk(400, 1200))
+	if s := n.Sample(now.Add(time.Second))[0]; s.SMClock.V != 1200 || asked[len(asked)-1] != 300 {
+		t.Errorf("the next round's clock %v MHz (asked since %d); want 1200, only the new sample", s.SMClock.V, asked[len(asked)-1])
+	}
+	if s := n.Sample(now.Add(2 * time.Second))[1]; s.SMClock.V != 1980 {
+		t.Errorf("a device without samples: %v MHz; want the clock at the read, 1980", s.SMClock.V)
 	}
 }

@@ -265,7 +265,12 @@ type Summary struct {
 	PeakPower float64
 	EnergyWh  float64 // the integral of power over the window: each reading stands for one interval; <0 when never read
 	PeakTemp  float64 // °C
-	MeanSMMHz float64 // the SM clock's mean over the readings that had it, MHz; <0 when never read
+	// MeanSMMHz is the SM clock the work ran at, MHz: its mean over the
+	// readings while the GPU was busy (utilization from busyUtil), else
+	// over all that had it (a window spent idle); <0 when never read. A
+	// step's window holds its process's start (imports, allocation) at
+	// idle clocks, which are not the clock its kernels ran at.
+	MeanSMMHz float64
 	Throttle  []string
 	XIDs      []int // XID errors reported in the window
 	ECCNew    int   // uncorrected ECC errors counted in the window (since the last reading before it)
@@ -277,6 +282,10 @@ type Summary struct {
 // Summarize reports devices over [from, to]: this machine's GPUs listed in
 // devices (nil: all of them) and every GPU of a remote host, since a phase
 // names only local indices and runs on the others through srun or the like.
+// busyUtil is the utilization (percent) from which a reading is of the
+// GPU at work, for the clock its work ran at.
+const busyUtil = 50
+
 func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -287,8 +296,8 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 		}
 		i, known := s.slot[d.ID()]
 		sum := Summary{Device: d, MeanUtil: -1, MeanPower: -1, PeakUtil: -1, PeakMem: -1, PeakPower: -1, PeakTemp: -1, MeanSMMHz: -1}
-		var uN, pN, cN int
-		var uS, pS, cS float64
+		var uN, pN, cN, bN int
+		var uS, pS, cS, bS float64
 		var bits uint16
 		eccBase, eccMax := int32(-1), int32(-1)
 		var baseT time.Time
@@ -325,6 +334,10 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 				if p.SMClock > 0 {
 					cS += float64(p.SMClock)
 					cN++
+					if p.Util >= busyUtil {
+						bS += float64(p.SMClock)
+						bN++
+					}
 				}
 				sum.PeakMem = max(sum.PeakMem, float64(p.MemUsed))
 				sum.PeakTemp = max(sum.PeakTemp, float64(p.Temp))
@@ -333,7 +346,10 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 		if uN > 0 {
 			sum.MeanUtil = uS / float64(uN)
 		}
-		if cN > 0 {
+		switch {
+		case bN > 0:
+			sum.MeanSMMHz = bS / float64(bN)
+		case cN > 0:
 			sum.MeanSMMHz = cS / float64(cN)
 		}
 		if eccBase >= 0 && eccMax > eccBase {

@@ -144,3 +144,36 @@ func TestFakeBoards(t *testing.T) {
 		t.Errorf("an unknown board: %v", err)
 	}
 }
+
+// startThenWork is one GPU idle at a low clock for its first readings (a
+// step's process starting), then busy at a lower-than-boost clock.
+type startThenWork struct{ n *int }
+
+func (s startThenWork) Inventory() Inventory { return steady{}.Inventory() }
+func (s startThenWork) Close() error         { return nil }
+func (s startThenWork) Sample(now time.Time) []Sample {
+	*s.n++
+	if *s.n <= 6 {
+		return []Sample{{Time: now, Device: Device{Index: 0}, Util: ok(0), SMClock: ok(345)}}
+	}
+	return []Sample{{Time: now, Device: Device{Index: 0}, Util: ok(100), SMClock: ok(1400)}}
+}
+
+// TestClockIsTheWorksClock: a step's SM clock is the one its work ran at
+// (the busy readings'), not its mean with the idle start; a window with
+// no busy reading says the clock it had.
+func TestClockIsTheWorksClock(t *testing.T) {
+	n := 0
+	s := NewSampler(startThenWork{&n}, time.Second, time.Hour)
+	t0 := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	for i := range 10 {
+		s.now = func() time.Time { return t0.Add(time.Duration(i) * time.Second) }
+		s.Round()
+	}
+	if got := s.Summarize(t0, t0.Add(time.Hour), nil)[0].MeanSMMHz; got != 1400 {
+		t.Errorf("the step's clock %v MHz; want 1400, its work's (the idle start left out)", got)
+	}
+	if got := s.Summarize(t0, t0.Add(5*time.Second), nil)[0].MeanSMMHz; got != 345 {
+		t.Errorf("an idle window's clock %v MHz; want 345", got)
+	}
+}
