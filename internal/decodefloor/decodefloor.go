@@ -37,11 +37,11 @@ type Config struct {
 	FirstDense      int `json:"first_k_dense_replace"`
 	// MLA (DeepSeek-V3, Kimi): the KV cache holds kv_lora_rank +
 	// qk_rope_head_dim a token a layer.
-	QLoRA     int `json:"q_lora_rank"`
-	KVLoRA    int `json:"kv_lora_rank"`
-	RopeDim   int `json:"qk_rope_head_dim"`
-	NopeDim   int `json:"qk_nope_head_dim"`
-	VHeadDim  int `json:"v_head_dim"`
+	QLoRA     int  `json:"q_lora_rank"`
+	KVLoRA    int  `json:"kv_lora_rank"`
+	RopeDim   int  `json:"qk_rope_head_dim"`
+	NopeDim   int  `json:"qk_nope_head_dim"`
+	VHeadDim  int  `json:"v_head_dim"`
 	TieEmbeds bool `json:"tie_word_embeddings"`
 
 	Quant *Quant `json:"quantization_config"`
