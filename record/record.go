@@ -76,6 +76,42 @@ type Phase struct {
 	// Roofline is each point of a phase with roofline: against the
 	// board's roofline (report/roofline.go).
 	Roofline *Roofline `json:"roofline,omitempty"`
+	// Floor is a decode phase's points against the floor of a step's
+	// reads (report/floor.go).
+	Floor *Floor `json:"floor,omitempty"`
+}
+
+// Floor is a decode phase's points against the floor under a decode
+// step: the bytes the model's config says a step reads at the point's
+// batch, over the GPUs' bandwidth.
+type Floor struct {
+	Model   string       `json:"model"`
+	GPUs    int          `json:"gpus"`
+	Board   string       `json:"board,omitempty"`
+	GBs     float64      `json:"gbs_per_gpu,omitempty"`
+	Points  []FloorPoint `json:"points"`
+	Terms   []FloorTerm  `json:"terms,omitempty"` // the byte model at the largest batch
+	Batch   int          `json:"terms_batch,omitempty"`
+	Context int          `json:"terms_context,omitempty"`
+	Unknown string       `json:"unknown,omitempty"` // why there is no floor
+}
+
+// FloorPoint is one point's time per output token against its floor.
+type FloorPoint struct {
+	Point   string  `json:"point"`
+	Runs    int     `json:"runs"`
+	Batch   int     `json:"batch"`
+	Context int     `json:"context"`
+	TPOTms  float64 `json:"tpot_ms"`
+	FloorMs float64 `json:"floor_ms"`
+	Pct     float64 `json:"floor_pct"` // the floor's share of the TPOT
+}
+
+// FloorTerm is one term of a decode step's reads.
+type FloorTerm struct {
+	Name string  `json:"name"`
+	GB   float64 `json:"gb"`
+	How  string  `json:"how"`
 }
 
 // Roofline is a phase's points against the board's roofline.

@@ -189,6 +189,9 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, ps PhaseSpec, i int, slur
 	if rs := ps.Roofline; rs != nil {
 		l.roofline(rs, ph, at)
 	}
+	if fs := ps.Floor; fs != nil {
+		l.floorOf(fs, ph, plan.Dir, at)
+	}
 	return ph
 }
 

@@ -93,6 +93,8 @@ type Phase struct {
 	Capture *Capture
 	// Roofline puts each row against the board's roofline; nil: none.
 	Roofline *Roofline
+	// Floor says decode rows against the floor of their step's reads.
+	Floor *Floor
 	// After are phases that must have ended, however they ended, before
 	// this one starts; unlike Needs it does not use them (a swept
 	// service's point starts after the previous point's phases).

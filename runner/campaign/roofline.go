@@ -145,3 +145,100 @@ func rooflined(plan *Plan) []string {
 	}
 	return out
 }
+
+// FloorSpec says a decode phase's rows against the floor under a decode
+// step: the bytes the model's config.json says a step reads at the row's
+// batch, at the board's memory bandwidth.
+//
+//	floor:
+//	  batch: max_concurrency            # sequences in flight, from the row
+//	  context: 1024 + 128/2             # tokens a sequence's KV cache holds, on average
+//	  tpot: mean_tpot_ms                # the row's time per output token, ms
+//	  model: /models/Kimi-K2.5          # default: the model: of the service it uses
+//	  gpus: 8                           # GPUs sharing the reads; default: the service's -tp × -pp
+type FloorSpec struct {
+	Batch   string `yaml:"batch" json:"batch"`
+	Context string `yaml:"context" json:"context"`
+	TPOT    string `yaml:"tpot" json:"tpot"`
+	Model   string `yaml:"model" json:"model,omitempty"`
+	GPUs    int    `yaml:"gpus" json:"gpus,omitempty"`
+}
+
+// Floor is FloorSpec checked.
+type Floor struct {
+	Batch, Context, TPOT Expr
+	Model                string // the model's folder, absolute
+	GPUs                 int
+	Inferred             string // where Model and GPUs came from: "model: and tensor-parallel 8 of serve"
+}
+
+func (l *loader) floorOf(fs *FloorSpec, ph *Phase, dir string, at func(string) string) {
+	f := &Floor{GPUs: fs.GPUs}
+	for _, x := range []struct {
+		key, text string
+		to        *Expr
+		hint      string
+	}{
+		{"batch", fs.Batch, &f.Batch, "write batch: max_concurrency: the sequences in flight, from the row's columns"},
+		{"context", fs.Context, &f.Context, "write context: 1024 + 128/2: the tokens a sequence's KV cache holds, on average"},
+		{"tpot", fs.TPOT, &f.TPOT, "write tpot: mean_tpot_ms: the row's time per output token, in ms"},
+	} {
+		text := strings.TrimSpace(x.text)
+		if text == "" {
+			l.add(at(".floor"), fmt.Sprintf("floor: needs %s:", x.key), x.hint)
+			continue
+		}
+		tree, err := parser.Parse(text)
+		if err == nil {
+			_, err = expr.Compile(text, expr.AllowUndefinedVariables())
+		}
+		if err != nil {
+			l.add(at(".floor."+x.key), fmt.Sprintf("%s: %s", x.key, exprLine(err.Error())), x.hint)
+			continue
+		}
+		*x.to = Expr{Text: text, Names: namesIn(tree.Node)}
+	}
+	if fs.GPUs < 0 {
+		l.add(at(".floor.gpus"), "gpus must be one or more", "the GPUs that share a step's reads: the tensor-parallel size")
+	}
+	if fs.Model != "" {
+		f.Model = l.abs(dir, fs.Model)
+	}
+	ph.Floor = f
+}
+
+// inferFloors gives each floor: without its model or GPUs those of the
+// service its phase uses.
+func (l *loader) inferFloors(plan *Plan, ids map[string]int) {
+	for _, ph := range plan.Phases {
+		f := ph.Floor
+		if f == nil {
+			continue
+		}
+		var said []string
+		for _, n := range plan.UsedPhases(ph.ID) {
+			svc := plan.Phase(n)
+			if svc == nil || svc.Service == nil {
+				continue
+			}
+			if f.Model == "" && svc.Service.Model != "" {
+				f.Model = svc.Service.Model
+				said = append(said, "model: of "+n)
+			}
+			if f.GPUs == 0 {
+				if tp, pp, s := parallelism(svc.Service.Run); s != "" {
+					f.GPUs = tp * pp
+					said = append(said, s+" of "+n)
+				}
+			}
+		}
+		f.Inferred = strings.Join(said, " and ")
+		if f.Model == "" {
+			l.add(fmt.Sprintf("$.phases[%d].floor", ids[ph.ID]), "floor: needs the model's folder (its config.json), and no service this phase uses names one",
+				"write floor: {model: /models/NAME, ...}, or model: on the service it needs")
+		}
+		if f.GPUs == 0 {
+			f.GPUs = 1
+		}
+	}
+}

@@ -159,6 +159,8 @@ type PhaseSpec struct {
 	Capture *CaptureSpec `yaml:"capture" json:"capture,omitempty"`
 	// Roofline puts each row against the board's roofline (roofline.go).
 	Roofline *RooflineSpec `yaml:"roofline" json:"roofline,omitempty"`
+	// Floor says decode rows against the floor of their step's reads.
+	Floor *FloorSpec `yaml:"floor" json:"floor,omitempty"`
 }
 
 // StepSpec is one command of a phase.

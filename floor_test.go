@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/greenlight-run/greenlight/record"
+)
+
+// TestDecodeAgainstItsFloor: a decode phase under a service that names
+// its model (Llama-3-8B's config.json) and runs it tensor-parallel 2, on
+// fake H100s: each point's TPOT is said against the bytes a step reads
+// over 2 × 3,350 GB/s (by hand: batch 1 at 1,000 tokens reads
+// 15,140,388,864 bytes, 2.26 ms; batch 64 adds 64 × 1,000 tokens of KV
+// cache, 23,397,924,864 bytes, 3.49 ms), the byte model term by term.
+func TestDecodeAgainstItsFloor(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "llama"), 0o755)
+	cfg, err := os.ReadFile("internal/decodefloor/testdata/llama-3-8b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "llama", "config.json"), cfg, 0o644)
+	c := filepath.Join(dir, "floor.yaml")
+	os.WriteFile(c, []byte(`name: floor
+phases:
+  - id: serve
+    gpus: [0, 1]
+    service:
+      run: |
+        echo "serving -tp 2"; echo up; sleep 30
+      ready: {log: up}
+      model: llama
+  - id: decode
+    needs: [serve]
+    gpus: none
+    sweep: {c: [1, 64]}
+    floor:
+      batch: max_concurrency
+      context: 1000
+      tpot: mean_tpot_ms
+    steps:
+      - run: |
+          t=$([ ${c} = 1 ] && echo 2.5 || echo 4.0)
+          echo "{\"max_concurrency\": ${c}, \"mean_tpot_ms\": $t}" >> "$GREENLIGHT_RESULTS"
+`), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:2:h100", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "floor.md"))
+	i := strings.Index(string(md), "### Decode against its floor")
+	if i < 0 {
+		t.Fatalf("no floor block:\n%s", md)
+	}
+	block := string(md)[i:]
+	for _, want := range []string{
+		"over 2 × 3350 GB/s (h100-sxm); model: of serve and tensor-parallel 2 of serve",
+		"| c=1 | 1 | 1 | 1000 | 2.5 ms | 2.26 ms | 90 % |",
+		"| c=64 | 1 | 64 | 1000 | 4 ms | 3.492 ms | 87 % |",
+		"| KV cache | 8.389 |",
+		"| total | 23.4 |",
+	} {
+		if !strings.Contains(block, want) {
+			t.Errorf("the floor block lacks %q:\n%s", want, block)
+		}
+	}
+	rec, err := record.Read(filepath.Join(dir, "floor.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fl *record.Floor
+	for _, p := range rec.Phases {
+		if p.Floor != nil {
+			fl = p.Floor
+		}
+	}
+	if fl == nil || len(fl.Points) != 2 || fl.GPUs != 2 || len(fl.Terms) != 4 {
+		t.Errorf("the record's floor: %+v", fl)
+	}
+}
