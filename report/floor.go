@@ -75,6 +75,10 @@ func (w *Writer) floorOf(ph *campaign.Phase, p runner.PhaseState) *record.Floor 
 	if len(errs) > 0 {
 		out.Unknown = strings.Join(errs, "; ")
 	}
+	if f.Model == "" {
+		out.Unknown = fmt.Sprintf("the model's folder is %s, and a variable in it was unset when the campaign was read", f.Unset)
+		return out
+	}
 	cfg, err := decodefloor.Read(f.Model)
 	if err != nil {
 		out.Unknown = fmt.Sprintf("the model's config.json could not be read: %v", err)

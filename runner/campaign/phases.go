@@ -394,6 +394,7 @@ func (l *loader) service(plan *Plan, s *ServiceSpec, at string, env map[string]s
 	if m, ok := expandSet(s.Model, env); s.Model != "" && ok {
 		sv.Model = l.abs(plan.Dir, m)
 	} else if s.Model != "" {
+		sv.ModelUnset = s.Model
 		// Unless the name unset is one slip from one env: sets: that is
 		// a typo, and the night's load would go unmeasured for it.
 		l.slippedVars(at+".model", s.Model, env)

@@ -166,6 +166,7 @@ type Service struct {
 	StopTimeout   time.Duration
 	Stages        []Stage
 	Model         string // the model's folder, absolute; "" when not named
+	ModelUnset    string // model: as written where a variable in it was unset ("${MODEL_DIR}"): Model is ""
 	Prewarm       bool   // read Model into the page cache before the start
 }
 

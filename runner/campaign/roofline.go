@@ -170,6 +170,7 @@ type Floor struct {
 	Model                string // the model's folder, absolute
 	GPUs                 int
 	Inferred             string // where Model and GPUs came from: "model: and tensor-parallel 8 of serve"
+	Unset                string // the service's model: as written, a variable in it unset when the file was read
 }
 
 func (l *loader) floorOf(fs *FloorSpec, ph *Phase, dir string, at func(string) string) {
@@ -221,9 +222,12 @@ func (l *loader) inferFloors(plan *Plan, ids map[string]int) {
 			if svc == nil || svc.Service == nil {
 				continue
 			}
-			if f.Model == "" && svc.Service.Model != "" {
+			switch {
+			case f.Model == "" && svc.Service.Model != "":
 				f.Model = svc.Service.Model
 				said = append(said, "model: of "+n)
+			case f.Model == "" && svc.Service.ModelUnset != "":
+				f.Unset = svc.Service.ModelUnset + " (model: of " + n + ")"
 			}
 			if f.GPUs == 0 {
 				if tp, pp, s := parallelism(svc.Service.Run); s != "" {
@@ -233,7 +237,7 @@ func (l *loader) inferFloors(plan *Plan, ids map[string]int) {
 			}
 		}
 		f.Inferred = strings.Join(said, " and ")
-		if f.Model == "" {
+		if f.Model == "" && f.Unset == "" {
 			l.add(fmt.Sprintf("$.phases[%d].floor", ids[ph.ID]), "floor: needs the model's folder (its config.json), and no service this phase uses names one",
 				"write floor: {model: /models/NAME, ...}, or model: on the service it needs")
 		}
