@@ -29,6 +29,9 @@ func TestRooflineDtypesAreTheBoards(t *testing.T) {
 func TestRooflineOnAFakeH100(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	if k := os.Getenv("KEEP"); k != "" {
+		dir = k
+	}
 	c := filepath.Join(dir, "roof.yaml")
 	os.WriteFile(c, []byte(`name: roof
 phases:
@@ -70,6 +73,11 @@ phases:
 		if !strings.Contains(block, want) {
 			t.Errorf("the roofline block lacks %q:\n%s", want, block)
 		}
+	}
+	// The chart, log-log, beside the file and embedded.
+	svg, err := os.ReadFile(filepath.Join(dir, "roof.gemm.roofline.svg"))
+	if err != nil || !strings.Contains(string(svg), "roof at the clock held") || !strings.Contains(block, "![gemm against its roofline](roof.gemm.roofline.svg)") {
+		t.Errorf("the roofline chart: %v; embedded: %v", err, strings.Contains(block, "roofline.svg"))
 	}
 	// The header's key result says how close its point came.
 	if !strings.Contains(string(md), "tflops 2000 at m=64 · ⚠ 962 % of the spec roof, 962 % at 1980 MHz: above the roof, a broken measurement") {

@@ -394,7 +394,9 @@ func (w *Writer) updateCharts(p *runner.PhaseState) error {
 	rows, done := 0, 0
 	for _, s := range p.Steps {
 		rows += len(s.Results)
-		if s.Status == runner.Done && ph.Sweep.Search != nil {
+		// A search's limit moves as a probe ends; a roofline's clock is
+		// fixed as a step ends: either is drawn again then.
+		if s.Status == runner.Done && (ph.Sweep.Search != nil || ph.Roofline != nil) {
 			done++
 		}
 	}
@@ -402,6 +404,24 @@ func (w *Writer) updateCharts(p *runner.PhaseState) error {
 		return nil
 	}
 	names, err := sweepCharts(w.path, ph, *p)
+	if ph.Roofline != nil {
+		rl, _ := w.rooflineOf(ph, *p, nil)
+		svg, rerr := rooflineChart(ph, rl)
+		switch {
+		case rerr != nil:
+			err = cmp.Or(err, fmt.Errorf("the roofline chart: %w", rerr))
+		case svg != nil:
+			name := chartName(w.path, ph.ID, "roofline")
+			if werr := files.WriteAtomic(filepath.Join(filepath.Dir(w.path), name), svg); werr != nil {
+				err = cmp.Or(err, werr)
+			} else {
+				if names == nil {
+					names = map[string]string{}
+				}
+				names[rooflineKey] = name
+			}
+		}
+	}
 	w.charts[p.ID] = charted{rows: rows, attempt: p.Attempt, done: done, names: names}
 	return err
 }

@@ -9,10 +9,16 @@ package report
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/record"
@@ -320,6 +326,9 @@ func (w *Writer) rooflineSection(ph *campaign.Phase, p runner.PhaseState, st *ru
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(pt.Point), pt.Runs, FormatNumber(pt.TFLOPS), FormatNumber(pt.GBs),
 			FormatNumber(pt.Intensity), pt.Bound, pct(pt.Point, pt.SpecPct), clock, pct(pt.Point, pt.ClockPct), pct(pt.Point, pt.CeilPct))
 	}
+	if name := w.charts[p.ID].names[rooflineKey]; name != "" {
+		fmt.Fprintf(&b, "\n![%s against its roofline](%s)\n", cell(ph.Label()), name)
+	}
 	fmt.Fprintf(&b, "\nEach run's FLOPs are `%s`, its bytes `%s`, its time `%s` s; achieved is their ratio, the mean over the point's runs. "+
 		"A roof is the lower of the compute peak and bandwidth × FLOP/byte; the peak at the clock held is the SMs × FLOP a clock × the SM clock NVML read while the point ran (memory bandwidth as specified).\n",
 		codeText(rl.Formulas[0]), codeText(rl.Formulas[1]), codeText(rl.Formulas[2]))
@@ -330,4 +339,89 @@ func (w *Writer) rooflineSection(ph *campaign.Phase, p runner.PhaseState, st *ru
 		fmt.Fprintf(&b, "\n- %s\n", cell(n))
 	}
 	return b.String()
+}
+
+// rooflineKey is the roofline chart among a phase's charts.
+const rooflineKey = "\x00roofline"
+
+// rooflineChart draws a phase's points on its board's roofline, log-log:
+// the roof at the spec peak, and at the mean SM clock the points held; nil
+// with no point.
+func rooflineChart(ph *campaign.Phase, rl *record.Roofline) (svg []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			svg, err = nil, fmt.Errorf("drawing failed: %v", r)
+		}
+	}()
+	if rl == nil || rl.Board == "" || len(rl.Points) == 0 {
+		return nil, nil
+	}
+	var board gpu.Board
+	for _, k := range gpu.Boards {
+		if k.Key == rl.Board {
+			board = k
+		}
+	}
+	pl := plot.New()
+	pl.BackgroundColor = color.White
+	pl.Title.Text = fmt.Sprintf("%s against the %s roofline (%s)", ph.Label(), rl.Board, rl.Dtype)
+	pl.X.Label.Text, pl.Y.Label.Text = "arithmetic intensity, FLOP/byte", "TFLOP/s"
+	pl.X.Scale, pl.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	pl.Add(plotter.NewGrid())
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var mhz float64
+	n := 0
+	for _, p := range rl.Points {
+		lo, hi = math.Min(lo, p.Intensity), math.Max(hi, p.Intensity)
+		if p.ClockMHz > 0 {
+			mhz += p.ClockMHz
+			n++
+		}
+	}
+	ridge := rl.SpecTF * 1000 / rl.MemGBs
+	lo, hi = math.Min(lo, ridge)/4, math.Max(hi, ridge)*4
+	line := func(peak float64) plotter.XYs {
+		var xy plotter.XYs
+		for x := lo; x <= hi*1.0001; x *= 1.25 {
+			y, _ := roof(peak, rl.MemGBs, x)
+			xy = append(xy, plotter.XY{X: x, Y: y})
+		}
+		return xy
+	}
+	if l, err := plotter.NewLine(line(rl.SpecTF)); err == nil {
+		l.Color, l.Width = plotColor(0), vg.Points(1.5)
+		pl.Add(l)
+		pl.Legend.Add(fmt.Sprintf("roof at the spec peak, %s TFLOP/s at %s MHz", FormatNumber(rl.SpecTF), FormatNumber(board.SpecMHz)), l)
+	}
+	if n > 0 {
+		at := mhz / float64(n)
+		if peak, err := board.PeakTFLOPS(rl.Dtype, at); err == nil {
+			if l, err := plotter.NewLine(line(peak)); err == nil {
+				l.Color, l.Width, l.Dashes = plotColor(1), vg.Points(1.5), []vg.Length{vg.Points(4), vg.Points(3)}
+				pl.Add(l)
+				pl.Legend.Add(fmt.Sprintf("roof at the clock held, %s TFLOP/s at %s MHz (the points' mean)", FormatNumber(peak), FormatNumber(math.Round(at))), l)
+			}
+		}
+	}
+	pts := make(plotter.XYs, len(rl.Points))
+	labels := make([]string, len(rl.Points))
+	for i, p := range rl.Points {
+		pts[i] = plotter.XY{X: p.Intensity, Y: math.Max(p.TFLOPS, 1e-6)}
+		labels[i] = p.Point
+	}
+	if sc, err := plotter.NewScatter(pts); err == nil {
+		sc.Color, sc.Shape, sc.Radius = color.RGBA{R: 40, G: 40, B: 40, A: 255}, draw.CircleGlyph{}, vg.Points(3)
+		pl.Add(sc)
+		pl.Legend.Add("a point (mean of its runs)", sc)
+	}
+	if l, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: labels}); err == nil {
+		for i := range l.TextStyle {
+			l.TextStyle[i].XAlign = draw.XLeft
+		}
+		l.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
+		pl.Add(l)
+	}
+	pl.Legend.Top, pl.Legend.Left = true, true
+	return svgOf(pl)
 }
