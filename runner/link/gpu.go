@@ -91,7 +91,9 @@ func metrics(s *gpu.Sample) []*gpu.Metric {
 		&s.SMClock, &s.MemClock, &s.PCIeRx, &s.PCIeTx, &s.ECCErrors, &s.XID}
 }
 
-// gpuPoint is a gpu.Point: [unix ms, util, mem GiB, power, temp, throttle bits, xid, lost].
+// gpuPoint is a gpu.Point: [unix ms, util, mem GiB, power, temp, throttle
+// bits, xid, lost, SM clock MHz]; the clock last, so that a round without
+// it (an older runner's) reads as none (0).
 type gpuPoint gpu.Point
 
 func (p gpuPoint) MarshalJSON() ([]byte, error) {
@@ -110,16 +112,18 @@ func (p gpuPoint) MarshalJSON() ([]byte, error) {
 	} else {
 		b = append(b, ",0"...)
 	}
+	b = append(b, ',')
+	b = strconv.AppendFloat(b, float64(p.SMClock), 'g', -1, 32)
 	return append(b, ']'), nil
 }
 
 func (p *gpuPoint) UnmarshalJSON(b []byte) error {
-	var a [8]float64
+	var a [9]float64
 	if err := json.Unmarshal(b, &a); err != nil {
 		return err
 	}
 	*p = gpuPoint{T: time.UnixMilli(int64(a[0])), Util: float32(a[1]), MemUsed: float32(a[2]), Power: float32(a[3]), Temp: float32(a[4]),
-		Throttle: uint16(a[5]), XID: uint16(a[6]), Lost: a[7] != 0}
+		Throttle: uint16(a[5]), XID: uint16(a[6]), Lost: a[7] != 0, SMClock: float32(a[8])}
 	return nil
 }
 
