@@ -160,6 +160,7 @@ func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp
 		warns = append(warns, fmt.Sprintf("the block `%s` had a damaged or deleted marker; it was written again at the end of the file", id))
 	}
 	warns = append(warns, st.Warnings...)
+	warns = append(warns, noisyLines(plan, st)...)
 	if len(warns) > 0 {
 		b.WriteString("\n**Warnings**\n\n")
 		for _, w := range warns {

@@ -89,7 +89,7 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### Results by point\n\n%s; each cell the mean over the point's repeats ± the half-width of its 95%% confidence interval (Student's t; one run shows its value), ⚠ where the repeats' coefficient of variation is over %s. Every repeat is a row of the phase's CSV.\n",
-		gridWords(sw), FormatNumber(sw.Noise*100)+"%")
+		gridWords(sw), sw.NoiseWords())
 	first := "point"
 	if len(sw.Axes) > 0 {
 		first = sw.Axes[0].Name
@@ -189,4 +189,50 @@ func gridWords(sw *campaign.Sweep) string {
 		w += ", until: failed along " + sw.Axes[len(sw.Axes)-1].Name
 	}
 	return cell(w)
+}
+
+// noisyLines are the header's word on noisy points: one line a sweep
+// phase whose complete points' runs disagree beyond its noise limit,
+// naming them (the first few; its block marks each). A point still
+// running is not judged: a third run may settle the first two. A search
+// is judged by its intervals, not by this.
+func noisyLines(plan *campaign.Plan, st *runner.State) []string {
+	var out []string
+	for _, p := range st.Phases {
+		ph := plan.Phase(p.ID)
+		if ph == nil || ph.Sweep == nil || ph.Sweep.Search != nil || ph.Sweep.Repeat < 2 {
+			continue
+		}
+		sw := ph.Sweep
+		metrics, vals := runner.PointValues(ph, p.Steps)
+		var noisy []string
+		points := 0
+		seen := map[int]bool{}
+		for _, u := range sw.Units {
+			if seen[u.Point] {
+				continue
+			}
+			seen[u.Point] = true
+			points++
+			if !runner.PointComplete(ph, p.Steps, u.Point) {
+				continue
+			}
+			for _, m := range metrics {
+				if s := pointStat(vals[m][u.Point]); s.N >= 2 && s.CV > sw.Noise {
+					noisy = append(noisy, sw.Key(u))
+					break
+				}
+			}
+		}
+		if len(noisy) == 0 {
+			continue
+		}
+		list := strings.Join(noisy[:min(len(noisy), 5)], "; ")
+		if len(noisy) > 5 {
+			list += fmt.Sprintf("; and %d more", len(noisy)-5)
+		}
+		out = append(out, fmt.Sprintf("%s: %d of %d points noisy (their runs disagree beyond %s): %s; its block marks each",
+			ph.Label(), len(noisy), points, sw.NoiseWords(), list))
+	}
+	return out
 }

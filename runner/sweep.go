@@ -221,16 +221,20 @@ func PhaseMetrics(ph *campaign.Phase, cols []string) []string {
 	return out
 }
 
-// sayNoisy tells, as it happens, of a point whose repeats so far disagree
-// beyond the phase's noise limit (their coefficient of variation) in any
-// of its metrics: once per point, naming each metric that does.
+// sayNoisy tells, as an event, of a point whose runs are all in and
+// disagree beyond the phase's noise limit (their coefficient of
+// variation) in any of its metrics: once per point, naming each metric
+// that does. Judged on the complete runs, not the first two (a third may
+// settle them); not a warning: the record's header says a phase's noisy
+// points in one line, from its rows. A search's probes are judged by
+// their intervals, not by this.
 func (sr *stepRun) sayNoisy() {
 	pr, sw, u := sr.pr, sr.pr.ph.Sweep, sr.step.Unit
-	if sw == nil || u == nil || sw.Repeat < 2 {
+	if sw == nil || u == nil || sw.Repeat < 2 || sw.Search != nil {
 		return
 	}
 	key := sw.Key(*u)
-	if pr.noisySaid[key] {
+	if pr.noisySaid[key] || !PointComplete(pr.ph, pr.state.Steps, u.Point) {
 		return
 	}
 	metrics, vals := PointValues(pr.ph, pr.state.Steps)
@@ -255,8 +259,25 @@ func (sr *stepRun) sayNoisy() {
 		pr.noisySaid = map[string]bool{}
 	}
 	pr.noisySaid[key] = true
-	sr.r.warn(fmt.Sprintf("%s: point %s is noisy: its %d repeats disagree by more than %s%% (coefficient of variation) in %s",
-		pr.ph.Label(), key, n, strconv.FormatFloat(sw.Noise*100, 'f', -1, 64), strings.Join(noisy, ", ")))
+	sr.r.emit(Event{Kind: Progress, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: point %s is noisy: its %d runs disagree by more than %s (coefficient of variation) in %s",
+		pr.ph.Label(), key, n, sw.NoiseWords(), strings.Join(noisy, ", "))})
+}
+
+// PointComplete says a sweep point's units have all ended (done, skipped,
+// failed, stopped as precise): its runs are all in.
+func PointComplete(ph *campaign.Phase, steps []StepState, point int) bool {
+	all := ph.AllSteps()
+	seen := false
+	for i, s := range steps {
+		if i >= len(all) || all[i].Unit == nil || all[i].Unit.Point != point {
+			continue
+		}
+		seen = true
+		if !s.Status.Finished() {
+			return false
+		}
+	}
+	return seen
 }
 
 // pointsOf are the units of a sweep phase that a point spec names: each

@@ -130,7 +130,7 @@ func (l *loader) search(ps *PhaseSpec, at func(string) string) *Sweep {
 			"a coarser resolution (10% is 52 values over 1..512), a narrower range, or fewer max_repeats")
 		return nil
 	}
-	sw := &Sweep{Repeat: s.MaxRepeats + searchSpares, Order: "grouped", Noise: 0.05, Search: s, Points: len(s.Values)}
+	sw := &Sweep{Repeat: s.MaxRepeats + searchSpares, Order: "grouped", Noise: DefaultNoise, Search: s, Points: len(s.Values)}
 	ax := Axis{Name: s.Axis}
 	for _, v := range s.Values {
 		ax.Values = append(ax.Values, AxisValue{Name: strconv.Itoa(v)})

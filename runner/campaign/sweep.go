@@ -24,7 +24,10 @@ type Sweep struct {
 	Repeat int     // runs of each point; 1 when not said
 	Order  string  // interleaved (default) or grouped
 	Until  string  // "failed": along the last axis, stop at the first point whose expectation fails
-	Noise  float64 // coefficient of variation over which a point is marked noisy (0.05)
+	Noise  float64 // coefficient of variation over which a point is marked noisy (DefaultNoise)
+	// NoiseSet says the campaign wrote noise:; else Noise is DefaultNoise,
+	// said as the default where it is shown.
+	NoiseSet bool
 	Units  []Unit  // in run order
 	Points int     // distinct points
 	Search *Search // a search planned as this sweep (search.go); nil for a grid
@@ -140,13 +143,27 @@ type SweepSpec = yaml.MapSlice
 
 var axisName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
+// DefaultNoise is the coefficient of variation over which a point's
+// repeats are said to disagree when the campaign sets no noise:.
+const DefaultNoise = 0.05
+
+// NoiseWords is the noise limit in words: "5% (the default; noise: sets
+// it)" or "3% (noise:)".
+func (s *Sweep) NoiseWords() string {
+	pct := strconv.FormatFloat(s.Noise*100, 'f', -1, 64) + "%"
+	if s.NoiseSet {
+		return pct + " (noise:)"
+	}
+	return pct + " (the default; noise: sets it)"
+}
+
 // sweep resolves a phase's sweep:, repeat:, order:, until: and noise:.
 // nil when the phase has none of them.
 func (l *loader) sweep(ps *PhaseSpec, at func(string) string, env map[string]string, expects bool) *Sweep {
 	if len(ps.Sweep) == 0 && ps.Repeat == nil && ps.Order == "" && ps.Until == "" && ps.Noise == "" && ps.Search == nil {
 		return nil
 	}
-	sw := &Sweep{Repeat: 1, Order: "interleaved", Noise: 0.05}
+	sw := &Sweep{Repeat: 1, Order: "interleaved", Noise: DefaultNoise}
 	if ps.Search == nil {
 		sw.Repeats = l.repeats(ps.Repeat, at)
 		sw.Repeat = sw.Repeats.Max
@@ -165,7 +182,7 @@ func (l *loader) sweep(ps *PhaseSpec, at func(string) string, env map[string]str
 		if err != nil || f <= 0 || !strings.HasSuffix(strings.TrimSpace(ps.Noise), "%") {
 			l.add(at(".noise"), fmt.Sprintf("noise: %q is not a percentage", ps.Noise), "write noise: 5% (the coefficient of variation over which a point is marked noisy)")
 		} else {
-			sw.Noise = f / 100
+			sw.Noise, sw.NoiseSet = f/100, true
 		}
 	}
 	if ps.Search != nil {
