@@ -28,9 +28,9 @@ type Sweep struct {
 	// NoiseSet says the campaign wrote noise:; else Noise is DefaultNoise,
 	// said as the default where it is shown.
 	NoiseSet bool
-	Units  []Unit  // in run order
-	Points int     // distinct points
-	Search *Search // a search planned as this sweep (search.go); nil for a grid
+	Units    []Unit  // in run order
+	Points   int     // distinct points
+	Search   *Search // a search planned as this sweep (search.go); nil for a grid
 	// Repeats are each point's runs: Repeat (its Max) planned, fewer run
 	// where repeat: until: is met (a search's are its own).
 	Repeats Repeats
