@@ -172,14 +172,16 @@ func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp
 
 func orNA(s string) string { return firstOr(s, "n/a") }
 
+// duration is a phase's running time, every run of it added and said
+// ("38s over 2 runs"), "so far" while it runs.
 func duration(p runner.PhaseState, now time.Time) string {
 	switch {
 	case p.Started.IsZero():
 		return ""
 	case p.Ended.IsZero():
-		return format.Duration(now.Sub(p.Started)) + " so far"
+		return runner.RunTimeWords(p, now) + " so far"
 	}
-	return format.Duration(p.Ended.Sub(p.Started))
+	return runner.RunTimeWords(p, p.Ended)
 }
 
 // phaseView is what one phase's block shows: the phase as written, its

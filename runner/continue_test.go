@@ -92,6 +92,19 @@ phases:
 	if !said {
 		t.Errorf("the units kept are not said as an event")
 	}
+	// Its duration is both runs' (8 units of 0.3 s, 4 of them before the
+	// stop), and says so: before, only the run after the stop counted.
+	if d, n := g.RunTime(st.Now); n != 2 || d < 8*300*time.Millisecond {
+		t.Errorf("g ran %s over %d runs; want at least 2.4s over 2", d, n)
+	}
+	if !slices.ContainsFunc(h2.seen, func(e Event) bool { return e.Kind == PhaseFinished && strings.Contains(e.Message, "over 2 runs") }) {
+		t.Error("g's end does not say its time over 2 runs")
+	}
+	if back, err := Replay(p, opts.StateDir); err == nil {
+		if d, n := back.Phase("g").RunTime(back.Now); n != 2 || d != func() time.Duration { x, _ := g.RunTime(st.Now); return x }() {
+			t.Errorf("read back: %s over %d runs; want the runner's", d, n)
+		}
+	}
 	if slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.Contains(w, "units were done and are kept") }) {
 		t.Errorf("the units kept are said as a warning, an informational line: %q", st.Warnings)
 	}

@@ -47,8 +47,13 @@ func newPhaseRun(ph *campaign.Phase, artRoot string) *phaseRun {
 // reset makes the phase pending again, keeping its attempt count.
 func (pr *phaseRun) reset() {
 	att := pr.state.Attempt
+	// The runs it had keep their time: the phase's duration is all of them.
+	ran, runs := pr.state.Ran, pr.state.RanRuns
+	if !pr.state.Started.IsZero() && pr.state.Ended.After(pr.state.Started) {
+		ran, runs = ran+pr.state.Ended.Sub(pr.state.Started), runs+1
+	}
 	pr.state = PhaseState{ID: pr.ph.ID, Title: pr.ph.Label(), Manual: pr.ph.Manual, GPUs: pr.ph.GPUs,
-		Status: Pending, Attempt: att, Changed: pr.state.Changed}
+		Status: Pending, Attempt: att, Changed: pr.state.Changed, Ran: ran, RanRuns: runs}
 	for _, s := range pr.ph.AllSteps() {
 		pr.state.Steps = append(pr.state.Steps, StepState{Index: s.Index, Name: s.Label(), Point: pointOf(pr.ph, s), Status: Pending, Progress: -1})
 	}
@@ -254,6 +259,11 @@ func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
 		pr.state.Readopted = false // a new attempt: nothing of it was re-adopted
 	}
 	pr.continues = false
+	if !pr.state.Started.IsZero() && pr.state.Ended.After(pr.state.Started) {
+		// A run before this one (a stop, a retry): its time is the phase's.
+		pr.state.Ran += pr.state.Ended.Sub(pr.state.Started)
+		pr.state.RanRuns++
+	}
 	pr.state.Started = now
 	pr.state.Ended = time.Time{}
 	pr.frozenFor, pr.frozenAt = 0, time.Time{}
@@ -350,7 +360,7 @@ func (r *Runner) endPhase(pr *phaseRun, st Status, reason string) {
 		msg += ": " + reason
 	}
 	if !pr.state.Started.IsZero() && st != Blocked {
-		msg += " in " + format.Duration(pr.state.Ended.Sub(pr.state.Started))
+		msg += " in " + RunTimeWords(pr.state, pr.state.Ended)
 	}
 	r.emit(Event{Kind: PhaseFinished, Phase: pr.ph.ID, Message: msg})
 }
@@ -414,4 +424,14 @@ func expectReason(ps PhaseState) string {
 		parts = append(parts, fmt.Sprintf("%s (expected %s) was not produced", m.Column, m.String()))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// RunTimeWords says a phase's running time, and over how many runs when
+// more than one: "13s", "38s over 2 runs".
+func RunTimeWords(p PhaseState, now time.Time) string {
+	d, n := p.RunTime(now)
+	if n > 1 {
+		return fmt.Sprintf("%s over %d runs", format.Duration(d), n)
+	}
+	return format.Duration(d)
 }

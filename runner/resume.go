@@ -26,6 +26,10 @@ type phaseHistory struct {
 	skips     []record // points skipped by you since the phase's last retry
 	hashes    []string // the definitions its attempts ran, in order
 	readopted bool     // a runner re-adopted a step of this attempt
+	// ranTotal is the running time of its ended runs; ranBefore, of those
+	// before its latest start (PhaseState.Ran), in ranRuns runs.
+	ranTotal, ranBefore time.Duration
+	runsTotal, ranRuns  int
 }
 
 // editedSince says an attempt of the phase ran another definition than
@@ -64,9 +68,14 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 		case recPhaseStart:
 			*h = phaseHistory{attempt: rec.Attempt, hash: rec.Hash, unitHash: rec.UnitHash, started: rec.T, open: true, gate: h.gate, skips: h.skips,
 				stepStart: map[int]record{}, stepEnd: map[int]record{}, stamps: map[int]record{}, hashes: append(h.hashes, rec.Hash),
-				readopted: h.readopted && rec.Attempt == h.attempt} // a stopped attempt continued is the same attempt
+				readopted: h.readopted && rec.Attempt == h.attempt, // a stopped attempt continued is the same attempt
+				ranTotal:  h.ranTotal, runsTotal: h.runsTotal, ranBefore: h.ranTotal, ranRuns: h.runsTotal}
 		case recPhaseEnd:
 			rc := rec
+			if h.open && !h.started.IsZero() && !rec.Unstarted && rec.T.After(h.started) {
+				h.ranTotal += rec.T.Sub(h.started)
+				h.runsTotal++
+			}
 			h.end, h.open = &rc, false
 			if rec.Unstarted {
 				h.started, h.stepStart, h.stepEnd = time.Time{}, map[int]record{}, map[int]record{}
@@ -128,6 +137,9 @@ func (r *Runner) resume(recs []record) {
 			continue
 		}
 		pr.state.Attempt = h.attempt
+		// Its runs so far, all ended: a phase that runs again adds this
+		// run to them (a phase restored running or ended sets its own).
+		pr.state.Ran, pr.state.RanRuns = h.ranTotal, h.runsTotal
 		changed := h.hash != "" && h.hash != ph.Hash && h.hash != ph.LegacyHash
 		pr.state.Readopted = h.readopted
 		pr.state.Changed = h.editedSince(ph)
@@ -295,18 +307,21 @@ func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory, edited bool) bool {
 		if !edited {
 			pr.state.Started = h.started
 		}
+		pr.state.Ran, pr.state.RanRuns = h.ranTotal, h.runsTotal
 		r.infos = append(r.infos, fmt.Sprintf("%s: its %d runs done are kept, and the search goes on from them (greenlight retry %s starts it over)",
 			pr.ph.Label(), kept, pr.ph.ID))
 		return true
 	}
 	if edited {
+		pr.state.Ran, pr.state.RanRuns = h.ranTotal, h.runsTotal // the units kept were run then
 		pr.state.Changed = true
 		r.warnings = append(r.warnings, fmt.Sprintf("%s: its grid changed since it last ran: %d of its %d units were done and are kept; the other %d run",
 			pr.ph.Label(), kept, n, n-kept))
 		return true
 	}
 	pr.continues = true
-	pr.state.Started = h.started // the same attempt: a stop before it starts again keeps its units
+	pr.state.Started = h.started                             // the same attempt: a stop before it starts again keeps its units
+	pr.state.Ran, pr.state.RanRuns = h.ranTotal, h.runsTotal // its runs so far, all ended
 	r.infos = append(r.infos, fmt.Sprintf("%s: %d of %d units were done and are kept; the other %d run (greenlight retry %s runs them all again)",
 		pr.ph.Label(), kept, n, n-kept, pr.ph.ID))
 	return true
@@ -316,6 +331,7 @@ func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory, edited bool) bool {
 func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 	r.restoreSteps(pr, h, len(pr.ph.AllSteps()))
 	pr.state.Status, pr.state.Started = Running, h.started
+	pr.state.Ran, pr.state.RanRuns = h.ranBefore, h.ranRuns
 	sr := pr.cur
 	if sr == nil {
 		pr.state.Current = 0
@@ -409,6 +425,7 @@ func (r *Runner) restoreEnded(pr *phaseRun, h *phaseHistory) {
 	r.restoreSteps(pr, h, len(pr.ph.AllSteps()))
 	pr.state.Status, pr.state.Reason = h.end.Status, h.end.Reason
 	pr.state.Started, pr.state.Ended = h.started, h.end.T
+	pr.state.Ran, pr.state.RanRuns = h.ranBefore, h.ranRuns
 	if h.end.Status == Done {
 		pr.state.Missing = missingExpects(pr.ph, pr.state.Steps)
 		pr.state.ExpectFailed += len(pr.state.Missing)

@@ -70,15 +70,20 @@ type Note struct {
 
 // PhaseState is the state of one phase.
 type PhaseState struct {
-	ID           string            `json:",omitzero"`
-	Title        string            `json:",omitzero"`
-	Status       Status            `json:",omitzero"`
-	Reason       string            `json:",omitzero"` // why it failed, was skipped or blocked
-	WaitReason   string            `json:",omitzero"` // why a phase not yet started waits ("waits for GPU 0 held by serve")
-	Manual       bool              `json:",omitzero"`
-	Attempt      int               `json:",omitzero"` // 1 on the first run
-	Started      time.Time         `json:",omitzero"`
-	Ended        time.Time         `json:",omitzero"`
+	ID         string    `json:",omitzero"`
+	Title      string    `json:",omitzero"`
+	Status     Status    `json:",omitzero"`
+	Reason     string    `json:",omitzero"` // why it failed, was skipped or blocked
+	WaitReason string    `json:",omitzero"` // why a phase not yet started waits ("waits for GPU 0 held by serve")
+	Manual     bool      `json:",omitzero"`
+	Attempt    int       `json:",omitzero"` // 1 on the first run
+	Started    time.Time `json:",omitzero"`
+	Ended      time.Time `json:",omitzero"`
+	// Ran is the running time of its runs before this one (earlier
+	// attempts, and its attempt's runs before a stop), RanRuns how many:
+	// its duration is Ran and this run's time (RunTime).
+	Ran          time.Duration     `json:",omitzero"`
+	RanRuns      int               `json:",omitzero"`
 	Steps        []StepState       `json:",omitzero"`
 	Current      int               `json:",omitzero"` // index of the running or last step
 	GPUs         []int             `json:",omitzero"`
@@ -270,4 +275,17 @@ func (s *State) Stopped() bool {
 		}
 	}
 	return false
+}
+
+// RunTime is the phase's running time, every run of it added (now for a
+// run under way), and how many runs that is.
+func (p PhaseState) RunTime(now time.Time) (time.Duration, int) {
+	if p.Started.IsZero() {
+		return p.Ran, p.RanRuns
+	}
+	end := p.Ended
+	if end.IsZero() {
+		end = now
+	}
+	return p.Ran + end.Sub(p.Started), p.RanRuns + 1
 }

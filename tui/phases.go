@@ -119,7 +119,7 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 		}
 	case runner.Done:
 		frac = 1
-		info = "done in " + dur(p.Ended.Sub(p.Started))
+		info = "done in " + runner.RunTimeWords(p, p.Ended)
 		if sj := p.Slurm; sj != nil && sj.QueueWait >= time.Second {
 			info += " (" + dur(sj.QueueWait) + " of it queued in Slurm)"
 		}
