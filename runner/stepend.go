@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -57,6 +58,11 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	}
 	dur := ss.Ended.Sub(ss.Started)
 	reason := exitReason(st)
+	if sr.step.ResultsFormat == campaign.FormatNCCLTests {
+		for _, p := range sr.nccl.end() {
+			r.warn(fmt.Sprintf("%s: step %d's nccl-tests output, %s", pr.ph.Label(), sr.step.Index+1, p))
+		}
+	}
 	if pr.state.Frozen {
 		pr.state.Frozen = false
 	}

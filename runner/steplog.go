@@ -126,6 +126,11 @@ func (sr *stepRun) logLine(line []byte, now time.Time) {
 			}
 		}
 	}
+	if sr.step.ResultsFormat == campaign.FormatNCCLTests {
+		if cols, vals, ok := sr.nccl.line(line); ok {
+			sr.addRow(Row{Phase: sr.pr.ph.ID, Step: sr.step.Index, Time: now, Cols: cols, Values: vals}, true)
+		}
+	}
 	if re := sr.step.Results; re != nil {
 		s := string(line)
 		for _, m := range re.FindAllStringSubmatch(s, -1) {

@@ -31,6 +31,7 @@ type stepRun struct {
 	// What it says: how far its files have been read, and what they told.
 	out         outputRead
 	vllm        vllmBench // the result block being read, for format: vllm-bench
+	nccl        ncclTests // the table being read, for format: nccl-tests
 	prog        progressTrack
 	stage       int               // index into the service's stages, -1 before the first
 	stageStarts []time.Time       // when each stage reached began; [0] is the start

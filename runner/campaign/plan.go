@@ -273,6 +273,11 @@ func (ph *Phase) AllSteps() []*Step {
 // artifacts, a row each.
 const FormatVLLMBench = "vllm-bench"
 
+// FormatNCCLTests is `results: {format: nccl-tests}`: the table
+// all_reduce_perf and its siblings print, a row a message size, and the
+// summary's average bus bandwidth.
+const FormatNCCLTests = "nccl-tests"
+
 // Estimated is what the phase says it takes: its steps' estimates summed,
 // else its own estimate; 0 when it says nothing. A search runs at most
 // its promised probes, each its least runs, not its whole grid.
