@@ -257,6 +257,9 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 			sr.claim(earlier(now, ss.Ended.Add(sr.quietFor()+claimSlack)))
 		}
 		sr.readSavedResults(now)
+		if sr.step.ResultsFormat == campaign.FormatNVBandwidth && end != nil {
+			sr.readNVBandwidth(now, false) // said when it ended
+		}
 	}
 	return sr
 }

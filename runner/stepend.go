@@ -25,6 +25,9 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	// from before the step wrote its last file and exited.
 	sr.claim(r.opts.Now())
 	sr.readSavedResults(now)
+	if sr.step.ResultsFormat == campaign.FormatNVBandwidth {
+		sr.readNVBandwidth(now, true)
+	}
 	sr.readSummary()
 	sr.proc.exitedSeen = true
 	if sr.health.probe != nil {

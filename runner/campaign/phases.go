@@ -342,8 +342,8 @@ func (l *loader) step(plan *Plan, s *StepSpec, at string, idx int, env map[strin
 	}
 	if s.Results != nil {
 		switch f := s.Results.Format; {
-		case f != "" && f != FormatVLLMBench && f != FormatNCCLTests:
-			l.add(at+".results.format", fmt.Sprintf("unknown results format %q", f), "use format: vllm-bench or nccl-tests, or a regex")
+		case f != "" && f != FormatVLLMBench && f != FormatNCCLTests && f != FormatNVBandwidth:
+			l.add(at+".results.format", fmt.Sprintf("unknown results format %q", f), "use format: vllm-bench, nccl-tests or nvbandwidth, or a regex")
 		case f != "" && s.Results.Regex != "":
 			l.add(at+".results", "results has both a format and a regex", "keep one: format: vllm-bench reads `vllm bench serve`'s result block itself")
 		case f != "":

@@ -278,6 +278,11 @@ const FormatVLLMBench = "vllm-bench"
 // summary's average bus bandwidth.
 const FormatNCCLTests = "nccl-tests"
 
+// FormatNVBandwidth is `results: {format: nvbandwidth}`: nvbandwidth's
+// JSON (-j), each test case's matrix as rows of test, source,
+// destination and GB/s.
+const FormatNVBandwidth = "nvbandwidth"
+
 // Estimated is what the phase says it takes: its steps' estimates summed,
 // else its own estimate; 0 when it says nothing. A search runs at most
 // its promised probes, each its least runs, not its whole grid.
