@@ -45,6 +45,13 @@ type Conditions struct {
 	Git      *Git              `json:"git,omitempty"`
 	Commands []Command         `json:"commands,omitempty"`
 	Packages map[string]string `json:"packages,omitempty"` // name: version, from pip list; "" when not installed
+	// The interconnect's setup beside the GPUs' own: the kernel's command
+	// line, the IOMMU as it says and as the kernel shows it, NCCL's
+	// library, and every NCCL_* variable of the campaign's environment.
+	Cmdline string            `json:"cmdline,omitempty"`
+	IOMMU   string            `json:"iommu,omitempty"`
+	NCCL    string            `json:"nccl,omitempty"`
+	NCCLEnv map[string]string `json:"nccl_env,omitempty"`
 }
 
 // Git is the campaign folder's commit and whether it had changes.
@@ -76,6 +83,12 @@ func Machine(plan *campaign.Plan, src Source) Conditions {
 		c.Kernel = strings.TrimSpace(string(b))
 	}
 	c.CPU = cpuModel()
+	if b, err := os.ReadFile("/proc/cmdline"); err == nil {
+		c.Cmdline = strings.TrimSpace(string(b))
+	}
+	c.IOMMU = iommuMode(c.Cmdline)
+	c.NCCL = ncclLibrary()
+	c.NCCLEnv = ncclEnv(plan)
 	if src != nil {
 		inv := src.Inventory()
 		c.Driver, c.CUDA = inv.Driver, inv.CUDA
@@ -293,6 +306,14 @@ func Diff(old, new Conditions) []Change {
 	}
 	add("host", old.Host, new.Host)
 	add("kernel", old.Kernel, new.Kernel)
+	if old.Cmdline != "" && new.Cmdline != "" {
+		add("kernel command line", old.Cmdline, new.Cmdline)
+	}
+	add("IOMMU", old.IOMMU, new.IOMMU)
+	add("NCCL library", old.NCCL, new.NCCL)
+	for _, k := range unionKeys(old.NCCLEnv, new.NCCLEnv) {
+		add(k, firstNonEmpty(old.NCCLEnv[k], "unset"), firstNonEmpty(new.NCCLEnv[k], "unset"))
+	}
 	add("CPU", old.CPU, new.CPU)
 	// A reading without GPUs has no driver: the nodes of a campaign's
 	// Slurm jobs (dcgm:slurm-nodes) are read only while a job runs there.
@@ -324,6 +345,14 @@ func Diff(old, new Conditions) []Change {
 		add(g+"persistence mode", o.Persistence, n.Persistence)
 		add(g+"MIG", o.MIG, n.MIG)
 		add(g+"PCIe link", link(o.PCIeGen, o.PCIeWidth), link(n.PCIeGen, n.PCIeWidth))
+		if o.BAR1MiB > 0 && n.BAR1MiB > 0 {
+			add(g+"BAR1", fmt.Sprintf("%d MiB", o.BAR1MiB), fmt.Sprintf("%d MiB", n.BAR1MiB))
+		}
+		for _, np := range n.Peers {
+			if k := slices.IndexFunc(o.Peers, func(p gpu.Peer) bool { return p.Index == np.Index }); k >= 0 {
+				add(fmt.Sprintf("%slink to GPU %d", g, np.Index), peerWords(o.Peers[k]), peerWords(np))
+			}
+		}
 	}
 	if old.Commands != nil && new.Commands != nil {
 		for _, n := range new.Commands {
@@ -457,4 +486,86 @@ func (b *Book) Check(now Conditions, phase string) []Change {
 	b.Changes = append(b.Changes, seen...)
 	b.Last = now
 	return seen
+}
+
+// peerWords is a link between two GPUs in words: "one PCIe switch, P2P
+// read ok, write the chipset does not support it".
+func peerWords(p gpu.Peer) string {
+	return fmt.Sprintf("%s, P2P read %s, write %s", p.Link, p.Read, p.Write)
+}
+
+// iommuMode is the IOMMU as the kernel's command line sets it and as
+// /sys/class/iommu shows it: "iommu=pt, intel_iommu=on; 2 IOMMU units".
+func iommuMode(cmdline string) string {
+	var said []string
+	for _, f := range strings.Fields(cmdline) {
+		if strings.Contains(f, "iommu") {
+			said = append(said, f)
+		}
+	}
+	units, _ := os.ReadDir("/sys/class/iommu")
+	switch {
+	case len(units) > 0:
+		said = append(said, fmt.Sprintf("%d IOMMU unit(s)", len(units)))
+	case len(said) > 0:
+		said = append(said, "no IOMMU unit in /sys/class/iommu")
+	}
+	return strings.Join(said, "; ")
+}
+
+// ncclLibrary is the NCCL library the dynamic loader knows, by its file's
+// version ("libnccl.so.2.21.5"); "" when none is found.
+func ncclLibrary() string {
+	for _, dir := range []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/local/lib", "/usr/lib"} {
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if n := e.Name(); strings.HasPrefix(n, "libnccl.so.") && strings.Count(n, ".") >= 4 {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// ncclEnv are the NCCL_* variables of the campaign's environment: this
+// process's and the campaign file's env:.
+func ncclEnv(plan *campaign.Plan) map[string]string {
+	out := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "NCCL_") {
+			out[k] = v
+		}
+	}
+	if plan != nil {
+		for k, v := range plan.Env {
+			if strings.HasPrefix(k, "NCCL_") {
+				out[k] = v
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func unionKeys(a, b map[string]string) []string {
+	var out []string
+	for k := range a {
+		out = append(out, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func firstNonEmpty(s, or string) string {
+	if s == "" {
+		return or
+	}
+	return s
 }

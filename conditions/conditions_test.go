@@ -153,3 +153,25 @@ func TestSlurmNodesComeAndGo(t *testing.T) {
 		t.Errorf("a GPU gone from a node still read: %v; want GPU count 2 → 1", got)
 	}
 }
+
+// TestInterconnectConditions: the IOMMU as the command line sets it, the
+// NCCL_* variables of the process and the campaign file; a change of
+// either is said between campaigns.
+func TestInterconnectConditions(t *testing.T) {
+	if got := iommuMode("BOOT_IMAGE=/vmlinuz root=/dev/sda1 intel_iommu=on iommu=pt quiet"); !strings.HasPrefix(got, "intel_iommu=on; iommu=pt") && !strings.HasPrefix(got, "intel_iommu=on, iommu=pt") {
+		t.Errorf("iommu %q; want the command line's iommu settings first", got)
+	}
+	t.Setenv("NCCL_P2P_DISABLE", "1")
+	env := ncclEnv(&campaign.Plan{Env: map[string]string{"NCCL_IB_DISABLE": "1", "OTHER": "x"}})
+	if env["NCCL_P2P_DISABLE"] != "1" || env["NCCL_IB_DISABLE"] != "1" || len(env) != 2 {
+		t.Errorf("NCCL env %v", env)
+	}
+	var said []string
+	for _, c := range Diff(Conditions{NCCLEnv: map[string]string{"NCCL_P2P_DISABLE": "1"}, IOMMU: "iommu=pt"}, Conditions{IOMMU: "iommu=on"}) {
+		said = append(said, c.String())
+	}
+	all := strings.Join(said, "|")
+	if !strings.Contains(all, "NCCL_P2P_DISABLE") || !strings.Contains(all, "IOMMU") {
+		t.Errorf("changes said %q; want NCCL_P2P_DISABLE and the IOMMU", said)
+	}
+}

@@ -28,6 +28,20 @@ type Conditions struct {
 	PCIeWidth    int     `json:"pcie_width,omitempty"`
 	PCIeMaxGen   int     `json:"pcie_max_gen,omitempty"`
 	PCIeMaxWidth int     `json:"pcie_max_width,omitempty"`
+	BAR1MiB      int     `json:"bar1_mib,omitempty"` // the BAR1 aperture: a peer's window into its memory
+	// Peers are its links to each other GPU of its host: what joins them
+	// (NVML's common ancestor) and whether peer reads and writes go
+	// directly (NVML's P2P status).
+	Peers []Peer `json:"peers,omitempty"`
+}
+
+// Peer is one GPU's link to another of its host.
+type Peer struct {
+	Index  int    `json:"index"`
+	Link   string `json:"link"`            // NVLink, same board, one PCIe switch, several PCIe switches, a host bridge, one CPU, across CPU sockets
+	Read   string `json:"p2p_read"`        // ok, or why not
+	Write  string `json:"p2p_write"`       // ok, or why not
+	NVLink string `json:"nvlink,omitempty"` // ok where P2P over NVLink is
 }
 
 // Capped says the enforced power limit is below the board's default:
@@ -60,9 +74,11 @@ func (n *NVML) Describe() []Conditions {
 		c := Conditions{Index: dev.Index, Name: dev.Name, UUID: dev.UUID}
 		if d != nil {
 			n.describeOne(d, &c)
+			c.BAR1MiB = bar1MiB(d)
 		}
 		out[i] = c
 	}
+	n.describePeers(out)
 	return out
 }
 
@@ -110,6 +126,76 @@ func (n *NVML) describeOne(d nvml.Device, c *Conditions) {
 	if v, ret := d.GetMaxPcieLinkWidth(); ret == nvml.SUCCESS {
 		c.PCIeMaxWidth = v
 	}
+}
+
+// bar1MiB is the device's BAR1 aperture, 0 when not known.
+func bar1MiB(d nvml.Device) (mib int) {
+	defer func() { recover() }() // a mock or a driver without the call
+	if m, ret := d.GetBAR1MemoryInfo(); ret == nvml.SUCCESS {
+		return int(m.Bar1Total >> 20)
+	}
+	return 0
+}
+
+// describePeers reads each pair of devices' link and P2P status.
+func (n *NVML) describePeers(out []Conditions) {
+	for i, a := range n.devs {
+		for j, b := range n.devs {
+			if i == j || a == nil || b == nil {
+				continue
+			}
+			if p, ok := peerOf(a, b, n.inv.Devices[j].Index); ok {
+				out[i].Peers = append(out[i].Peers, p)
+			}
+		}
+	}
+}
+
+func peerOf(a, b nvml.Device, index int) (p Peer, ok bool) {
+	defer func() {
+		if recover() != nil { // a mock or a driver without the call
+			ok = false
+		}
+	}()
+	p.Index = index
+	if lvl, ret := a.GetTopologyCommonAncestor(b); ret == nvml.SUCCESS {
+		p.Link = topologyWords[lvl]
+	} else {
+		p.Link = "not known: " + explain(ret)
+	}
+	status := func(idx nvml.GpuP2PCapsIndex) string {
+		st, ret := a.GetP2PStatus(b, idx)
+		if ret != nvml.SUCCESS {
+			return "not known: " + explain(ret)
+		}
+		return p2pWords[st]
+	}
+	p.Read, p.Write = status(nvml.P2P_CAPS_INDEX_READ), status(nvml.P2P_CAPS_INDEX_WRITE)
+	if nv := status(nvml.P2P_CAPS_INDEX_NVLINK); nv == "ok" {
+		p.NVLink, p.Link = "ok", "NVLink"
+	}
+	return p, true
+}
+
+// topologyWords are NVML's common ancestors of two GPUs, in words.
+var topologyWords = map[nvml.GpuTopologyLevel]string{
+	nvml.TOPOLOGY_INTERNAL:   "same board",
+	nvml.TOPOLOGY_SINGLE:     "one PCIe switch",
+	nvml.TOPOLOGY_MULTIPLE:   "several PCIe switches",
+	nvml.TOPOLOGY_HOSTBRIDGE: "a host bridge",
+	nvml.TOPOLOGY_NODE:       "one CPU",
+	nvml.TOPOLOGY_SYSTEM:     "across CPU sockets",
+}
+
+// p2pWords are NVML's P2P statuses, in words.
+var p2pWords = map[nvml.GpuP2PStatus]string{
+	nvml.P2P_STATUS_OK:                         "ok",
+	nvml.P2P_STATUS_CHIPSET_NOT_SUPPORED:       "the chipset does not support it",
+	nvml.P2P_STATUS_GPU_NOT_SUPPORTED:          "the GPU does not support it",
+	nvml.P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED: "the topology does not support it",
+	nvml.P2P_STATUS_DISABLED_BY_REGKEY:         "disabled by a registry key",
+	nvml.P2P_STATUS_NOT_SUPPORTED:              "not supported",
+	nvml.P2P_STATUS_UNKNOWN:                    "unknown",
 }
 
 // Describe gives the fake fleet an H200's setup; SetPowerLimit changes it.

@@ -380,3 +380,41 @@ func TestSMClockIsTheMeanOfTheDriversSamples(t *testing.T) {
 		t.Errorf("a device without samples: %v MHz; want the clock at the read, 1980", s.SMClock.V)
 	}
 }
+
+// TestTopologyAndP2PAreDescribed: each GPU's links to the others (NVML's
+// common ancestor) and its P2P read and write status are in its
+// conditions, in words; BAR1 too.
+func TestTopologyAndP2PAreDescribed(t *testing.T) {
+	srv := h200s(t)
+	for i, d := range srv.Devices {
+		dev := d.(*server.Device)
+		me := i
+		dev.GetTopologyCommonAncestorFunc = func(o nvml.Device) (nvml.GpuTopologyLevel, nvml.Return) {
+			if me < 4 == (o.(*server.Device).Minor < 4) {
+				return nvml.TOPOLOGY_SINGLE, nvml.SUCCESS
+			}
+			return nvml.TOPOLOGY_SYSTEM, nvml.SUCCESS
+		}
+		dev.GetP2PStatusFunc = func(o nvml.Device, idx nvml.GpuP2PCapsIndex) (nvml.GpuP2PStatus, nvml.Return) {
+			switch {
+			case idx == nvml.P2P_CAPS_INDEX_NVLINK:
+				return nvml.P2P_STATUS_NOT_SUPPORTED, nvml.SUCCESS
+			case idx == nvml.P2P_CAPS_INDEX_WRITE && me < 4 != (o.(*server.Device).Minor < 4):
+				return nvml.P2P_STATUS_CHIPSET_NOT_SUPPORED, nvml.SUCCESS
+			}
+			return nvml.P2P_STATUS_OK, nvml.SUCCESS
+		}
+		dev.GetBAR1MemoryInfoFunc = func() (nvml.BAR1Memory, nvml.Return) { return nvml.BAR1Memory{Bar1Total: 128 << 30}, nvml.SUCCESS }
+	}
+	cs := open(t, srv).Describe()
+	if len(cs[0].Peers) != len(cs)-1 || cs[0].BAR1MiB != 128<<10 {
+		t.Fatalf("GPU 0: %d peers, BAR1 %d MiB; want %d, 131072", len(cs[0].Peers), cs[0].BAR1MiB, len(cs)-1)
+	}
+	near, far := cs[0].Peers[0], cs[0].Peers[len(cs[0].Peers)-1]
+	if near.Index != 1 || near.Link != "one PCIe switch" || near.Read != "ok" || near.Write != "ok" {
+		t.Errorf("GPU 0 to 1: %+v", near)
+	}
+	if far.Link != "across CPU sockets" || far.Read != "ok" || far.Write != "the chipset does not support it" {
+		t.Errorf("GPU 0 to %d: %+v", far.Index, far)
+	}
+}

@@ -30,6 +30,24 @@ func conditionsSection(book *conditions.Book) string {
 	for _, g := range groupGPUs(c.GPUs) {
 		fmt.Fprintf(&b, "- %s\n", cell(g))
 	}
+	if c.IOMMU != "" || c.NCCL != "" || len(c.NCCLEnv) > 0 {
+		var parts []string
+		if c.IOMMU != "" {
+			parts = append(parts, "IOMMU "+c.IOMMU)
+		}
+		if c.NCCL != "" {
+			parts = append(parts, "NCCL "+c.NCCL)
+		}
+		keys := make([]string, 0, len(c.NCCLEnv))
+		for k := range c.NCCLEnv {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			parts = append(parts, k+"="+c.NCCLEnv[k])
+		}
+		fmt.Fprintf(&b, "- interconnect: %s\n", cell(strings.Join(parts, ", ")))
+	}
 	if c.Git != nil {
 		if c.Git.Commit != "" {
 			d := ""
@@ -63,6 +81,7 @@ func conditionsSection(book *conditions.Book) string {
 		}
 		fmt.Fprintf(&b, "- packages: %s\n", cell(strings.Join(ps, ", ")))
 	}
+	b.WriteString(topologyMatrix(c.GPUs))
 	for _, ch := range book.Changes {
 		where := "at the start of `" + ch.Phase + "`"
 		if ch.Phase == "" {
@@ -116,4 +135,66 @@ func groupGPUs(gs []gpu.Conditions) []string {
 		out = append(out, label+", "+k)
 	}
 	return out
+}
+
+// linkShort are the links as nvidia-smi topo -m writes them.
+var linkShort = map[string]string{
+	"NVLink": "NV", "same board": "board", "one PCIe switch": "PIX", "several PCIe switches": "PXB",
+	"a host bridge": "PHB", "one CPU": "NODE", "across CPU sockets": "SYS",
+}
+
+// topologyMatrix is the GPUs of this host, GPU × GPU: the link between
+// each pair and whether peer reads and writes go directly (NVML's P2P
+// status); "" with fewer than two GPUs that say.
+func topologyMatrix(gs []gpu.Conditions) string {
+	var local []gpu.Conditions
+	for _, g := range gs {
+		if g.Host == "" && len(g.Peers) > 0 {
+			local = append(local, g)
+		}
+	}
+	if len(local) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n**GPU × GPU** (the link, nvidia-smi topo's words; then P2P read/write: ✓ direct, ✗ not)\n\n| |")
+	for _, g := range local {
+		fmt.Fprintf(&b, " GPU %d |", g.Index)
+	}
+	b.WriteString(" BAR1 |\n|---|" + strings.Repeat("---|", len(local)+1) + "\n")
+	var why []string
+	for _, g := range local {
+		fmt.Fprintf(&b, "| GPU %d |", g.Index)
+		for _, o := range local {
+			if o.Index == g.Index {
+				b.WriteString(" — |")
+				continue
+			}
+			i := slices.IndexFunc(g.Peers, func(p gpu.Peer) bool { return p.Index == o.Index })
+			if i < 0 {
+				b.WriteString(" ? |")
+				continue
+			}
+			p := g.Peers[i]
+			mark := func(s string) string {
+				if s == "ok" {
+					return "✓"
+				}
+				if !slices.Contains(why, s) {
+					why = append(why, s)
+				}
+				return "✗"
+			}
+			fmt.Fprintf(&b, " %s %s/%s |", firstOr(linkShort[p.Link], cell(p.Link)), mark(p.Read), mark(p.Write))
+		}
+		bar := "—"
+		if g.BAR1MiB > 0 {
+			bar = fmt.Sprintf("%d MiB", g.BAR1MiB)
+		}
+		fmt.Fprintf(&b, " %s |\n", bar)
+	}
+	if len(why) > 0 {
+		fmt.Fprintf(&b, "\n✗: %s (NVML's P2P status).\n", cell(strings.Join(why, "; ")))
+	}
+	return b.String()
 }
