@@ -38,9 +38,9 @@ type Conditions struct {
 // Peer is one GPU's link to another of its host.
 type Peer struct {
 	Index  int    `json:"index"`
-	Link   string `json:"link"`            // NVLink, same board, one PCIe switch, several PCIe switches, a host bridge, one CPU, across CPU sockets
-	Read   string `json:"p2p_read"`        // ok, or why not
-	Write  string `json:"p2p_write"`       // ok, or why not
+	Link   string `json:"link"`             // NVLink, same board, one PCIe switch, several PCIe switches, a host bridge, one CPU, across CPU sockets
+	Read   string `json:"p2p_read"`         // ok, or why not
+	Write  string `json:"p2p_write"`        // ok, or why not
 	NVLink string `json:"nvlink,omitempty"` // ok where P2P over NVLink is
 }
 
