@@ -507,7 +507,7 @@ func iommuMode(cmdline string) string {
 	switch {
 	case len(units) > 0:
 		said = append(said, fmt.Sprintf("%d IOMMU unit(s)", len(units)))
-	case len(said) > 0:
+	case cmdline != "":
 		said = append(said, "no IOMMU unit in /sys/class/iommu")
 	}
 	return strings.Join(said, "; ")
