@@ -86,7 +86,7 @@ func (l *loader) roofline(rs *RooflineSpec, ph *Phase, at func(string) string) {
 	} {
 		text := strings.TrimSpace(f.text)
 		if text == "" {
-			l.add(at(".roofline"), fmt.Sprintf("roofline: needs %s:", f.key), f.hint)
+			l.addOnKey(at(".roofline"), "roofline", fmt.Sprintf("roofline: needs %s:", f.key), f.hint)
 			continue
 		}
 		tree, err := parser.Parse(text)
@@ -99,7 +99,9 @@ func (l *loader) roofline(rs *RooflineSpec, ph *Phase, at func(string) string) {
 		}
 		*f.to = Expr{Text: text, Names: namesIn(tree.Node)}
 	}
-	if !slices.Contains(RooflineDtypes, r.Dtype) {
+	if rs.Dtype == "" {
+		l.addOnKey(at(".roofline"), "roofline", "roofline: needs dtype:", "write dtype: bf16 (w4a16 for Marlin-style kernels: 4-bit weights, the multiply in 16 bits)")
+	} else if !slices.Contains(RooflineDtypes, r.Dtype) {
 		l.add(at(".roofline.dtype"), fmt.Sprintf("dtype %q: the roofline's peak is taken for one of %s", rs.Dtype, strings.Join(RooflineDtypes, ", ")),
 			"write dtype: bf16 (w4a16 for Marlin-style kernels: 4-bit weights, the multiply in 16 bits)")
 	}
@@ -186,7 +188,7 @@ func (l *loader) floorOf(fs *FloorSpec, ph *Phase, dir string, at func(string) s
 	} {
 		text := strings.TrimSpace(x.text)
 		if text == "" {
-			l.add(at(".floor"), fmt.Sprintf("floor: needs %s:", x.key), x.hint)
+			l.addOnKey(at(".floor"), "floor", fmt.Sprintf("floor: needs %s:", x.key), x.hint)
 			continue
 		}
 		tree, err := parser.Parse(text)
@@ -245,4 +247,33 @@ func (l *loader) inferFloors(plan *Plan, ids map[string]int) {
 			f.GPUs = 1
 		}
 	}
+}
+
+// addOnKey says a problem of a mapping as a whole (a key missing from it)
+// at the line of the key that holds it ("roofline:"), where a person
+// looks, not at the mapping's first line (a block mapping's value starts
+// on the line under its key).
+func (l *loader) addOnKey(path, key, msg, hint string) {
+	line, col := l.keyPos(path, key)
+	e := l.mk(line, col, msg, hint)
+	for _, o := range l.errs {
+		if o.Line == e.Line && o.Col == e.Col && o.Msg == e.Msg {
+			return
+		}
+	}
+	l.errs = append(l.errs, e)
+}
+
+// keyPos is where the key that holds path's value is written: the
+// value's own line for a flow or scalar value, the key's line above it
+// for a block one.
+func (l *loader) keyPos(path, key string) (int, int) {
+	line, col := l.pos(path)
+	for k := line; k >= 1 && k >= line-3; k-- {
+		t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l.lines[k-1]), "- "))
+		if strings.HasPrefix(t, key+":") {
+			return k, strings.Index(l.lines[k-1], key) + 1
+		}
+	}
+	return line, col
 }

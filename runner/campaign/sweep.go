@@ -373,7 +373,7 @@ func (l *loader) checkVars(path, text string, sw *Sweep, env map[string]string) 
 		}
 		hint := "the axes are " + strings.Join(names, ", ")
 		if sweepAt := phasePath.FindString(path); sweepAt != "" {
-			if line, _ := l.pos(sweepAt + ".sweep"); line > 0 {
+			if line, _ := l.keyPos(sweepAt+".sweep", "sweep"); line > 0 {
 				hint = fmt.Sprintf("the axes of sweep: (line %d) are %s", line, strings.Join(names, ", "))
 			}
 			if sw.Search != nil {
@@ -381,7 +381,7 @@ func (l *loader) checkVars(path, text string, sw *Sweep, env map[string]string) 
 				hint = fmt.Sprintf("the search's axis (line %d) is %s", line, sw.Search.Axis)
 			}
 			if near := nearestExact(m[1], names); near != "" && !vars[m[1]] {
-				line, _ := l.pos(sweepAt + ".sweep." + near)
+				line, _ := l.keyPos(sweepAt+".sweep."+near, near)
 				what := "the sweep's axis"
 				if sw.Search != nil {
 					line, _ = l.pos(sweepAt + ".search.axis")
