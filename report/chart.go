@@ -388,6 +388,9 @@ type charted struct {
 // (this runs with the file's coalesced writes, never on the loop).
 func (w *Writer) updateCharts(p *runner.PhaseState) error {
 	ph := w.plan.Phase(p.ID)
+	if ph != nil && ph.Sweep == nil && readsNCCLTests(ph) {
+		return w.updateBusChart(ph, p)
+	}
 	if ph == nil || ph.Sweep == nil {
 		return nil
 	}
