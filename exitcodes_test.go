@@ -70,9 +70,11 @@ phases:
 func TestExitStatuses(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name string
-		sigs []syscall.Signal
-	}{{"SIGINT twice", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}}, {"SIGTERM", []syscall.Signal{syscall.SIGTERM}}} {
+		name  string
+		sigs  []syscall.Signal
+		early bool // as the runner starts: the client may still be attaching
+	}{{"SIGINT twice", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, false}, {"SIGTERM", []syscall.Signal{syscall.SIGTERM}, false},
+		{"SIGINT twice as the runner starts", []syscall.Signal{syscall.SIGINT, syscall.SIGINT}, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			c := writeCampaign(t, dir, `name: long
@@ -89,11 +91,21 @@ phases:
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitForFile(t, filepath.Join(dir, ".greenlight", "long", "journal.jsonl"), `"kind":"step-pid"`)
-			// A second greenlight on the same campaign attaches to its runner.
-			pid, _ := runner.LockHolder(filepath.Join(dir, ".greenlight", "long"))
-			if o, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 || !strings.Contains(o, fmt.Sprintf("runner pid %d", pid)) {
-				t.Errorf("second greenlight: exit %d, %q; want 0, the runner pid %d", code, o, pid)
+			if tc.early {
+				// The moment the runner holds its lock: the client that
+				// started it is still attaching (before, the default
+				// handler killed it there: exit -1).
+				testutil.Eventually(t, 20*time.Second, "the runner's lock", func() bool {
+					pid, _ := runner.LockHolder(filepath.Join(dir, ".greenlight", "long"))
+					return pid > 0
+				})
+			} else {
+				waitForFile(t, filepath.Join(dir, ".greenlight", "long", "journal.jsonl"), `"kind":"step-pid"`)
+				// A second greenlight on the same campaign attaches to its runner.
+				pid, _ := runner.LockHolder(filepath.Join(dir, ".greenlight", "long"))
+				if o, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 || !strings.Contains(o, fmt.Sprintf("runner pid %d", pid)) {
+					t.Errorf("second greenlight: exit %d, %q; want 0, the runner pid %d", code, o, pid)
+				}
 			}
 			for _, s := range tc.sigs {
 				cmd.Process.Signal(s)

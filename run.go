@@ -51,6 +51,15 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 		return exitUsage
 	}
 	plain := f.plain || !term.IsTerminal(os.Stdout.Fd())
+	var sigs chan os.Signal
+	if plain && !f.detach {
+		// Taken before the runner is reached, not when the lines start:
+		// a Ctrl-C while the client attaches (the campaign already
+		// running its first step) waits for followPlain, not the default
+		// handler's kill (seen in CI: exit -1 where 130 was due).
+		sigs = make(chan os.Signal, 2)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	}
 	if demo && plain && f.Approve == "" {
 		f.Approve = "all" // nobody is there to press g
 	}
@@ -114,7 +123,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 				fmt.Fprintln(stdout, line)
 			}
 		}
-		return followPlain(s, stdout, started)
+		return followPlain(s, stdout, started, sigs)
 	}
 	// A lost terminal (ssh drop, tmux killed) detaches this window only.
 	hup := make(chan os.Signal, 1)
@@ -180,16 +189,14 @@ func gpuNote(inv gpu.Inventory) string {
 // the campaign (its running steps too); a second Ctrl-C, SIGTERM or a
 // lost terminal (SIGHUP) detach, leaving it running. A client that
 // attached to a runner started elsewhere detaches at the first Ctrl-C.
-func followPlain(s *client.Session, out io.Writer, started bool) int {
+func followPlain(s *client.Session, out io.Writer, started bool, sigs chan os.Signal) int {
 	// A reader that goes away (`| head`) must not end the campaign: it
 	// lives in the runner; only these lines are lost.
 	signal.Ignore(syscall.SIGPIPE)
-	sigs := make(chan os.Signal, 2)
-	// Never stopped: once this returns the process only exits, and a
-	// Ctrl-C that lands in between (the second of two, the campaign's
-	// stop having been quick) must not kill it by the default handler,
-	// losing the exit status.
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	// sigs is never stopped: once this returns the process only exits,
+	// and a Ctrl-C that lands in between (the second of two, the
+	// campaign's stop having been quick) must not kill it by the default
+	// handler, losing the exit status.
 	var lastETA time.Duration = -1
 	interrupted := false
 	var final *runner.State
