@@ -52,11 +52,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	}
 	plain := f.plain || !term.IsTerminal(os.Stdout.Fd())
 	var sigs chan os.Signal
-	if plain && !f.detach {
-		// Taken before the runner is reached, not when the lines start:
-		// a Ctrl-C while the client attaches (the campaign already
-		// running its first step) waits for followPlain, not the default
-		// handler's kill (seen in CI: exit -1 where 130 was due).
+	if plain && !f.detach { // before the runner is reached: a Ctrl-C while attaching waits for followPlain
 		sigs = make(chan os.Signal, 2)
 		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	}
@@ -193,10 +189,8 @@ func followPlain(s *client.Session, out io.Writer, started bool, sigs chan os.Si
 	// A reader that goes away (`| head`) must not end the campaign: it
 	// lives in the runner; only these lines are lost.
 	signal.Ignore(syscall.SIGPIPE)
-	// sigs is never stopped: once this returns the process only exits,
-	// and a Ctrl-C that lands in between (the second of two, the
-	// campaign's stop having been quick) must not kill it by the default
-	// handler, losing the exit status.
+	// sigs is never stopped: a Ctrl-C after this returns must not kill
+	// the process by the default handler, losing its exit status.
 	var lastETA time.Duration = -1
 	interrupted := false
 	var final *runner.State
