@@ -41,3 +41,31 @@ phases:
 		t.Error("the block does not say the default limit")
 	}
 }
+
+// TestPreciseAfterNRunsIsSaid: repeat: {until:} stops a steady point
+// after its first runs; the record says which points stopped as precise
+// and after how many runs, as the README promises (before: nowhere).
+func TestPreciseAfterNRunsIsSaid(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := filepath.Join(dir, "p.yaml")
+	os.WriteFile(c, []byte(`name: p
+phases:
+  - id: g
+    gpus: none
+    sweep: {m: [1, 2]}
+    repeat: {until: 2%, max: 5}
+    order: grouped
+    steps:
+      - run: |
+          echo "{\"tflops\": 100}" >> "$GREENLIGHT_RESULTS"
+`), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "p.md"))
+	want := "Stopped as precise (every metric's 95% interval within 2% of its mean): m=1 after 3 runs; m=2 after 3 runs; the runs they did not need were not run."
+	if !strings.Contains(string(md), want) {
+		t.Errorf("the record lacks %q:\n%s", want, md)
+	}
+}

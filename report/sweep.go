@@ -57,6 +57,8 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 	cols := map[string]int{}
 	at := map[[2]int]int{} // (row, col) -> point
 	cut := map[int]string{}
+	precise := map[int]string{} // point -> "precise after 3 runs: ..." (repeat: {until:})
+	var preciseOrder []int
 	for i, st := range steps {
 		u := st.Unit
 		if u == nil {
@@ -84,6 +86,11 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 				cut[u.Point] = "cut (until: failed)"
 			case strings.HasPrefix(why, "skipped by you"):
 				cut[u.Point] = "skipped by you"
+			case strings.HasPrefix(why, "precise after "):
+				if _, seen := precise[u.Point]; !seen {
+					preciseOrder = append(preciseOrder, u.Point)
+				}
+				precise[u.Point] = why
 			}
 		}
 	}
@@ -130,6 +137,23 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 			xi, _ := ph.CurveAxes()
 			fmt.Fprintf(&b, "\n![%s by %s](%s)\n", cell(m), cell(sw.Axes[xi].Name), c)
 		}
+	}
+	if len(preciseOrder) > 0 {
+		// repeat: {until:}: each point stopped as precise, and after how
+		// many runs (the units it did not need are skipped).
+		var said []string
+		for _, pt := range preciseOrder {
+			why := precise[pt]
+			n, _, _ := strings.Cut(strings.TrimPrefix(why, "precise after "), ":")
+			for _, u := range sw.Units {
+				if u.Point == pt {
+					said = append(said, sw.Key(u)+" after "+n)
+					break
+				}
+			}
+		}
+		_, rule, _ := strings.Cut(precise[preciseOrder[0]], ": ")
+		fmt.Fprintf(&b, "\nStopped as precise (%s): %s; the runs they did not need were not run.\n", rule, strings.Join(said, "; "))
 	}
 	if c := charts[paretoKey]; c != "" && ph.Plot != nil {
 		fmt.Fprintf(&b, "\n#### %s against %s\n\nEach point's mean; the line joins the points no other beats on both (its Pareto front).\n\n![%s against %s](%s)\n", cell(ph.Plot.Y), cell(ph.Plot.X), cell(ph.Plot.Y), cell(ph.Plot.X), c)
