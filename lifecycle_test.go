@@ -479,10 +479,11 @@ func (l *life) killMidLoad() bool {
 	}
 	phase := filepath.Base(filepath.Dir(loading))
 	attempt, _, _ := strings.Cut(filepath.Base(loading), "-")
+	_, keptErr := os.Stat(kept) // seen before the kill: the runner noted the stage
 	l.op("kill-runner-mid-load:" + phase)
 	killed := time.Now()
 	l.killRunner()
-	if _, err := os.Stat(kept); err != nil {
+	if keptErr != nil {
 		return true
 	}
 	if l.midLoads == nil {
