@@ -399,6 +399,9 @@ func (r *Runner) adopt(pr *phaseRun, h *phaseHistory) {
 		// file never began (the runner was killed as it started it): it
 		// did not end, and the next try is its start.
 		if _, err := os.Stat(sr.files.status); err != nil {
+			// Its supervisor may be on its way (a loaded machine): it
+			// must not start the command beside the next try.
+			supervise.StopSupervisorOf(sr.files.status)
 			msg := fmt.Sprintf("%s: step %d's try %d never began (its runner stopped as it started it): it starts as try %d", pr.ph.Label(), sr.step.Index+1, sr.try, sr.try+1)
 			if left := sr.stopLeft(); left != "" {
 				r.warnings = append(r.warnings, msg+left)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -71,6 +72,32 @@ func StopMarked(mark string, grace time.Duration) []string {
 	var out []string
 	for _, k := range StopKept(kept, grace) {
 		out = append(out, fmt.Sprintf("pid %d %s", k.PID, k.Name))
+	}
+	return out
+}
+
+// StopSupervisorOf stops the supervisor started for the status file at
+// path (its command line holds "--status PATH"), with SIGKILL: a try
+// whose runner died as it started it, before the supervisor wrote its
+// status, must not start its command after the next try has started.
+// It returns the pids it stopped.
+func StopSupervisorOf(path string) []int {
+	want := []byte("\x00--status\x00" + path + "\x00")
+	procs, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	var out []int
+	for _, p := range procs {
+		var pid int
+		if _, err := fmt.Sscanf(p.Name(), "%d", &pid); err != nil || pid == self {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !bytes.Contains(append([]byte{0}, b...), want) {
+			continue
+		}
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			out = append(out, pid)
+		}
 	}
 	return out
 }
