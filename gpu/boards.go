@@ -98,6 +98,15 @@ func BoardOf(name string) (Board, bool) {
 	return Board{}, false
 }
 
+// BoardByKey is the board of that key (as the record keeps it), or false.
+func BoardByKey(key string) (Board, bool) {
+	i := slices.IndexFunc(Boards, func(b Board) bool { return b.Key == key })
+	if i < 0 {
+		return Board{}, false
+	}
+	return Boards[i], true
+}
+
 // PeakTFLOPS is the board's dense peak for dtype at an SM clock (MHz),
 // in TFLOP/s; an error for a dtype it has no tensor-core rate for.
 func (b Board) PeakTFLOPS(dtype string, mhz float64) (float64, error) {

@@ -34,21 +34,9 @@ func (w *Writer) floorOf(ph *campaign.Phase, p runner.PhaseState) *record.Floor 
 	var errs []string
 	units := ph.AllSteps()
 	for i, s := range p.Steps {
-		var unit *campaign.Unit
-		if i < len(units) {
-			unit = units[i].Unit
-		}
-		point, _, _ := pointOf(ph, unit)
-		if point == "" {
-			point = s.Name
-		}
+		point := stepPoint(ph, units, i, s)
 		for _, row := range s.Results {
-			vals := map[string]any{}
-			for j, c := range row.Cols {
-				if v, ok := row.Values[j].(float64); ok {
-					vals[c] = v
-				}
-			}
+			vals := rowNumbers(row)
 			b, e1 := f.Batch.Eval(vals)
 			c, e2 := f.Context.Eval(vals)
 			t, e3 := f.TPOT.Eval(vals)
@@ -79,7 +67,7 @@ func (w *Writer) floorOf(ph *campaign.Phase, p runner.PhaseState) *record.Floor 
 		out.Unknown = fmt.Sprintf("the model's folder is %s, and a variable in it was unset when the campaign was read", f.Unset)
 		return out
 	}
-	cfg, err := decodefloor.Read(f.Model)
+	cfg, err := w.modelConfig(f.Model)
 	if err != nil {
 		out.Unknown = fmt.Sprintf("the model's config.json could not be read: %v", err)
 		return out
@@ -155,4 +143,20 @@ func (w *Writer) floorSection(ph *campaign.Phase, p runner.PhaseState) string {
 		fmt.Fprintf(&b, "\n- %s\n", cell(fl.Unknown))
 	}
 	return b.String()
+}
+
+// modelConfig is a model folder's config.json, read once a writer (the
+// block and the record render it at every write).
+func (w *Writer) modelConfig(dir string) (decodefloor.Config, error) {
+	if c, ok := w.configs[dir]; ok {
+		return c, nil
+	}
+	c, err := decodefloor.Read(dir)
+	if err == nil {
+		if w.configs == nil {
+			w.configs = map[string]decodefloor.Config{}
+		}
+		w.configs[dir] = c
+	}
+	return c, err
 }

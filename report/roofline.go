@@ -117,14 +117,7 @@ func (w *Writer) roofPoints(ph *campaign.Phase, p runner.PhaseState) []roofPoint
 		if len(s.Results) == 0 {
 			continue
 		}
-		var unit *campaign.Unit
-		if i < len(units) {
-			unit = units[i].Unit
-		}
-		point, _, _ := pointOf(ph, unit)
-		if point == "" {
-			point = s.Name
-		}
+		point := stepPoint(ph, units, i, s)
 		k, ok := at[point]
 		if !ok {
 			k = len(out)
@@ -134,12 +127,7 @@ func (w *Writer) roofPoints(ph *campaign.Phase, p runner.PhaseState) []roofPoint
 		rp := &out[k]
 		mhz := w.stepMHz(ph, p, s)
 		for _, row := range s.Results {
-			vals := map[string]any{}
-			for j, c := range row.Cols {
-				if f, ok := row.Values[j].(float64); ok {
-					vals[c] = f
-				}
-			}
+			vals := rowNumbers(row)
 			flops, e1 := r.Flops.Eval(vals)
 			bytes, e2 := r.Bytes.Eval(vals)
 			secs, e3 := r.Seconds.Eval(vals)
@@ -245,15 +233,7 @@ func (w *Writer) keyRoof(p runner.PhaseState) string {
 	if step < 0 {
 		return ""
 	}
-	units := ph.AllSteps()
-	var unit *campaign.Unit
-	if step < len(units) {
-		unit = units[step].Unit
-	}
-	point, _, _ := pointOf(ph, unit)
-	if point == "" {
-		point = p.Steps[step].Name
-	}
+	point := stepPoint(ph, ph.AllSteps(), step, p.Steps[step])
 	rl, _ := w.rooflineOf(ph, p, nil)
 	if rl == nil {
 		return ""
@@ -289,12 +269,7 @@ func (w *Writer) rooflineSection(ph *campaign.Phase, p runner.PhaseState, st *ru
 		fmt.Fprintf(&b, "No roofline: %s.\n", cell(rl.Unknown))
 		return b.String()
 	}
-	var board gpu.Board
-	for _, k := range gpu.Boards {
-		if k.Key == rl.Board {
-			board = k
-		}
-	}
+	board, _ := gpu.BoardByKey(rl.Board)
 	fmt.Fprintf(&b, "%s, %s: %s TFLOP/s at %s MHz (%d SMs × %s FLOP a clock each), memory %s GB/s (%s).",
 		board.Key, rl.Dtype, FormatNumber(rl.SpecTF), FormatNumber(board.SpecMHz), board.SMs, FormatNumber(board.FlopsPerClock[rl.Dtype]), FormatNumber(rl.MemGBs), cell(board.Source))
 	if c := ph.Roofline.Ceiling; c != "" {
@@ -356,12 +331,7 @@ func rooflineChart(ph *campaign.Phase, rl *record.Roofline) (svg []byte, err err
 	if rl == nil || rl.Board == "" || len(rl.Points) == 0 {
 		return nil, nil
 	}
-	var board gpu.Board
-	for _, k := range gpu.Boards {
-		if k.Key == rl.Board {
-			board = k
-		}
-	}
+	board, _ := gpu.BoardByKey(rl.Board)
 	pl := plot.New()
 	pl.BackgroundColor = color.White
 	pl.Title.Text = fmt.Sprintf("%s against the %s roofline (%s)", ph.Label(), rl.Board, rl.Dtype)
@@ -424,4 +394,29 @@ func rooflineChart(ph *campaign.Phase, rl *record.Roofline) (svg []byte, err err
 	}
 	pl.Legend.Top, pl.Legend.Left = true, true
 	return svgOf(pl)
+}
+
+// stepPoint names step i of a phase as its rows are grouped: its sweep
+// point ("m=64"), else its name.
+func stepPoint(ph *campaign.Phase, units []*campaign.Step, i int, s runner.StepState) string {
+	var unit *campaign.Unit
+	if i < len(units) {
+		unit = units[i].Unit
+	}
+	if point, _, _ := pointOf(ph, unit); point != "" {
+		return point
+	}
+	return s.Name
+}
+
+// rowNumbers are a row's numeric columns by name, as expressions read
+// them.
+func rowNumbers(row runner.Row) map[string]any {
+	vals := make(map[string]any, len(row.Cols))
+	for j, c := range row.Cols {
+		if f, ok := row.Values[j].(float64); ok {
+			vals[c] = f
+		}
+	}
+	return vals
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/conditions"
+	"github.com/greenlight-run/greenlight/internal/decodefloor"
 	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/report/mdfile"
@@ -56,12 +57,13 @@ type Writer struct {
 	kcsv      map[string]string // phase -> the trace summaries its kernels CSV holds
 	record    recordBook
 	baseline  *baseline
-	servers   map[string]ServerView     // scraped services, by phase id           // baseline: in the campaign file; nil without
-	conds     *conditions.Book          // what the campaign ran under; nil until gathered
-	stamps    *keptMap[[]string]        // finished steps' validity stamps, by phase/attempt/step/attempt
-	clocks    *keptMap[float64]         // finished steps' mean SM clock, MHz, by the same key (roofline.go)
-	power     *keptMap[[2]float64]      // finished steps' GPU power (W) and GPU count, by phase/attempt/step/attempt
-	stepSums  map[stepKey][]gpu.Summary // steps' GPU summaries, this write's (stepGPUs)
+	servers   map[string]ServerView         // scraped services, by phase id           // baseline: in the campaign file; nil without
+	conds     *conditions.Book              // what the campaign ran under; nil until gathered
+	stamps    *keptMap[[]string]            // finished steps' validity stamps, by phase/attempt/step/attempt
+	clocks    *keptMap[float64]             // finished steps' mean SM clock, MHz, by the same key (roofline.go)
+	configs   map[string]decodefloor.Config // model folders' config.json, read once (floor.go)
+	power     *keptMap[[2]float64]          // finished steps' GPU power (W) and GPU count, by phase/attempt/step/attempt
+	stepSums  map[stepKey][]gpu.Summary     // steps' GPU summaries, this write's (stepGPUs)
 
 	// OnHold, when set, is told each time an editor starts or stops
 	// holding the results file: the Held's words, or "" once it let go.

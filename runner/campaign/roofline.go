@@ -84,20 +84,7 @@ func (l *loader) roofline(rs *RooflineSpec, ph *Phase, at func(string) string) {
 		{"bytes", rs.Bytes, &r.Bytes, "write bytes: 2*(m*k + k*n + m*n): the bytes one run moves to and from memory"},
 		{"seconds", rs.Seconds, &r.Seconds, "write seconds: time_ms / 1000 (or 2*m*n*k / (tflops * 1e12)): how long one run took"},
 	} {
-		text := strings.TrimSpace(f.text)
-		if text == "" {
-			l.addOnKey(at(".roofline"), "roofline", fmt.Sprintf("roofline: needs %s:", f.key), f.hint)
-			continue
-		}
-		tree, err := parser.Parse(text)
-		if err == nil {
-			_, err = expr.Compile(text, expr.AllowUndefinedVariables())
-		}
-		if err != nil {
-			l.add(at(".roofline."+f.key), fmt.Sprintf("%s: %s", f.key, exprLine(err.Error())), f.hint)
-			continue
-		}
-		*f.to = Expr{Text: text, Names: namesIn(tree.Node)}
+		l.expression(at(".roofline"), "roofline", f.key, f.text, f.hint, f.to)
 	}
 	if rs.Dtype == "" {
 		l.addOnKey(at(".roofline"), "roofline", "roofline: needs dtype:", "write dtype: bf16 (w4a16 for Marlin-style kernels: 4-bit weights, the multiply in 16 bits)")
@@ -106,6 +93,26 @@ func (l *loader) roofline(rs *RooflineSpec, ph *Phase, at func(string) string) {
 			"write dtype: bf16 (w4a16 for Marlin-style kernels: 4-bit weights, the multiply in 16 bits)")
 	}
 	ph.Roofline = r
+}
+
+// expression checks one expression of a mapping (roofline:, floor:) at
+// path, its key the mapping's key: missing, or one expr cannot compile,
+// is said; else to is it, with the names it reads.
+func (l *loader) expression(path, mapping, key, text, hint string, to *Expr) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		l.addOnKey(path, mapping, fmt.Sprintf("%s: needs %s:", mapping, key), hint)
+		return
+	}
+	tree, err := parser.Parse(text)
+	if err == nil {
+		_, err = expr.Compile(text, expr.AllowUndefinedVariables())
+	}
+	if err != nil {
+		l.add(path+"."+key, fmt.Sprintf("%s: %s", key, exprLine(err.Error())), hint)
+		return
+	}
+	*to = Expr{Text: text, Names: namesIn(tree.Node)}
 }
 
 // namesIn are the variables an expression reads, in order, once each: a
@@ -186,20 +193,7 @@ func (l *loader) floorOf(fs *FloorSpec, ph *Phase, dir string, at func(string) s
 		{"context", fs.Context, &f.Context, "write context: 1024 + 128/2: the tokens a sequence's KV cache holds, on average"},
 		{"tpot", fs.TPOT, &f.TPOT, "write tpot: mean_tpot_ms: the row's time per output token, in ms"},
 	} {
-		text := strings.TrimSpace(x.text)
-		if text == "" {
-			l.addOnKey(at(".floor"), "floor", fmt.Sprintf("floor: needs %s:", x.key), x.hint)
-			continue
-		}
-		tree, err := parser.Parse(text)
-		if err == nil {
-			_, err = expr.Compile(text, expr.AllowUndefinedVariables())
-		}
-		if err != nil {
-			l.add(at(".floor."+x.key), fmt.Sprintf("%s: %s", x.key, exprLine(err.Error())), x.hint)
-			continue
-		}
-		*x.to = Expr{Text: text, Names: namesIn(tree.Node)}
+		l.expression(at(".floor"), "floor", x.key, x.text, x.hint, x.to)
 	}
 	if fs.GPUs < 0 {
 		l.add(at(".floor.gpus"), "gpus must be one or more", "the GPUs that share a step's reads: the tensor-parallel size")
