@@ -89,6 +89,7 @@ type Floor struct {
 	GPUs    int          `json:"gpus"`
 	Board   string       `json:"board,omitempty"`
 	GBs     float64      `json:"gbs_per_gpu,omitempty"`
+	Basis   string       `json:"gbs_basis,omitempty"` // measured (a roofline phase's best point), or the board's spec
 	Points  []FloorPoint `json:"points"`
 	Terms   []FloorTerm  `json:"terms,omitempty"` // the byte model at the largest batch
 	Batch   int          `json:"terms_batch,omitempty"`

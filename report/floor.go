@@ -19,7 +19,7 @@ import (
 
 // floorOf is a decode phase's points against their floor, the record's
 // and the block's alike; nil without floor: or without a row.
-func (w *Writer) floorOf(ph *campaign.Phase, p runner.PhaseState) *record.Floor {
+func (w *Writer) floorOf(ph *campaign.Phase, p runner.PhaseState, st *runner.State) *record.Floor {
 	f := ph.Floor
 	if f == nil {
 		return nil
@@ -77,8 +77,25 @@ func (w *Writer) floorOf(ph *campaign.Phase, p runner.PhaseState) *record.Floor 
 		out.Unknown = why
 		return out
 	}
-	out.Board, out.GBs = board.Key, board.MemGBs
-	bw := board.MemGBs * 1e9 * float64(f.GPUs)
+	// The box's measured bandwidth where a roofline phase measured one
+	// (its best point's GB/s, a GPU's), else the board's spec.
+	out.Board, out.GBs, out.Basis = board.Key, board.MemGBs, "the board's spec"
+	if st != nil {
+		for _, q := range st.Phases {
+			qph := w.plan.Phase(q.ID)
+			if qph == nil || qph.Roofline == nil {
+				continue
+			}
+			if rl, _ := w.rooflineOf(qph, q, nil); rl != nil {
+				for _, pt := range rl.Points {
+					if pt.GBs > 0 && (out.Basis == "the board's spec" || pt.GBs > out.GBs) {
+						out.GBs, out.Basis = pt.GBs, fmt.Sprintf("measured: %s's best point, %s", q.ID, pt.Point)
+					}
+				}
+			}
+		}
+	}
+	bw := out.GBs * 1e9 * float64(f.GPUs)
 	maxAt := -1
 	for i, a := range pts {
 		batch, ctx := int(math.Round(a.batch)), int(math.Round(a.context))
@@ -104,8 +121,8 @@ func (w *Writer) floorOf(ph *campaign.Phase, p runner.PhaseState) *record.Floor 
 }
 
 // floorSection is a decode phase's block against its floor.
-func (w *Writer) floorSection(ph *campaign.Phase, p runner.PhaseState) string {
-	fl := w.floorOf(ph, p)
+func (w *Writer) floorSection(ph *campaign.Phase, p runner.PhaseState, st *runner.State) string {
+	fl := w.floorOf(ph, p, st)
 	if fl == nil {
 		return ""
 	}
@@ -115,7 +132,7 @@ func (w *Writer) floorSection(ph *campaign.Phase, p runner.PhaseState) string {
 		fmt.Fprintf(&b, "No floor: %s.\n", cell(fl.Unknown))
 		return b.String()
 	}
-	fmt.Fprintf(&b, "The least a decode step can take: the bytes `%s`'s config.json says one step reads, over %d × %s GB/s (%s)", codeText(fl.Model), fl.GPUs, FormatNumber(fl.GBs), fl.Board)
+	fmt.Fprintf(&b, "The least a decode step can take: the bytes `%s`'s config.json says one step reads, over %d × %s GB/s (%s, %s)", codeText(fl.Model), fl.GPUs, FormatNumber(fl.GBs), fl.Board, cell(fl.Basis))
 	if inf := ph.Floor.Inferred; inf != "" {
 		fmt.Fprintf(&b, "; %s", inf)
 	}

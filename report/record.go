@@ -104,7 +104,7 @@ func (w *Writer) writeRecord(st *runner.State) error {
 			rp.Captures = w.traces.captures(p)
 		}
 		rp.Roofline, _ = w.rooflineOf(ph, p, st)
-		rp.Floor = w.floorOf(ph, p)
+		rp.Floor = w.floorOf(ph, p, st)
 		rec.Phases = append(rec.Phases, rp)
 		units := ph.AllSteps()
 		for i, s := range p.Steps {
