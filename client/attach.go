@@ -182,15 +182,40 @@ func endingAfterStop(c *link.Client) bool {
 // moment the last one ended): it is given ten seconds to let go.
 func heldAfterEnd(report, stateDir string) string {
 	who := mdfile.ResultsHolder(report)
-	abs, err := filepath.Abs(stateDir)
-	if who == "" || err != nil || !strings.HasSuffix(who, "state dir "+abs) && !strings.HasSuffix(who, "state dir "+stateDir) {
+	if who == "" || !sameStateDir(who, stateDir) {
 		return who
 	}
+	// This state dir's own runner: one ending after a stop (its lock is
+	// let go), or one another client just started (its socket answers;
+	// the start's turn then finds it).
 	for end := time.Now().Add(10 * time.Second); who != "" && time.Now().Before(end); {
 		time.Sleep(50 * time.Millisecond)
+		if c, err := link.Dial(stateDir); err == nil {
+			ending := endingAfterStop(c)
+			c.Close()
+			if !ending {
+				return ""
+			}
+		}
 		who = mdfile.ResultsHolder(report)
 	}
 	return who
+}
+
+// sameStateDir says the holder's words ("pid N, state dir D") name this
+// state dir, whatever path leads to it (a symlinked campaign folder).
+func sameStateDir(who, stateDir string) bool {
+	i := strings.LastIndex(who, "state dir ")
+	if i < 0 {
+		return false
+	}
+	theirs := strings.TrimSpace(who[i+len("state dir "):])
+	if abs, err := filepath.Abs(stateDir); theirs == stateDir || err == nil && theirs == abs {
+		return true
+	}
+	a, err1 := os.Stat(theirs)
+	b, err2 := os.Stat(stateDir)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
 }
 
 // startRunner starts `greenlight __runner` for the campaign in a session
