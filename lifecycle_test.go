@@ -791,6 +791,9 @@ func (l *life) checkRecord() {
 	if said := strings.Count(md, "stopped by you"); said < l.stops {
 		t.Errorf("the record says %d stops; the sequence made %d", said, l.stops)
 	}
+	// One truth: the markdown's figures, NAME.json and status --json
+	// read one results model, valid against the repo's schemas.
+	checkParity(t, l.dir, l.c, "life")
 	// report rebuilds the same record.
 	if out, code := l.bin("report", l.c); code != 0 {
 		t.Fatalf("report: exit %d\n%s", code, out)

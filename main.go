@@ -131,7 +131,7 @@ the ETA comes from), results counted, why a phase waits (a gate: how to
 open it), and the runner's pid. From the runner itself when one runs the
 campaign; from the journal when none does (or it does not answer within
 2 s, which is said). Runs and signals nothing. --json prints the
-greenlight.status/v2 schema (see the README). Exit 0; 2 when the campaign
+greenlight.status/v3 schema (schema/status.schema.json; see the README). Exit 0; 2 when the campaign
 has not run here.
 `,
 	"approve": `Usage: greenlight approve CAMPAIGN.yaml PHASE...

@@ -209,7 +209,7 @@ func TestVerbsDriveACampaign(t *testing.T) {
 	}) {
 		t.Fatalf("the gate never waited:\n%s", out)
 	}
-	if st.Schema != "greenlight.status/v2" || st.Monitor.Kind != "runner" || st.Monitor.PID <= 0 || st.Finished || !st.Phases[1].Gate || st.Phases[1].Waiting == "" {
+	if st.Schema != client.StatusSchema || st.Monitor.Kind != "runner" || st.Monitor.PID <= 0 || st.Finished || !st.Phases[1].Gate || st.Phases[1].Waiting == "" {
 		t.Errorf("live status: %s", out)
 	}
 	if out, code := runBin(t, dir, "approve", c, "bnech"); code != 2 || !strings.Contains(out, `did you mean "bench"`) {

@@ -79,7 +79,7 @@ phases:
 		t.Errorf("status --json's search: %+v", s)
 	}
 	text, _ := runBin(t, dir, "status", c)
-	if !regexp.MustCompile(`search: 11 of at most 13 probes, concurrency 98 passes, 108 does not`).MatchString(text) {
+	if !regexp.MustCompile(`search: 11 of at most 13 probes: found concurrency 98 \(108 fails p99_tpot_ms <= 50\)`).MatchString(text) {
 		t.Errorf("status says:\n%s", text)
 	}
 }

@@ -303,7 +303,7 @@ phases:
 	if code != 0 || dec.Decode(&st) != nil {
 		t.Fatalf("status --json: exit %d, not the schema:\n%s", code, out)
 	}
-	if st.Schema != "greenlight.status/v2" || st.Campaign != "st" || !st.Finished || st.Monitor.Kind != "none" || st.Started == nil || st.Ended == nil {
+	if st.Schema != client.StatusSchema || st.Campaign != "st" || !st.Finished || st.Monitor.Kind != "none" || st.Started == nil || st.Ended == nil {
 		t.Errorf("status: %+v", st)
 	}
 	if len(st.Phases) != 2 || st.Phases[0].Results != 2 || st.Phases[0].Status != "done" ||

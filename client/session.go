@@ -218,7 +218,13 @@ func (s *Session) do(op link.Op, phase string) error {
 func (s *Session) PhaseRows(id string) ([]runner.StepState, error) {
 	m, err := s.client().Request(link.OpState, "")
 	if err != nil {
-		return nil, err
+		// The runner has ended (the campaign finished, or was stopped):
+		// its rows are in the state dir, as report reads them.
+		st, rerr := runner.Replay(s.plan, s.cfg.StateDir)
+		if rerr != nil || st.Phase(id) == nil {
+			return nil, err
+		}
+		return st.Phase(id).Steps, nil
 	}
 	if m.State == nil || m.State.Phase(id) == nil {
 		return nil, fmt.Errorf("the runner's state has no phase %q", id)

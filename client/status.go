@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"github.com/greenlight-run/greenlight/report/mdfile"
 	"path/filepath"
-	"slices"
+	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -18,7 +19,11 @@ import (
 
 // StatusSchema names the JSON below; a change that is not an addition
 // gets a new version.
-const StatusSchema = "greenlight.status/v2"
+// v3: each phase carries its results model (model), the one the record
+// has; a grid's points read from it (a point stopped as precise is
+// "precise", not "skipped"; a search's values probed or not, its repeats
+// its own); the JSON Schema is schema/status.schema.json.
+const StatusSchema = "greenlight.status/v3"
 
 type Status struct {
 	Schema   string        `json:"schema"`
@@ -88,6 +93,10 @@ type StatusPhase struct {
 	// ServicePoint, for a phase run per point of a swept service, is the
 	// point it runs under.
 	ServicePoint *StatusServicePoint `json:"service_point,omitempty"`
+	// Model is the phase's results model, as the record (NAME.json) has
+	// it: every point's state, runs, stats and verdicts, a search's
+	// result.
+	Model *results.Phase `json:"model,omitempty"`
 }
 
 // StatusServicePoint is the point of a swept service a phase runs under:
@@ -114,16 +123,18 @@ func servicePointOf(ph *campaign.Phase) *StatusServicePoint {
 	return out
 }
 
-// StatusPoints is a sweep phase's grid: how many points are done (every
-// repeat run), which one runs, and each point's status (pending,
-// running, done, failed, skipped).
+// StatusPoints is a sweep phase's grid, read from its results model: how
+// many points need no more runs, which one runs, and each point's state
+// (results.PointState: pending, running, done, precise, skipped, cut,
+// not-probed, failed, stopped).
 type StatusPoints struct {
-	Done    int               `json:"done"`
-	Skipped int               `json:"skipped,omitempty"` // of Done: skipped by you (--point) or cut by until: failed
+	Done    int               `json:"done"`              // through: done, precise, skipped, cut or not probed
+	Precise int               `json:"precise,omitempty"` // of Done: stopped as precise (repeat: {until:})
+	Skipped int               `json:"skipped,omitempty"` // of Done: skipped by you, cut by until: failed, or not probed
 	Total   int               `json:"total"`
 	Current string            `json:"current,omitempty"` // m=64,shape=down
 	Repeat  int               `json:"repeat,omitempty"`  // of the current point
-	Repeats int               `json:"repeats"`
+	Repeats int               `json:"repeats"`           // a point's runs at most
 	Status  map[string]string `json:"status"`
 	Search  *StatusSearch     `json:"search,omitempty"` // a search phase: its probes, not its grid
 }
@@ -139,6 +150,7 @@ type StatusSearch struct {
 	Probing   int    `json:"probing,omitempty"`
 	Run       int    `json:"run,omitempty"` // of the value probed now
 	Done      bool   `json:"done,omitempty"`
+	Words     string `json:"words,omitempty"` // what it found, as the record says it
 	// Slip: the search stopped because its SLO names a column no run
 	// wrote (runner.SearchSlip); no limit is given.
 	Slip string `json:"slip,omitempty"`
@@ -158,11 +170,8 @@ func (pt *StatusPoints) Words() string {
 			return " · search stopped: " + s.Slip
 		}
 		w := fmt.Sprintf(" · search: %d of at most %d probes", s.Probes, s.MaxProbes)
-		if s.Limit > 0 {
-			w += fmt.Sprintf(", %s %d passes", s.Axis, s.Limit)
-		}
-		if s.Above > 0 {
-			w += fmt.Sprintf(", %d does not", s.Above)
+		if s.Words != "" {
+			w += ": " + s.Words
 		}
 		if s.Probing > 0 {
 			w += fmt.Sprintf(", probing %d (run %d)", s.Probing, s.Run)
@@ -170,8 +179,15 @@ func (pt *StatusPoints) Words() string {
 		return w
 	}
 	w := fmt.Sprintf(" · points %d/%d done", pt.Done, pt.Total)
+	var of []string
+	if pt.Precise > 0 {
+		of = append(of, fmt.Sprintf("%d stopped as precise", pt.Precise))
+	}
 	if pt.Skipped > 0 {
-		w += fmt.Sprintf(" (%d skipped)", pt.Skipped)
+		of = append(of, fmt.Sprintf("%d skipped", pt.Skipped))
+	}
+	if len(of) > 0 {
+		w += " (" + strings.Join(of, ", ") + ")"
 	}
 	if pt.Current != "" {
 		w += fmt.Sprintf(", running %s (repeat %d/%d)", pt.Current, pt.Repeat, pt.Repeats)
@@ -179,78 +195,36 @@ func (pt *StatusPoints) Words() string {
 	return w
 }
 
-// searchOf is a search phase's progress.
-func searchOf(ph *campaign.Phase, p runner.PhaseState) *StatusSearch {
-	ss := ph.Sweep.Search
-	s, _ := runner.SearchProbes(ph, p.Steps)
-	r := s.Result()
-	out := &StatusSearch{Axis: ss.Axis, Probes: len(s.Probes), MaxProbes: ss.MaxProbes(), Above: r.Above, Done: r.Done && p.Status.Finished(),
-		Slip: runner.SearchSlip(ph, p.Steps)}
-	if out.Slip != "" {
-		return out
-	}
-	if r.OK {
-		out.Limit = r.Limit
-	}
-	if p.Status == runner.Running && p.Current < len(p.Steps) && p.Steps[p.Current].Status == runner.Running {
-		if u := ph.AllSteps()[p.Current].Unit; u != nil {
-			out.Probing = ss.Values[u.Point]
-			for _, st := range p.Steps {
-				if st.Point == p.Steps[p.Current].Point && (st.Status == runner.Done || st.Status == runner.Running) {
-					out.Run++
-				}
-			}
-		}
+// searchOf is a search phase's progress, from its results model.
+func searchOf(rs *results.Search) *StatusSearch {
+	out := &StatusSearch{Axis: rs.Axis, Probes: len(rs.Probes), MaxProbes: rs.MaxProbes, Above: rs.Above, Done: rs.Done,
+		Slip: rs.Slip, Probing: rs.Probing, Run: rs.Run, Words: rs.Words}
+	if rs.Found && rs.Slip == "" {
+		out.Limit = rs.Limit
 	}
 	return out
 }
 
-// pointsOf is the grid of a sweep phase as its steps stand: a point is
-// running or failed when one of its runs is, done when every run is,
-// skipped when every run is done or skipped, else pending.
-func pointsOf(ph *campaign.Phase, p runner.PhaseState) *StatusPoints {
+// pointsOf is the grid of a sweep phase, from its results model.
+func pointsOf(ph *campaign.Phase, p runner.PhaseState, rp *results.Phase) *StatusPoints {
 	sw := ph.Sweep
-	if sw == nil || len(sw.Units) == 0 {
+	if sw == nil || len(sw.Units) == 0 || rp == nil || rp.Count == nil {
 		return nil
 	}
-	out := &StatusPoints{Total: sw.Points, Repeats: sw.Repeat, Status: map[string]string{}}
-	if sw.Search != nil {
-		out.Search = searchOf(ph, p)
+	c := rp.Count
+	out := &StatusPoints{Total: c.Points, Done: c.Through, Precise: c.Precise, Skipped: c.Skipped + c.Cut + c.NotProbed,
+		Repeats: sw.Repeats.Max, Status: map[string]string{}}
+	if rs := rp.Search; rs != nil {
+		out.Search = searchOf(rs)
+		out.Repeats = sw.Search.MaxRepeats
 	}
-	seen := map[int][]runner.Status{}
-	for i, st := range ph.AllSteps() {
-		status := runner.Pending
-		if i < len(p.Steps) {
-			status = p.Steps[i].Status
-		}
-		seen[st.Unit.Point] = append(seen[st.Unit.Point], status)
-		if status == runner.Running && i == p.Current {
-			out.Current, out.Repeat = sw.Key(*st.Unit), st.Unit.Repeat
-		}
+	for _, pt := range rp.Points {
+		out.Status[pt.Key] = string(pt.State)
 	}
-	for _, u := range sw.Units {
-		key, all := sw.Key(u), seen[u.Point]
-		word := runner.Pending
-		switch {
-		case slices.Contains(all, runner.Running):
-			word = runner.Running
-		case slices.Contains(all, runner.Failed):
-			word = runner.Failed
-		case !slices.ContainsFunc(all, func(s runner.Status) bool { return s != runner.Done }):
-			word = runner.Done
-		case !slices.ContainsFunc(all, func(s runner.Status) bool { return s != runner.Done && s != runner.Skipped }):
-			word = runner.Skipped
+	if p.Status == runner.Running && p.Current < len(p.Steps) && p.Steps[p.Current].Status == runner.Running {
+		if u := ph.AllSteps()[p.Current].Unit; u != nil {
+			out.Current, out.Repeat = sw.Key(*u), u.Repeat
 		}
-		if _, ok := out.Status[key]; !ok {
-			switch word {
-			case runner.Done:
-				out.Done++
-			case runner.Skipped:
-				out.Done++ // finished: the grid's progress counts it
-				out.Skipped++
-			}
-		}
-		out.Status[key] = string(word)
 	}
 	return out
 }
@@ -311,6 +285,7 @@ func StatusOf(plan *campaign.Plan, dir string, st *runner.State) Status {
 	if h := mdfile.HolderOf(plan.Report); h != nil {
 		out.ReportHeld = (&mdfile.Held{Path: plan.Report, By: *h}).Error()
 	}
+	model := results.Of(plan, st)
 	for _, p := range st.Phases {
 		sp := StatusPhase{ID: p.ID, Title: p.Title, Status: string(p.Status), Reason: p.Reason, Waiting: p.WaitReason,
 			Gate: p.Manual, Attempt: p.Attempt, Started: timePtr(p.Started), Ended: timePtr(p.Ended), ExpectFailed: p.ExpectFailed}
@@ -329,7 +304,8 @@ func StatusOf(plan *campaign.Plan, dir string, st *runner.State) Status {
 		}
 		sp.Slurm = slurmOf(p.Slurm, time.Now())
 		if ph := plan.Phase(p.ID); ph != nil {
-			sp.Points, sp.ServicePoint = pointsOf(ph, p), servicePointOf(ph)
+			sp.Model = model.Phase(p.ID)
+			sp.Points, sp.ServicePoint = pointsOf(ph, p, sp.Model), servicePointOf(ph)
 		}
 		out.Phases = append(out.Phases, sp)
 	}

@@ -82,7 +82,7 @@ type Line struct {
 	P                    float64  // Welch's p-value; NaN when not tested
 	Basis                string   // "Welch's t-test, p = 0.003, n = 5 and 5" or "tolerance 2%, one run each"
 	ByTolerance          bool     // judged by the tolerance: neither side's spread was known
-	Way                  string   // record.ByName where the way it improves came from its name (a rate higher, a time lower)
+	Way                  string   // campaign.ByName where the way it improves came from its name (a rate higher, a time lower)
 	Stamped              []string // "new: GPU 0 throttled (SW power cap)"
 }
 
@@ -323,21 +323,21 @@ func describe(k key) string {
 
 // better is which way metric k improves: the new phase's word, else the
 // old one's, else the metric's name (a rate higher, a time lower: basis
-// record.ByName, said beside the verdict); "" when nothing says.
-func better(k key, phases ...map[string]record.Phase) (dir, basis string) {
+// campaign.ByName, said beside the verdict); "" when nothing says.
+func better(k key, phases ...map[string]record.Phase) (dir campaign.Direction, basis string) {
 	for _, ps := range phases {
 		p, ok := ps[k.phase]
 		if !ok {
 			continue
 		}
-		if d, _ := record.Way(p.Better, k.metric, false); d != "" {
+		if d, _ := campaign.Way(p.Better, k.metric, false); d != "" {
 			return d, ""
 		}
 	}
-	return record.Way(nil, k.metric, true)
+	return campaign.Way(nil, k.metric, true)
 }
 
-func judge(k key, a, b side, dir string, o Options) Line {
+func judge(k key, a, b side, dir campaign.Direction, o Options) Line {
 	l := Line{Phase: k.phase, Point: k.point, Metric: k.metric, Old: statOf(a.vals[k]), New: statOf(b.vals[k]), P: math.NaN()}
 	l.Change = math.NaN()
 	if l.Old.Mean != 0 {
@@ -386,9 +386,9 @@ func judge(k key, a, b side, dir string, o Options) Line {
 	}
 	up := l.New.Mean > l.Old.Mean
 	switch {
-	case dir == "higher" && up, dir == "lower" && !up:
+	case dir == campaign.Higher && up, dir == campaign.Lower && !up:
 		l.Verdict = Better
-	case dir == "higher" || dir == "lower":
+	case dir == campaign.Higher || dir == campaign.Lower:
 		l.Verdict = Worse
 	default:
 		l.Verdict = Changed

@@ -65,8 +65,8 @@ func lineOf(t *testing.T, r Result, phase, point, metric string) Line {
 // on one side listed; renames; a baseline still running said.
 func TestVerdicts(t *testing.T) {
 	phases := []record.Phase{
-		{ID: "gemm", Better: map[string]string{"tflops": "higher"}},
-		{ID: "decode", Better: map[string]string{"tpot_ms": "lower", "*": "higher"}},
+		{ID: "gemm", Better: map[string]campaign.Direction{"tflops": "higher"}},
+		{ID: "decode", Better: map[string]campaign.Direction{"tpot_ms": "lower", "*": "higher"}},
 		{ID: "old-only"},
 	}
 	old := rec("bench0", "running", phases,
@@ -188,7 +188,7 @@ func TestConditionsFirst(t *testing.T) {
 // none is named, a column that is the same constant on both sides (a
 // setting, a count) is left out and said in a note.
 func TestMetricsOnly(t *testing.T) {
-	named := []record.Phase{{ID: "decode", Metrics: []string{"output_throughput", "p99_tpot_ms"}, Better: map[string]string{"p99_tpot_ms": "lower"}}}
+	named := []record.Phase{{ID: "decode", Metrics: []string{"output_throughput", "p99_tpot_ms"}, Better: map[string]campaign.Direction{"p99_tpot_ms": "lower"}}}
 	vals := func(tok, tpot float64) map[string]any {
 		return map[string]any{"output_token_throughput_tok_s": tok, "p99_tpot_ms": tpot, "successful_requests": 1000.0, "total_input_tokens": 512000.0, "benchmark_duration_s": 12.0 + tok/100}
 	}
@@ -218,7 +218,7 @@ func TestMetricsOnly(t *testing.T) {
 // the baseline's own spread (its 95% prediction interval), not the
 // tolerance: inside it is noise however far past 2%, outside it is worse.
 func TestOneRunAgainstTheBaselinesSpread(t *testing.T) {
-	ph := []record.Phase{{ID: "g", Better: map[string]string{"tflops": "higher"}}}
+	ph := []record.Phase{{ID: "g", Better: map[string]campaign.Direction{"tflops": "higher"}}}
 	base := rec("base", "finished", ph, row("g", "m=1", map[string]any{"tflops": 600.0}), row("g", "m=1", map[string]any{"tflops": 640.0}), row("g", "m=1", map[string]any{"tflops": 620.0}))
 	// mean 620, sd 20, n 3: t(0.975, 2) = 4.3027 · 20 · √(4/3) = 99.366.
 	for _, c := range []struct {
@@ -273,5 +273,43 @@ func TestSameCampaignTwice(t *testing.T) {
 	}
 	if md := r.Markdown(0); !strings.Contains(md, "bench (new, 2026-12-04 12:00)") {
 		t.Errorf("markdown does not tell them apart:\n%s", md)
+	}
+}
+
+// TestLiveLearnsAsRunsCome: each new result is said with its change
+// against the baseline at its point; the verdict learns as the repeats
+// come: one run against three is judged by the three's spread (their
+// prediction interval), two and three against three by Welch's test.
+func TestLiveLearnsAsRunsCome(t *testing.T) {
+	p, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte("name: bench1\nphases:\n  - id: gemm\n    sweep: {m: [1, 64]}\n    repeat: 3\n    expect: {tflops: \">= 1\"}\n    steps:\n      - run: |\n          true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []record.Row
+	for _, m := range []string{"m=1", "m=64"} {
+		for r := 1; r <= 3; r++ {
+			v := 10.0 + float64(r)
+			if m == "m=64" {
+				v = 640 + float64(r)
+			}
+			rows = append(rows, record.Row{Phase: "gemm", Point: m, Repeat: r, Values: map[string]any{"tflops": v}})
+		}
+	}
+	live := NewLive(&record.Record{Campaign: record.Campaign{Name: "bench0"}, Phases: []record.Phase{{ID: "gemm"}}, Rows: rows}, p, Options{Tolerance: 0.02})
+	for i, c := range []struct {
+		point string
+		v     float64
+		want  string
+	}{
+		{"m=1", 12, "tflops 12 at m=1: +0.0% vs bench0, within noise"}, // 11-13's spread
+		{"m=64", 705, "tflops 705 at m=64: +9.8% vs bench0, better, beyond noise"},
+		{"m=1", 13, "tflops 13 at m=1: +4.2% vs bench0, within noise"}, // 12, 13 against 11, 12, 13: Welch
+		{"m=64", 706, "tflops 706 at m=64: +9.9% vs bench0, better, beyond noise"},
+	} {
+		_, m, _ := strings.Cut(c.point, "=")
+		got := live.Say("gemm", c.point, []string{"m", "repeat", "tflops"}, []any{m, float64(i/2 + 1), c.v})
+		if !strings.HasPrefix(got, c.want) {
+			t.Errorf("result %d said %q; want it to start %q", i+1, got, c.want)
+		}
 	}
 }

@@ -21,18 +21,18 @@ type Live struct {
 	opts  Options
 	mu    sync.Mutex
 	now   side
-	dirs  map[string]map[string]string // the campaign's own better:, by phase
-	skips map[string]map[string]bool   // a sweep's axes and repeat, by phase: not metrics
-	named map[string][]campaign.Metric // the metrics a phase names, by phase
+	dirs  map[string]map[string]campaign.Direction // the campaign's own better:, by phase
+	skips map[string]map[string]bool               // a sweep's axes and repeat, by phase: not metrics
+	named map[string][]campaign.Metric             // the metrics a phase names, by phase
 }
 
 // NewLive holds plan's new results against base.
 func NewLive(base *record.Record, plan *campaign.Plan, opts Options) *Live {
 	l := &Live{name: base.Campaign.Name, base: gather(base, opts.Rename), plan: plan, opts: opts,
-		now: side{vals: map[key][]float64{}, stamps: map[key][]string{}}, dirs: map[string]map[string]string{}, skips: map[string]map[string]bool{},
+		now: side{vals: map[key][]float64{}, stamps: map[key][]string{}}, dirs: map[string]map[string]campaign.Direction{}, skips: map[string]map[string]bool{},
 		named: map[string][]campaign.Metric{}}
 	for _, ph := range plan.Phases {
-		l.dirs[ph.ID] = record.Better(ph)
+		l.dirs[ph.ID] = campaign.Better(ph)
 		l.skips[ph.ID] = ph.PointColumns()
 		l.named[ph.ID] = ph.Metrics
 	}
@@ -93,14 +93,14 @@ func (l *Live) Say(phase, point string, cols []string, vals []any) string {
 	return fmt.Sprintf("%s %s%s: %s", main.metric, format.Number(value[*main]), at, Word(j, l.name))
 }
 
-func (l *Live) dir(k key) string {
+func (l *Live) dir(k key) campaign.Direction {
 	d, _ := l.way(k)
 	return d
 }
 
-// way is which way k improves, and its basis (record.ByName: its name).
-func (l *Live) way(k key) (string, string) {
-	if d, _ := record.Way(l.dirs[k.phase], k.metric, false); d != "" {
+// way is which way k improves, and its basis (campaign.ByName: its name).
+func (l *Live) way(k key) (campaign.Direction, string) {
+	if d, _ := campaign.Way(l.dirs[k.phase], k.metric, false); d != "" {
 		return d, ""
 	}
 	return better(k, l.base.phases)

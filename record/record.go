@@ -18,18 +18,23 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/report/trace"
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // Schema is the version of the record's format this greenlight
-// writes and reads.
-const Schema = 1
+// writes; it reads it and every version since MinSchema (2 added each
+// phase's results model, Phase.Results: a schema 1 record has none). The
+// JSON Schema of each is schema/record.schema.json.
+const (
+	Schema    = 2
+	MinSchema = 1
+)
 
 // KindName marks a file as a greenlight record.
 const KindName = "greenlight-results"
@@ -58,18 +63,22 @@ type Campaign struct {
 // Phase is one phase: its status and times, its grid, and which
 // way its metrics are better.
 type Phase struct {
-	ID      string            `json:"id"`
-	Title   string            `json:"title,omitempty"`
-	Status  string            `json:"status"`
-	Reason  string            `json:"reason,omitempty"`
-	Attempt int               `json:"attempt,omitempty"`
-	Started time.Time         `json:"started,omitzero"`
-	Ended   time.Time         `json:"ended,omitzero"`
-	Axes    []string          `json:"axes,omitempty"`    // a sweep's axes, in order
-	Repeat  int               `json:"repeat,omitempty"`  // runs of each point
-	Better  map[string]string `json:"better,omitempty"`  // metric: higher or lower
-	Metrics []string          `json:"metrics,omitempty"` // the metrics it is about (none: every numeric column)
-	Noise   float64           `json:"noise,omitempty"`   // a sweep's noise limit (coefficient of variation)
+	ID      string                        `json:"id"`
+	Title   string                        `json:"title,omitempty"`
+	Status  string                        `json:"status"`
+	Reason  string                        `json:"reason,omitempty"`
+	Attempt int                           `json:"attempt,omitempty"`
+	Started time.Time                     `json:"started,omitzero"`
+	Ended   time.Time                     `json:"ended,omitzero"`
+	Axes    []string                      `json:"axes,omitempty"`    // a sweep's axes, in order
+	Repeat  int                           `json:"repeat,omitempty"`  // runs of each point at most (a grid's; a search's are in Results)
+	Better  map[string]campaign.Direction `json:"better,omitempty"`  // metric: higher or lower
+	Metrics []string                      `json:"metrics,omitempty"` // the metrics it is about (none: every numeric column)
+	Noise   float64                       `json:"noise,omitempty"`   // a sweep's noise limit (coefficient of variation)
+	// Model is the phase's results model (package results): each point's
+	// state, runs, stats and verdicts, a search's result. The same value
+	// status --json gives. Schema 2 on.
+	Model *results.Phase `json:"model,omitempty"`
 	// Captures are its profiler traces as kernel families, one a step's
 	// run that made them: what a trace diff compares (compare).
 	Captures []trace.Capture `json:"captures,omitempty"`
@@ -241,7 +250,7 @@ func Stream(path string, onRow func(Row) error) (*Record, error) {
 			if err := dec.Decode(&schema); err != nil {
 				return nil, wrap(err)
 			}
-			if schema != Schema {
+			if schema < MinSchema || schema > Schema {
 				return nil, wrongSchema(path, schema)
 			}
 			r.Schema = schema
@@ -266,14 +275,14 @@ func Stream(path string, onRow func(Row) error) (*Record, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%s: more after the record's end", path)
 	}
-	if schema != Schema {
+	if schema < MinSchema || schema > Schema {
 		return nil, wrongSchema(path, schema)
 	}
 	return &r, nil
 }
 
 func wrongSchema(path string, schema int) error {
-	return fmt.Errorf("%s: a record of schema %d; this greenlight reads schema %d (use the greenlight that wrote it, or run `greenlight report` on its campaign to write it again)", path, schema, Schema)
+	return fmt.Errorf("%s: a record of schema %d; this greenlight reads schemas %d to %d (use the greenlight that wrote it, or run `greenlight report` on its campaign to write it again)", path, schema, MinSchema, Schema)
 }
 
 // streamRows reads the rows array, one row at a time, its numbers made
@@ -307,80 +316,4 @@ func streamRows(dec *json.Decoder, path string, n *int, onRow func(Row) error) e
 	}
 	_, err := dec.Token() // ]
 	return err
-}
-
-// timeName is a metric whose name says it is a time: better lower;
-// rateName one whose name says it is a rate: better higher. A time is
-// looked for first (time_s is seconds, not a rate).
-var (
-	timeName = regexp.MustCompile(`(?i)(^|_)(time|latency|duration|ttft|tpot|itl|e2el)(_|$)|_(ms|us|ns)$`)
-	rateName = regexp.MustCompile(`(?i)flops|throughput|gbps|bandwidth|(^|_)(bw|tok_s|tokens_s|req_s|per_s)$|_s$`)
-)
-
-// ByName is the basis of a direction a metric's name gave.
-const ByName = "by its name"
-
-// Way is which way metric improves, given a phase's directions (Better):
-// its own, else the phase's better:; else, where guess is asked, by its
-// name: "lower" for a time (time_us, mean_tpot_ms, latency), "higher"
-// for a rate (tflops, tok_s, gbps, output_throughput), with basis
-// ByName, which every view that uses it says. "" when nothing says.
-func Way(dirs map[string]string, metric string, guess bool) (dir, basis string) {
-	if d := dirs[metric]; d != "" {
-		return d, ""
-	}
-	if d := dirs["*"]; d != "" {
-		return d, ""
-	}
-	switch {
-	case !guess:
-	case timeName.MatchString(metric):
-		return "lower", ByName
-	case rateName.MatchString(metric):
-		return "higher", ByName
-	}
-	return "", ""
-}
-
-// Better says which way a phase's metrics improve: better: of the metric
-// itself, else its metrics: entry's, else an expectation's direction (>=
-// is higher, <= lower), else the phase's better: for all.
-func Better(ph *campaign.Phase) map[string]string {
-	out := map[string]string{}
-	dir := func(e campaign.Expect) string {
-		switch e.Op {
-		case ">=", ">":
-			return "higher"
-		case "<=", "<":
-			return "lower"
-		}
-		return ""
-	}
-	all := append([]campaign.Expect(nil), ph.Expect...)
-	for _, s := range ph.Steps {
-		all = append(all, s.Expect...)
-	}
-	for _, e := range all {
-		if d := dir(e); d != "" {
-			out[e.Column] = d
-		}
-	}
-	for _, m := range ph.Metrics {
-		if m.Better != "" {
-			for _, n := range m.Names() {
-				out[n] = m.Better
-			}
-		}
-	}
-	for k, d := range ph.BetterOf {
-		if d != "" {
-			for _, n := range (campaign.Metric{Name: k}).Names() {
-				out[n] = d // said of the metric itself: over an expect's direction
-			}
-		}
-	}
-	if ph.Better != "" {
-		out["*"] = ph.Better // every other metric
-	}
-	return out
 }

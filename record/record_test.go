@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 const good = `{
@@ -46,7 +48,7 @@ func TestReadKeepsValues(t *testing.T) {
 // error that says which.
 func TestReadRefuses(t *testing.T) {
 	for _, c := range []struct{ name, text, want string }{
-		{"another schema", strings.Replace(good, `"schema": 1`, `"schema": 2`, 1), "a record of schema 2; this greenlight reads schema 1"},
+		{"another schema", strings.Replace(good, `"schema": 1`, `"schema": 3`, 1), "a record of schema 3; this greenlight reads schemas 1 to 2"},
 		{"not a record", `{"name": "golden", "phases": []}`, "not a greenlight record"},
 		{"not JSON", "# results\n\n| a | b |\n", "not a greenlight record"},
 		{"unknown field", strings.Replace(good, `"step": 1,`, `"step": 1, "gpu_hours": 3,`, 1), `unknown field "gpu_hours"`},
@@ -89,15 +91,16 @@ func TestAppendRowIsJSON(t *testing.T) {
 // TestWay: a metric's own direction first, then the phase's better:, and
 // only where asked a time by its name; tok_s is no time.
 func TestWay(t *testing.T) {
-	dirs := map[string]string{"tok_s": "higher"}
+	dirs := map[string]campaign.Direction{"tok_s": "higher"}
 	for _, tt := range []struct {
-		dirs       map[string]string
-		metric     string
-		guess      bool
-		dir, basis string
+		dirs   map[string]campaign.Direction
+		metric string
+		guess  bool
+		dir    campaign.Direction
+		basis  string
 	}{
 		{dirs, "tok_s", true, "higher", ""},
-		{map[string]string{"*": "higher"}, "mean_tpot_ms", true, "higher", ""},
+		{map[string]campaign.Direction{"*": "higher"}, "mean_tpot_ms", true, "higher", ""},
 		{nil, "mean_tpot_ms", true, "lower", "by its name"},
 		{nil, "time_us", true, "lower", "by its name"},
 		{nil, "ttft", true, "lower", "by its name"},
@@ -110,7 +113,7 @@ func TestWay(t *testing.T) {
 		{nil, "tflops", false, "", ""},
 		{nil, "timeline_gaps", true, "", ""},
 	} {
-		if d, b := Way(tt.dirs, tt.metric, tt.guess); d != tt.dir || b != tt.basis {
+		if d, b := campaign.Way(tt.dirs, tt.metric, tt.guess); d != tt.dir || b != tt.basis {
 			t.Errorf("Way(%v, %s, %v) = %q %q; want %q %q", tt.dirs, tt.metric, tt.guess, d, b, tt.dir, tt.basis)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -149,11 +148,11 @@ func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
 		}
 		names[u.Point%own] = strings.Join(parts, ",")
 	}
-	dirs := record.Better(syn)
+	dirs := campaign.Better(syn)
 	var b strings.Builder
 	for _, m := range metrics {
-		dir, basis := record.Way(dirs, m, true)
-		lower := dir == "lower"
+		dir, basis := campaign.Way(dirs, m, true)
+		lower := dir == campaign.Lower
 		word := "highest"
 		if lower {
 			word = "lowest"
@@ -197,7 +196,7 @@ func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
 				apart = fmt.Sprintf("yes: %s apart", FormatNumber(math.Abs(best.st.Mean-next.st.Mean)))
 			}
 			fmt.Fprintf(&b, "| %s (%s) | %s | %s: %s | %s: %s | %s |\n", cell(m), word, cell(firstOr(names[c], "all")),
-				cell(best.name), statCell(best.st, syn.Sweep.Noise), cell(next.name), statCell(next.st, syn.Sweep.Noise), apart)
+				cell(best.name), statCell(best.st, best.st.N >= 2 && best.st.CV > syn.Sweep.Noise), cell(next.name), statCell(next.st, next.st.N >= 2 && next.st.CV > syn.Sweep.Noise), apart)
 		}
 	}
 	return b.String()
@@ -222,11 +221,17 @@ func (w *Writer) updateAcross(st *runner.State) error {
 		syn, ps, rows := a.gather(w.plan, st)
 		w.gathered = append(w.gathered, gathered{a, syn, ps, rows})
 		key := "across:" + a.of
-		if c, seen := w.charts[key]; rows == 0 || seen && c.rows == rows {
-			continue // drawn again when its rows change
+		done := 0
+		for _, s := range ps.Steps {
+			if s.Status == runner.Done {
+				done++
+			}
+		}
+		if c, seen := w.charts[key]; rows == 0 || seen && c.rows == rows && c.done == done {
+			continue // drawn again when its rows change, or a run of it ends
 		}
 		names, err := sweepCharts(w.path, syn, ps)
-		w.charts[key] = charted{rows: rows, names: names}
+		w.charts[key] = charted{rows: rows, done: done, names: names}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("charts of %s across %s: %w", a.of, a.svc, err))
 		}

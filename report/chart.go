@@ -15,7 +15,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/greenlight-run/greenlight/internal/files"
-	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/search"
@@ -287,10 +286,10 @@ func chartNamed(ph *campaign.Phase, metric string, series []chartSeries) (map[in
 		}
 		return named, ""
 	}
-	dir, _ := record.Way(record.Better(ph), metric, true)
+	dir, _ := campaign.Way(campaign.Better(ph), metric, true)
 	last := func(i int) float64 { st := series[i].stats; return st[len(st)-1].Mean }
 	slices.SortStableFunc(with, func(a, b int) int {
-		if dir == "lower" {
+		if dir == campaign.Lower {
 			return cmp.Compare(last(a), last(b))
 		}
 		return cmp.Compare(last(b), last(a))
@@ -299,7 +298,7 @@ func chartNamed(ph *campaign.Phase, metric string, series []chartSeries) (map[in
 		named[i] = r
 	}
 	word := "highest"
-	if dir == "lower" {
+	if dir == campaign.Lower {
 		word = "lowest"
 	}
 	return named, fmt.Sprintf("%d more in grey (named: the %d %s at their last point)", len(with)-maxNamed, maxNamed, word)
@@ -380,7 +379,7 @@ func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[st
 // charted is what a sweep phase's charts were last drawn from.
 type charted struct {
 	rows, attempt int
-	done          int               // a search's units done: its limit moves as a probe's run ends, not as its row lands
+	done          int               // its steps done: a run counts once its unit is done, not as its row lands
 	names         map[string]string // metric -> SVG beside the results file
 }
 
@@ -397,9 +396,10 @@ func (w *Writer) updateCharts(p *runner.PhaseState) error {
 	rows, done := 0, 0
 	for _, s := range p.Steps {
 		rows += len(s.Results)
-		// A search's limit moves as a probe ends; a roofline's clock is
-		// fixed as a step ends: either is drawn again then.
-		if s.Status == runner.Done && (ph.Sweep.Search != nil || ph.Roofline != nil) {
+		// A run counts once its unit is done (runner.PointUnits), a
+		// search's limit moves as a probe ends, a roofline's clock is fixed
+		// as a step ends: each is drawn again then, not as a row lands.
+		if s.Status == runner.Done {
 			done++
 		}
 	}

@@ -104,7 +104,7 @@ func (w *Writer) keyExtras(p runner.PhaseState) string {
 
 func (w *Writer) keyEnergy(p runner.PhaseState) string {
 	ph := w.plan.Phase(p.ID)
-	_, metric, step := keyOf(ph, p)
+	_, metric, step := keyOf(ph, p, nil)
 	if ph == nil || step < 0 || !isTokenRate(metric) {
 		return ""
 	}

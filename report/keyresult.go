@@ -11,19 +11,24 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // keyOf is the key result, its metric and the step that gave it (-1:
 // none). ph may be nil (a phase the plan no longer has).
-func keyOf(ph *campaign.Phase, p runner.PhaseState) (text, metric string, step int) {
+// rp is the phase's results model, nil to have it made.
+func keyOf(ph *campaign.Phase, p runner.PhaseState, rp *results.Phase) (text, metric string, step int) {
+	if ph != nil && ph.Sweep != nil && rp == nil {
+		m := results.PhaseOf(ph, &p, p.Ended)
+		rp = &m
+	}
 	if ph != nil && ph.Sweep != nil && ph.Sweep.Search != nil {
-		return searchKey(ph, p), "", -1
+		return searchKey(ph, rp), "", -1
 	}
 	if ph != nil && ph.Sweep != nil && len(ph.Sweep.Axes) > 0 {
-		if text, metric, step = bestPoint(ph, p); text != "" {
+		if text, metric, step = bestPoint(ph, p, rp); text != "" {
 			return text, metric, step
 		}
 	}
@@ -53,14 +58,13 @@ func keyOf(ph *campaign.Phase, p runner.PhaseState) (text, metric string, step i
 // metrics whose better way is known (said; else a rate by its name,
 // higher, or a time, lower), the point whose mean is best that way. ""
 // where no metric has a way.
-func bestPoint(ph *campaign.Phase, p runner.PhaseState) (text, metric string, step int) {
-	metrics, vals := runner.PointValues(ph, p.Steps)
-	dirs := record.Better(ph)
-	var dir string
+func bestPoint(ph *campaign.Phase, p runner.PhaseState, rp *results.Phase) (text, metric string, step int) {
+	metrics := rp.MetricNames()
+	var dir campaign.Direction
 	for _, m := range keyOrder(ph, metrics) {
-		d, _ := record.Way(dirs, m, true)
+		d := rp.Metrics[slices.Index(metrics, m)].Better
 		if d == "" && isRate(m) {
-			d = "higher" // a rate by its name (TFLOP/s, tok_s): what a sweep is after
+			d = campaign.Higher // a rate by its name (TFLOP/s, tok_s): what a sweep is after
 		}
 		if d != "" {
 			metric, dir = m, d
@@ -70,31 +74,32 @@ func bestPoint(ph *campaign.Phase, p runner.PhaseState) (text, metric string, st
 	if metric == "" {
 		return "", "", -1
 	}
-	best, bestPt := PointStat{}, -1
-	for pt, xs := range vals[metric] {
-		s := pointStat(xs)
-		if s.N == 0 {
+	var best results.Stat
+	var bestPt *results.Point
+	for i := range rp.Points {
+		pt := &rp.Points[i]
+		s, ok := pt.Stat(metric)
+		if !ok || s.N == 0 {
 			continue
 		}
-		if bestPt < 0 || dir == "higher" && s.Mean > best.Mean || dir == "lower" && s.Mean < best.Mean ||
-			s.Mean == best.Mean && pt < bestPt {
+		if bestPt == nil || dir == campaign.Higher && s.Mean > best.Mean || dir == campaign.Lower && s.Mean < best.Mean {
 			best, bestPt = s, pt
 		}
 	}
-	if bestPt < 0 {
+	if bestPt == nil {
 		return "", "", -1
 	}
 	all := ph.AllSteps()
 	step = -1
-	var at string
+	at := bestPt.Key
 	for i := range min(len(all), len(p.Steps)) {
-		if u := all[i].Unit; u != nil && u.Point == bestPt && len(p.Steps[i].Results) > 0 {
-			step, at = i, ph.Sweep.Key(*u)
+		if u := all[i].Unit; u != nil && ph.Sweep.Key(*u) == at && len(p.Steps[i].Results) > 0 {
+			step = i
 		}
 	}
 	value := FormatNumber(best.Mean)
 	if best.N >= 2 {
-		value = strings.TrimSuffix(statCell(PointStat{N: best.N, Mean: best.Mean, Half: best.Half}, 1e9), fmt.Sprintf(" (n=%d)", best.N))
+		value = strings.TrimSuffix(statCell(PointStat{N: best.N, Mean: best.Mean, Half: best.Half}, false), fmt.Sprintf(" (n=%d)", best.N))
 	}
 	return fmt.Sprintf("%s %s%s at %s", metric, value, unitOf(metric), at), metric, step
 }

@@ -74,7 +74,7 @@ phases:
 		return 1e6 / tflops[pt] // the last column: what the key result used to be
 	})
 	// 679 and 683 at m=4096: mean 681, t(0.975, 1) · sd/√2 = 25.4.
-	if got, _, _ := keyOf(gemm, ps); got != "tflops 681 ± 25 at m=4096" {
+	if got, _, _ := keyOf(gemm, ps, nil); got != "tflops 681 ± 25 at m=4096" {
 		t.Errorf("GEMM key result %q; want tflops at its best point, m=4096", got)
 	}
 
@@ -88,7 +88,7 @@ phases:
 		}
 		return 10
 	})
-	got, metric, _ := keyOf(decode, ds)
+	got, metric, _ := keyOf(decode, ds, nil)
 	if metric != "output_token_throughput_tok_s" || got != "output_token_throughput_tok_s 380 tok/s at concurrency=8" {
 		t.Errorf("decode key result %q (%s)", got, metric)
 	}
@@ -108,19 +108,19 @@ phases:
 	pls := sweepState(plain, []string{"m", "time_ms", "TFLOP/s"}, func(pt, _ int, c string) float64 {
 		return map[string][]float64{"m": {1, 4096}, "time_ms": {0.01, 0.4}, "TFLOP/s": {5, 440}}[c][pt]
 	})
-	if got, _, _ := keyOf(plain, pls); got != "TFLOP/s 440 at m=4096" {
+	if got, _, _ := keyOf(plain, pls, nil); got != "TFLOP/s 440 at m=4096" {
 		t.Errorf("a sweep naming no metrics: key result %q; want the expected TFLOP/s at its best point", got)
 	}
 
 	once := p.Phase("once")
 	os := runner.PhaseState{ID: "once", Status: runner.Done, Steps: []runner.StepState{{Status: runner.Done,
 		Results: []runner.Row{{Cols: []string{"p99_tpot_ms", "benchmark_duration_s"}, Values: []any{9.1, 12.0}}}}}}
-	if got, _, _ := keyOf(once, os); got != "p99_tpot_ms 9.1 ms" {
+	if got, _, _ := keyOf(once, os, nil); got != "p99_tpot_ms 9.1 ms" {
 		t.Errorf("a phase with metrics: key result %q; want its first metric", got)
 	}
 	// Without metrics, a rate over a duration in seconds.
 	os.Steps[0].Results[0].Cols = []string{"tok_s", "benchmark_duration_s"}
-	if got, _, _ := keyOf(nil, os); got != "tok_s = 9.1" {
+	if got, _, _ := keyOf(nil, os, nil); got != "tok_s = 9.1" {
 		t.Errorf("no metrics: key result %q; want the rate, not the duration", got)
 	}
 }

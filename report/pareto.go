@@ -15,7 +15,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -84,14 +83,14 @@ func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error
 	if len(pts) < 2 {
 		return nil, nil
 	}
-	better := record.Better(ph)
-	dir := func(m, def string) string {
-		if d, _ := record.Way(better, m, false); d != "" {
+	better := campaign.Better(ph)
+	dir := func(m string, def campaign.Direction) campaign.Direction {
+		if d, _ := campaign.Way(better, m, false); d != "" {
 			return d
 		}
 		return def
 	}
-	lowerX, higherY := dir(pc.X, "lower") == "lower", dir(pc.Y, "higher") == "higher"
+	lowerX, higherY := dir(pc.X, campaign.Lower) == campaign.Lower, dir(pc.Y, campaign.Higher) == campaign.Higher
 	front := paretoFront(pts, lowerX, higherY)
 
 	pl := plot.New()

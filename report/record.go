@@ -16,6 +16,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -84,19 +85,24 @@ func (w *Writer) writeRecord(st *runner.State) error {
 	var rows bytes.Buffer
 	var all []record.Row
 	live := map[stepKey]bool{}
+	model := w.model(st)
 	for _, p := range st.Phases {
 		ph := w.plan.Phase(p.ID)
 		if ph == nil {
 			continue
 		}
 		rp := record.Phase{ID: p.ID, Title: p.Title, Status: string(p.Status), Reason: p.Reason, Attempt: p.Attempt,
-			Started: p.Started, Ended: p.Ended, Better: record.Better(ph), Metrics: ph.MetricNames()}
+			Started: p.Started, Ended: p.Ended, Better: campaign.Better(ph), Metrics: ph.MetricNames()}
 		if sw := ph.Sweep; sw != nil {
 			for _, a := range sw.Axes {
 				rp.Axes = append(rp.Axes, a.Name)
 			}
 			rp.Repeat, rp.Noise = sw.Repeat, sw.Noise
+			if sw.Search != nil {
+				rp.Repeat = 0 // a search's runs are its own: Model.Search
+			}
 		}
+		rp.Model = model.Phase(p.ID)
 		if len(rp.Better) == 0 {
 			rp.Better = nil
 		}
@@ -222,4 +228,13 @@ func recordChecks(row runner.Row) []record.Check {
 		out = append(out, record.Check{Metric: c.Expect.Column, Expect: c.Expect.String(), Value: c.Value, Pass: c.Pass})
 	}
 	return out
+}
+
+// model is the results model of st (package results), made once a state:
+// the record's phases and the blocks read the same one.
+func (w *Writer) model(st *runner.State) *results.Model {
+	if w.models.st != st || w.models.m == nil {
+		w.models.st, w.models.m = st, results.Of(w.plan, st)
+	}
+	return w.models.m
 }

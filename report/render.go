@@ -12,6 +12,7 @@ import (
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/internal/safe"
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -81,7 +82,7 @@ func etaText(e runner.ETA) string {
 }
 
 // header renders the header block.
-func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp *compare.Result, keyExtras func(runner.PhaseState) string) string {
+func header(plan *campaign.Plan, st *runner.State, model *results.Model, env Env, remade []string, cmp *compare.Result, keyExtras func(runner.PhaseState) string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Campaign:** %s · **Status:** %s · **Started:** %s", plan.Name, campaignStatus(st), st.Started.Format(timeFmt))
 	if st.Finished && !st.Ended.IsZero() {
@@ -145,7 +146,7 @@ func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp
 		for _, m := range p.Missing {
 			status += fmt.Sprintf(" · ✗ %s not produced", m.Column)
 		}
-		key, metric, step := keyOf(plan.Phase(p.ID), p)
+		key, metric, step := keyOf(plan.Phase(p.ID), p, model.Phase(p.ID))
 		if e := keyExtras(p); e != "" {
 			key += " · " + e
 		}
@@ -160,7 +161,7 @@ func header(plan *campaign.Plan, st *runner.State, env Env, remade []string, cmp
 		warns = append(warns, fmt.Sprintf("the block `%s` had a damaged or deleted marker; it was written again at the end of the file", id))
 	}
 	warns = append(warns, st.Warnings...)
-	warns = append(warns, noisyLines(plan, st)...)
+	warns = append(warns, noisyLines(plan, st, model)...)
 	if len(warns) > 0 {
 		b.WriteString("\n**Warnings**\n\n")
 		for _, w := range warns {
@@ -197,6 +198,7 @@ type phaseView struct {
 	gpuChart string                                 // its GPU chart's link; "" without one
 	stamps   func(i int) []string                   // step i's validity stamps
 	nodes    bool                                   // the campaign reads its Slurm jobs' nodes' GPUs (dcgm:slurm-nodes)
+	res      *results.Phase                         // its results model
 }
 
 // phaseBlock renders one phase's block.
@@ -249,9 +251,9 @@ func phaseBlock(v phaseView) string {
 	}
 	steps := ph.AllSteps()
 	if ph.Sweep != nil && ph.Sweep.Search != nil {
-		b.WriteString(searchBlock(ph, p, charts)) // every run's row is in the CSV
+		b.WriteString(searchBlock(ph, v.res, charts)) // every run's row is in the CSV
 	} else if ph.Sweep != nil {
-		b.WriteString(sweepTables(ph, p, charts)) // every repeat's row is in the CSV
+		b.WriteString(sweepTablesOf(ph, v.res, charts)) // every repeat's row is in the CSV
 	} else {
 		for i, s := range p.Steps {
 			if len(s.Results) == 0 {

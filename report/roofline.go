@@ -229,7 +229,7 @@ func (w *Writer) keyRoof(p runner.PhaseState) string {
 	if ph == nil || ph.Roofline == nil {
 		return ""
 	}
-	_, _, step := keyOf(ph, p)
+	_, _, step := keyOf(ph, p, nil)
 	if step < 0 {
 		return ""
 	}

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/search"
@@ -30,15 +31,16 @@ import (
 const cliffRatio = 3.0
 
 // searchBlock is the search phase's limit and probes.
-func searchBlock(ph *campaign.Phase, p runner.PhaseState, charts map[string]string) string {
+func searchBlock(ph *campaign.Phase, rp *results.Phase, charts map[string]string) string {
 	ss := ph.Sweep.Search
-	s, _ := runner.SearchProbes(ph, p.Steps)
+	rs := rp.Search
+	s := rs.Replay()
 	r := s.Result()
 	slo := ss.SLOWords()
 	var b strings.Builder
 	b.WriteString("\n### Limit\n\n")
-	if why := runner.SearchSlip(ph, p.Steps); why != "" {
-		fmt.Fprintf(&b, "**No limit: %s.**\n", why)
+	if rs.Slip != "" {
+		fmt.Fprintf(&b, "**No limit: %s.**\n", rs.Slip)
 		return b.String()
 	}
 	switch {
@@ -57,21 +59,18 @@ func searchBlock(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 	default:
 		fmt.Fprintf(&b, "**No %s in [%d, %d] meets the SLO** (%s).", ss.Axis, ss.Lo, ss.Hi, slo)
 	}
-	if !r.Done {
+	if !rs.Done {
 		if v, _ := s.Next(); v > 0 {
 			fmt.Fprintf(&b, " The search goes on: %d is probed now.", v)
 		}
 	}
-	if at := probeAt(s, r.Limit); r.OK && at != nil {
-		fmt.Fprintf(&b, " At %d the binding term is %s, %s inside its limit.", r.Limit, at.Binding, share(at.Margin))
+	if rs.Found && rs.Binding != "" {
+		fmt.Fprintf(&b, " At %d the binding term is %s, %s inside its limit.", rs.Limit, rs.Binding, share(rs.Margin))
 	}
 	if c := cliff(s, r); c != "" {
 		b.WriteString(" " + c)
 	}
-	runs := 0
-	for _, pr := range s.Probes {
-		runs += pr.Repeats
-	}
+	runs := rs.Runs
 	fmt.Fprintf(&b, "\n\n%d probes (at most %d), %d runs: each probe run %d times, up to %d while its 95%% intervals straddle a limit; a run taken under bad conditions is run again and never decides. A grid to the same resolution (%s) has %d values.\n",
 		len(s.Probes), ss.MaxProbes(), runs, ss.MinRepeats, ss.MaxRepeats, share(ss.Resolution), len(ss.Values))
 	fmt.Fprintf(&b, "\n| # | %s | runs | verdict | binding term | margin |", cell(ss.Axis))
@@ -79,10 +78,16 @@ func searchBlock(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 		fmt.Fprintf(&b, " %s |", cell(t.Metric))
 	}
 	b.WriteString("\n|---:|---:|---:|---|---|---:|" + strings.Repeat("---:|", len(ss.SLO)) + "\n")
-	for i, pr := range s.Probes {
-		fmt.Fprintf(&b, "| %d | %d | %d | %s | %s | %s |", i+1, pr.Value, pr.Repeats, verdictWord(pr.Verdict), cell(pr.Binding), share(pr.Margin))
+	for i, pr := range rs.Probes {
+		fmt.Fprintf(&b, "| %d | %d | %d | %s | %s | %s |", i+1, pr.Value, pr.Runs, verdictWord(pr.Verdict), cell(pr.Binding), share(pr.Margin))
 		for _, t := range ss.SLO {
-			fmt.Fprintf(&b, " %s |", statCell(pointStat(pr.Runs[t.Metric]), ph.Sweep.Noise))
+			c := "—"
+			for _, st := range pr.Stats {
+				if st.Metric == t.Metric {
+					c = statCell(PointStat{N: st.N, Mean: st.Mean, Half: st.Half}, false)
+				}
+			}
+			fmt.Fprintf(&b, " %s |", c)
 		}
 		b.WriteString("\n")
 	}
@@ -145,12 +150,14 @@ func share(f float64) string { return fmt.Sprintf("%.1f%%", f*100) }
 
 // searchKey is a search phase's key result: "limit concurrency 98 (108
 // fails p99_tpot_ms <= 50)".
-func searchKey(ph *campaign.Phase, p runner.PhaseState) string {
+func searchKey(ph *campaign.Phase, rp *results.Phase) string {
 	ss := ph.Sweep.Search
-	s, _ := runner.SearchProbes(ph, p.Steps)
+	rs := rp.Search
+	s := rs.Replay()
 	r := s.Result()
+	r.Done = rs.Done
 	switch {
-	case runner.SearchSlip(ph, p.Steps) != "":
+	case rs.Slip != "":
 		return "no limit: its SLO names a column no run wrote"
 	case len(s.Probes) == 0:
 		return ""
@@ -195,17 +202,16 @@ func searchAcross(a across, plan *campaign.Plan, st *runner.State) string {
 			continue
 		}
 		ss := ph.Sweep.Search
-		s, _ := runner.SearchProbes(ph, ps.Steps)
-		if len(s.Probes) == 0 {
+		rs := results.PhaseOf(ph, ps, ps.Ended).Search
+		if len(rs.Probes) == 0 || rs.Slip != "" {
 			continue
 		}
-		r := s.Result()
-		one := setting{name: ph.Point.Key, lo: r.Limit, hi: r.Above, ok: r.OK, done: r.Done && ps.Status.Finished(), probes: len(s.Probes), axis: ss.Axis, first: ss.Lo}
-		if !r.OK {
+		one := setting{name: ph.Point.Key, lo: rs.Limit, hi: rs.Above, ok: rs.Found, done: rs.Done, probes: len(rs.Probes), axis: ss.Axis, first: ss.Lo}
+		if !rs.Found {
 			one.lo = ss.Lo - 1
 		}
-		if at := probeAt(s, r.Limit); r.OK && at != nil {
-			one.binding = at.Binding
+		if rs.Found && rs.Binding != "" {
+			one.binding = rs.Binding
 		}
 		got = append(got, one)
 	}
@@ -275,7 +281,7 @@ func searchLines(pl *plot.Plot, ph *campaign.Phase, p runner.PhaseState, metric 
 		if l, err := plotter.NewLine(plotter.XYs{{X: lo, Y: t.Limit}, {X: hi, Y: t.Limit}}); err == nil {
 			l.Dashes, l.Color = []vg.Length{vg.Points(4), vg.Points(3)}, red
 			pl.Add(l)
-			pl.Legend.Add("SLO "+t.Op+" "+FormatNumber(t.Limit), l)
+			pl.Legend.Add("SLO "+string(t.Op)+" "+FormatNumber(t.Limit), l)
 		}
 	}
 	// The limit read off the axis, not guessed between its neighbours.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/search"
@@ -46,22 +47,23 @@ func pointStat(xs []float64) PointStat {
 
 // sweepTables is the phase's results by point.
 func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]string) string {
+	rp := results.PhaseOf(ph, &p, p.Ended)
+	return sweepTablesOf(ph, &rp, charts)
+}
+
+// sweepTablesOf is sweepTables of the phase's results model.
+func sweepTablesOf(ph *campaign.Phase, rp *results.Phase, charts map[string]string) string {
 	sw := ph.Sweep
-	metrics, vals := runner.PointValues(ph, p.Steps)
+	metrics := rp.MetricNames()
 	if len(metrics) == 0 {
 		return ""
 	}
 	// The point of each (first-axis value, other axes' combination).
-	steps := ph.AllSteps()
 	var colKeys []string
 	cols := map[string]int{}
-	at := map[[2]int]int{} // (row, col) -> point
-	cut := map[int]string{}
-	precise := map[int]string{} // point -> "precise after 3 runs: ..." (repeat: {until:})
-	var preciseOrder []int
-	for i, st := range steps {
-		u := st.Unit
-		if u == nil {
+	at := map[[2]int]*results.Point{} // (row, col) -> point
+	for _, u := range sw.Units {
+		if u.Repeat != 1 {
 			continue
 		}
 		rest := make([]string, 0, len(sw.Axes))
@@ -79,20 +81,7 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 		if len(sw.Axes) > 0 {
 			row = u.Values[0]
 		}
-		at[[2]int{row, c}] = u.Point
-		if i < len(p.Steps) && p.Steps[i].Status == runner.Skipped {
-			switch why := p.Steps[i].Reason; {
-			case strings.HasPrefix(why, "until:"):
-				cut[u.Point] = "cut (until: failed)"
-			case strings.HasPrefix(why, "skipped by you"):
-				cut[u.Point] = "skipped by you"
-			case strings.HasPrefix(why, "precise after "):
-				if _, seen := precise[u.Point]; !seen {
-					preciseOrder = append(preciseOrder, u.Point)
-				}
-				precise[u.Point] = why
-			}
-		}
+		at[[2]int{row, c}] = rp.Point(sw.Key(u))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### Results by point\n\n%s; each cell the mean over the point's repeats ± the half-width of its 95%% confidence interval (Student's t; one run shows its value), ⚠ where the repeats' coefficient of variation is over %s. Every repeat is a row of the phase's CSV.\n",
@@ -118,18 +107,12 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 			}
 			fmt.Fprintf(&b, "| %s |", cell(name))
 			for c := range colKeys {
-				pt, ok := at[[2]int{r, c}]
-				xs := vals[m][pt]
-				switch {
-				case !ok:
+				pt := at[[2]int{r, c}]
+				if pt == nil {
 					b.WriteString(" |")
-				case len(xs) == 0 && cut[pt] != "":
-					fmt.Fprintf(&b, " %s |", cut[pt])
-				case len(xs) == 0:
-					b.WriteString(" — |")
-				default:
-					fmt.Fprintf(&b, " %s |", statCell(pointStat(xs), sw.Noise))
+					continue
 				}
+				fmt.Fprintf(&b, " %s |", pointCell(pt, m))
 			}
 			b.WriteString("\n")
 		}
@@ -138,22 +121,23 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 			fmt.Fprintf(&b, "\n![%s by %s](%s)\n", cell(m), cell(sw.Axes[xi].Name), c)
 		}
 	}
-	if len(preciseOrder) > 0 {
+	var precise, skipped []string
+	for _, pt := range rp.Points {
+		switch pt.State {
+		case results.Precise:
+			precise = append(precise, fmt.Sprintf("%s after %d runs", pt.Key, pt.Runs))
+		case results.Skipped:
+			skipped = append(skipped, skipWords(&pt))
+		}
+	}
+	if len(precise) > 0 {
 		// repeat: {until:}: each point stopped as precise, and after how
 		// many runs (the units it did not need are skipped).
-		var said []string
-		for _, pt := range preciseOrder {
-			why := precise[pt]
-			n, _, _ := strings.Cut(strings.TrimPrefix(why, "precise after "), ":")
-			for _, u := range sw.Units {
-				if u.Point == pt {
-					said = append(said, sw.Key(u)+" after "+n)
-					break
-				}
-			}
-		}
-		_, rule, _ := strings.Cut(precise[preciseOrder[0]], ": ")
-		fmt.Fprintf(&b, "\nStopped as precise (%s): %s; the runs they did not need were not run.\n", rule, strings.Join(said, "; "))
+		fmt.Fprintf(&b, "\nStopped as precise (every metric's 95%% interval within %s of its mean): %s; the runs they did not need were not run.\n",
+			percentWords(sw.Repeats.Precision), strings.Join(precise, "; "))
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&b, "\nSkipped by you (✂ in the tables): %s.\n", strings.Join(skipped, "; "))
 	}
 	if c := charts[paretoKey]; c != "" && ph.Plot != nil {
 		fmt.Fprintf(&b, "\n#### %s against %s\n\nEach point's mean; the line joins the points no other beats on both (its Pareto front).\n\n![%s against %s](%s)\n", cell(ph.Plot.Y), cell(ph.Plot.X), cell(ph.Plot.Y), cell(ph.Plot.X), c)
@@ -161,8 +145,47 @@ func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]stri
 	return b.String()
 }
 
+// pointCell is a point's cell for metric m: its stat, marked by its
+// state where that is not plain done (skipped by you after some runs,
+// stopped by a stop, failed), or the state itself where it has no runs.
+func pointCell(pt *results.Point, m string) string {
+	s, ok := pt.Stat(m)
+	if !ok {
+		switch pt.State {
+		case results.Cut:
+			return "cut (until: failed)"
+		case results.Skipped:
+			return "skipped by you"
+		case results.NotProbed:
+			return "not probed"
+		case results.Failed, results.Stopped, results.Running:
+			return string(pt.State)
+		}
+		return "—"
+	}
+	out := statCell(PointStat{N: s.N, Mean: s.Mean, Half: s.Half, CV: s.CV}, s.Noisy)
+	switch pt.State {
+	case results.Skipped:
+		out += fmt.Sprintf(" ✂ skipped after %d of %d runs", pt.Runs, pt.Planned)
+	case results.Failed, results.Stopped, results.Running, results.Pending:
+		out += fmt.Sprintf(" (%s, %d of %d runs)", pt.State, pt.Runs, pt.Planned)
+	}
+	return out
+}
+
+// skipWords says a point skipped by you: after how many runs, and when.
+func skipWords(pt *results.Point) string {
+	w := fmt.Sprintf("%s after %d of %d runs", pt.Key, pt.Runs, pt.Planned)
+	if sk := pt.Skip; sk != nil && sk.At != nil {
+		w += " at " + sk.At.Local().Format("15:04:05")
+	}
+	return w
+}
+
+func percentWords(f float64) string { return fmt.Sprintf("%g%%", math.Round(f*1e4)/100) }
+
 // statCell is a point's mean ± its interval, with n and the noise mark.
-func statCell(s PointStat, noise float64) string {
+func statCell(s PointStat, noisy bool) string {
 	if s.N < 2 {
 		return FormatNumber(s.Mean)
 	}
@@ -181,7 +204,7 @@ func statCell(s PointStat, noise float64) string {
 		}
 	}
 	out := fmt.Sprintf("%s ± %s (n=%d)", mean, half, s.N)
-	if s.CV > noise {
+	if noisy {
 		out += fmt.Sprintf(" ⚠ CV %.1f%%", s.CV*100)
 	}
 	return out
@@ -220,37 +243,19 @@ func gridWords(sw *campaign.Sweep) string {
 // naming them (the first few; its block marks each). A point still
 // running is not judged: a third run may settle the first two. A search
 // is judged by its intervals, not by this.
-func noisyLines(plan *campaign.Plan, st *runner.State) []string {
+func noisyLines(plan *campaign.Plan, st *runner.State, model *results.Model) []string {
 	var out []string
 	for _, p := range st.Phases {
 		ph := plan.Phase(p.ID)
-		if ph == nil || ph.Sweep == nil || ph.Sweep.Search != nil || ph.Sweep.Repeat < 2 {
+		if ph == nil || ph.Sweep == nil {
 			continue
 		}
 		sw := ph.Sweep
-		metrics, vals := runner.PointValues(ph, p.Steps)
-		var noisy []string
-		points := 0
-		seen := map[int]bool{}
-		for _, u := range sw.Units {
-			if seen[u.Point] {
-				continue
-			}
-			seen[u.Point] = true
-			points++
-			if !runner.PointComplete(ph, p.Steps, u.Point) {
-				continue
-			}
-			for _, m := range metrics {
-				if s := pointStat(vals[m][u.Point]); s.N >= 2 && s.CV > sw.Noise {
-					noisy = append(noisy, sw.Key(u))
-					break
-				}
-			}
-		}
-		if len(noisy) == 0 {
+		rp := model.Phase(p.ID)
+		if rp == nil || rp.Noise == nil || len(rp.Noise.Noisy) == 0 {
 			continue
 		}
+		noisy, points := rp.Noise.Noisy, len(rp.Points)
 		list := strings.Join(noisy[:min(len(noisy), 5)], "; ")
 		if len(noisy) > 5 {
 			list += fmt.Sprintf("; and %d more", len(noisy)-5)

@@ -23,10 +23,10 @@ func TestPointStatIsStudentsT(t *testing.T) {
 	if one := pointStat([]float64{7}); one.N != 1 || one.Mean != 7 || one.Half != 0 {
 		t.Errorf("one run = %+v", one)
 	}
-	if got := statCell(pointStat([]float64{10, 12, 14}), 0.05); !strings.Contains(got, "12 ± 5 (n=3)") || !strings.Contains(got, "⚠") {
+	if got := statCell(pointStat([]float64{10, 12, 14}), true); !strings.Contains(got, "12 ± 5 (n=3)") || !strings.Contains(got, "⚠") {
 		t.Errorf("a noisy cell = %q", got)
 	}
-	if got := statCell(pointStat([]float64{100, 101, 99, 100, 100}), 0.05); strings.Contains(got, "⚠") {
+	if got := statCell(pointStat([]float64{100, 101, 99, 100, 100}), false); strings.Contains(got, "⚠") {
 		t.Errorf("a quiet cell is marked: %q", got)
 	}
 }
@@ -69,10 +69,10 @@ phases:
 // TestTinyIntervalSaidAsBound: an interval narrower than the mean's last
 // digit is said as a bound, never as ± 0.
 func TestTinyIntervalSaidAsBound(t *testing.T) {
-	if got := statCell(PointStat{N: 3, Mean: 0.0111, Half: 0.00001}, 1); got != "0.0111 ± <0.0001 (n=3)" {
+	if got := statCell(PointStat{N: 3, Mean: 0.0111, Half: 0.00001}, false); got != "0.0111 ± <0.0001 (n=3)" {
 		t.Errorf("%q", got)
 	}
-	if got := statCell(PointStat{N: 3, Mean: 681, Half: 0}, 1); got != "681 ± 0 (n=3)" {
+	if got := statCell(PointStat{N: 3, Mean: 681, Half: 0}, false); got != "681 ± 0 (n=3)" {
 		t.Errorf("no spread at all: %q", got)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -64,6 +65,10 @@ type Writer struct {
 	configs   map[string]decodefloor.Config // model folders' config.json, read once (floor.go)
 	power     *keptMap[[2]float64]          // finished steps' GPU power (W) and GPU count, by phase/attempt/step/attempt
 	stepSums  map[stepKey][]gpu.Summary     // steps' GPU summaries, this write's (stepGPUs)
+	models    struct {                      // the last state's results model (record.go)
+		st *runner.State
+		m  *results.Model
+	}
 
 	// OnHold, when set, is told each time an editor starts or stops
 	// holding the results file: the Held's words, or "" once it let go.
@@ -359,7 +364,8 @@ func (w *Writer) blocks() mdfile.Blocks {
 
 func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 	env := w.currentEnv()
-	bodies := map[string]string{"header": header(w.plan, st, env, w.file.Remade(), w.baseline.result(), w.keyExtras)}
+	model := w.model(st)
+	bodies := map[string]string{"header": header(w.plan, st, model, env, w.file.Remade(), w.baseline.result(), w.keyExtras)}
 	order := []string{"header"}
 	if len(st.Notes) > 0 {
 		bodies["notes"] = notesBlock(st.Notes)
@@ -385,7 +391,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 		}
 		id := "phase:" + p.ID
 		bodies[id] = phaseBlock(phaseView{ph: ph, p: p, now: st.Now, gpus: w.gpuSummary(ph, p, st.Now), results: results, csv: csv,
-			charts: w.charts[p.ID].names, gpuChart: w.gpuChartLink(ph, p), stamps: func(i int) []string { return w.stepStamp(&p, i) }, nodes: readsNodes(w.plan)}) + w.energySection(ph, p) + w.rooflineSection(ph, p, st) + w.floorSection(ph, p, st) + interconnectSection(ph, p) + w.busSection(ph, p) + w.serverSection(ph, p) + w.loadSection(ph) + w.traceSection(p)
+			charts: w.charts[p.ID].names, gpuChart: w.gpuChartLink(ph, p), stamps: func(i int) []string { return w.stepStamp(&p, i) }, nodes: readsNodes(w.plan), res: model.Phase(p.ID)}) + w.energySection(ph, p) + w.rooflineSection(ph, p, st) + w.floorSection(ph, p, st) + interconnectSection(ph, p) + w.busSection(ph, p) + w.serverSection(ph, p) + w.loadSection(ph) + w.traceSection(p)
 		order = append(order, id)
 	}
 	return bodies, w.acrossBlocks(bodies, order)

@@ -28,21 +28,18 @@ func (pr *phaseRun) pointUnits() map[int][]sweepUnit {
 // rows gave, by metric (the phase's metrics where it names them, as the
 // record's tables choose them), and how many units they are.
 func (pr *phaseRun) pointRuns(point int) (map[string][]float64, int) {
-	skip := pr.ph.PointColumns()
 	runs, n := map[string][]float64{}, 0
 	var cols []string
-	for _, u := range pr.pointUnits()[point] {
-		if st, _ := u.state(pr.state.Steps); st != Done {
+	for _, u := range gather(pr.ph, pr.pointUnits()[point], pr.state.Steps, pr.ph.PointColumns()) {
+		if !u.Counts() {
 			continue
 		}
 		n++
-		for _, i := range u.steps {
-			eachNumber(pr.state.Steps[i].Results, skip, func(c string, f float64) {
-				if runs[c] == nil {
-					cols = append(cols, c)
-				}
-				runs[c] = append(runs[c], f)
-			})
+		for i, c := range u.Cols {
+			if runs[c] == nil {
+				cols = append(cols, c)
+			}
+			runs[c] = append(runs[c], u.Values[i])
 		}
 	}
 	metrics := PhaseMetrics(pr.ph, cols)
@@ -98,7 +95,7 @@ func (pr *phaseRun) preciseAlready(idx int) (sweepUnit, string) {
 	if n < sw.Repeats.Min || len(runs) == 0 || len(imprecise(runs, sw.Repeats.Precision)) > 0 {
 		return sweepUnit{}, ""
 	}
-	return unit, fmt.Sprintf("precise after %d runs: every metric's 95%% interval within %s of its mean", n, percent(sw.Repeats.Precision))
+	return unit, fmt.Sprintf(whyPrecise+"%d runs: every metric's 95%% interval within %s of its mean", n, percent(sw.Repeats.Precision))
 }
 
 // sayImprecise warns, once a point has run its max, that its metrics are

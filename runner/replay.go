@@ -57,6 +57,7 @@ func Replay(plan *campaign.Plan, stateDir string) (*State, error) {
 			v.restoreEnded(pr, h)
 		}
 		applySkips(pr, h)
+		pr.settle()
 	}
 	v.warnings = warningsOf(recs)
 	v.notes = notesOf(recs)

@@ -173,6 +173,7 @@ func (r *Runner) resume(recs []record) {
 			r.warnings = append(r.warnings, fmt.Sprintf("%s %s last time (%s): it runs again", ph.Label(), h.end.Status, h.end.Reason))
 		}
 		applySkips(pr, h)
+		pr.settle()
 	}
 }
 
@@ -183,7 +184,7 @@ func (r *Runner) resume(recs []record) {
 func applySkips(pr *phaseRun, h *phaseHistory) {
 	for _, rec := range h.skips {
 		if units, err := pointsOf(pr.ph, rec.Reason); err == nil {
-			markSkipped(pr, units, "skipped by you (point "+rec.Reason+")")
+			markSkipped(pr, units, whyByYou+rec.Reason+")", rec.T)
 		}
 	}
 }

@@ -25,6 +25,7 @@ func SearchProbes(ph *campaign.Phase, steps []StepState) (*search.Search, int) {
 	ss := ph.Sweep.Search
 	s := search.Over(ss.Values)
 	byPoint := unitsByPoint(ph)
+	skip := ph.PointColumns()
 	for {
 		v, done := s.Next()
 		if done {
@@ -36,7 +37,7 @@ func SearchProbes(ph *campaign.Phase, steps []StepState) (*search.Search, int) {
 				point = i
 			}
 		}
-		runs, used, next, running := probeRuns(ss, byPoint[point], steps)
+		runs, used, next, running := probeRuns(ph, byPoint[point], steps, skip)
 		if used >= ss.MinRepeats {
 			j := search.Judge(ss.SLO, runs)
 			if j.Verdict != search.Indeterminate || used >= ss.MaxRepeats {
@@ -58,24 +59,19 @@ func SearchProbes(ph *campaign.Phase, steps []StepState) (*search.Search, int) {
 // probeRuns are a probe's usable runs (SLO metric → values, from units
 // done and not stamped), how many units they are, the first step of its
 // next unit not yet run (-1: none left), and whether a unit of it runs.
-func probeRuns(ss *campaign.Search, units []sweepUnit, steps []StepState) (runs map[string][]float64, used, next int, running bool) {
+func probeRuns(ph *campaign.Phase, units []sweepUnit, steps []StepState, skip map[string]bool) (runs map[string][]float64, used, next int, running bool) {
 	runs, next = map[string][]float64{}, -1
-	for _, u := range units {
-		state, at := u.state(steps)
+	for k, run := range gather(ph, units, steps, skip) {
 		switch {
-		case state == Running:
+		case run.Outcome == UnitRunning:
 			running = true
-		case state == Pending:
-			if next < 0 {
+		case run.Outcome == UnitPending:
+			if _, at := units[k].state(steps); next < 0 {
 				next = at // a unit of several steps goes on where it is
 			}
-		case state == Done && !stamped(u, steps):
-			got := map[string]float64{}
-			for _, i := range u.steps {
-				eachNumber(steps[i].Results, nil, func(c string, f float64) { got[c] = f }) // the unit's last word on each
-			}
-			for _, t := range ss.SLO {
-				if f, ok := got[t.Metric]; ok {
+		case run.Counts():
+			for _, t := range ph.Sweep.Search.SLO {
+				if f, ok := run.Value(t.Metric); ok {
 					runs[t.Metric] = append(runs[t.Metric], f)
 				}
 			}
@@ -83,16 +79,6 @@ func probeRuns(ss *campaign.Search, units []sweepUnit, steps []StepState) (runs 
 		}
 	}
 	return runs, used, next, running
-}
-
-// stamped says a step of the unit was taken under bad conditions.
-func stamped(u sweepUnit, steps []StepState) bool {
-	for _, i := range u.steps {
-		if i < len(steps) && steps[i].Stamp != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // searchNext is the first step of the unit the search asks for, or
@@ -107,7 +93,7 @@ func (pr *phaseRun) searchNext() int {
 	if _, done := s.Next(); !done {
 		return n // a unit still runs: nothing to start
 	}
-	why := "not probed: the search " + searchWords(pr.ph.Sweep.Search, s.Result())
+	why := whyNotProbed + "the search " + SearchWords(pr.ph.Sweep.Search, s)
 	for i := range pr.state.Steps {
 		if ss := &pr.state.Steps[i]; ss.Status == Pending {
 			ss.Status, ss.Reason = Skipped, why
@@ -116,18 +102,33 @@ func (pr *phaseRun) searchNext() int {
 	return n
 }
 
-// searchWords says what a search found: "found concurrency 181 (199 fails:
-// p99_tpot_ms <= 50)".
-func searchWords(ss *campaign.Search, r search.Result) string {
+// SearchWords says what a search found, the one wording of its
+// conclusion (the runner's skip reason, status, the record): "found
+// concurrency 181 (199 fails p99_tpot_ms <= 50)", or "(199 could not be
+// told)" where the bracket's top is undecided after its runs.
+func SearchWords(ss *campaign.Search, s *search.Search) string {
+	r := s.Result()
+	above := func(v int) string {
+		for _, p := range s.Probes {
+			if p.Value != v {
+				continue
+			}
+			if p.Verdict == search.Fail {
+				return fmt.Sprintf("%d fails %s", v, p.Binding)
+			}
+			return fmt.Sprintf("%d could not be told after %d runs", v, p.Repeats)
+		}
+		return strconv.Itoa(v) + " does not pass"
+	}
 	switch {
 	case !r.OK && r.Above == ss.Values[0]:
-		return fmt.Sprintf("found no %s in [%d, %d] that meets the SLO: the lowest does not", ss.Axis, ss.Lo, ss.Hi)
+		return fmt.Sprintf("found no %s in [%d, %d] that meets the SLO: the lowest, %s", ss.Axis, ss.Lo, ss.Hi, above(r.Above))
 	case !r.OK:
 		return fmt.Sprintf("found no %s in [%d, %d] that meets the SLO", ss.Axis, ss.Lo, ss.Hi)
 	case r.Above == 0:
 		return fmt.Sprintf("found the whole range meets the SLO, up to %s %d", ss.Axis, r.Limit)
 	}
-	return "found " + ss.Axis + " " + strconv.Itoa(r.Limit) + " (" + strconv.Itoa(r.Above) + " does not pass)"
+	return "found " + ss.Axis + " " + strconv.Itoa(r.Limit) + " (" + above(r.Above) + ")"
 }
 
 // stamp takes a finished step's stamp (Runner.Stamp).

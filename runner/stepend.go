@@ -71,7 +71,7 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	}
 	svc := pr.ph.Service != nil
 	switch {
-	case sr.proc.pointOnly && sr.proc.stopFor == Skipped && strings.HasPrefix(sr.proc.stopWhy, "skipped by you (point "):
+	case sr.proc.pointOnly && sr.proc.stopFor == Skipped && strings.HasPrefix(sr.proc.stopWhy, whyByYou):
 		// Only its point was skipped (a later skip of the phase, a stop or
 		// a timeout says otherwise).
 		ss.Status, ss.Reason = Skipped, sr.proc.stopWhy
@@ -212,7 +212,7 @@ func (sr *stepRun) next(now time.Time) {
 	if why := SearchSlip(pr.ph, pr.state.Steps); why != "" {
 		for i := range pr.state.Steps {
 			if ss := &pr.state.Steps[i]; ss.Status == Pending {
-				ss.Status, ss.Reason = Skipped, "not probed: the search stopped (its SLO names a column no run wrote)"
+				ss.Status, ss.Reason = Skipped, whyNotProbed+"the search stopped (its SLO names a column no run wrote)"
 			}
 		}
 		r.endPhase(pr, Failed, why)

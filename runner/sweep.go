@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -29,21 +30,55 @@ func (pr *phaseRun) nextStep(idx int) int {
 		if st := pr.state.Steps[idx].Status; st == Done || st == Skipped {
 			continue // a unit an edited grid kept, or a point skipped
 		}
-		if u, why := pr.preciseAlready(idx); why != "" {
-			for _, i := range u.steps { // the unit whole
-				pr.state.Steps[i].Status, pr.state.Steps[i].Reason = Skipped, why
-			}
-			idx = u.steps[len(u.steps)-1]
+		if last, decided := pr.decided(idx); decided {
+			idx = last
 			continue
 		}
-		by := pr.cutBy(idx)
-		if by == "" {
-			return idx
-		}
-		ss := &pr.state.Steps[idx]
-		ss.Status, ss.Reason = Skipped, "until: failed: "+by+" missed its expectation"
+		return idx
 	}
 	return idx
+}
+
+// decided marks step idx skipped where the rows already decide it need
+// not run (its point precise: its unit whole; until: failed cut it), and
+// says so, with the last step it marked.
+func (pr *phaseRun) decided(idx int) (last int, ok bool) {
+	if u, why := pr.preciseAlready(idx); why != "" {
+		for _, i := range u.steps { // the unit whole
+			pr.state.Steps[i].Status, pr.state.Steps[i].Reason = Skipped, why
+		}
+		return u.steps[len(u.steps)-1], true
+	}
+	if by := pr.cutBy(idx); by != "" {
+		ss := &pr.state.Steps[idx]
+		ss.Status, ss.Reason = Skipped, whyUntil+by+" missed its expectation"
+		return idx, true
+	}
+	return idx, false
+}
+
+// settle marks, of a phase restored from the journal (a runner started
+// again, status and report from the state dir), the units the rows have
+// already decided, as the runner did when it came to them: a point
+// precise, a unit until: cut, a finished search's values it never asked
+// for. Those decisions are never journaled (they are the rows'), so a
+// restored phase would otherwise read them as pending.
+func (pr *phaseRun) settle() {
+	sw := pr.ph.Sweep
+	if sw == nil {
+		return
+	}
+	if sw.Search != nil {
+		if pr.state.Status == Done {
+			pr.searchNext()
+		}
+		return
+	}
+	for idx := 0; idx < len(pr.state.Steps); idx++ {
+		if pr.state.Steps[idx].Status == Pending {
+			idx, _ = pr.decided(idx)
+		}
+	}
 }
 
 // cutBy is the point whose failed expectation stops step idx (the same
@@ -163,28 +198,35 @@ func eachNumber(rows []Row, skip map[string]bool, fn func(col string, v float64)
 }
 
 // PointValues are a sweep phase's numeric results by metric and point:
-// each point's repeats in run order, metrics in the order they first
-// appear (the axes' columns and repeat are not metrics). The record's
-// tables and charts and the noise said as it happens read them.
+// each point's runs (its units that count, PointUnits) in repeat order,
+// metrics in the order they first appear (the axes' columns and repeat
+// are not metrics).
 func PointValues(ph *campaign.Phase, steps []StepState) (metrics []string, vals map[string]map[int][]float64) {
+	return ValuesOf(ph, PointUnits(ph, steps))
+}
+
+// ValuesOf is PointValues of units already gathered.
+func ValuesOf(ph *campaign.Phase, units map[int][]UnitRun) (metrics []string, vals map[string]map[int][]float64) {
 	vals = map[string]map[int][]float64{}
 	if ph.Sweep == nil {
 		return nil, vals
 	}
-	skip := ph.PointColumns()
-	all := ph.AllSteps()
-	for i, s := range steps {
-		if i >= len(all) || all[i].Unit == nil {
+	for _, u := range ph.Sweep.Units { // points in plan order: metrics first seen first
+		if u.Repeat != 1 {
 			continue
 		}
-		pt := all[i].Unit.Point
-		eachNumber(s.Results, skip, func(c string, f float64) {
-			if vals[c] == nil {
-				vals[c] = map[int][]float64{}
-				metrics = append(metrics, c)
+		for _, run := range units[u.Point] {
+			if !run.Counts() {
+				continue
 			}
-			vals[c][pt] = append(vals[c][pt], f)
-		})
+			for i, c := range run.Cols {
+				if vals[c] == nil {
+					vals[c] = map[int][]float64{}
+					metrics = append(metrics, c)
+				}
+				vals[c][run.Point] = append(vals[c][run.Point], run.Values[i])
+			}
+		}
 	}
 	return PhaseMetrics(ph, metrics), vals
 }
@@ -237,19 +279,15 @@ func (sr *stepRun) sayNoisy() {
 	if pr.noisySaid[key] || !PointComplete(pr.ph, pr.state.Steps, u.Point) {
 		return
 	}
-	metrics, vals := PointValues(pr.ph, pr.state.Steps)
+	runs, _ := pr.pointRuns(u.Point)
 	var noisy []string
 	n := 0
-	for _, c := range metrics {
-		xs := vals[c][u.Point]
-		if len(xs) < 2 {
+	for _, c := range slices.Sorted(maps.Keys(runs)) {
+		xs := runs[c]
+		if !Noisy(xs, sw.Noise) {
 			continue
 		}
-		mean, sd := stat.MeanStdDev(xs, nil)
-		if mean == 0 || math.Abs(sd/mean) <= sw.Noise {
-			continue
-		}
-		noisy = append(noisy, fmt.Sprintf("%s (%.1f%%)", c, math.Abs(sd/mean)*100))
+		noisy = append(noisy, fmt.Sprintf("%s (%.1f%%)", c, CV(xs)*100))
 		n = max(n, len(xs))
 	}
 	if len(noisy) == 0 {
@@ -354,9 +392,10 @@ func (r *Runner) skipPoint(id, spec string) error {
 	if pr.state.Status == Pending || pr.state.Status == Waiting {
 		attempt++ // the attempt it is about to start
 	}
-	r.journal(record{Kind: recPointSkip, Phase: id, Attempt: attempt, Reason: spec})
-	why := "skipped by you (point " + spec + ")"
-	n := markSkipped(pr, units, why)
+	at := r.opts.Now() // the journal's time too: a runner started again says the same
+	r.journal(record{T: at, Kind: recPointSkip, Phase: id, Attempt: attempt, Reason: spec})
+	why := whyByYou + spec + ")"
+	n := markSkipped(pr, units, why, at)
 	if sr := pr.cur; sr != nil && !sr.proc.exitedSeen && slices.Contains(units, sr.step.Index) {
 		sr.proc.stopFor, sr.proc.stopWhy, sr.proc.pointOnly = Skipped, why, true
 		sr.stop(r.opts.Grace)
@@ -366,13 +405,13 @@ func (r *Runner) skipPoint(id, spec string) error {
 	return nil
 }
 
-// markSkipped marks the units not started yet as skipped; it returns how
-// many it marked.
-func markSkipped(pr *phaseRun, units []int, why string) int {
+// markSkipped marks the units not started yet as skipped, at: when it
+// was said; it returns how many it marked.
+func markSkipped(pr *phaseRun, units []int, why string, at time.Time) int {
 	n := 0
 	for _, idx := range units {
 		if ss := &pr.state.Steps[idx]; ss.Status == Pending {
-			ss.Status, ss.Reason = Skipped, why
+			ss.Status, ss.Reason, ss.Ended = Skipped, why, at
 			n++
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -65,7 +66,12 @@ func (m *model) chartView() string {
 // sweepSpec is a sweep phase's chart of its k-th metric (in turn; those
 // plot: y: names when it names them).
 func sweepSpec(ph *campaign.Phase, ps *runner.PhaseState, k int) chartSpec {
-	metrics, vals := runner.PointValues(ph, ps.Steps)
+	rp := results.PhaseOf(ph, ps, time.Now())
+	metrics := rp.MetricNames()
+	keys := map[int]string{}
+	for _, u := range ph.Sweep.Units {
+		keys[u.Point] = ph.Sweep.Key(u)
+	}
 	if c := ph.Curves; c != nil && len(c.Y) > 0 {
 		metrics = c.Y
 	}
@@ -85,21 +91,21 @@ func sweepSpec(ph *campaign.Phase, ps *runner.PhaseState, k int) chartSpec {
 		line := chartLine{name: cmp.Or(l.Name, metric)}
 		for _, pt := range l.Points {
 			points++
-			v := vals[metric][pt.Point]
-			if len(v) == 0 {
+			p := rp.Point(keys[pt.Point])
+			if p == nil {
+				continue
+			}
+			s, ok := p.Stat(metric)
+			if !ok || s.N == 0 {
 				continue
 			}
 			measured++
-			sum := 0.0
-			for _, x := range v {
-				sum += x
-			}
 			line.xs = append(line.xs, pt.X)
-			line.ys = append(line.ys, sum/float64(len(v)))
+			line.ys = append(line.ys, s.Mean)
 		}
 		spec.lines = append(spec.lines, line)
 	}
-	spec.title = fmt.Sprintf("%s: %s by %s · %d of %d points measured (mean of repeats) · metric %d/%d", ph.Label(), metric, lay.Axis.Name, measured, points, k%len(metrics)+1, len(metrics))
+	spec.title = fmt.Sprintf("%s: %s by %s · %d of %d points measured (mean of runs) · metric %d/%d", ph.Label(), metric, lay.Axis.Name, measured, points, k%len(metrics)+1, len(metrics))
 	spec.yLabel = metric
 	return spec
 }

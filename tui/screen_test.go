@@ -526,7 +526,7 @@ func TestSlurmJobOnScreen(t *testing.T) {
 func TestResultChangeOnScreen80x24(t *testing.T) {
 	s := newScreenTest(t, 80, 24, 8)
 	s.screen(t, "red text")
-	base := &record.Record{Campaign: record.Campaign{Name: "bench0"}, Phases: []record.Phase{{ID: "gemm", Better: map[string]string{"tflops": "higher"}}},
+	base := &record.Record{Campaign: record.Campaign{Name: "bench0"}, Phases: []record.Phase{{ID: "gemm", Better: map[string]campaign.Direction{"tflops": "higher"}}},
 		Rows: []record.Row{{Phase: "gemm", Values: map[string]any{"tflops": 612.0}}}}
 	word := compare.NewLive(base, testPlan(t), compare.Options{Tolerance: 0.02}).Say("gemm", "", []string{"tflops"}, []any{638.4})
 	// As the runner says it (runner.TestResultsSaidWithTheirChange).

@@ -21,18 +21,39 @@ import (
 // column, as before.
 
 // Metric is one metric of a phase: its column, and which way it improves
-// ("higher", "lower", or "" where nothing says).
+// ("" where nothing says).
 type Metric struct {
 	Name   string
-	Better string
+	Better Direction
+}
+
+// Direction is which way a metric improves: Higher, Lower, or "" where
+// nothing says (a change is then only a change).
+type Direction string
+
+const (
+	Higher Direction = "higher"
+	Lower  Direction = "lower"
+)
+
+// Op is the direction an expectation's operator gives: >= and > are
+// Higher, <= and < Lower; "" for any other (==, ±).
+func Op(op string) Direction {
+	switch op {
+	case ">=", ">":
+		return Higher
+	case "<=", "<":
+		return Lower
+	}
+	return ""
 }
 
 // DefaultVLLMBenchMetrics are vllm bench serve's answers: output token
 // throughput, and the median and p99 of TTFT and TPOT.
 var DefaultVLLMBenchMetrics = []Metric{
-	{"output_token_throughput_tok_s", "higher"},
-	{"median_ttft_ms", "lower"}, {"p99_ttft_ms", "lower"},
-	{"median_tpot_ms", "lower"}, {"p99_tpot_ms", "lower"},
+	{"output_token_throughput_tok_s", Higher},
+	{"median_ttft_ms", Lower}, {"p99_ttft_ms", Lower},
+	{"median_tpot_ms", Lower}, {"p99_tpot_ms", Lower},
 }
 
 // VLLMBenchSavedAs are --save-result keys under the name the printed block gives
@@ -138,9 +159,9 @@ func (b BetterSpec) MarshalJSON() ([]byte, error) {
 func (b BetterSpec) IsZero() bool { return b.All == "" && b.Of == nil }
 
 // direction checks one higher or lower.
-func (l *loader) direction(at, word string) string {
-	switch w := strings.TrimSpace(word); w {
-	case "higher", "lower":
+func (l *loader) direction(at, word string) Direction {
+	switch w := Direction(strings.TrimSpace(word)); w {
+	case Higher, Lower:
 		return w
 	default:
 		l.add(at, fmt.Sprintf("%q is neither higher nor lower", word), "write higher (throughput) or lower (latency)")
@@ -155,7 +176,7 @@ func (l *loader) better(ps *PhaseSpec, ph *Phase, at func(string) string) {
 		ph.Better = l.direction(at(".better"), b.All)
 	}
 	if len(ps.Better.Of) > 0 {
-		ph.BetterOf = map[string]string{}
+		ph.BetterOf = map[string]Direction{}
 		names := make([]string, 0, len(ps.Better.Of))
 		for k := range ps.Better.Of {
 			names = append(names, k)
@@ -177,7 +198,7 @@ func (l *loader) better(ps *PhaseSpec, ph *Phase, at func(string) string) {
 			continue
 		}
 		seen[name] = true
-		dir := ""
+		var dir Direction
 		if m.Better != "" {
 			dir = l.direction(at(fmt.Sprintf(".metrics[%d].%s", i, name)), m.Better)
 		}

@@ -77,9 +77,9 @@ type Phase struct {
 	Sweep *Sweep
 	// Better is which way the phase's metrics improve where no expect:
 	// says: "higher", "lower" or "" (unknown: a change is only a change).
-	Better string
+	Better Direction
 	// BetterOf is better: per metric ({tflops: higher}), over Better.
-	BetterOf map[string]string
+	BetterOf map[string]Direction
 	// Metrics are the result columns the phase is about (metrics.go); nil:
 	// every numeric column. MetricsByDefault: its results format's.
 	Metrics          []Metric

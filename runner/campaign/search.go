@@ -91,13 +91,13 @@ func (l *loader) search(ps *PhaseSpec, at func(string) string) *Sweep {
 	}
 	for _, it := range sp.SLO {
 		name, raw := fmt.Sprint(it.Key), strings.TrimSpace(fmt.Sprint(it.Value))
-		op := ""
-		for _, o := range []string{"<=", ">="} {
-			if strings.HasPrefix(raw, o) {
+		var op search.Op
+		for _, o := range []search.Op{search.AtMost, search.AtLeast} {
+			if strings.HasPrefix(raw, string(o)) {
 				op = o
 			}
 		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(raw, op)), 64)
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(raw, string(op))), 64)
 		if op == "" || err != nil {
 			l.add(p+".slo."+name, fmt.Sprintf("SLO term %s: %q is not <= or >= a number", name, raw), `write it as "<= 50" or ">= 0.99", quoted`)
 			continue

@@ -15,6 +15,7 @@ package search
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
@@ -24,9 +25,17 @@ import (
 // (p99_tpot_ms <= 50).
 type Term struct {
 	Metric string
-	Op     string // "<=" or ">="
+	Op     Op
 	Limit  float64
 }
+
+// Op is an SLO term's operator: AtMost (a time) or AtLeast (a rate).
+type Op string
+
+const (
+	AtMost  Op = "<="
+	AtLeast Op = ">="
+)
 
 func (t Term) String() string { return fmt.Sprintf("%s %s %g", t.Metric, t.Op, t.Limit) }
 
@@ -60,8 +69,29 @@ func Interval(xs []float64) (mean, sd, half float64) {
 		return xs[0], 0, math.Inf(1)
 	}
 	mean, sd = stat.MeanStdDev(xs, nil)
-	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(xs) - 1)}.Quantile(0.975)
-	return mean, sd, q * sd / math.Sqrt(float64(len(xs)))
+	return mean, sd, t975(len(xs)-1) * sd / math.Sqrt(float64(len(xs)))
+}
+
+// t975 is Student's t's 97.5% quantile at df degrees of freedom, each
+// computed once: the inverse incomplete beta behind it costs some 50 µs,
+// and a campaign's model asks it of every point and metric.
+func t975(df int) float64 {
+	quantiles.Lock()
+	defer quantiles.Unlock()
+	if q, ok := quantiles.of[df]; ok {
+		return q
+	}
+	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
+	if quantiles.of == nil {
+		quantiles.of = map[int]float64{}
+	}
+	quantiles.of[df] = q
+	return q
+}
+
+var quantiles struct {
+	sync.Mutex
+	of map[int]float64
 }
 
 // Judge holds each term's 95% interval over a probe's runs against its
@@ -78,7 +108,7 @@ func Judge(terms []Term, runs map[string][]float64) Judgement {
 		mean, _, half := Interval(xs)
 		// The margin, positive inside the limit.
 		margin := t.Limit - mean
-		if t.Op == ">=" {
+		if t.Op == AtLeast {
 			margin = mean - t.Limit
 		}
 		share := margin / math.Abs(t.Limit)
