@@ -67,7 +67,7 @@ const runFlagsHelp = `Run flags:
 
 const exitHelp = `Exit status: 0 every phase done or skipped by you, or you detached and left it running;
 1 a phase failed (or the runner could not start: its words are printed); 2 bad input
-(and a verb on a campaign that never ran, or an unknown phase); 3 the campaign is held
+(and a verb on a campaign that never ran, an unknown phase, or a verb its phase is past); 3 the campaign is held
 by a greenlight this one cannot talk to (another version, another user); 130 interrupted.
 `
 

@@ -212,3 +212,55 @@ phases:
 		t.Errorf("report rebuilt another record:\n%s\nwant\n%s", again, md)
 	}
 }
+
+// TestVerbsAreOneTable: a verb is taken or refused by the same rule live
+// and on a stopped campaign (runner.Allowed): a failed phase cannot be
+// skipped in either (before, the stopped campaign's journal took it, the
+// live runner refused it), and a gate already given is not given twice.
+func TestVerbsAreOneTable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: onetable
+phases:
+  - id: bad
+    gpus: none
+    steps:
+      - run: |
+          exit 3
+  - id: long
+    gpus: none
+    steps:
+      - run: |
+          touch started
+          sleep 30
+  - id: later
+    gate: manual
+    needs: [long]
+    steps:
+      - run: |
+          true
+`)
+	cmd, _ := startPlain(t, dir, c)
+	testutil.Eventually(t, 30*time.Second, "long runs", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "started"))
+		return err == nil
+	})
+	live, code := runBin(t, dir, "skip", c, "bad")
+	if code != 2 || !strings.Contains(live, `phase "bad" is failed; only a phase not yet finished can be skipped`) {
+		t.Errorf("skip of a failed phase, live: exit %d\n%s", code, live)
+	}
+	if o, code := runBin(t, dir, "stop", c); code != 0 {
+		t.Fatalf("stop: exit %d\n%s", code, o)
+	}
+	cmd.Wait()
+	stopped, code := runBin(t, dir, "skip", c, "bad")
+	if code != 2 || !strings.Contains(stopped, `phase "bad" is failed; only a phase not yet finished can be skipped`) {
+		t.Errorf("skip of a failed phase, stopped: exit %d\n%s", code, stopped)
+	}
+	if o, code := runBin(t, dir, "approve", c, "later"); code != 0 {
+		t.Errorf("approve while stopped: exit %d\n%s", code, o)
+	}
+	if o, code := runBin(t, dir, "approve", c, "later"); code != 2 || !strings.Contains(o, "greenlit already") {
+		t.Errorf("approve twice while stopped: exit %d\n%s", code, o)
+	}
+}

@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -139,6 +140,9 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 	for _, id := range phases {
 		if _, err := c.Request(op, id); err != nil {
 			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
+			if refused := (*link.Refused)(nil); errors.As(err, &refused) {
+				return runner.ExitUsage // the verb does not apply: as on a stopped campaign
+			}
 			return exitFailed
 		}
 		switch {

@@ -173,10 +173,11 @@ func (r *Runner) skip(id string) error {
 	if err != nil {
 		return err
 	}
+	if err := Allowed(VerbSkip, pr.ph, &pr.state, pr.gateOpen); err != nil {
+		return err
+	}
 	why := "by you" + pr.unitsDoneSaid()
 	switch st := pr.state.Status; {
-	case st == Pending || st == Waiting || st == Blocked:
-		r.endPhase(pr, Skipped, why)
 	case st == Running || st == Ready:
 		if pr.cur != nil && !pr.cur.proc.exitedSeen {
 			pr.cur.proc.stopFor = Skipped
@@ -187,7 +188,7 @@ func (r *Runner) skip(id string) error {
 			r.endPhase(pr, Skipped, why)
 		}
 	default:
-		return fmt.Errorf("phase %q is %s; only a phase not yet finished can be skipped", id, st)
+		r.endPhase(pr, Skipped, why)
 	}
 	return nil
 }
@@ -197,13 +198,11 @@ func (r *Runner) retry(id string) error {
 	if err != nil {
 		return err
 	}
-	switch pr.state.Status {
-	case Failed, Skipped, Blocked, Stopped, Done:
-	default:
-		return fmt.Errorf("phase %q is %s; retry a phase that has finished", id, pr.state.Status)
+	if err := Allowed(VerbRetry, pr.ph, &pr.state, pr.gateOpen); err != nil {
+		return err
 	}
 	pr.reset()
-	r.journal(record{Kind: recRetry, Phase: id, Attempt: pr.state.Attempt})
+	r.journal(record{Kind: verbs[VerbRetry].record, Phase: id, Attempt: pr.state.Attempt})
 	pr.gateOpen = true // the person asked for it just now
 	for _, o := range r.phases {
 		if o.state.Status == Blocked {
@@ -220,17 +219,14 @@ func (r *Runner) greenlight(id string) error {
 	if err != nil {
 		return err
 	}
-	if !pr.ph.Manual {
-		return fmt.Errorf("phase %q has no manual gate", id)
-	}
-	if !pr.state.Gated() {
-		return fmt.Errorf("phase %q is %s: past its gate", id, pr.state.Status)
+	if err := Allowed(VerbApprove, pr.ph, &pr.state, pr.gateOpen); err != nil {
+		return err
 	}
 	pr.gateOpen = true
 	if pr.state.Status == Waiting {
 		pr.state.Status = Pending
 	}
-	r.journal(record{Kind: recGate, Phase: id})
+	r.journal(record{Kind: verbs[VerbApprove].record, Phase: id})
 	r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("%s greenlit", pr.ph.Label())})
 	return nil
 }

@@ -36,35 +36,35 @@ func TakeWhileStopped(plan *campaign.Plan, stateDir, verb, phase, point string) 
 		return "", err
 	}
 	hist, times := journalHistory(recs)
-	attempt := 0
+	attempt, gateOpen := 0, false
 	if h := hist[phase]; h != nil {
-		attempt = h.attempt
+		attempt, gateOpen = h.attempt, h.gate
 	}
 	var rec record
 	var said string
 	switch {
 	case verb == "approve":
-		if !p.Gated() && p.Status != Stopped {
-			return "", fmt.Errorf("phase %q is %s: past its gate", phase, p.Status)
+		if err := Allowed(VerbApprove, ph, p, gateOpen); err != nil {
+			return "", err
 		}
-		rec = record{Kind: recGate, Phase: phase}
+		rec = record{Kind: verbs[VerbApprove].record, Phase: phase}
 		said = fmt.Sprintf("%s greenlit: it starts when the campaign runs again", phase)
 	case verb == "skip" && point != "":
 		if _, err := pointsOf(ph, point); err != nil {
 			return "", err
 		}
-		if p.Status == Done || p.Status == Skipped {
-			return "", fmt.Errorf("phase %q is %s; a point can be skipped while its phase has not finished", phase, p.Status)
+		if err := Allowed(VerbSkipPoint, ph, p, gateOpen); err != nil {
+			return "", err
 		}
-		rec = record{Kind: recPointSkip, Phase: phase, Attempt: attempt, Reason: point}
+		rec = record{Kind: verbs[VerbSkipPoint].record, Phase: phase, Attempt: attempt, Reason: point}
 		said = fmt.Sprintf("%s: point %s skipped: it stays skipped when the campaign runs again", phase, point)
 	case verb == "skip":
-		if p.Status == Done || p.Status == Skipped {
-			return "", fmt.Errorf("phase %q is %s; only a phase not yet finished can be skipped", phase, p.Status)
+		if err := Allowed(VerbSkip, ph, p, gateOpen); err != nil {
+			return "", err
 		}
 		// It ends with the campaign's stop: the record reads it ended
 		// then, the campaign still stopped, not run past its end.
-		rec = record{Kind: recPhaseEnd, T: times.prevEnded, Phase: phase, Attempt: attempt, Hash: ph.Hash, Status: Skipped, Reason: "by you, while the campaign was stopped" + (&phaseRun{ph: ph, state: *p}).unitsDoneSaid()}
+		rec = record{Kind: verbs[VerbSkip].record, T: times.prevEnded, Phase: phase, Attempt: attempt, Hash: ph.Hash, Status: Skipped, Reason: "by you, while the campaign was stopped" + (&phaseRun{ph: ph, state: *p}).unitsDoneSaid()}
 		said = fmt.Sprintf("%s skipped: what it measured is kept; the campaign goes on without it when it runs again", phase)
 	default:
 		return "", fmt.Errorf("%s is not taken while the campaign is stopped", verb)

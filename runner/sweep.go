@@ -385,15 +385,15 @@ func (r *Runner) skipPoint(id, spec string) error {
 	if err != nil {
 		return err
 	}
-	if pr.state.Status.Finished() {
-		return fmt.Errorf("phase %q is %s; a point can be skipped while its phase has not finished", id, pr.state.Status)
+	if err := Allowed(VerbSkipPoint, pr.ph, &pr.state, pr.gateOpen); err != nil {
+		return err
 	}
 	attempt := pr.state.Attempt
 	if pr.state.Status == Pending || pr.state.Status == Waiting {
 		attempt++ // the attempt it is about to start
 	}
 	at := r.opts.Now() // the journal's time too: a runner started again says the same
-	r.journal(record{T: at, Kind: recPointSkip, Phase: id, Attempt: attempt, Reason: spec})
+	r.journal(record{T: at, Kind: verbs[VerbSkipPoint].record, Phase: id, Attempt: attempt, Reason: spec})
 	why := whyByYou + spec + ")"
 	n := markSkipped(pr, units, why, at)
 	if sr := pr.cur; sr != nil && !sr.proc.exitedSeen && slices.Contains(units, sr.step.Index) {

@@ -238,7 +238,7 @@ func (c *Client) Request(op Op, phase string) (*Msg, error) {
 			return nil, fmt.Errorf("the campaign's runner (pid %d) went away before answering", c.PID())
 		}
 		if m.Err != "" {
-			return m, errors.New(m.Err)
+			return m, &Refused{Why: m.Err}
 		}
 		return m, nil
 	case <-t.C:
@@ -291,3 +291,10 @@ func otherUser(path string) string {
 	}
 	return fmt.Sprintf("the campaign belongs to %s: its runner takes commands from its owner only (%s)", who, path)
 }
+
+// Refused is the runner's answer that it does not take a request (a verb
+// whose phase is past it, an unknown phase): bad input, not a fault of
+// the link, and said so by the exit status (2, as on a stopped campaign).
+type Refused struct{ Why string }
+
+func (e *Refused) Error() string { return e.Why }
