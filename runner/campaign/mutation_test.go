@@ -26,10 +26,12 @@ var (
 )
 
 // mutationFloor is the share of broken files the loader must get right
-// (98.6% at 4,000 slips of the examples as they are; the misses, named in
-// the test's log, are mostly deleted lines whose loss shows only where the
-// missing value is needed). Under the race detector 600 slips are tried.
-const mutationFloor = 0.97
+// (99.4% at 4,000 slips of the examples as they are; the misses, named in
+// the test's log, are mostly a deleted line that held a required key (slo:,
+// ready:), whose loss shows only at the mapping that lacks it, and which
+// of its lines it was cannot be known). Under the race detector 600 slips
+// are tried.
+const mutationFloor = 0.99
 
 type source struct {
 	name  string

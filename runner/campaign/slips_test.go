@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -31,5 +32,35 @@ phases:
 	}
 	if _, err := Parse("c.yaml", "/tmp/c.yaml", file("${WEIGHTS_FOLDER_UNSET_HERE}")); err != nil {
 		t.Errorf("a name unset and near none: %v; want no error (set at run time)", err)
+	}
+}
+
+// TestLostItemLineSaidWhereItWas: a `- name:` line deleted leaves its
+// keys indented under steps:; the parser fails at the next item, lines
+// below. The error is said where the line was lost, naming why.
+func TestLostItemLineSaidWhereItWas(t *testing.T) {
+	src := `name: c
+phases:
+  - id: gemm
+    steps:
+        run: |
+          python3 bench.py
+        estimate: 90s
+      - name: int4
+        run: |
+          python3 bench.py --int4
+`
+	_, err := Parse("c.yaml", "/c/c.yaml", []byte(src))
+	var fe *FileError
+	var errs FileErrors
+	switch {
+	case errors.As(err, &errs):
+		fe = errs[0]
+	case errors.As(err, &fe):
+	default:
+		t.Fatalf("err = %v; want a FileError", err)
+	}
+	if fe.Line != 5 || !strings.Contains(fe.Hint, "a line may be missing above this one") || !strings.Contains(fe.Msg, "line 8 goes back to 6") {
+		t.Errorf("said at line %d: %s (hint %q); want line 5, the lost item line", fe.Line, fe.Msg, fe.Hint)
 	}
 }

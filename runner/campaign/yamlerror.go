@@ -64,6 +64,9 @@ func (l *loader) fromYAML(err error) error {
 		if e := l.orphanBlock(pos.Line); e != nil {
 			return e
 		}
+		if e := l.dedentMismatch(pos.Line); e != nil {
+			return e
+		}
 		hint = "this is not valid YAML here; check indentation and quoting"
 	}
 	return l.mk(pos.Line, pos.Column, msg, hint)
@@ -183,4 +186,46 @@ func (l *loader) inBlock(j int) bool {
 		}
 	}
 	return false
+}
+
+// dedentMismatch is, for a line the parser could not place, the block
+// above it that made it so: the line goes back to an indentation no
+// block above it has (deeper than the line that holds them, shallower
+// than the block under that line), which is what a lost line leaves (a
+// `- id:` or `- name:` line deleted, its keys left indented under the
+// key above). The error is said at the block's first line, where the
+// lost line was.
+func (l *loader) dedentMismatch(n int) *FileError {
+	if l.probe || n < 2 || n > len(l.lines) {
+		return nil
+	}
+	line := l.lines[n-1]
+	if t := strings.TrimSpace(line); t == "" || strings.HasPrefix(t, "#") || l.inBlock(n) {
+		return nil
+	}
+	c := indentOf(line)
+	first := 0 // the first line of the block above, at the deepest level
+	for j := n - 1; j >= 1; j-- {
+		src := l.lines[j-1]
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") || l.inBlock(j) {
+			continue
+		}
+		ind := indentOf(src)
+		if ind > c {
+			first = j
+			continue
+		}
+		if ind == c || first == 0 {
+			return nil // a sibling: the slip is not one of indentation
+		}
+		m := keyLine.FindStringSubmatch(src)
+		if m == nil {
+			return nil
+		}
+		return l.mk(first, indentOf(l.lines[first-1])+1,
+			fmt.Sprintf("the lines from here to line %d are indented %d under %s: (line %d), and line %d goes back to %d, a level no line above it has",
+				n-1, indentOf(l.lines[first-1]), m[3], j, n, c),
+			fmt.Sprintf("a line may be missing above this one (a `- id:` or `- name:` that began an item at indentation %d); put it back, or indent these lines as their neighbours", c))
+	}
+	return nil
 }
