@@ -77,3 +77,90 @@ phases:
 		t.Errorf("no bus bandwidth chart: %v", err)
 	}
 }
+
+// TestSmallMessagesAgainstTheBaseline: the box's small-message all-reduce
+// time is held against its own earlier campaign's: 64 KiB at 20 µs where
+// the baseline took 13.41 is slower beyond the tolerance, marked and said.
+func TestSmallMessagesAgainstTheBaseline(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fixture, _ := filepath.Abs("runner/testdata/all_reduce_perf.txt")
+	b, _ := os.ReadFile(fixture)
+	os.WriteFile(filepath.Join(dir, "slow.txt"), []byte(strings.Replace(string(b), "    13.41    4.89    4.89", "    20.00    3.28    3.28", 1)), 0o644)
+	campaign := func(name, baseline, file string) string {
+		c := filepath.Join(dir, name+".yaml")
+		os.WriteFile(c, []byte(`name: `+name+`
+`+baseline+`phases:
+  - id: allreduce
+    gpus: none
+    steps:
+      - name: 2 GPUs
+        results: {format: nccl-tests}
+        run: |
+          cat `+file+`
+`), 0o644)
+		return c
+	}
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", campaign("box0", "", fixture)); code != 0 {
+		t.Fatalf("box0: exit %d\n%s", code, out)
+	}
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", campaign("box1", "baseline: box0.json\n", filepath.Join(dir, "slow.txt"))); code != 0 {
+		t.Fatalf("box1: exit %d\n%s", code, out)
+	}
+	md := readFile(t, filepath.Join(dir, "box1.md"))
+	for _, want := range []string{
+		"#### Small messages against the baseline",
+		"| step 1 | 64 KiB | 13.41 µs (n=1) | 20 µs (n=1) | +49.1% | ✗ slower, beyond noise |",
+		"**✗ 1 small-message time(s) slower than the baseline beyond noise**",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the record lacks %q:\n%s", want, md)
+		}
+	}
+	if md0 := readFile(t, filepath.Join(dir, "box0.md")); strings.Contains(md0, "against the baseline") {
+		t.Error("a campaign with no baseline compares its small messages with one")
+	}
+}
+
+// TestAllReduceShareBesideTheBus: a capture whose steps spend 40 µs of
+// 540 µs of kernels in NCCL's all-reduce says its share of kernel time
+// and of the profiler step, its time per call, and the message size at
+// which this box's all_reduce_perf takes as long.
+func TestAllReduceShareBesideTheBus(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fixture, _ := filepath.Abs("runner/testdata/all_reduce_perf.txt")
+	c := filepath.Join(dir, "tie.yaml")
+	os.WriteFile(c, []byte(`name: tie
+phases:
+  - id: allreduce
+    gpus: none
+    steps:
+      - name: 2 GPUs
+        results: {format: nccl-tests}
+        run: |
+          cat `+fixture+`
+  - id: prof
+    gpus: none
+    artifacts: ['traces/*.pt.trace.json']
+    steps:
+      - run: |
+          mkdir -p traces; f=traces/rank0.pt.trace.json
+          { printf '{"traceEvents": ['
+          for i in $(seq 0 19); do t=$(( i * 1000 ))
+            printf '{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%d","pid":1,"tid":1,"ts":%d,"dur":900},' $i $t
+            printf '{"ph":"X","cat":"gpu_user_annotation","name":"ProfilerStep#%d","pid":0,"tid":7,"ts":%d,"dur":800},' $i $t
+            printf '{"ph":"X","cat":"kernel","name":"nvjet_tst_gemm","pid":0,"tid":7,"ts":%d,"dur":300},' $t
+            printf '{"ph":"X","cat":"kernel","name":"fused_moe_kernel","pid":0,"tid":7,"ts":%d,"dur":200},' $(( t + 310 ))
+            printf '{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_bf16_RING_LL","pid":0,"tid":7,"ts":%d,"dur":40},' $(( t + 520 ))
+          done; printf '{"ph":"X","cat":"cpu_op","name":"end","pid":1,"tid":1,"ts":0,"dur":1}]}'; } > $f
+`), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	md := readFile(t, filepath.Join(dir, "tie.md"))
+	want := "All-reduce kernels (NCCL's, vLLM's custom all-reduce): 7.4% of the GPU's kernel time, 5.0% of a profiler step (40 µs of its median 800 µs); 40 µs a call over 20 calls (1 rank(s)). On this box all_reduce_perf (2 GPUs) takes 28.72 µs at 1 MiB."
+	if !strings.Contains(md, want) {
+		t.Errorf("the record lacks\n%s\n%s", want, md[strings.Index(md, "phase:prof"):])
+	}
+}

@@ -11,16 +11,20 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/greenlight-run/greenlight/compare"
 	"github.com/greenlight-run/greenlight/internal/files"
 
+	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -287,7 +291,134 @@ func (w *Writer) busSection(ph *campaign.Phase, p runner.PhaseState) string {
 		fmt.Fprintf(&b, "\n![%s: bus bandwidth by message size](%s)\n", cell(ph.Label()), name)
 	}
 	b.WriteString("\nSmall messages' time is what a decode step's all-reduce pays (hidden size × tokens × 2 bytes); bus bandwidth is nccl-tests' (algbw × 2(n−1)/n for an all-reduce).\n")
+	b.WriteString(w.smallAgainstBaseline(ph, p))
 	return b.String()
+}
+
+// smallKey is one step (or a sweep's point) and one message size.
+type smallKey struct {
+	at   string // "step 2", or a sweep's point
+	size float64
+}
+
+// smallTimes are a phase's out-of-place times at 8 to 64 KiB, by step (or
+// point) and size, each run's.
+func smallTimes(rows func(yield func(at string, cols []string, vals []any))) map[smallKey][]float64 {
+	out := map[smallKey][]float64{}
+	rows(func(at string, cols []string, vals []any) {
+		var size, t float64
+		for j, c := range cols {
+			f, _ := vals[j].(float64)
+			switch c {
+			case "size_b":
+				size = f
+			case "oop_time_us":
+				t = f
+			}
+		}
+		if size >= 8<<10 && size <= 64<<10 && t > 0 {
+			k := smallKey{at, size}
+			out[k] = append(out[k], t)
+		}
+	})
+	return out
+}
+
+// smallAgainstBaseline holds the small messages' all-reduce time against
+// the box's own baseline (the campaign's baseline: record, a previous
+// campaign): Welch's t-test at 5% where both sides ran twice or more,
+// else the baseline's tolerance; a time worse beyond noise is marked ✗,
+// and said once in the phase's block. "" without a baseline or rows of
+// this phase in it.
+func (w *Writer) smallAgainstBaseline(ph *campaign.Phase, p runner.PhaseState) string {
+	if w.baseline == nil || w.baseline.rec == nil {
+		return ""
+	}
+	steps := ph.AllSteps()
+	atOf := func(point string, step int) string {
+		if point != "" {
+			return point
+		}
+		return fmt.Sprintf("step %d", step)
+	}
+	cur := smallTimes(func(yield func(string, []string, []any)) {
+		for i, s := range p.Steps {
+			point := ""
+			if i < len(steps) && ph.Sweep != nil && steps[i].Unit != nil && len(ph.Sweep.Axes) > 0 {
+				point = ph.Sweep.Key(*steps[i].Unit)
+			}
+			for _, row := range s.Results {
+				yield(atOf(point, i+1), row.Cols, row.Values)
+			}
+		}
+	})
+	old := smallTimes(func(yield func(string, []string, []any)) {
+		for _, r := range w.baseline.rec.Rows {
+			if r.Phase != ph.ID {
+				continue
+			}
+			cols := make([]string, 0, len(r.Values))
+			vals := make([]any, 0, len(r.Values))
+			for k, v := range r.Values {
+				cols, vals = append(cols, k), append(vals, v)
+			}
+			yield(atOf(r.Point, r.Step), cols, vals)
+		}
+	})
+	var keys []smallKey
+	for k := range cur {
+		if len(old[k]) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	slices.SortFunc(keys, func(a, b smallKey) int {
+		if c := strings.Compare(a.at, b.at); c != 0 {
+			return c
+		}
+		return int(a.size - b.size)
+	})
+	tol := w.baseline.opts.Tolerance
+	var b strings.Builder
+	worse := 0
+	fmt.Fprintf(&b, "\n#### Small messages against the baseline\n\nThe out-of-place time at 8 to 64 KiB against the baseline's (`%s`): Welch's t-test at 5%% where both sides ran twice or more, else a tolerance of %s%%; ✗ where it is slower beyond noise.\n\n| Step | Size | Baseline | Now | Change | Verdict |\n|---|---:|---:|---:|---:|---|\n",
+		cell(filepath.Base(w.baseline.path)), FormatNumber(tol*100))
+	for _, k := range keys {
+		a, c := statsOf(old[k]), statsOf(cur[k])
+		change := (c.Mean - a.Mean) / a.Mean
+		verdict := "within noise"
+		slower := false
+		if a.N >= 2 && c.N >= 2 {
+			slower = compare.Welch(a, c) < 0.05 && c.Mean > a.Mean
+			if compare.Welch(a, c) < 0.05 && c.Mean < a.Mean {
+				verdict = "faster, beyond noise"
+			}
+		} else {
+			slower = change > tol
+			if change < -tol {
+				verdict = "faster, beyond the tolerance"
+			}
+		}
+		if slower {
+			verdict, worse = "✗ slower, beyond noise", worse+1
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s µs (n=%d) | %s µs (n=%d) | %+.1f%% | %s |\n", cell(k.at), sizeWords(k.size), FormatNumber(a.Mean), a.N, FormatNumber(c.Mean), c.N, change*100, verdict)
+	}
+	if worse > 0 {
+		fmt.Fprintf(&b, "\n**✗ %d small-message time(s) slower than the baseline beyond noise**: what a decode step's all-reduce pays; check the topology and NCCL settings against the baseline's conditions.\n", worse)
+	}
+	return b.String()
+}
+
+// statsOf is xs as compare's side of a line.
+func statsOf(xs []float64) compare.Stat {
+	if len(xs) < 2 {
+		return compare.Stat{N: len(xs), Mean: xs[0]}
+	}
+	m, sd := stat.MeanStdDev(xs, nil)
+	return compare.Stat{N: len(xs), Mean: m, SD: sd}
 }
 
 // sizeWords is a message size in binary units: "128 MiB".
@@ -299,4 +430,107 @@ func sizeWords(b float64) string {
 		i++
 	}
 	return FormatNumber(b) + " " + units[i]
+}
+
+// allReduceKernel names a collective's all-reduce kernel: NCCL's
+// (ncclDevKernel_AllReduce_Sum_bf16_RING_LL), vLLM's custom all-reduce
+// (cross_device_reduce_1stage), PyTorch's symmetric-memory one.
+var allReduceKernel = regexp.MustCompile(`(?i)all_?reduce|cross_device_reduce`)
+
+// allReduceSection ties a capture's all-reduce kernels to the
+// interconnect measured on the box: their share of the GPU's kernel time
+// and of the profiler's step, their time per call, and beside it the
+// message size at which the campaign's all_reduce_perf takes as long,
+// with the message a decode step's all-reduce moves (hidden size × tokens
+// × 2 bytes) where a floor: names the model. "" when no trace holds an
+// all-reduce kernel.
+func (w *Writer) allReduceSection(sums []*trace.Summary, st *runner.State) string {
+	var arUS, kernUS, perStep, stepUS float64
+	calls, ranks, stepped := 0, 0, 0
+	for _, s := range sums {
+		var t float64
+		n := 0
+		for _, k := range s.Top {
+			if allReduceKernel.MatchString(k.Name) {
+				t, n = t+k.TotalUS, n+k.Count
+			}
+		}
+		if n == 0 || s.KernelUS <= 0 {
+			continue
+		}
+		ranks++
+		arUS, kernUS, calls = arUS+t, kernUS+s.KernelUS, calls+n
+		if s.Steps > 0 && s.StepUS > 0 {
+			stepped++
+			perStep += t / float64(s.Steps)
+			stepUS += s.StepUS
+		}
+	}
+	if ranks == 0 {
+		return ""
+	}
+	perCall := arUS / float64(calls)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n#### All-reduce in this capture\n\nAll-reduce kernels (NCCL's, vLLM's custom all-reduce): %.1f%% of the GPU's kernel time", 100*arUS/kernUS)
+	if stepped > 0 {
+		fmt.Fprintf(&b, ", %.1f%% of a profiler step (%s µs of its median %s µs)", 100*perStep/stepUS, FormatNumber(perStep/float64(stepped)), FormatNumber(stepUS/float64(stepped)))
+	}
+	fmt.Fprintf(&b, "; %s µs a call over %d calls (%d rank(s)).", FormatNumber(perCall), calls, ranks)
+	if at, size, label := w.busTimeAt(perCall, st); label != "" {
+		fmt.Fprintf(&b, " On this box all_reduce_perf (%s) takes %s µs at %s", cell(label), FormatNumber(at), sizeWords(size))
+		if h := w.hiddenSize(); h > 0 {
+			fmt.Fprintf(&b, ": the message of %s tokens at hidden size %d (hidden × tokens × 2 bytes)", FormatNumber(math.Round(size/float64(2*h))), h)
+		}
+		b.WriteString(". A decode step's calls slower than that size's time pay more than the bus: launch, synchronisation, or a smaller message than assumed.")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// busTimeAt is, of the campaign's all_reduce_perf rows (a step of a phase
+// reading nccl-tests whose command runs all_reduce_perf), the largest
+// message whose out-of-place time is within us, with that time and the
+// step; "" when none ran.
+func (w *Writer) busTimeAt(us float64, st *runner.State) (at, size float64, label string) {
+	for _, p := range st.Phases {
+		ph := w.plan.Phase(p.ID)
+		if ph == nil || !readsNCCLTests(ph) {
+			continue
+		}
+		steps := ph.AllSteps()
+		for i, s := range p.Steps {
+			if i >= len(steps) || !strings.Contains(steps[i].Run, "all_reduce") {
+				continue
+			}
+			for _, row := range s.Results {
+				var sz, t float64
+				for j, c := range row.Cols {
+					f, _ := row.Values[j].(float64)
+					switch c {
+					case "size_b":
+						sz = f
+					case "oop_time_us":
+						t = f
+					}
+				}
+				if sz > 0 && t > 0 && t <= us && sz > size {
+					at, size, label = t, sz, steps[i].Label()
+				}
+			}
+		}
+	}
+	return at, size, label
+}
+
+// hiddenSize is the hidden size of the model a floor: names, 0 when
+// none does or its config.json cannot be read.
+func (w *Writer) hiddenSize() int {
+	for _, ph := range w.plan.Phases {
+		if ph.Floor != nil && ph.Floor.Model != "" {
+			if c, err := w.modelConfig(ph.Floor.Model); err == nil {
+				return c.Hidden
+			}
+		}
+	}
+	return 0
 }

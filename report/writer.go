@@ -391,7 +391,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 		}
 		id := "phase:" + p.ID
 		bodies[id] = phaseBlock(phaseView{ph: ph, p: p, now: st.Now, gpus: w.gpuSummary(ph, p, st.Now), results: results, csv: csv,
-			charts: w.charts[p.ID].names, gpuChart: w.gpuChartLink(ph, p), stamps: func(i int) []string { return w.stepStamp(&p, i) }, nodes: readsNodes(w.plan), res: model.Phase(p.ID)}) + w.energySection(ph, p) + w.rooflineSection(ph, p, st) + w.floorSection(ph, p, st) + interconnectSection(ph, p) + w.busSection(ph, p) + w.serverSection(ph, p) + w.loadSection(ph) + w.traceSection(p)
+			charts: w.charts[p.ID].names, gpuChart: w.gpuChartLink(ph, p), stamps: func(i int) []string { return w.stepStamp(&p, i) }, nodes: readsNodes(w.plan), res: model.Phase(p.ID)}) + w.energySection(ph, p) + w.rooflineSection(ph, p, st) + w.floorSection(ph, p, st) + interconnectSection(ph, p) + w.busSection(ph, p) + w.serverSection(ph, p) + w.loadSection(ph) + w.traceSection(p, st)
 		order = append(order, id)
 	}
 	return bodies, w.acrossBlocks(bodies, order)
@@ -427,7 +427,7 @@ func LoadEnv(stateDir string) (Env, error) {
 
 // traceSection is the phase's traces summarised, its kernels CSV written
 // beside the results file when the summaries changed.
-func (w *Writer) traceSection(p runner.PhaseState) string {
+func (w *Writer) traceSection(p runner.PhaseState, st *runner.State) string {
 	sums, notes := w.traces.phase(p)
 	if ph := w.plan.Phase(p.ID); ph != nil && ph.Capture != nil && p.Status.Finished() && p.Status != runner.Skipped {
 		// A trace still being read, or unreadable, appeared: not missing.
@@ -447,5 +447,5 @@ func (w *Writer) traceSection(p runner.PhaseState) string {
 			}
 		}
 	}
-	return tracesSection(sums, notes, w.traces.rules, profilerTables(filepath.Dir(w.path), sums, w.plan.Dir), kcsv)
+	return tracesSection(sums, notes, w.traces.rules, profilerTables(filepath.Dir(w.path), sums, w.plan.Dir), kcsv) + w.allReduceSection(sums, st)
 }
