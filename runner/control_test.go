@@ -143,10 +143,7 @@ phases:
 `, pidFile))
 	h := start(t, p, testOptions(t))
 	h.kind(StepStarted, "long")
-	deadline := time.Now().Add(5 * time.Second)
-	for len(lines(t, pidFile)) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Within(5*time.Second, func() bool { return len(lines(t, pidFile)) > 0 })
 	child, _ := strconv.Atoi(strings.TrimSpace(string(must(os.ReadFile(pidFile)))))
 	if err := h.r.Skip("long"); err != nil {
 		t.Fatal(err)
@@ -496,10 +493,7 @@ phases:
 	}
 	// Frozen well past the timeout: the supervisor's clock and the
 	// runner's phase clock must both be stopped.
-	deadline := time.Now().Add(10 * time.Second)
-	for !h.r.Snapshot().Phase("a").Frozen && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Within(10*time.Second, func() bool { return h.r.Snapshot().Phase("a").Frozen })
 	time.Sleep(1800 * time.Millisecond)
 	if st := h.r.Snapshot().Phase("a"); st.Status != Running {
 		t.Fatalf("frozen past its timeout, a = %s %q; want it running (frozen)", st.Status, st.Reason)

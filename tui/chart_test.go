@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
@@ -122,9 +123,7 @@ func TestSkipPointKey(t *testing.T) {
 	s.screen(t, "Skip point "+want+", its repeats left? y/n · x was pressed on it; m=2048,shape=up runs now")
 	s.events <- runner.Event{Kind: runner.Progress, Phase: "gemm", State: sweepState(t, plan), Time: t0.Add(20 * time.Minute)}
 	s.tm.Send(tea.KeyPressMsg{Code: 'y', Text: "y"})
-	for deadline := time.Now().Add(5 * time.Second); s.ctl.got() != "skip-point gemm "+want && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Within(5*time.Second, func() bool { return s.ctl.got() == "skip-point gemm "+want })
 	if got := s.ctl.got(); got != "skip-point gemm "+want {
 		t.Errorf("the runner was asked %q; want to skip point %s of gemm", got, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -89,9 +90,7 @@ func TestNoteKey(t *testing.T) {
 	}
 	s.screen(t, "note: skip s? q")
 	s.tm.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
-	for deadline := time.Now().Add(5 * time.Second); s.ctl.got() == "" && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Within(5*time.Second, func() bool { return s.ctl.got() != "" })
 	if got := s.ctl.got(); got != "note skip s? q" {
 		t.Errorf("the runner was asked %q; want the note alone (no skip, no quit)", got)
 	}

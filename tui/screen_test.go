@@ -24,6 +24,7 @@ import (
 	"github.com/charmbracelet/x/vt"
 
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -349,11 +350,8 @@ func TestKeysCommandTheRunner(t *testing.T) {
 	s.tm.Type("r")
 	s.tm.Type("j")
 	s.tm.Type("g")
-	deadline := time.Now().Add(5 * time.Second)
 	want := "freeze,greenlight nsys,pause,retry gemm,skip gemm"
-	for s.ctl.got() != want && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Within(5*time.Second, func() bool { return s.ctl.got() == want })
 	if got := s.ctl.got(); got != want {
 		t.Errorf("runner got %q; want %q", got, want)
 	}
@@ -364,10 +362,7 @@ func TestKeysCommandTheRunner(t *testing.T) {
 	s.tm.Type("s")
 	s.screen(t, "Skip vLLM server (TP=8) while it runs?")
 	s.tm.Type("y")
-	deadline = time.Now().Add(5 * time.Second)
-	for !strings.Contains(s.ctl.got(), "skip serve") && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Within(5*time.Second, func() bool { return strings.Contains(s.ctl.got(), "skip serve") })
 	if !strings.Contains(s.ctl.got(), "skip serve") {
 		t.Errorf("after y: %q", s.ctl.got())
 	}
@@ -382,10 +377,7 @@ func TestGreenlightReachesTheWaitingPhase(t *testing.T) {
 	s.events <- runner.Event{Kind: runner.GateWaiting, Phase: "nsys", State: st, Time: t0.Add(20 * time.Minute)}
 	s.screen(t, "press g")
 	s.tm.Type("g") // the selection is on the server
-	deadline := time.Now().Add(5 * time.Second)
-	for s.ctl.got() != "greenlight nsys" && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Within(5*time.Second, func() bool { return s.ctl.got() == "greenlight nsys" })
 	if got := s.ctl.got(); got != "greenlight nsys" {
 		t.Errorf("runner got %q; want greenlight nsys", got)
 	}
@@ -439,9 +431,7 @@ func TestStopAsksAgain(t *testing.T) {
 	s.tm.Type("y")
 	s.screen(t, "stopping every running step")
 	// The stop is asked in a Cmd, after the line is said: wait for it.
-	for deadline := time.Now().Add(5 * time.Second); s.ctl.got() == "" && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Within(5*time.Second, func() bool { return s.ctl.got() != "" })
 	if got := s.ctl.got(); got != "stop" {
 		t.Errorf("runner got %q; want one stop", got)
 	}
