@@ -62,7 +62,7 @@ phases:
     gate: manual
     steps:
       - run: |
-          echo b
+          echo '{"x": 1}' >> "$GREENLIGHT_RESULTS"
 `)
 	cfg := &daemon.Config{StateDir: filepath.Join(dir, ".greenlight", "cl"), GPU: []string{"fake:3"}, Interval: 200 * time.Millisecond}
 	c, started, code := Attach(plan, cfg, io.Discard, io.Discard)
@@ -118,6 +118,11 @@ phases:
 	for range s.Events() {
 	}
 	testutil.Eventually(t, 40*time.Second, "the runner's end", func() bool { _, held := runner.LockHolder(cfg.StateDir); return !held })
+	// The window's chart asks for a phase's rows after the runner has
+	// gone: they come from the state dir, as report reads them.
+	if steps, err := s.PhaseRows("b"); err != nil || len(steps) != 1 || len(steps[0].Results) != 1 {
+		t.Errorf("PhaseRows after the runner's end: %v, %v; want b's one row from the state dir", steps, err)
+	}
 }
 
 // TestReachRefusesWhatNeverRan: a verb on a campaign that never ran
