@@ -5,7 +5,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -140,10 +139,7 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 	for _, id := range phases {
 		if _, err := c.Request(op, id); err != nil {
 			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
-			if refused := (*link.Refused)(nil); errors.As(err, &refused) {
-				return runner.ExitUsage // the verb does not apply: as on a stopped campaign
-			}
-			return exitFailed
+			return client.RequestExit(err)
 		}
 		switch {
 		case name == "approve":

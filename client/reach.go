@@ -119,3 +119,14 @@ func TakeIfStopped(name string, phases []string, point string, plan *campaign.Pl
 	}
 	return true, runner.ExitOK
 }
+
+// RequestExit is the exit status of a request a runner did not take: bad
+// input (2) where the runner refused it (a verb its phase is past, as on
+// a stopped campaign), else a failure (1): the runner could not be
+// reached or did not answer.
+func RequestExit(err error) int {
+	if refused := (*link.Refused)(nil); errors.As(err, &refused) {
+		return runner.ExitUsage
+	}
+	return runner.ExitFailed
+}
