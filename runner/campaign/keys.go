@@ -3,6 +3,7 @@ package campaign
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -131,6 +132,14 @@ func (l *loader) unknownKeys(root ast.Node) FileErrors {
 				if near := closestIn(key, fields, pairs); near != "" {
 					hint = fmt.Sprintf("did you mean %q?", near)
 					fix = l.renamed(tok.Position.Line, tok.Position.Column, key, near)
+					if fix != nil && !l.probe && !l.loadsWith(fix) {
+						// The key renamed still does not load (repeat: {max: 3}
+						// needs until:); a one-key mapping whose value the key
+						// above takes as it is (repeat: 3) may have been meant.
+						if f, value := l.unwrapped(tok.Position.Line); f != nil && l.loadsWith(f) {
+							hint, fix = fmt.Sprintf("write the value alone, %s (a mapping here takes %s)", value, strings.Join(fieldNames(fields), ", ")), f
+						}
+					}
 				} else {
 					hint = fmt.Sprintf("remove it; %s takes: %s", here, strings.Join(fieldNames(fields), ", "))
 				}
@@ -205,4 +214,21 @@ func (l *loader) tabIndents() FileErrors {
 		}
 	}
 	return errs
+}
+
+// oneKeyFlow is `key: {k: value}` on one line: a mapping of one key.
+var oneKeyFlow = regexp.MustCompile(`^(\s*(?:-\s+)?[A-Za-z_][A-Za-z0-9_]*):\s*\{\s*[A-Za-z_][A-Za-z0-9_]*:\s*([^,{}\[\]]+?)\s*\}\s*(#.*)?$`)
+
+// unwrapped is the fix that writes line n's one-key flow mapping as its
+// value alone (repeat: {a: 3} -> repeat: 3), and that value; nil when
+// the line is no such mapping.
+func (l *loader) unwrapped(n int) (*Fix, string) {
+	if n < 1 || n > len(l.lines) {
+		return nil, ""
+	}
+	m := oneKeyFlow.FindStringSubmatch(l.lines[n-1])
+	if m == nil {
+		return nil, ""
+	}
+	return &Fix{Line: n, N: 1, With: []string{m[1] + ": " + m[2]}}, strings.TrimSpace(m[1]) + ": " + m[2]
 }

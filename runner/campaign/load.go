@@ -175,6 +175,45 @@ func (l *loader) add(path, msg, hint string) {
 	l.errs = append(l.errs, e)
 }
 
+// addMissing says a key the mapping at path must hold and does not. A
+// line under the mapping that reads as the key but sits in a block's text
+// (indented into the `run: |` above it) is said where it is: the key is
+// there, in the wrong place. Else the error is the mapping's, as add's.
+func (l *loader) addMissing(path, key, msg, hint string) {
+	line, _ := l.pos(path)
+	if line < 1 || line > len(l.lines) {
+		l.add(path+"."+key, msg, hint)
+		return
+	}
+	ind := indentOf(l.lines[line-1])
+	for j := line + 1; j <= len(l.lines); j++ {
+		src := l.lines[j-1]
+		t := strings.TrimSpace(src)
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if indentOf(src) <= ind && !l.inBlock(j) {
+			break
+		}
+		if strings.HasPrefix(t, key+":") && l.inBlock(j) {
+			e := l.mk(j, indentOf(src)+1, fmt.Sprintf("%s (this %s: is indented into the text of the block above it)", msg, key),
+				"bring it out of the block's text, level with the block's own key")
+			for k := j - 1; k > line; k-- { // the block's key: the first line above less indented
+				if b := l.lines[k-1]; strings.TrimSpace(b) != "" && indentOf(b) < indentOf(src) {
+					fix := &Fix{Line: j, N: 1, With: []string{strings.Repeat(" ", indentOf(b)) + t}}
+					if !l.probe && l.loadsWith(fix) {
+						e.Hint, e.Fix = fmt.Sprintf("indent it to %d, level with line %d", indentOf(b), k), fix
+					}
+					break
+				}
+			}
+			l.errs = append(l.errs, e)
+			return
+		}
+	}
+	l.add(path+"."+key, msg, hint)
+}
+
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {

@@ -161,8 +161,12 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, ps PhaseSpec, i int, slur
 	case ps.Service != nil && len(ps.Steps) > 0:
 		stepsLine, _ := l.pos(at(".steps"))
 		serviceLine, _ := l.pos(at(".service"))
-		l.add(at(".service"), fmt.Sprintf("phase %q has both steps (line %d) and a service (line %d)", ph.ID, stepsLine, serviceLine),
-			"a phase is either steps or one service; split it in two phases (if a `- id:` line went missing, put it back above the one that begins the second)")
+		hint := "a phase is either steps or one service; split it in two phases (if a `- id:` line went missing, put it back above the one that begins the second)"
+		first := map[bool]string{true: "steps", false: "service"}[stepsLine < serviceLine]
+		if next := l.keyAfterBlock(min(stepsLine, serviceLine), first); next > 0 && next < max(stepsLine, serviceLine) {
+			hint = fmt.Sprintf("a phase is either steps or one service; split it in two phases: if a `- id:` line went missing, the second likely began at line %d, the first key after the %s block: put it back above that line", next, map[bool]string{true: "steps:", false: "service:"}[stepsLine < serviceLine])
+		}
+		l.add(at(".service"), fmt.Sprintf("phase %q has both steps (line %d) and a service (line %d)", ph.ID, stepsLine, serviceLine), hint)
 	case ps.Service == nil && len(ps.Steps) == 0:
 		l.add(at(""), fmt.Sprintf("phase %q has neither steps nor a service", ph.ID), "add `steps:` with at least one `- run: command`")
 	case ps.Service != nil:
@@ -405,7 +409,7 @@ func (l *loader) service(plan *Plan, s *ServiceSpec, at string, env map[string]s
 	}
 	sv.ReadyLog = l.re(at+".ready.log", s.Ready.Log, false)
 	if s.Ready.HTTP == "" && s.Ready.Log == "" {
-		l.add(at+".ready", "the service has no readiness check", `add ready: {http: "http://localhost:8000/health"} or {log: "Application startup complete"}`)
+		l.addMissing(at, "ready", "the service has no readiness check", `add ready: {http: "http://localhost:8000/health"} or {log: "Application startup complete"}`)
 	}
 	sv.ReadyTimeout = l.dur(at+".ready.timeout", s.Ready.Timeout)
 	sv.StopTimeout = l.dur(at+".stop_timeout", s.StopTimeout)
@@ -440,4 +444,35 @@ func SafeName(s string) string {
 		s = "campaign"
 	}
 	return s
+}
+
+// keyAfterBlock is the first key line after the block of key name (at
+// or above line n, where its value begins) at the key's own indentation
+// (the mapping's next key), 0 when the mapping ends there or the file
+// does.
+func (l *loader) keyAfterBlock(n int, name string) int {
+	for n >= 1 && n <= len(l.lines) {
+		if m := keyLine.FindStringSubmatch(l.lines[n-1]); m != nil && m[3] == name {
+			break
+		}
+		n--
+	}
+	if n < 1 || n > len(l.lines) {
+		return 0
+	}
+	ind := indentOf(l.lines[n-1])
+	for j := n + 1; j <= len(l.lines); j++ {
+		src := l.lines[j-1]
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		switch d := indentOf(src); {
+		case d > ind:
+			continue
+		case d == ind && keyLine.MatchString(src) && !strings.HasPrefix(strings.TrimSpace(src), "-"):
+			return j
+		}
+		return 0
+	}
+	return 0
 }

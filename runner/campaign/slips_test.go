@@ -64,3 +64,57 @@ phases:
 		t.Errorf("said at line %d: %s (hint %q); want line 5, the lost item line", fe.Line, fe.Msg, fe.Hint)
 	}
 }
+
+// TestSlipsInAServiceSaidWhereTheyAre: a `run: |` line deleted leaves its
+// command read as YAML: said at the command's first line; a `ready:`
+// indented into the command's text is said where it is, with the
+// indentation that loads; `repeat: {a: 3}` is told to write `repeat: 3`
+// (the key renamed, max, would still not load).
+func TestSlipsInAServiceSaidWhereTheyAre(t *testing.T) {
+	first := func(src string) *FileError {
+		t.Helper()
+		_, err := Parse("c.yaml", "/c/c.yaml", []byte(src))
+		var fe *FileError
+		var errs FileErrors
+		switch {
+		case errors.As(err, &errs):
+			return errs[0]
+		case errors.As(err, &fe):
+			return fe
+		}
+		t.Fatalf("err = %v; want a FileError", err)
+		return nil
+	}
+	service := `name: c
+phases:
+  - id: serve
+    service:
+      run: |
+        head=$(hostname)
+        want=8
+        [ "$want" = 8 ] || { echo "never reported its $want GPUs (last: 0)"; exit 1; }
+        exec vllm serve m --port 8000
+      ready:
+        http: http://localhost:8000/health
+`
+	lost := strings.Replace(service, "      run: |\n", "", 1)
+	if e := first(lost); e.Line != 5 || !strings.Contains(e.Hint, "`run: |` line") {
+		t.Errorf("run: | deleted: line %d: %s (hint %q); want line 5", e.Line, e.Msg, e.Hint)
+	}
+	inside := strings.Replace(service, "      ready:\n", "          ready:\n", 1)
+	e := first(inside)
+	if e.Line != 10 || e.Fix == nil {
+		t.Fatalf("ready: indented into run: line %d: %s (hint %q); want line 10 with a fix", e.Line, e.Msg, e.Hint)
+	}
+	if _, err := Parse("c.yaml", "/c/c.yaml", []byte(strings.Join(e.Fix.Apply(strings.Split(inside, "\n")), "\n"))); err != nil {
+		t.Errorf("the fix does not load: %v", err)
+	}
+	wrapped := "name: c\nphases:\n  - id: g\n    sweep: {m: [1, 2]}\n    repeat: {a: 3}\n    steps:\n      - run: |\n          true\n"
+	e = first(wrapped)
+	if e.Fix == nil || !strings.Contains(e.Hint, "repeat: 3") {
+		t.Fatalf("repeat: {a: 3}: %s (hint %q); want it told to write repeat: 3", e.Msg, e.Hint)
+	}
+	if _, err := Parse("c.yaml", "/c/c.yaml", []byte(strings.Join(e.Fix.Apply(strings.Split(wrapped, "\n")), "\n"))); err != nil {
+		t.Errorf("the fix does not load: %v", err)
+	}
+}

@@ -67,6 +67,9 @@ func (l *loader) fromYAML(err error) error {
 		if e := l.dedentMismatch(pos.Line); e != nil {
 			return e
 		}
+		if e := l.lostBlockKey(pos.Line); e != nil {
+			return e
+		}
 		hint = "this is not valid YAML here; check indentation and quoting"
 	}
 	return l.mk(pos.Line, pos.Column, msg, hint)
@@ -226,6 +229,45 @@ func (l *loader) dedentMismatch(n int) *FileError {
 			fmt.Sprintf("the lines from here to line %d are indented %d under %s: (line %d), and line %d goes back to %d, a level no line above it has",
 				n-1, indentOf(l.lines[first-1]), m[3], j, n, c),
 			fmt.Sprintf("a line may be missing above this one (a `- id:` or `- name:` that began an item at indentation %d); put it back, or indent these lines as their neighbours", c))
+	}
+	return nil
+}
+
+// lostBlockKey is, for a line the parser could not place, the run of
+// text lines it ends (no key, no list item: a shell command's lines)
+// right under a key whose value is a mapping: what a `run: |` line
+// deleted leaves, its command read as YAML. The error is said at the
+// run's first line, where the `key: |` line was.
+func (l *loader) lostBlockKey(n int) *FileError {
+	if l.probe || n < 2 || n > len(l.lines) {
+		return nil
+	}
+	first, count := 0, 0
+	for j := n; j >= 1; j-- {
+		src := l.lines[j-1]
+		t := strings.TrimSpace(src)
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		m := keyLine.FindStringSubmatch(src)
+		if m == nil && !strings.HasPrefix(t, "- ") && !l.inBlock(j) {
+			first, count = j, count+1
+			continue
+		}
+		last := n
+		for k := n + 1; k <= len(l.lines); k++ { // the run goes on below the line the parser stopped at
+			b := l.lines[k-1]
+			if tb := strings.TrimSpace(b); tb == "" || strings.HasPrefix(tb, "#") || keyLine.MatchString(b) || strings.HasPrefix(tb, "- ") {
+				break
+			}
+			last, count = k, count+1
+		}
+		if m == nil || first == 0 || count < 2 || indentOf(l.lines[first-1]) <= indentOf(src) || strings.TrimSpace(stripComment(src[len(m[0]):])) != "" {
+			return nil
+		}
+		return l.mk(first, indentOf(l.lines[first-1])+1,
+			fmt.Sprintf("the lines from here to line %d are no keys of %s: (line %d): they read as a command's text", last, m[3], j),
+			"a `run: |` line (or another `key: |`) may be missing above this one: put it back, the lines under it indented")
 	}
 	return nil
 }
