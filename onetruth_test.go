@@ -185,7 +185,7 @@ phases:
       - run: |
           case ${m}/$GREENLIGHT_REPEAT in
             2/*) v=$(( 100 + GREENLIGHT_REPEAT * 20 ));;
-            3/2) %q skip --point m=3 %q g >/dev/null; sleep 30; v=0;;
+            3/2) %[1]q status --json %[2]q > live-status.json; %[1]q skip --point m=3 %[2]q g >/dev/null; sleep 30; v=0;;
             4/*) v=200;;
             *) v=100;;
           esac
@@ -204,6 +204,24 @@ phases:
 `, binary(t), c)), 0o644)
 	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	// status --json while it ran (from m=3's second run, before its
+	// skip): valid, m=1 precise (it read "skipped" before the model), m=2
+	// done, m=3 running, m=4 pending.
+	liveStatus := []byte(readFile(t, filepath.Join(dir, "live-status.json")))
+	validate(t, schemaFor(t, "status.schema.json"), "status --json while it ran", liveStatus)
+	var running struct {
+		Phases []struct {
+			ID    string         `json:"id"`
+			Model *results.Phase `json:"model"`
+		} `json:"phases"`
+	}
+	json.Unmarshal(liveStatus, &running)
+	for key, want := range map[string]results.PointState{"m=1": results.Precise, "m=2": results.Done, "m=3": results.Running, "m=4": results.Pending} {
+		if len(running.Phases) == 0 || running.Phases[0].Model == nil || running.Phases[0].Model.Point(key) == nil || running.Phases[0].Model.Point(key).State != want {
+			t.Errorf("status --json while it ran: %s is not %s:\n%s", key, want, liveStatus)
+			break
+		}
 	}
 	live := checkParity(t, dir, c, "truth")
 	g, s := live["g"], live["s"]
