@@ -2,6 +2,7 @@ package tui
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -47,7 +48,7 @@ func (l *logPane) read(ps *runner.PhaseState) tea.Cmd {
 	if ps == nil || len(ps.Steps) == 0 {
 		return nil
 	}
-	path := ps.Steps[ps.Current].Log
+	path := ps.Steps[logStep(ps)].Log
 	if path == "" {
 		// Not started: show nothing of the phase selected before.
 		l.path, l.lines, l.seen = "", nil, fileKey{}
@@ -149,7 +150,22 @@ func sanitize(s string) string {
 
 // stepStarted reports whether a phase's current step has a log yet.
 func stepStarted(ps *runner.PhaseState) bool {
-	return ps != nil && len(ps.Steps) > 0 && ps.Steps[ps.Current].Log != ""
+	return ps != nil && len(ps.Steps) > 0 && ps.Steps[logStep(ps)].Log != ""
+}
+
+// logStep is the step whose log the pane shows: the current one, or, of
+// a phase that has ended on a step that never ran (a unit stopped as
+// precise, a point skipped), the last that did.
+func logStep(ps *runner.PhaseState) int {
+	if ps.Steps[ps.Current].Log != "" || !ps.Status.Finished() {
+		return ps.Current
+	}
+	for i := len(ps.Steps) - 1; i >= 0; i-- {
+		if ps.Steps[i].Log != "" {
+			return i
+		}
+	}
+	return ps.Current
 }
 
 // view draws the log of ps's current step, or, before it has one, the
@@ -165,8 +181,8 @@ func (l *logPane) view(st *styles, ps *runner.PhaseState, now time.Time, width, 
 		}
 		head = []string{st.dim.Render(why + "; the campaign's latest events:")}
 		src = l.events
-	case l.path != ps.Steps[ps.Current].Log:
-		head = []string{st.dim.Render("reading " + ps.Steps[ps.Current].Log + "…")}
+	case l.path != ps.Steps[logStep(ps)].Log:
+		head = []string{st.dim.Render("reading " + ps.Steps[logStep(ps)].Log + "…")}
 		src = nil
 	}
 	rows -= len(head)
@@ -178,8 +194,11 @@ func (l *logPane) view(st *styles, ps *runner.PhaseState, now time.Time, width, 
 	}
 	if len(out) == 0 {
 		why := "no log yet"
-		if ps != nil && ps.Slurm.Queued() {
+		switch {
+		case ps != nil && ps.Slurm.Queued():
 			why = "no log yet: " + ps.Slurm.Words(now) + "; its output appears here once it runs"
+		case ps != nil && stepStarted(ps) && ps.Steps[logStep(ps)].Status.Finished():
+			why = fmt.Sprintf("step %d printed nothing: its log is empty (%s)", logStep(ps)+1, ps.Steps[logStep(ps)].Log)
 		}
 		out = append(out, st.dim.Render(why))
 	}

@@ -149,3 +149,20 @@ func TestAServiceServingIsNotDone(t *testing.T) {
 		t.Errorf("header %q; want 1/3 phases done · 1 serving", line)
 	}
 }
+
+// TestLogStepOfAFinishedPhase: a phase that ended on a unit it never ran
+// (stopped as precise) shows the log of the last step that ran, not "no
+// log yet" of the one it stopped at.
+func TestLogStepOfAFinishedPhase(t *testing.T) {
+	ps := &runner.PhaseState{Status: runner.Done, Current: 3, Steps: []runner.StepState{
+		{Log: "a1-s1-t1.log", Status: runner.Done}, {Log: "a1-s2-t1.log", Status: runner.Done},
+		{Status: runner.Skipped}, {Status: runner.Skipped},
+	}}
+	if got := logStep(ps); got != 1 {
+		t.Errorf("logStep = %d; want 1, the last step that ran", got)
+	}
+	ps.Status, ps.Current = runner.Running, 2
+	if got := logStep(ps); got != 2 {
+		t.Errorf("running: logStep = %d; want the current step, 2", got)
+	}
+}

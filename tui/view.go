@@ -140,9 +140,9 @@ func (m *model) detailTitle() string {
 		switch m.detail {
 		case detailLog:
 			if ph := m.opts.Plan.Phase(ps.ID); ph != nil && ph.Sweep != nil && ph.Sweep.Search != nil {
-				s += m.st.dim.Render(fmt.Sprintf("  %s · %s", ps.ID, ps.Steps[ps.Current].Name)) // the search says which unit: a count of the grid's says nothing
+				s += m.st.dim.Render(fmt.Sprintf("  %s · %s", ps.ID, ps.Steps[logStep(ps)].Name)) // the search says which unit: a count of the grid's says nothing
 			} else {
-				s += m.st.dim.Render(fmt.Sprintf("  %s · step %d/%d %s", ps.ID, ps.Current+1, len(ps.Steps), ps.Steps[ps.Current].Name))
+				s += m.st.dim.Render(fmt.Sprintf("  %s · step %d/%d %s", ps.ID, logStep(ps)+1, len(ps.Steps), ps.Steps[logStep(ps)].Name))
 			}
 		case detailReport:
 			s += m.st.dim.Render("  " + m.opts.ReportPath)
