@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/report/mdfile"
 	"github.com/greenlight-run/greenlight/runner"
 )
@@ -318,13 +319,7 @@ func TestStalledEditorAtTheEnd(t *testing.T) {
 // eventually waits up to 10 s for cond, failing the test if it never holds.
 func eventually(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the condition", cond)
 }
 
 // TestLateLineSurvivesAStaleInPlaceSave: a line appended to a file a write

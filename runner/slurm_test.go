@@ -214,17 +214,9 @@ phases:
 	if s := st.Phase("after"); s.Status != Done {
 		t.Errorf("after = %s %q", s.Status, s.Reason)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		out := strings.TrimSpace(c.Run(t, "squeue", "-h", "-j", id, "-o", "%i %T"))
-		if out == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("squeue still lists the skipped job: %s", out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, "squeue no longer listing the skipped job", func() bool {
+		return strings.TrimSpace(c.Run(t, "squeue", "-h", "-j", id, "-o", "%i %T")) == ""
+	})
 }
 
 // slurmReadopt kills the runner mid-job; with lostID, the job id's

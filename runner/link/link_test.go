@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
@@ -264,18 +265,13 @@ func TestSocketComesBack(t *testing.T) {
 	dir := t.TempDir()
 	listen(t, dir)
 	os.Remove(filepath.Join(dir, SocketName))
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testutil.Eventually(t, 5*time.Second, "the socket back", func() bool {
 		c, err := Dial(dir)
 		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the socket never came back: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil
+	})
 	if fi, err := os.Stat(filepath.Join(dir, SocketName)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("the new socket: %v %v", fi, err)
 	}
