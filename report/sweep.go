@@ -167,7 +167,7 @@ func pointCell(pt *results.Point, m string) string {
 	switch pt.State {
 	case results.Skipped:
 		out += fmt.Sprintf(" ✂ skipped after %d of %d runs", pt.Runs, pt.Planned)
-	case results.Failed, results.Stopped, results.Running, results.Pending:
+	case results.Failed, results.Stopped, results.Running, results.Pending, results.Cut:
 		out += fmt.Sprintf(" (%s, %d of %d runs)", pt.State, pt.Runs, pt.Planned)
 	}
 	return out

@@ -316,7 +316,7 @@ func pointOf(units []runner.UnitRun) Point {
 		}
 	case has[runner.UnitPrecise] > 0:
 		pt.State = Precise
-	case has[runner.UnitCut] > 0 && pt.Runs == 0:
+	case has[runner.UnitCut] > 0: // its first runs may have run before until: cut the rest
 		pt.State = Cut
 	case has[runner.UnitNotProbed] > 0 && pt.Runs == 0 && pt.Stamped == 0:
 		pt.State = NotProbed

@@ -93,6 +93,12 @@ func TestPointStates(t *testing.T) {
 	if m := rp.Metrics; len(m) != 1 || m[0].Better != campaign.Higher || m[0].Basis != campaign.ByName {
 		t.Errorf("metrics: %+v", m)
 	}
+	// A point cut by until: after its first run is cut, with that run.
+	units[4][0] = unit{d, "", 90}
+	if pt := PhaseOf(ph, state(ph, units, at), at).Points[4]; pt.State != Cut || pt.Runs != 1 {
+		t.Errorf("m=5 cut after a run: %s after %d runs; want cut after 1", pt.State, pt.Runs)
+	}
+	units[4][0] = unit{s, "until: failed: m=4 missed its expectation", 0}
 	// The third run lands and settles m=3: judged now, and not noisy
 	// when it agrees... it does not: 100, 140, 120 disagree.
 	units[2][2], units[2][3] = unit{d, "", 120}, unit{d, "", 121}
