@@ -123,6 +123,11 @@ type side struct {
 	order   []key
 	phases  map[string]record.Phase
 	phaseOf []string
+	// runs are, where a record has its results model (schema 2), each
+	// point's metric over its runs as the model counted them (a unit once
+	// done; a unit of several rows one run): what a line judges, not the
+	// rows (a failed unit's rows are not runs).
+	runs map[key]Stat
 }
 
 func gather(r *record.Record, rename map[string]string) side {
@@ -137,14 +142,35 @@ func gather(r *record.Record, rename map[string]string) side {
 // newSide is a side with nothing in it yet: add takes the rows one at a
 // time (loadSide streams a record through it), setPhases its phases.
 func newSide(rename map[string]string) *side {
-	return &side{vals: map[key][]float64{}, stamps: map[key][]string{}, phases: map[string]record.Phase{}, rename: rename}
+	return &side{vals: map[key][]float64{}, stamps: map[key][]string{}, phases: map[string]record.Phase{}, rename: rename, runs: map[key]Stat{}}
 }
 
 func (s *side) setPhases(phases []record.Phase) {
 	for _, p := range phases {
 		s.phases[p.ID] = p
 		s.phaseOf = append(s.phaseOf, p.ID)
+		if p.Model == nil {
+			continue
+		}
+		for _, pt := range p.Model.Points {
+			for _, st := range pt.Stats {
+				m := st.Metric
+				if to, ok := s.rename[m]; ok {
+					m = to
+				}
+				s.runs[key{p.ID, pt.Key, m}] = Stat{N: st.N, Mean: st.Mean, SD: st.CV * math.Abs(st.Mean)}
+			}
+		}
 	}
+}
+
+// statFor is a side's metric at a point: its model's runs where the
+// record has them, else its rows'.
+func (s *side) statFor(k key) Stat {
+	if st, ok := s.runs[k]; ok {
+		return st
+	}
+	return statOf(s.vals[k])
 }
 
 func (s *side) add(row record.Row) {
@@ -338,7 +364,7 @@ func better(k key, phases ...map[string]record.Phase) (dir campaign.Direction, b
 }
 
 func judge(k key, a, b side, dir campaign.Direction, o Options) Line {
-	l := Line{Phase: k.phase, Point: k.point, Metric: k.metric, Old: statOf(a.vals[k]), New: statOf(b.vals[k]), P: math.NaN()}
+	l := Line{Phase: k.phase, Point: k.point, Metric: k.metric, Old: a.statFor(k), New: b.statFor(k), P: math.NaN()}
 	l.Change = math.NaN()
 	if l.Old.Mean != 0 {
 		l.Change = (l.New.Mean - l.Old.Mean) / math.Abs(l.Old.Mean)

@@ -9,6 +9,7 @@ import (
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
@@ -311,5 +312,29 @@ func TestLiveLearnsAsRunsCome(t *testing.T) {
 		if !strings.HasPrefix(got, c.want) {
 			t.Errorf("result %d said %q; want it to start %q", i+1, got, c.want)
 		}
+	}
+}
+
+// TestRunsAsTheModelCountsThem: a record with its results model is held
+// by its points' runs as the model counted them, not by its rows: the
+// rows of a unit that failed part-way (a 40 here) are no run, and the
+// verdict of three steady runs against three is not spoiled by them.
+func TestRunsAsTheModelCountsThem(t *testing.T) {
+	model := func(mean, cv float64) *results.Phase {
+		return &results.Phase{ID: "g", Kind: results.KindSweep, Points: []results.Point{{Key: "m=1", Index: 1, State: results.Done, Runs: 3, Planned: 3,
+			Stats: []results.Stat{{Metric: "tflops", N: 3, Mean: mean, CV: cv}}}}}
+	}
+	rows := func(vs ...float64) []record.Row {
+		var out []record.Row
+		for _, v := range vs {
+			out = append(out, row("g", "m=1", map[string]any{"tflops": v}))
+		}
+		return out
+	}
+	old := rec("base", "finished", []record.Phase{{ID: "g", Better: map[string]campaign.Direction{"tflops": "higher"}, Model: model(100, 0.01)}}, rows(99, 100, 101, 40)...)
+	cur := rec("new", "finished", []record.Phase{{ID: "g", Model: model(100.5, 0.01)}}, rows(99.5, 100.5, 101.5)...)
+	l := lineOf(t, Compare(old, cur, Options{Tolerance: 0.02}), "g", "m=1", "tflops")
+	if l.Old.N != 3 || l.Old.Mean != 100 || l.Verdict != Noise {
+		t.Errorf("old side n=%d mean %v, verdict %s; want the model's 3 runs of 100, within noise (the failed unit's 40 is no run)", l.Old.N, l.Old.Mean, l.Verdict)
 	}
 }
