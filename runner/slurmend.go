@@ -81,6 +81,18 @@ func (sr *stepRun) slurmRequeued(prev, job *slurm.Job, now time.Time) {
 		j.staleRun = cur.Started
 	}
 	j.exited, j.exitedAt, j.terminalAt, j.requeuedRun = nil, time.Time{}, time.Time{}, prev.Started
+	// The rows the killed run wrote are not the step's: the run Slurm
+	// starts again writes its own (addRow drops any the killed run writes
+	// as it completes, until the next run is seen).
+	ss := &pr.state.Steps[sr.step.Index]
+	for _, row := range ss.Results {
+		for _, ch := range row.Checks {
+			if !ch.Pass {
+				pr.state.ExpectFailed--
+			}
+		}
+	}
+	ss.Results, j.dropRows = nil, true
 	j.ranOn = "" // its next run's nodes are Slurm's to choose
 	sj := pr.state.Slurm
 	sj.Started, sj.Node = time.Time{}, ""
@@ -199,4 +211,28 @@ func slurmAlive(id string) (bool, string) {
 		return true, err.Error()
 	}
 	return !job.State.Terminal(), string(job.State)
+}
+
+// settleRequeued ends the dropping of a requeued run's rows once that run
+// is seen to have ended (its status file says so) or the next run has
+// begun (a status file of another run): what the results file holds then
+// is the killed run's, read and dropped, and what comes after is the next
+// run's.
+func (sr *stepRun) settleRequeued(st *supervise.Status, now time.Time) {
+	j := sr.job
+	if j == nil || !j.dropRows {
+		return
+	}
+	if st == nil {
+		cur, err := supervise.ReadStatus(sr.files.status)
+		if err != nil {
+			return
+		}
+		st = cur
+	}
+	if sr.staleStatus(st) && st.State == "running" {
+		return // the killed run still completing
+	}
+	sr.drainResults(now)
+	j.dropRows = false
 }

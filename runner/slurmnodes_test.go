@@ -202,7 +202,9 @@ phases:
 
 // nodesRequeued: a job Slurm requeues after a node failure (no
 // --no-requeue) is followed as the same job: queued again, then run
-// again, never submitted anew nor taken for ended.
+// again, never submitted anew nor taken for ended; the rows the killed
+// run wrote (one before its srun, another as it completes, when Slurm
+// lets it) are not the step's.
 func nodesRequeued(t *testing.T, c *slurmtest.Nodes) {
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -214,7 +216,7 @@ phases:
     steps:
       - run: |
           echo "$SLURM_JOB_ID $SLURM_JOB_NODELIST restart=${SLURM_RESTART_COUNT:-0}" >> %s
-          if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then srun --ntasks-per-node=1 sleep 600; fi
+          if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then echo '{"restarts": 0}' >> "$GREENLIGHT_RESULTS"; srun --ntasks-per-node=1 sleep 600; fi
           echo '{"restarts": '${SLURM_RESTART_COUNT:-0}'}' >> "$GREENLIGHT_RESULTS"
 `, runs))
 	h := start(t, p, testOptions(t))

@@ -56,6 +56,10 @@ type slurmJob struct {
 	// next run is seen: that run still completing is not the next's start.
 	requeuedRun time.Time
 	ranOn       string // its node list as last seen running
+	// dropRows: Slurm requeued the job and the run it killed has not
+	// been seen to end: the rows it writes as it completes are not the
+	// step's (slurmRequeued, settleRequeued).
+	dropRows bool
 }
 
 // slurmNews is a Slurm command's answer, for the loop.
@@ -396,6 +400,7 @@ func (b *slurmBackend) remoteClock() bool                  { return true }
 // and Slurm's word are reconciled by slurmEnd.
 func (b *slurmBackend) ended(st *supervise.Status, now time.Time) *supervise.Status {
 	sr := b.sr
+	sr.settleRequeued(st, now)
 	if sr.staleStatus(st) {
 		st = nil
 	}

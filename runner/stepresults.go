@@ -124,6 +124,9 @@ func (sr *stepRun) emitRow(row Row) {
 
 func (sr *stepRun) addRow(row Row, announce bool) {
 	pr := sr.pr
+	if j := sr.job; j != nil && j.dropRows {
+		return // the run Slurm requeued, completing: its rows are not the step's (the next run writes them)
+	}
 	row = sr.withPoint(row)
 	for _, list := range [][]campaign.Expect{pr.ph.Expect, sr.step.Expect} {
 		for _, e := range list {
