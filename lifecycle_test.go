@@ -127,10 +127,10 @@ phases:
       - results: {format: vllm-bench}
         run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="$GREENLIGHT_PHASE c=${c} r=$GREENLIGHT_REPEAT"
-          echo "start $d $u" >> ledger; sleep 0.15
+          echo "start $d $u pid=$$" >> ledger; sleep 0.15
           printf '============ Serving Benchmark Result ============\nSuccessful requests:  8\nOutput token throughput (tok/s):  %%d.5\n==================================================\n' $(( ${c} * 100 + $GREENLIGHT_REPEAT ))
           mkdir -p bench; echo "{\"output_throughput\": $(( ${c} * 100 + $GREENLIGHT_REPEAT )).5, \"c\": ${c}}" > bench/$GREENLIGHT_PHASE-$d.json
-          echo "end $d $u" >> ledger
+          echo "end $d $u pid=$$" >> ledger
   - id: cap
     needs: [serve]
     gpus: none
@@ -140,9 +140,9 @@ phases:
       - wait_quiet: 300ms
         run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="$GREENLIGHT_PHASE run"
-          echo "start $d $u" >> ledger
+          echo "start $d $u pid=$$" >> ledger
           GREENLIGHT_TEST_POST=http://127.0.0.1:%[1]d/stop_profile %[2]q
-          echo "end $d $u" >> ledger
+          echo "end $d $u pid=$$" >> ledger
   - id: share
     needs: [gemm]
     gpus: none
@@ -151,10 +151,10 @@ phases:
       - results: {format: vllm-bench}
         run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="share run"
-          echo "start $d $u" >> ledger; sleep 0.1
+          echo "start $d $u pid=$$" >> ledger; sleep 0.1
           printf '============ Serving Benchmark Result ============\nSuccessful requests:  8\nOutput token throughput (tok/s):  77.5\n==================================================\n'
           mkdir -p bench; echo '{"output_throughput": 77.5}' > bench/share-$d.json
-          echo "end $d $u" >> ledger
+          echo "end $d $u pid=$$" >> ledger
   - id: gemm
     gpus: none
     sweep: {m: [%[5]s]}
@@ -162,9 +162,9 @@ phases:
     steps:
       - run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="gemm m=${m} r=$GREENLIGHT_REPEAT"
-          echo "start $d $u" >> ledger; sleep 0.15
+          echo "start $d $u pid=$$" >> ledger; sleep 0.15
           echo "{\"tflops\": $(( ${m} * 10 + $GREENLIGHT_REPEAT ))}" >> "$GREENLIGHT_RESULTS"
-          echo "end $d $u" >> ledger
+          echo "end $d $u pid=$$" >> ledger
   - id: limit
     gpus: none
     search: {axis: load, range: [1, 16], slo: {lat: "<= 50"}, resolution: 50%%}
@@ -172,9 +172,9 @@ phases:
     steps:
       - run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="limit load=${load} r=$GREENLIGHT_REPEAT"
-          echo "start $d $u" >> ledger; sleep 0.1
+          echo "start $d $u pid=$$" >> ledger; sleep 0.1
           echo "{\"lat\": $(( ${load} * 6 ))}" >> "$GREENLIGHT_RESULTS"
-          echo "end $d $u" >> ledger
+          echo "end $d $u pid=$$" >> ledger
   - id: prof
     needs: [gemm]
     gpus: none
@@ -184,9 +184,9 @@ phases:
       - wait_quiet: 300ms
         run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="prof run"
-          echo "start $d $u" >> ledger
+          echo "start $d $u pid=$$" >> ledger
           mkdir -p traces; for r in 0 1; do cp %[6]q traces/rank$r.pt.trace.json.gz; done
-          echo "end $d $u" >> ledger
+          echo "end $d $u pid=$$" >> ledger
 `, port, exe, port, port, strings.Join(ms, ", "), trace, lifeLoad.Milliseconds())
 }
 
@@ -575,6 +575,8 @@ func (l *life) awaitNoRunner() {
 	}
 }
 
+var pidSuffix = regexp.MustCompile(` pid=\d+$`)
+
 var ledgerLine = regexp.MustCompile(`^(start|end) a(\d+)-s(\d+)-t(\d+)(?:-\d+)? (\S+) (.*)$`)
 
 func (l *life) check() {
@@ -648,15 +650,17 @@ func (l *life) checkLedger() {
 		if m == nil {
 			continue
 		}
+		// A run is its start and its end in this ledger, by one process (its
+		// pid): a run a killed runner left going that ends after --fresh set
+		// the ledger aside is the old campaign's, even where the new
+		// campaign's run of the unit has the same folder (a1-s3-t1).
 		run := strings.TrimPrefix(strings.TrimPrefix(line, "start "), "end ")
+		unit := pidSuffix.ReplaceAllString(m[6], "")
 		switch {
 		case m[1] == "start":
 			started[run] = true
 		case m[1] == "end" && started[run]:
-			// A run is its start and its end in this ledger: a run a killed
-			// runner left going that ends after --fresh set the ledger aside
-			// (before --fresh stopped it) is the old campaign's.
-			ends[m[5]+" "+m[6]]++
+			ends[m[5]+" "+unit]++
 		}
 	}
 	cut := map[string]int{} // phase -> runs that ended but not done, and retries
