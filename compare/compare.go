@@ -62,7 +62,9 @@ type Stat struct {
 	SD   float64 // sample standard deviation; 0 for one value
 }
 
-func statOf(xs []float64) Stat {
+// StatOf is xs as one side of a line: n, mean and sample standard
+// deviation.
+func StatOf(xs []float64) Stat {
 	if len(xs) == 0 {
 		return Stat{}
 	}
@@ -170,7 +172,7 @@ func (s *side) statFor(k key) Stat {
 	if st, ok := s.runs[k]; ok {
 		return st
 	}
-	return statOf(s.vals[k])
+	return StatOf(s.vals[k])
 }
 
 func (s *side) add(row record.Row) {

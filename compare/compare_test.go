@@ -13,7 +13,7 @@ import (
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
-func statOfT(xs ...float64) Stat { return statOf(xs) }
+func statOfT(xs ...float64) Stat { return StatOf(xs) }
 
 // TestWelchHandComputed holds the p-value against cases worked by hand:
 // Student's t CDF in closed form for 2 and 4 degrees of freedom, and

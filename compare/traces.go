@@ -225,7 +225,7 @@ func familyValues(kind, name string, cs []trace.Capture, per func(trace.Capture,
 
 // change is one family's figures, its verdict left to holm.
 func change(kind, name string, xs, ys []float64, callsOld, callsNew float64) FamilyChange {
-	f := FamilyChange{Kind: kind, Name: name, Old: statOf(xs), New: statOf(ys), CallsOld: callsOld, CallsNew: callsNew,
+	f := FamilyChange{Kind: kind, Name: name, Old: StatOf(xs), New: StatOf(ys), CallsOld: callsOld, CallsNew: callsNew,
 		Lo: math.NaN(), Hi: math.NaN(), P: math.NaN()}
 	f.Delta = f.New.Mean - f.Old.Mean
 	if f.Old.N >= 2 && f.New.N >= 2 {

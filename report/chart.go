@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/greenlight-run/greenlight/internal/files"
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/search"
@@ -42,11 +43,12 @@ type chartSeries struct {
 	name  string
 	x     []float64
 	stats []PointStat
+	noisy []bool // the model's verdict of each point
 }
 
 // sweepChart draws metric of a sweep phase; nil when there is nothing to
 // draw yet.
-func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map[int][]float64) (svg []byte, err error) {
+func sweepChart(ph *campaign.Phase, rp *results.Phase, metric string) (svg []byte, err error) {
 	// A chart never takes the runner down with it: a plotting library's
 	// panic on odd data is this chart's error, said once.
 	defer func() {
@@ -60,13 +62,22 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 	}
 	lay := ph.Layout()
 	xAxis, xs, numeric, logX := lay.Axis, lay.X, lay.Numeric, lay.LogX
+	keys := map[int]string{}
+	for _, u := range sw.Units {
+		keys[u.Point] = sw.Key(u)
+	}
 	var series []chartSeries
 	for _, l := range lay.Lines {
 		s := chartSeries{name: firstOr(l.Name, metric)}
 		for _, pt := range l.Points {
-			if v := vals[pt.Point]; len(v) > 0 {
+			mp := rp.Point(keys[pt.Point])
+			if mp == nil {
+				continue
+			}
+			if st, ok := mp.Stat(metric); ok && st.N > 0 {
 				s.x = append(s.x, pt.X)
-				s.stats = append(s.stats, pointStat(v))
+				s.stats = append(s.stats, PointStat{N: st.N, Mean: st.Mean, Half: st.Half, CV: st.CV})
+				s.noisy = append(s.noisy, st.Noisy)
 			}
 		}
 		series = append(series, s)
@@ -142,7 +153,7 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 			continue
 		}
 		for j := range s.x {
-			if s.stats[j].N >= 2 && s.stats[j].CV > sw.Noise {
+			if s.noisy[j] {
 				noisy = append(noisy, pts[j])
 			}
 		}
@@ -200,7 +211,7 @@ func sweepChart(ph *campaign.Phase, p runner.PhaseState, metric string, vals map
 		pl.Legend.Add(fmt.Sprintf("expect %s %s", e.Op, FormatNumber(e.Value)), l)
 	}
 	if ss := sw.Search; ss != nil {
-		searchLines(pl, ph, p, metric, lo, hi)
+		searchLines(pl, ph, rp, metric, lo, hi)
 	}
 	return svgOf(pl)
 }
@@ -331,7 +342,8 @@ func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[st
 	if ph.Sweep == nil {
 		return nil, nil
 	}
-	metrics, vals := runner.PointValues(ph, p.Steps)
+	rp := results.PhaseOf(ph, &p, p.Ended)
+	metrics := rp.MetricNames()
 	out := map[string]string{}
 	var errs []error
 	for _, m := range metrics {
@@ -341,7 +353,7 @@ func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[st
 		if ss := ph.Sweep.Search; ss != nil && !slices.ContainsFunc(ss.SLO, func(t search.Term) bool { return t.Metric == m }) {
 			continue // a search charts its SLO's metrics
 		}
-		svg, err := sweepChart(ph, p, m, vals[m])
+		svg, err := sweepChart(ph, &rp, m)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("chart of %s: %w", m, err))
 			continue

@@ -14,6 +14,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/examples"
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -96,7 +97,8 @@ phases:
 	if !strings.Contains(string(b), "'Times New Roman'") {
 		t.Error("no fallback of the measured font's metrics: a browser without Liberation Serif runs the legend's lines together")
 	}
-	again, _ := sweepChart(ph, ps, "tflops", func() map[int][]float64 { _, v := runner.PointValues(ph, ps.Steps); return v["tflops"] }())
+	rp := results.PhaseOf(ph, &ps, ps.Ended)
+	again, _ := sweepChart(ph, &rp, "tflops")
 	if string(again) != string(b) {
 		t.Error("the same rows drew another chart: not deterministic")
 	}
@@ -248,8 +250,8 @@ phases:
 		ps := doneSweep(ph, func(u *campaign.Unit) runner.Row {
 			return runner.Row{Cols: []string{"v"}, Values: []any{float64(u.Values[1]*10 + u.Values[0])}} // s11 highest
 		})
-		_, vals := runner.PointValues(ph, ps.Steps)
-		svg, err := sweepChart(ph, ps, "v", vals["v"])
+		rp := results.PhaseOf(ph, &ps, ps.Ended)
+		svg, err := sweepChart(ph, &rp, "v")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -386,7 +385,7 @@ func (w *Writer) smallAgainstBaseline(ph *campaign.Phase, p runner.PhaseState) s
 	fmt.Fprintf(&b, "\n#### Small messages against the baseline\n\nThe out-of-place time at 8 to 64 KiB against the baseline's (`%s`): Welch's t-test at 5%% where both sides ran twice or more, else a tolerance of %s%%; ✗ where it is slower beyond noise.\n\n| Step | Size | Baseline | Now | Change | Verdict |\n|---|---:|---:|---:|---:|---|\n",
 		cell(filepath.Base(w.baseline.path)), FormatNumber(tol*100))
 	for _, k := range keys {
-		a, c := statsOf(old[k]), statsOf(cur[k])
+		a, c := compare.StatOf(old[k]), compare.StatOf(cur[k])
 		change := (c.Mean - a.Mean) / a.Mean
 		verdict := "within noise"
 		slower := false
@@ -410,15 +409,6 @@ func (w *Writer) smallAgainstBaseline(ph *campaign.Phase, p runner.PhaseState) s
 		fmt.Fprintf(&b, "\n**✗ %d small-message time(s) slower than the baseline beyond noise**: what a decode step's all-reduce pays; check the topology and NCCL settings against the baseline's conditions.\n", worse)
 	}
 	return b.String()
-}
-
-// statsOf is xs as compare's side of a line.
-func statsOf(xs []float64) compare.Stat {
-	if len(xs) < 2 {
-		return compare.Stat{N: len(xs), Mean: xs[0]}
-	}
-	m, sd := stat.MeanStdDev(xs, nil)
-	return compare.Stat{N: len(xs), Mean: m, SD: sd}
 }
 
 // sizeWords is a message size in binary units: "128 MiB".

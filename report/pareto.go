@@ -104,20 +104,7 @@ func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error
 		all[i] = plotter.XY{X: q.x, Y: q.y}
 		labels = append(labels, q.label)
 	}
-	if sc, err := plotter.NewScatter(all); err == nil {
-		sc.Color = color.RGBA{R: 120, G: 120, B: 120, A: 255}
-		sc.Shape = draw.CircleGlyph{}
-		sc.Radius = vg.Points(3)
-		pl.Add(sc)
-		pl.Legend.Add("a point (mean of its repeats)", sc)
-	}
-	if l, err := plotter.NewLabels(plotter.XYLabels{XYs: all, Labels: labels}); err == nil {
-		for i := range l.TextStyle {
-			l.TextStyle[i].XAlign = draw.XLeft
-		}
-		l.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
-		pl.Add(l)
-	}
+	labelledPoints(pl, all, labels, color.RGBA{R: 120, G: 120, B: 120, A: 255}, "a point (mean of its repeats)")
 	fr := make(plotter.XYs, len(front))
 	for i, q := range front {
 		fr[i] = plotter.XY{X: q.x, Y: q.y}
@@ -135,4 +122,21 @@ func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error
 	pl.Y.Max = ymax + 0.04*(ymax-ymin)
 	pl.X.Tick.Marker, pl.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	return svgOf(pl)
+}
+
+// labelledPoints draws points as dots of c, each labelled to its right,
+// in the legend as legend.
+func labelledPoints(pl *plot.Plot, pts plotter.XYs, labels []string, c color.Color, legend string) {
+	if sc, err := plotter.NewScatter(pts); err == nil {
+		sc.Color, sc.Shape, sc.Radius = c, draw.CircleGlyph{}, vg.Points(3)
+		pl.Add(sc)
+		pl.Legend.Add(legend, sc)
+	}
+	if l, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: labels}); err == nil {
+		for i := range l.TextStyle {
+			l.TextStyle[i].XAlign = draw.XLeft
+		}
+		l.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
+		pl.Add(l)
+	}
 }

@@ -18,7 +18,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/record"
@@ -380,18 +379,7 @@ func rooflineChart(ph *campaign.Phase, rl *record.Roofline) (svg []byte, err err
 		pts[i] = plotter.XY{X: p.Intensity, Y: math.Max(p.TFLOPS, 1e-6)}
 		labels[i] = p.Point
 	}
-	if sc, err := plotter.NewScatter(pts); err == nil {
-		sc.Color, sc.Shape, sc.Radius = color.RGBA{R: 40, G: 40, B: 40, A: 255}, draw.CircleGlyph{}, vg.Points(3)
-		pl.Add(sc)
-		pl.Legend.Add("a point (mean of its runs)", sc)
-	}
-	if l, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: labels}); err == nil {
-		for i := range l.TextStyle {
-			l.TextStyle[i].XAlign = draw.XLeft
-		}
-		l.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
-		pl.Add(l)
-	}
+	labelledPoints(pl, pts, labels, color.RGBA{R: 40, G: 40, B: 40, A: 255}, "a point (mean of its runs)")
 	pl.Legend.Top, pl.Legend.Left = true, true
 	return svgOf(pl)
 }

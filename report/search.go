@@ -270,7 +270,7 @@ func searchAcross(a across, plan *campaign.Plan, st *runner.State) string {
 
 // searchLines draws, on a search's chart of an SLO metric, the term's
 // limit across and the limit found up the chart.
-func searchLines(pl *plot.Plot, ph *campaign.Phase, p runner.PhaseState, metric string, lo, hi float64) {
+func searchLines(pl *plot.Plot, ph *campaign.Phase, rp *results.Phase, metric string, lo, hi float64) {
 	red := color.RGBA{R: 200, G: 60, B: 60, A: 255}
 	var limits []float64
 	for _, t := range ph.Sweep.Search.SLO {
@@ -286,8 +286,7 @@ func searchLines(pl *plot.Plot, ph *campaign.Phase, p runner.PhaseState, metric 
 	}
 	// The limit read off the axis, not guessed between its neighbours.
 	pl.Y.Tick.Marker = withTicks{pl.Y.Tick.Marker, limits}
-	s, _ := runner.SearchProbes(ph, p.Steps)
-	if r := s.Result(); r.OK {
+	if r := rp.Search.Replay().Result(); r.OK {
 		ymin, ymax := pl.Y.Min, pl.Y.Max
 		for _, t := range ph.Sweep.Search.SLO {
 			if t.Metric == metric {

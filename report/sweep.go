@@ -10,7 +10,6 @@ import (
 	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
-	"github.com/greenlight-run/greenlight/runner/search"
 )
 
 // A sweep phase's record: one table per metric, the first axis down, the
@@ -27,22 +26,10 @@ type PointStat struct {
 }
 
 // pointStat is the mean and 95% confidence interval of xs (Student's t
-// with n-1 degrees of freedom).
+// with n-1 degrees of freedom), as the results model has them.
 func pointStat(xs []float64) PointStat {
-	s := PointStat{N: len(xs)}
-	switch len(xs) {
-	case 0:
-		return s
-	case 1:
-		s.Mean = xs[0]
-		return s
-	}
-	mean, sd, half := search.Interval(xs)
-	s.Mean, s.Half = mean, half
-	if mean != 0 {
-		s.CV = math.Abs(sd / mean)
-	}
-	return s
+	s := results.StatOf("", xs)
+	return PointStat{N: s.N, Mean: s.Mean, Half: s.Half, CV: s.CV}
 }
 
 // sweepTables is the phase's results by point.
@@ -133,8 +120,7 @@ func sweepTablesOf(ph *campaign.Phase, rp *results.Phase, charts map[string]stri
 	if len(precise) > 0 {
 		// repeat: {until:}: each point stopped as precise, and after how
 		// many runs (the units it did not need are skipped).
-		fmt.Fprintf(&b, "\nStopped as precise (every metric's 95%% interval within %s of its mean): %s; the runs they did not need were not run.\n",
-			percentWords(sw.Repeats.Precision), strings.Join(precise, "; "))
+		fmt.Fprintf(&b, "\nStopped as precise (%s): %s; the runs they did not need were not run.\n", sw.Repeats.Rule(), strings.Join(precise, "; "))
 	}
 	if len(skipped) > 0 {
 		fmt.Fprintf(&b, "\nSkipped by you (✂ in the tables): %s.\n", strings.Join(skipped, "; "))
@@ -182,8 +168,6 @@ func skipWords(pt *results.Point) string {
 	return w
 }
 
-func percentWords(f float64) string { return fmt.Sprintf("%g%%", math.Round(f*1e4)/100) }
-
 // statCell is a point's mean ± its interval, with n and the noise mark.
 func statCell(s PointStat, noisy bool) string {
 	if s.N < 2 {
@@ -228,7 +212,7 @@ func gridWords(sw *campaign.Sweep) string {
 		w = fmt.Sprintf("%d points over %s", sw.Points, strings.Join(axes, " × "))
 	}
 	if r := sw.Repeats; r.Precision > 0 {
-		w += fmt.Sprintf(", each run until every metric's 95%% interval is within %g%% of its mean (%d to %d runs), %s", math.Round(r.Precision*1e4)/100, r.Min, r.Max, sw.Order)
+		w += fmt.Sprintf(", each run until every metric's 95%% interval is within %s of its mean (%d to %d runs), %s", r.Share(), r.Min, r.Max, sw.Order)
 	} else {
 		w += fmt.Sprintf(", each run %d time(s), %s", sw.Repeat, sw.Order)
 	}

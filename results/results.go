@@ -15,7 +15,6 @@
 package results
 
 import (
-	"slices"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner"
@@ -215,7 +214,7 @@ func PhaseOf(ph *campaign.Phase, p *runner.PhaseState, now time.Time) Phase {
 		out.Kind = KindSweep
 	}
 	if ph.Sweep == nil || len(ph.Sweep.Units) == 0 {
-		out.Metrics = metricsOf(ph, columns(p.Steps, ph.PointColumns()))
+		out.Metrics = metricsOf(ph, runner.PhaseMetrics(ph, runner.ResultColumns(ph, p.Steps)))
 		return out
 	}
 	sw := ph.Sweep
@@ -248,7 +247,7 @@ func PhaseOf(ph *campaign.Phase, p *runner.PhaseState, now time.Time) Phase {
 			if len(xs) == 0 {
 				continue
 			}
-			s := statOf(name, xs)
+			s := StatOf(name, xs)
 			s.Noisy = judgeNoise && pt.Complete && runner.Noisy(xs, sw.Noise)
 			pt.Noisy = pt.Noisy || s.Noisy
 			pt.Stats = append(pt.Stats, s)
@@ -356,9 +355,9 @@ func (c *Counts) add(s PointState) {
 	}
 }
 
-// statOf is xs's mean, 95% interval (Student's t) and coefficient of
+// StatOf is xs's mean, 95% interval (Student's t) and coefficient of
 // variation.
-func statOf(metric string, xs []float64) Stat {
+func StatOf(metric string, xs []float64) Stat {
 	s := Stat{Metric: metric, N: len(xs), values: xs}
 	switch len(xs) {
 	case 0:
@@ -410,22 +409,6 @@ func metricsOf(ph *campaign.Phase, names []string) []Metric {
 	for _, n := range names {
 		d, basis := campaign.Way(dirs, n, true)
 		out = append(out, Metric{Name: n, Better: d, Basis: basis})
-	}
-	return out
-}
-
-// columns are the numeric columns of a phase's rows (its point's left
-// out), first seen first.
-func columns(steps []runner.StepState, skip map[string]bool) []string {
-	var out []string
-	for _, s := range steps {
-		for _, row := range s.Results {
-			for j, c := range row.Cols {
-				if _, ok := row.Values[j].(float64); ok && !skip[c] && !slices.Contains(out, c) {
-					out = append(out, c)
-				}
-			}
-		}
 	}
 	return out
 }

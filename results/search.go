@@ -87,7 +87,7 @@ func searchOf(ph *campaign.Phase, p *runner.PhaseState, units map[int][]runner.U
 		probe := Probe{Value: pr.Value, Runs: pr.Repeats, Verdict: pr.Verdict, Binding: pr.Binding, Margin: finite(pr.Margin)}
 		for _, t := range ss.SLO {
 			if xs := pr.Runs[t.Metric]; len(xs) > 0 {
-				probe.Stats = append(probe.Stats, statOf(t.Metric, xs))
+				probe.Stats = append(probe.Stats, StatOf(t.Metric, xs))
 			}
 		}
 		out.Runs += pr.Repeats

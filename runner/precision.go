@@ -95,7 +95,7 @@ func (pr *phaseRun) preciseAlready(idx int) (sweepUnit, string) {
 	if n < sw.Repeats.Min || len(runs) == 0 || len(imprecise(runs, sw.Repeats.Precision)) > 0 {
 		return sweepUnit{}, ""
 	}
-	return unit, fmt.Sprintf(whyPrecise+"%d runs: every metric's 95%% interval within %s of its mean", n, percent(sw.Repeats.Precision))
+	return unit, fmt.Sprintf(whyPrecise+"%d runs: %s", n, sw.Repeats.Rule())
 }
 
 // sayImprecise warns, once a point has run its max, that its metrics are
@@ -107,11 +107,9 @@ func (sr *stepRun) sayImprecise() {
 	}
 	runs, n := pr.pointRuns(u.Point)
 	if wide := imprecise(runs, sw.Repeats.Precision); len(wide) > 0 {
-		sr.r.warn(fmt.Sprintf("%s: point %s ran its %d runs (max) and is still not within %s: %s", pr.ph.Label(), sw.Key(*u), n, percent(sw.Repeats.Precision), strings.Join(wide, ", ")))
+		sr.r.warn(fmt.Sprintf("%s: point %s ran its %d runs (max) and is still not within %s: %s", pr.ph.Label(), sw.Key(*u), n, sw.Repeats.Share(), strings.Join(wide, ", ")))
 	}
 }
-
-func percent(f float64) string { return fmt.Sprintf("%g%%", math.Round(f*1e4)/100) }
 
 // expectedRuns is how many runs a point of a repeat: until: sweep is
 // expected to take: the mean of the points settled in this attempt

@@ -13,21 +13,12 @@ import (
 // value meets the SLO"; a metrics: name no row has is said at the phase's
 // first rows, with the name the rows have that is nearest.
 
-// columnsOf are the numeric columns the phase's rows wrote, in their
-// order: its results, not its inputs (the axes and the repeat a sweep's
-// rows carry).
-func columnsOf(ph *campaign.Phase, steps []StepState) []string {
-	inputs := map[string]bool{"repeat": true}
-	if sw := ph.Sweep; sw != nil {
-		for _, a := range sw.Axes {
-			inputs[a.Name] = true
-		}
-	}
-	if pt := ph.Point; pt != nil {
-		for _, v := range pt.Values {
-			inputs[v.Axis] = true
-		}
-	}
+// ResultColumns are the numeric columns the phase's done steps wrote, in
+// their order: its results, not its inputs (the axes and the repeat a
+// sweep's rows carry, a service point's values).
+func ResultColumns(ph *campaign.Phase, steps []StepState) []string {
+	inputs := ph.PointColumns()
+	inputs["repeat"] = true
 	var out []string
 	for _, s := range steps {
 		if s.Status != Done {
@@ -92,7 +83,7 @@ func SearchSlip(ph *campaign.Phase, steps []StepState) string {
 	if !anyDone {
 		return ""
 	}
-	cols := columnsOf(ph, steps)
+	cols := ResultColumns(ph, steps)
 	var missing []string
 	for _, t := range sw.Search.SLO {
 		if !slices.Contains(cols, t.Metric) && !slices.Contains(missing, t.Metric) {
@@ -113,7 +104,7 @@ func (sr *stepRun) sayMetricsSlip() {
 	if pr.metricsSaid || pr.ph.MetricsByDefault || len(pr.ph.Metrics) == 0 {
 		return
 	}
-	cols := columnsOf(pr.ph, pr.state.Steps)
+	cols := ResultColumns(pr.ph, pr.state.Steps)
 	if len(cols) == 0 {
 		return // no numbers yet: the phase's first rows say
 	}

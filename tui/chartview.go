@@ -49,7 +49,7 @@ func (m *model) chartView() string {
 	}
 	var spec chartSpec
 	if ph != nil && ph.Sweep != nil && len(ph.Sweep.Axes) > 0 {
-		spec = sweepSpec(ph, m.withRows(ps), m.chartMetric)
+		spec = sweepSpec(ph, m.chartResults(ph, m.withRows(ps)), m.chartMetric)
 	} else {
 		spec = m.gpuSpec(ps, m.chartMetric)
 	}
@@ -63,10 +63,23 @@ func (m *model) chartView() string {
 	return strings.Join(drawChart(spec, m.w, m.h, paint), "\n")
 }
 
+// chartResults is the results model of the chart's phase as ps has it,
+// made once a state (the runner publishes a new one, new steps, at each
+// change).
+func (m *model) chartResults(ph *campaign.Phase, ps *runner.PhaseState) *results.Phase {
+	if len(ps.Steps) == 0 || m.rows.of != &ps.Steps[0] || m.rows.model.ID != ps.ID {
+		m.rows.model = results.PhaseOf(ph, ps, time.Now())
+		m.rows.of = nil
+		if len(ps.Steps) > 0 {
+			m.rows.of = &ps.Steps[0]
+		}
+	}
+	return &m.rows.model
+}
+
 // sweepSpec is a sweep phase's chart of its k-th metric (in turn; those
-// plot: y: names when it names them).
-func sweepSpec(ph *campaign.Phase, ps *runner.PhaseState, k int) chartSpec {
-	rp := results.PhaseOf(ph, ps, time.Now())
+// plot: y: names when it names them), from its results model.
+func sweepSpec(ph *campaign.Phase, rp *results.Phase, k int) chartSpec {
 	metrics := rp.MetricNames()
 	keys := map[int]string{}
 	for _, u := range ph.Sweep.Units {
@@ -181,6 +194,11 @@ type chartRows struct {
 	steps   []runner.StepState
 	at      time.Time
 	pending bool
+	// of is the results model last made for the chart, and the steps it
+	// was made of: a view drawn again of the same state reads it, not
+	// the rows again.
+	of    *runner.StepState
+	model results.Phase
 }
 
 type chartRowsMsg struct {

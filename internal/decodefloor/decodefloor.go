@@ -188,14 +188,7 @@ func (c Config) StepAt(batch, context int) Step {
 		attn = q + kv + o
 		attnHow = "MLA: q, kv down and up projections and o"
 	} else {
-		hd := c.HeadDim
-		if hd == 0 && c.Heads > 0 {
-			hd = c.Hidden / c.Heads
-		}
-		kvh := c.KVHeads
-		if kvh == 0 {
-			kvh = c.Heads
-		}
+		hd, kvh := c.heads()
 		attn = h*float64(c.Heads*hd)*2 + h*float64(kvh*hd)*2 // q, o; k, v
 		attnHow = fmt.Sprintf("q and o (%d heads), k and v (%d KV heads) of %d", c.Heads, kvh, hd)
 	}
@@ -237,18 +230,25 @@ func (c Config) StepAt(batch, context int) Step {
 		perToken = float64(c.KVLoRA+c.RopeDim) * 2
 		kvHow = fmt.Sprintf("MLA: %d + %d a token a layer", c.KVLoRA, c.RopeDim)
 	} else {
-		hd := c.HeadDim
-		if hd == 0 && c.Heads > 0 {
-			hd = c.Hidden / c.Heads
-		}
-		kvh := c.KVHeads
-		if kvh == 0 {
-			kvh = c.Heads
-		}
+		hd, kvh := c.heads()
 		perToken = float64(2*kvh*hd) * 2
 		kvHow = fmt.Sprintf("k and v, %d KV heads of %d, a token a layer", kvh, hd)
 	}
 	s.Terms = append(s.Terms, Term{Name: "KV cache", Bytes: perToken * float64(c.Layers) * float64(batch) * float64(context),
 		How: fmt.Sprintf("%s, bf16, %d layers × %d sequences × %d tokens", kvHow, c.Layers, batch, context)})
 	return s
+}
+
+// heads is a config's head size and KV heads, their defaults filled in:
+// hidden ÷ heads, and as many KV heads as heads (no grouped-query
+// attention) where the config leaves them out.
+func (c Config) heads() (headDim, kvHeads int) {
+	headDim, kvHeads = c.HeadDim, c.KVHeads
+	if headDim == 0 && c.Heads > 0 {
+		headDim = c.Hidden / c.Heads
+	}
+	if kvHeads == 0 {
+		kvHeads = c.Heads
+	}
+	return headDim, kvHeads
 }

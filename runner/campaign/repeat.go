@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -93,3 +94,13 @@ func (l *loader) repeats(r *RepeatSpec, at func(string) string) Repeats {
 	}
 	return out
 }
+
+// Rule is repeat: until:'s rule in words: "every metric's 95% interval
+// within 2% of its mean", as the runner's skip reason, its warning and
+// the record say it.
+func (r Repeats) Rule() string {
+	return fmt.Sprintf("every metric's 95%% interval within %g%% of its mean", math.Round(r.Precision*1e4)/100)
+}
+
+// Share is until:'s precision in words: "2%".
+func (r Repeats) Share() string { return fmt.Sprintf("%g%%", math.Round(r.Precision*1e4)/100) }
