@@ -112,23 +112,32 @@ func (sr *stepRun) sayImprecise() {
 }
 
 // expectedRuns is how many runs a point of a repeat: until: sweep is
-// expected to take: the mean of the points settled in this attempt
-// (rounded up), max before any has.
+// expected to take: the mean, rounded up, of the runs of the points this
+// attempt settled by the rule (precise after N runs, or all max run),
+// as the results count a unit's outcome (outcomeOf); max before any has.
+// A point you skipped, or one with a failed or stopped unit, says nothing
+// of how many runs a point takes.
 func (pr *phaseRun) expectedRuns() int {
 	sw := pr.ph.Sweep
 	total, points := 0, 0
 	for _, units := range pr.pointUnits() {
-		ran, settled := 0, true
+		ran, precise, other := 0, false, false
 		for _, u := range units {
-			switch st, _ := u.state(pr.state.Steps); st {
-			case Done:
+			st, at := u.state(pr.state.Steps)
+			why := ""
+			if at >= 0 && at < len(pr.state.Steps) {
+				why = pr.state.Steps[at].Reason
+			}
+			switch outcomeOf(st, why) {
+			case UnitDone:
 				ran++
-			case Skipped, Failed:
+			case UnitPrecise:
+				precise = true
 			default:
-				settled = false
+				other = true
 			}
 		}
-		if settled && ran > 0 {
+		if ran > 0 && (precise || !other) {
 			total, points = total+ran, points+1
 		}
 	}

@@ -101,3 +101,54 @@ phases:
 		t.Errorf("next step %d; statuses %v", next, []Status{pr.state.Steps[6].Status, pr.state.Steps[7].Status, pr.state.Steps[8].Status, pr.state.Steps[9].Status})
 	}
 }
+
+// TestExpectedRunsByOutcome: the runs a point of an until: sweep is
+// expected to take are those of the points the rule settled (precise
+// after 3, or all 6 run), not of a point you skipped after one run, nor
+// of one still running.
+func TestExpectedRunsByOutcome(t *testing.T) {
+	p := loadCampaign(t, `
+name: expect
+phases:
+  - id: gemm
+    sweep: {m: [1, 2, 3, 4]}
+    repeat: {until: 2%, max: 6}
+    order: grouped
+    steps:
+      - run: |
+          echo '{"tflops": 1}' >> "$GREENLIGHT_RESULTS"
+`)
+	pr := newPhaseRun(p.Phase("gemm"), t.TempDir())
+	set := func(point, repeat int, st Status, why string) {
+		ss := &pr.state.Steps[point*6+repeat]
+		ss.Status, ss.Reason = st, why
+	}
+	if got := pr.expectedRuns(); got != 6 {
+		t.Errorf("before any point settled: %d; want max, 6", got)
+	}
+	for r := range 6 { // m=1: precise after 3 runs
+		if r < 3 {
+			set(0, r, Done, "")
+		} else {
+			set(0, r, Skipped, whyPrecise+"3 runs: every metric's 95% interval within 2% of its mean")
+		}
+	}
+	for r := range 6 { // m=2: skipped by you after its first run
+		if r == 0 {
+			set(1, r, Done, "")
+		} else {
+			set(1, r, Skipped, whyByYou+"m=2)")
+		}
+	}
+	set(2, 0, Done, "") // m=3: under way
+	set(2, 1, Running, "")
+	if got := pr.expectedRuns(); got != 3 {
+		t.Errorf("m=1 precise after 3, m=2 skipped by you after 1: %d; want 3", got)
+	}
+	for r := range 6 { // m=4: all 6 run
+		set(3, r, Done, "")
+	}
+	if got := pr.expectedRuns(); got != 5 {
+		t.Errorf("m=1 after 3, m=4 after 6: %d; want their mean rounded up, 5", got)
+	}
+}
