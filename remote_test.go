@@ -7,14 +7,20 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/greenlight-run/greenlight/record"
 )
 
 // TestRunWithRemoteGPUs: a campaign whose gpus.sources name a dcgm-exporter
 // (served here from the fixture) and a node that does not answer. The run
 // goes on; the results file lists the remote GPUs, the dead node with its
-// error, and the phase's summary of the remote GPUs.
+// error, and the phase's summary of the remote GPUs. The step's facts,
+// as the monitor's witness gave them at its end, are journaled (its
+// remote GPUs' power and clock, and the XID as its stamp), and its row
+// carries the stamp in NAME.json, live and rebuilt by greenlight report.
 func TestRunWithRemoteGPUs(t *testing.T) {
 	body, err := os.ReadFile("gpu/testdata/dcgm-exporter-h200x8.prom")
 	if err != nil {
@@ -54,4 +60,30 @@ phases:
 			t.Errorf("remote.md lacks %q:\n%s", want, md)
 		}
 	}
+	stamped := func(when string) {
+		rec, err := record.Read(filepath.Join(dir, "remote.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Rows) != 1 || !slices.Contains(rec.Rows[0].Stamp, "GPU gpu-node-07:3 reported XID 79") {
+			t.Errorf("%s: the row's stamp: %+v", when, rec.Rows)
+		}
+	}
+	stamped("live")
+	j, _ := os.ReadFile(filepath.Join(dir, ".greenlight", "remote", "journal.jsonl"))
+	var facts []string
+	for _, l := range strings.Split(string(j), "\n") {
+		if strings.Contains(l, `"kind":"facts"`) {
+			facts = append(facts, l)
+		}
+	}
+	// GPU 5 of the fixture reads DCGM's blank for power: 7 GPUs sum it.
+	if len(facts) != 1 || !strings.Contains(facts[0], `"power_gpus":7`) || !strings.Contains(facts[0], `"sm_mhz":`) || !strings.Contains(facts[0], "reported XID 79") {
+		t.Errorf("the journal's facts of the step: %q", facts)
+	}
+	os.Remove(filepath.Join(dir, "remote.json"))
+	if out, code := runBin(t, dir, "report", campaign); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	stamped("rebuilt")
 }

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/statedir"
 	"github.com/greenlight-run/greenlight/metrics"
@@ -141,7 +142,8 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	if f.Retry != "" {
 		retry = []string{f.Retry}
 	}
-	r, err := runner.New(plan, runner.Options{StateDir: f.StateDir, GPUCount: count, Approve: approve, Notes: notes, Retry: retry, Annotate: held.annotate(), Lock: stateLock})
+	wit := &witness{plan: plan, gpus: sampler}
+	r, err := runner.New(plan, runner.Options{StateDir: f.StateDir, GPUCount: count, Approve: approve, Notes: notes, Retry: retry, Annotate: held.annotate(), Witness: wit.facts, Lock: stateLock})
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		if errors.Is(err, runner.ErrLocked) {
@@ -160,6 +162,7 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	defer stopScraping()
 	scrapers := startScrapers(scrapeCtx, plan, r.StateDir(), r.Subscribe())
 	w.SetServers(views(scrapers))
+	wit.setServers(views(scrapers))
 	reportEvents, linkEvents, printEvents := r.Subscribe(), r.Subscribe(), r.Subscribe()
 	reportDone := make(chan struct{})
 	srv := &server{r: r, sampler: sampler, version: version, scrapers: scrapers}
@@ -200,13 +203,15 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 	go feedSessions(sampler, r.Subscribe())
 	conds := openConditions(plan, r.StateDir(), sampler, func() bool {
 		return sampler.Latest() != nil || len(sampler.Inventory().Devices) == 0
-	}, w.SetConditions, func(msg string) { r.Warn(msg) })
+	}, func(b conditions.Book) {
+		wit.setConditions(b)
+		w.SetConditions(b)
+	}, func(msg string) { r.Warn(msg) })
 	condsKept := make(chan struct{})
 	condsCtx, stopConds := context.WithCancel(context.Background())
 	defer stopConds()
 	go conds.watch(condsCtx, r.Subscribe(), condsKept)
 	go followSlurmNodes(src, r.Subscribe())
-	go stampSearches(w, r, plan, r.Subscribe())
 	if plan.Notify != "" {
 		go runner.Notify(plan, r.Subscribe(), func(msg string) {
 			fmt.Fprintf(stdout, "%s warning: %s\n", time.Now().Format("15:04:05"), msg)

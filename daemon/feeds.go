@@ -170,29 +170,3 @@ func ApproveList(plan *campaign.Plan, flag string) ([]string, error) {
 	}
 	return ids, nil
 }
-
-// stampSearches tells the runner, as each unit of a search phase ends,
-// what the record's stamp says of it (a GPU throttled, a foreign process,
-// an XID): the search never decides by such a run, and runs it again.
-func stampSearches(w interface {
-	StampOf(runner.PhaseState, int) []string
-}, r interface {
-	Stamp(id string, step, attempt int, why string) error
-}, plan *campaign.Plan, events <-chan runner.Event) {
-	for e := range events {
-		if e.Kind != runner.StepFinished || e.State == nil {
-			continue
-		}
-		ph := plan.Phase(e.Phase)
-		if ph == nil || ph.Sweep == nil || ph.Sweep.Search == nil {
-			continue
-		}
-		p := e.State.Phase(e.Phase)
-		if p == nil || e.Step >= len(p.Steps) || p.Steps[e.Step].Status != runner.Done {
-			continue
-		}
-		if why := w.StampOf(*p, e.Step); len(why) > 0 {
-			r.Stamp(e.Phase, e.Step, p.Steps[e.Step].Attempt, strings.Join(why, "; "))
-		}
-	}
-}

@@ -11,6 +11,7 @@ package gpu
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -50,6 +51,14 @@ type DeviceID struct {
 
 // ID is the device's identity.
 func (d Device) ID() DeviceID { return DeviceID{d.Host, d.Index} }
+
+// Label names a device: "3" on this machine, "node2:3" on another.
+func (d Device) Label() string {
+	if d.Host == "" {
+		return strconv.Itoa(d.Index)
+	}
+	return d.Host + ":" + strconv.Itoa(d.Index)
+}
 
 // Inventory is the fleet as a source sees it, for the report's header.
 type Inventory struct {

@@ -6,56 +6,34 @@ package report
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
-const powerFile = "step-power.json"
-
-// isTokenRate says a column is a token throughput (tokens per second).
-func isTokenRate(col string) bool {
+// IsTokenRate says a column is a token throughput (tokens per second).
+func IsTokenRate(col string) bool {
 	c := strings.ToLower(col)
 	return strings.HasSuffix(c, "tok_s") || strings.HasSuffix(c, "tok/s") || strings.HasSuffix(c, "tokens_per_s") || strings.HasSuffix(c, "tokens/s")
 }
 
 // stepPower is the summed mean power of the phase's GPUs over a step, in
-// W, and how many GPUs it sums; ok false when no reading fell in it. A
-// finished step's is kept in the state dir for `greenlight report`.
-func (w *Writer) stepPower(ph *campaign.Phase, p runner.PhaseState, s runner.StepState) (watts float64, gpus int, ok bool) {
-	key := fmt.Sprintf("%s/%d/%d/%d", p.ID, p.Attempt, s.Index, s.Attempt)
-	if v, hit := w.power.get(key); hit {
-		return v[0], int(v[1]), true
-	}
-	if w.gpus == nil || s.Started.IsZero() {
+// W, and how many GPUs it sums, from its facts; ok false before its end
+// or when no reading fell in it.
+func (w *Writer) stepPower(p runner.PhaseState, s runner.StepState) (watts float64, gpus int, ok bool) {
+	f := w.factsOf(p, s)
+	if f == nil || f.PowerGPUs == 0 {
 		return 0, 0, false
 	}
-	end := s.Ended
-	if end.IsZero() {
-		end = time.Now()
-	}
-	for _, g := range w.stepGPUs(ph, p, s, end) {
-		if g.MeanPower >= 0 && g.Samples > 0 {
-			watts += g.MeanPower
-			gpus++
-		}
-	}
-	if gpus == 0 {
-		return 0, 0, false
-	}
-	if s.Status.Finished() && !s.Ended.IsZero() {
-		w.power.set(key, [2]float64{watts, float64(gpus)})
-	}
-	return watts, gpus, true
+	return f.PowerW, f.PowerGPUs, true
 }
 
 // tokenEnergy is a row's token throughput and the energy per token of
 // its step; ok false when the row has no token rate or no power reading.
-func (w *Writer) tokenEnergy(ph *campaign.Phase, p runner.PhaseState, s runner.StepState, row runner.Row) (col string, rate, jPerTok, watts float64, gpus int, ok bool) {
+func (w *Writer) tokenEnergy(p runner.PhaseState, s runner.StepState, row runner.Row) (col string, rate, jPerTok, watts float64, gpus int, ok bool) {
 	for i, c := range row.Cols {
-		if v, isNum := row.Values[i].(float64); isNum && v > 0 && isTokenRate(c) {
-			if watts, gpus, ok = w.stepPower(ph, p, s); ok {
+		if v, isNum := row.Values[i].(float64); isNum && v > 0 && IsTokenRate(c) {
+			if watts, gpus, ok = w.stepPower(p, s); ok {
 				return c, v, watts / v, watts, gpus, true
 			}
 			return "", 0, 0, 0, 0, false
@@ -75,12 +53,16 @@ func (w *Writer) energySection(ph *campaign.Phase, p runner.PhaseState) string {
 		if len(s.Results) == 0 {
 			continue
 		}
-		col, rate, j, watts, gpus, ok := w.tokenEnergy(ph, p, s, s.Results[len(s.Results)-1])
+		col, rate, j, watts, gpus, ok := w.tokenEnergy(p, s, s.Results[len(s.Results)-1])
 		if !ok {
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("- step %d: %s %s tok/s at %s W (%d GPUs, their mean power while the step ran): **%s J/token**",
-			s.Index+1, cell(col), FormatNumber(rate), FormatNumber(float64(int(watts+0.5))), gpus, FormatNumber(j)))
+		drew := ""
+		if f := w.factsOf(p, s); f != nil && f.EnergyWh > 0 {
+			drew = fmt.Sprintf(", %s Wh drawn", FormatNumber(f.EnergyWh))
+		}
+		lines = append(lines, fmt.Sprintf("- step %d: %s %s tok/s at %s W (%d GPUs, their mean power while the step ran%s): **%s J/token**",
+			s.Index+1, cell(col), FormatNumber(rate), FormatNumber(float64(int(watts+0.5))), gpus, drew, FormatNumber(j)))
 	}
 	if len(lines) == 0 {
 		return ""
@@ -105,11 +87,11 @@ func (w *Writer) keyExtras(p runner.PhaseState) string {
 func (w *Writer) keyEnergy(p runner.PhaseState) string {
 	ph := w.plan.Phase(p.ID)
 	_, metric, step := keyOf(ph, p, nil)
-	if ph == nil || step < 0 || !isTokenRate(metric) {
+	if ph == nil || step < 0 || !IsTokenRate(metric) {
 		return ""
 	}
 	s := p.Steps[step]
-	if _, _, j, _, _, ok := w.tokenEnergy(ph, p, s, s.Results[len(s.Results)-1]); ok {
+	if _, _, j, _, _, ok := w.tokenEnergy(p, s, s.Results[len(s.Results)-1]); ok {
 		return FormatNumber(j) + " J/token"
 	}
 	return ""

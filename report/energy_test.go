@@ -13,10 +13,11 @@ import (
 )
 
 // TestEnergyPerToken: a token throughput gets its energy per token, the
-// phase's GPUs' summed mean power over it (2 × 512 W at 64 tok/s is 16
-// J/token), in the phase's block and beside the header's key result; the
-// GPU table has each GPU's energy and the phase's in all; a rebuild
-// without the GPU history (greenlight report) keeps it.
+// phase's GPUs' summed mean power over it as the step's facts have it
+// (2 × 512 W at 64 tok/s is 16 J/token), in the phase's block and beside
+// the header's key result; the GPU table has each GPU's energy and the
+// phase's in all; a rebuild without the GPU history (greenlight report)
+// keeps it. A step without facts has no energy per token.
 func TestEnergyPerToken(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "e.md")
 	state := t.TempDir()
@@ -28,11 +29,18 @@ func TestEnergyPerToken(t *testing.T) {
 	if err := w.Write(st); err != nil {
 		t.Fatal(err)
 	}
+	if b, _ := os.ReadFile(path); strings.Contains(string(b), "J/token") {
+		t.Errorf("a step without facts has an energy per token:\n%s", b)
+	}
+	bench.Steps[0].Facts = &runner.StepFacts{Readings: 120, PowerW: 1024, PowerGPUs: 2, EnergyWh: 17.07}
+	if err := w.Write(st); err != nil {
+		t.Fatal(err)
+	}
 	check := func(what string) {
 		b, _ := os.ReadFile(path)
 		md := string(b)
 		for _, want := range []string{
-			"- step 1: tok_s 64 tok/s at 1024 W (2 GPUs, their mean power while the step ran): **16 J/token**",
+			"- step 1: tok_s 64 tok/s at 1024 W (2 GPUs, their mean power while the step ran, 17.07 Wh drawn): **16 J/token**",
 			"| tok_s = 64 · 16 J/token |",
 		} {
 			if !strings.Contains(md, want) {

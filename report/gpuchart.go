@@ -79,7 +79,7 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 	var lines []line
 	for _, s := range sums {
 		if pts := h.Window(s.Device.ID(), from, to, gpuChartPoints); len(pts) > 0 {
-			lines = append(lines, line{"GPU " + gpuLabel(s.Device), pts})
+			lines = append(lines, line{"GPU " + s.Device.Label(), pts})
 		}
 	}
 	if len(lines) == 0 {

@@ -25,7 +25,7 @@ func (w *Writer) gpuSummary(ph *campaign.Phase, p runner.PhaseState, now time.Ti
 	if end.IsZero() {
 		end = now
 	}
-	return onItsNodes(w.gpus.Summarize(p.Started, end, phaseGPUs(ph)), p)
+	return PhaseGPUsOver(w.gpus, ph, p, p.Started, end)
 }
 
 // onItsNodes keeps, for a phase on Slurm, the GPUs of the nodes its job
@@ -70,7 +70,7 @@ func (w *Writer) keepSummaries(st *runner.State) {
 			if ph == nil {
 				continue
 			}
-			w.summary.set(p.ID, onItsNodes(w.gpus.Summarize(p.Started, p.Ended, phaseGPUs(ph)), p))
+			w.summary.set(p.ID, PhaseGPUsOver(w.gpus, ph, p, p.Started, p.Ended))
 		}
 		if !p.Status.Finished() && have {
 			w.summary.drop(p.ID) // running again
@@ -79,16 +79,12 @@ func (w *Writer) keepSummaries(st *runner.State) {
 	w.summary.save()
 }
 
-// stepGPUs are the phase's GPUs over a step, summarised once a write for
-// its stamp and its energy per token alike.
-func (w *Writer) stepGPUs(ph *campaign.Phase, p runner.PhaseState, s runner.StepState, end time.Time) []gpu.Summary {
-	key := stepKey{p.ID, p.Attempt, s.Index, s.Attempt}
-	if sums, ok := w.stepSums[key]; ok {
-		return sums
-	}
-	sums := onItsNodes(w.gpus.Summarize(s.Started, end, phaseGPUs(ph)), p)
-	w.stepSums[key] = sums
-	return sums
+// PhaseGPUsOver are a phase's GPUs summarised over [from, to]: those
+// its gpus: names here, and on Slurm those of the nodes its job ran on.
+// The phase's summary and the monitor's facts of each of its steps
+// (daemon's witness) are both this.
+func PhaseGPUsOver(h GPUHistory, ph *campaign.Phase, p runner.PhaseState, from, to time.Time) []gpu.Summary {
+	return onItsNodes(h.Summarize(from, to, phaseGPUs(ph)), p)
 }
 
 // readsNodes says whether the campaign scrapes the nodes its Slurm jobs

@@ -23,14 +23,14 @@ func gpuProcessWarnings(ph *campaign.Phase, p runner.PhaseState, g gpu.Summary) 
 		if leftBy(p.Steps, f.PID) {
 			continue // a step's own, named with what it left (seen only as it ended)
 		}
-		warns = append(warns, fmt.Sprintf("a process not of this campaign was on GPU %s: pid %d %s, %s", gpuLabel(g.Device), f.PID, orNA(f.Name), format.Bytes(f.MemUsed)))
+		warns = append(warns, fmt.Sprintf("a process not of this campaign was on GPU %s: pid %d %s, %s", g.Device.Label(), f.PID, orNA(f.Name), format.Bytes(f.MemUsed)))
 	}
 	for _, f := range g.Ours {
 		// The campaign's, started by another phase's step: two running
 		// phases never share a GPU, so it was left running.
 		// (A service's window holds its clients' runs: not said there.)
 		if f.Phase != "" && f.Phase != p.ID && ph.Service == nil && !slices.Contains(ph.Needs, f.Phase) {
-			warns = append(warns, fmt.Sprintf("a process left running by phase %s was on GPU %s: pid %d %s, %s", f.Phase, gpuLabel(g.Device), f.PID, orNA(f.Name), format.Bytes(f.MemUsed)))
+			warns = append(warns, fmt.Sprintf("a process left running by phase %s was on GPU %s: pid %d %s, %s", f.Phase, g.Device.Label(), f.PID, orNA(f.Name), format.Bytes(f.MemUsed)))
 		}
 	}
 	return warns
@@ -102,7 +102,7 @@ func leftWords(s runner.StepState, gpus []gpu.Summary) string {
 			for _, g := range gpus {
 				for _, f := range append(g.Ours, g.Foreign...) {
 					if f.PID == s.LeftPIDs[i] && f.MemUsed > 0 {
-						l += fmt.Sprintf(" holding %s on GPU %s", format.Bytes(f.MemUsed), gpuLabel(g.Device))
+						l += fmt.Sprintf(" holding %s on GPU %s", format.Bytes(f.MemUsed), g.Device.Label())
 					}
 				}
 			}

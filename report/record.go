@@ -119,7 +119,7 @@ func (w *Writer) writeRecord(st *runner.State) error {
 			}
 			key := stepKey{p.ID, p.Attempt, i, s.Attempt}
 			live[key] = true
-			stamp := w.stamp(ph, p, s)
+			stamp := w.stepStamp(&p, i)
 			enc, ok := w.record.steps[key]
 			if !ok || enc.rows > len(s.Results) || enc.stamp != strings.Join(stamp, "\n") {
 				enc = encodedStep{stamp: strings.Join(stamp, "\n")} // encoded again, whole

@@ -105,7 +105,7 @@ func header(plan *campaign.Plan, st *runner.State, model *results.Model, env Env
 		fmt.Fprintf(&b, "**GPUs:** %d · driver %s · CUDA %s · source %s\n\n", len(inv.Devices), orNA(inv.Driver), orNA(inv.CUDA), inv.Source)
 		b.WriteString("| GPU | Name | Memory | UUID |\n|---:|---|---:|---|\n")
 		for _, d := range inv.Devices {
-			fmt.Fprintf(&b, "| %s | %s | %.0f GiB | %s |\n", cell(gpuLabel(d)), cell(d.Name), float64(d.MemTotal)/(1<<30), cell(d.UUID))
+			fmt.Fprintf(&b, "| %s | %s | %.0f GiB | %s |\n", cell(d.Label()), cell(d.Name), float64(d.MemTotal)/(1<<30), cell(d.UUID))
 		}
 		b.WriteString("\n")
 	}
@@ -299,7 +299,7 @@ func phaseBlock(v phaseView) string {
 			if g.Samples == 0 {
 				continue
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(gpuLabel(g.Device)),
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(g.Device.Label()),
 				unit(g.MeanUtil, "%.0f %%"), unit(g.PeakUtil, "%.0f %%"), unit(g.PeakMem, "%.1f GiB"),
 				unit(g.MeanPower, "%.0f W"), unit(g.PeakPower, "%.0f W"), energyText(g.EnergyWh), unit(g.PeakTemp, "%.0f °C"), cell(strings.Join(g.Throttle, ", ")))
 			if g.EnergyWh >= 0 {
@@ -318,10 +318,10 @@ func phaseBlock(v phaseView) string {
 	for _, g := range gpus {
 		warns = append(warns, gpuProcessWarnings(ph, p, g)...)
 		if g.Lost {
-			warns = append(warns, fmt.Sprintf("GPU %s stopped answering during the phase", gpuLabel(g.Device)))
+			warns = append(warns, fmt.Sprintf("GPU %s stopped answering during the phase", g.Device.Label()))
 		}
 		if len(g.XIDs) > 0 {
-			warns = append(warns, fmt.Sprintf("GPU %s reported XID error(s) %s during the phase (see `dmesg` on %s)", gpuLabel(g.Device), joinInts(g.XIDs), firstOr(g.Device.Host, "this machine")))
+			warns = append(warns, fmt.Sprintf("GPU %s reported XID error(s) %s during the phase (see `dmesg` on %s)", g.Device.Label(), joinInts(g.XIDs), firstOr(g.Device.Host, "this machine")))
 		}
 	}
 	warns = append(warns, stampWarnings(ph, p, stamps)...)

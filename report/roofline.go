@@ -13,7 +13,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -24,8 +23,6 @@ import (
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
-
-const clocksFile = "clocks.json"
 
 // roofPoint is one point's runs against the roof.
 type roofPoint struct {
@@ -50,36 +47,13 @@ func roof(peak, gbs, intensity float64) (float64, string) {
 	return mem, "memory"
 }
 
-// stepMHz is the mean SM clock of a step's GPUs while it ran, fixed once
-// the step ended; 0 when no reading had it.
-func (w *Writer) stepMHz(ph *campaign.Phase, p runner.PhaseState, s runner.StepState) float64 {
-	key := fmt.Sprintf("%s/%d/%d/%d", p.ID, p.Attempt, s.Index, s.Attempt)
-	if v, ok := w.clocks.get(key); ok {
-		return v
+// stepMHz is the mean SM clock of a step's GPUs while it ran, from its
+// facts; 0 before its end, or when no reading had it.
+func (w *Writer) stepMHz(p runner.PhaseState, s runner.StepState) float64 {
+	if f := w.factsOf(p, s); f != nil {
+		return f.SMClockMHz
 	}
-	if w.gpus == nil || s.Started.IsZero() {
-		return 0
-	}
-	end := s.Ended
-	if end.IsZero() {
-		end = time.Now()
-	}
-	var sum float64
-	n := 0
-	for _, g := range w.stepGPUs(ph, p, s, end) {
-		if g.MeanSMMHz > 0 {
-			sum += g.MeanSMMHz
-			n++
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	mhz := sum / float64(n)
-	if s.Status.Finished() {
-		w.clocks.set(key, mhz)
-	}
-	return mhz
+	return 0
 }
 
 // board is the campaign's GPU board, from the conditions (the first GPU
@@ -124,7 +98,7 @@ func (w *Writer) roofPoints(ph *campaign.Phase, p runner.PhaseState) []roofPoint
 			out = append(out, roofPoint{point: point})
 		}
 		rp := &out[k]
-		mhz := w.stepMHz(ph, p, s)
+		mhz := w.stepMHz(p, s)
 		for _, row := range s.Results {
 			vals := rowNumbers(row)
 			flops, e1 := r.Flops.Eval(vals)

@@ -2,8 +2,8 @@ package report
 
 // The server's own view of a phase that used it (vLLM's /metrics): the
 // gauges' mean and peak, the counters' growth, the tokens it generated
-// per second; and a result whose throughput the server's does not bear
-// out is stamped "client-bound?".
+// per second. (A result whose throughput the server's does not bear out
+// is stamped "client-bound?" by the monitor's witness, as its step ends.)
 
 import (
 	"fmt"
@@ -91,31 +91,4 @@ func (w *Writer) serverSection(ph *campaign.Phase, p runner.PhaseState) string {
 		b.WriteString("\n")
 	}
 	return b.String()
-}
-
-// clientBound says, for a step whose last row is a token throughput,
-// whether the server generated more than the client says it received
-// (beyond 5%): the client, not the server, set the pace. "" otherwise.
-func (w *Writer) clientBound(p runner.PhaseState, s runner.StepState) string {
-	if len(s.Results) == 0 || s.Started.IsZero() {
-		return ""
-	}
-	end := s.Ended
-	if end.IsZero() {
-		end = time.Now()
-	}
-	row := s.Results[len(s.Results)-1]
-	for i, c := range row.Cols {
-		client, ok := row.Values[i].(float64)
-		if !ok || client <= 0 || !isTokenRate(c) || !strings.Contains(strings.ToLower(c), "output") && !strings.EqualFold(c, "tok_s") {
-			continue
-		}
-		for _, svc := range w.serversOf(p.ID) {
-			server, ok := w.servers[svc].Window(s.Started, end).GenRate()
-			if ok && client < 0.95*server {
-				return fmt.Sprintf("the client was the bottleneck (client-bound?): it reported %s tok/s, the server %s generated %s tok/s", FormatNumber(client), svc, FormatNumber(server))
-			}
-		}
-	}
-	return ""
 }

@@ -10,12 +10,11 @@ import (
 	"github.com/greenlight-run/greenlight/runner"
 )
 
-// TestServerTableAndClientBound: a phase that used the scraped service
-// gets its Server table (gauges' mean and peak, counters' growth, the
-// server's tokens per second); a result that reports fewer tokens per
-// second than the server generated (1,400 against 2,000) is stamped
-// client-bound; one that matches is not.
-func TestServerTableAndClientBound(t *testing.T) {
+// TestServerTable: a phase that used the scraped service gets its Server
+// table (gauges' mean and peak, counters' growth, the server's tokens per
+// second). (A result the server's rate does not bear out is stamped by
+// the monitor's witness: daemon's TestClientBound.)
+func TestServerTable(t *testing.T) {
 	plan := testPlan(t)
 	s := &metrics.Scraper{}
 	for i := 0; i <= 60; i++ { // a minute of scrapes, 2,000 tokens a second
@@ -46,13 +45,9 @@ func TestServerTableAndClientBound(t *testing.T) {
 		"| KV cache used | 91.48 % | 93 % | |",
 		"| preemptions | | | 3 |",
 		"| generation | | | 2000 tok/s |",
-		"1 result(s) taken while the client was the bottleneck (client-bound?): it reported 1400 tok/s, the server serve generated 2000 tok/s: step 1",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the record lacks %q", want)
 		}
-	}
-	if strings.Contains(md, "reported 1990 tok/s") {
-		t.Error("a result within 5% of the server's throughput was stamped")
 	}
 }

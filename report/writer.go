@@ -60,11 +60,8 @@ type Writer struct {
 	baseline  *baseline
 	servers   map[string]ServerView         // scraped services, by phase id           // baseline: in the campaign file; nil without
 	conds     *conditions.Book              // what the campaign ran under; nil until gathered
-	stamps    *keptMap[[]string]            // finished steps' validity stamps, by phase/attempt/step/attempt
-	clocks    *keptMap[float64]             // finished steps' mean SM clock, MHz, by the same key (roofline.go)
+	older     map[string]*runner.StepFacts  // steps' facts an older state dir kept in files of their own (stamp.go)
 	configs   map[string]decodefloor.Config // model folders' config.json, read once (floor.go)
-	power     *keptMap[[2]float64]          // finished steps' GPU power (W) and GPU count, by phase/attempt/step/attempt
-	stepSums  map[stepKey][]gpu.Summary     // steps' GPU summaries, this write's (stepGPUs)
 	models    struct {                      // the last state's results model (record.go)
 		st *runner.State
 		m  *results.Model
@@ -85,7 +82,7 @@ type Writer struct {
 // report` can rebuild the file.
 func NewWriter(path string, plan *campaign.Plan, env Env, gpus GPUHistory, stateDir string) *Writer {
 	w := &Writer{path: path, plan: plan, env: env, gpus: gpus, stateDir: stateDir,
-		summary: openKept[[]gpu.Summary](stateDir, summariesFile), stamps: openKept[[]string](stateDir, stampsFile), clocks: openKept[float64](stateDir, clocksFile), power: openKept[[2]float64](stateDir, powerFile), tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}, gpuCharts: map[string]string{}, stepSums: map[stepKey][]gpu.Summary{}}
+		summary: openKept[[]gpu.Summary](stateDir, summariesFile), older: olderFacts(stateDir), tables: tables{}, csvs: map[string]*phaseCSV{}, kcsv: map[string]string{}, charts: map[string]charted{}, gpuCharts: map[string]string{}}
 	w.across = acrossGroups(plan)
 	w.traces = newTraceBook(plan, stateDir)
 	w.file = mdfile.Open(path, stateDir, plan.Name)
@@ -265,10 +262,6 @@ const endHoldWait = time.Hour
 func (w *Writer) Write(st *runner.State) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	defer w.power.save()  // what the render fixed for finished steps,
-	defer w.stamps.save() // for greenlight report
-	defer w.clocks.save()
-	w.stepSums = map[stepKey][]gpu.Summary{}
 	w.keepSummaries(st)
 	w.keepEnv()
 	w.st = st

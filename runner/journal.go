@@ -38,6 +38,8 @@ type record struct {
 	Unstarted bool `json:"unstarted,omitempty"`
 	// Claims: the files a step claimed as its artifacts (claims.go).
 	Claims []Claim `json:"claims,omitempty"`
+	// Facts: a step's, at its end (facts.go).
+	Facts *StepFacts `json:"facts,omitempty"`
 }
 
 // Journal record kinds.
@@ -58,10 +60,20 @@ const (
 	recAdopted     = "adopted"      // a runner started again took over a step of the attempt
 	recNote        = "note"         // Reason: a person's note (greenlight note), for the record
 	recWarning     = "warning"      // Reason: a warning the runner said, as the record says it
-	recStamp       = "stamp"        // Reason: why a step's rows were taken under bad conditions (Runner.Stamp)
+	recFacts       = "facts"        // Facts: what the monitor saw of a step's run, and its stamp (facts.go)
+	recStamp       = "stamp"        // Reason: a stamp alone, as journals before facts have it (read back as facts)
 	recFinished    = "campaign-end"
 	recClaim       = "claim" // Claims: files the step in Dir made (Step -1: said to be no step's)
 )
+
+// factsOf are the facts a facts record (or an older journal's stamp)
+// holds.
+func (rec record) factsOf() *StepFacts {
+	if rec.Kind == recStamp {
+		return &StepFacts{Stamp: []string{rec.Reason}}
+	}
+	return rec.Facts
+}
 
 type journal struct {
 	mu       sync.Mutex

@@ -273,6 +273,9 @@ func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
 	for idx := 0; idx < len(pr.state.Steps); idx++ { // an edited grid's kept units, in this attempt's journal
 		if start, ok := pr.carried[idx]; ok && pr.state.Steps[idx].Status == Done {
 			r.journal(record{T: start.T, Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Dir: start.Dir, Unit: start.Unit})
+			if f := pr.state.Steps[idx].Facts; f != nil {
+				r.journal(record{Kind: recFacts, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Facts: f})
+			}
 			r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Status: Done, ExitCode: pr.state.Steps[idx].ExitCode})
 		}
 	}

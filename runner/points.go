@@ -101,8 +101,8 @@ func gather(ph *campaign.Phase, units []sweepUnit, steps []StepState, skip map[s
 		if run.Outcome == UnitDone {
 			var counts []int // a unit has a few columns: a list, not a map
 			for _, i := range u.steps {
-				if steps[i].Stamp != "" && run.Stamp == "" {
-					run.Stamp = steps[i].Stamp
+				if why := steps[i].Facts.Stamped(); why != "" && run.Stamp == "" {
+					run.Stamp = why
 				}
 				eachNumber(steps[i].Results, skip, func(c string, f float64) {
 					k := slices.Index(run.Cols, c)

@@ -20,7 +20,7 @@ type phaseHistory struct {
 	end       *record
 	stepStart map[int]record
 	stepEnd   map[int]record
-	stamps    map[int]record // steps stamped under bad conditions
+	facts     map[int]record // steps' facts (facts.go), or a stamp alone
 	ready     bool
 	gate      bool
 	skips     []record // points skipped by you since the phase's last retry
@@ -55,7 +55,7 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 	for _, rec := range recs {
 		h := hist[rec.Phase]
 		if h == nil && rec.Phase != "" {
-			h = &phaseHistory{stepStart: map[int]record{}, stepEnd: map[int]record{}, stamps: map[int]record{}}
+			h = &phaseHistory{stepStart: map[int]record{}, stepEnd: map[int]record{}, facts: map[int]record{}}
 			hist[rec.Phase] = h
 		}
 		switch rec.Kind {
@@ -67,7 +67,7 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 			times.prevEnded = rec.T
 		case recPhaseStart:
 			*h = phaseHistory{attempt: rec.Attempt, hash: rec.Hash, unitHash: rec.UnitHash, started: rec.T, open: true, gate: h.gate, skips: h.skips,
-				stepStart: map[int]record{}, stepEnd: map[int]record{}, stamps: map[int]record{}, hashes: append(h.hashes, rec.Hash),
+				stepStart: map[int]record{}, stepEnd: map[int]record{}, facts: map[int]record{}, hashes: append(h.hashes, rec.Hash),
 				readopted: h.readopted && rec.Attempt == h.attempt, // a stopped attempt continued is the same attempt
 				ranTotal:  h.ranTotal, runsTotal: h.runsTotal, ranBefore: h.ranTotal, ranRuns: h.runsTotal}
 		case recPhaseEnd:
@@ -95,8 +95,8 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 			}
 		case recStepEnd:
 			h.stepEnd[rec.Step] = rec
-		case recStamp:
-			h.stamps[rec.Step] = rec
+		case recFacts, recStamp:
+			h.facts[rec.Step] = rec
 		case recReady:
 			h.ready = true
 		case recGate:
@@ -208,9 +208,7 @@ func (r *Runner) restoreSteps(pr *phaseRun, h *phaseHistory, upto int) {
 			endp = &end
 		}
 		sr := r.restoreStep(pr, idx, start, endp)
-		if st, ok := h.stamps[idx]; ok && st.Attempt == start.Attempt {
-			pr.state.Steps[idx].Stamp = st.Reason
-		}
+		pr.state.Steps[idx].Facts = h.factsOf(idx, start.Attempt)
 		if pr.cur == nil || !start.T.Before(last) {
 			pr.cur, last = sr, start.T
 			pr.state.Current = idx
@@ -271,6 +269,15 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 // repeats or order; one unit's work the same), and the units go into a
 // new attempt; otherwise the phase was stopped part-way and the same
 // attempt continues. It reports whether it kept the phase so.
+// factsOf are the facts journaled for try attempt of the step at idx;
+// nil when none were (an end without a monitor, or another try's).
+func (h *phaseHistory) factsOf(idx, attempt int) *StepFacts {
+	if f, ok := h.facts[idx]; ok && f.Attempt == attempt {
+		return f.factsOf()
+	}
+	return nil
+}
+
 func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory, edited bool) bool {
 	sw := pr.ph.Sweep
 	if sw == nil || pr.ph.UnitHash == "" || h.unitHash != pr.ph.UnitHash {
@@ -298,6 +305,7 @@ func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory, edited bool) bool {
 		start, end := h.stepStart[old], h.stepEnd[old]
 		r.restoreStep(pr, idx, start, &end)
 		pr.state.Steps[idx].Index = idx
+		pr.state.Steps[idx].Facts = h.factsOf(old, start.Attempt)
 		start.Step, start.Unit = idx, sw.Identity(*st.Unit)
 		pr.carried[idx] = start
 		kept++

@@ -52,6 +52,9 @@ type Options struct {
 	// point ("m=64,shape=down"), "" outside a sweep. It runs on the
 	// runner's loop: it must be quick.
 	Annotate func(phase, point string, row Row) string
+	// Witness, when set, tells the facts of each run of a step as it
+	// ends: what the monitor saw of its GPUs, and its stamp (facts.go).
+	Witness Witness
 	// Lock is the state dir's lock, taken already (LockStateDir) by a
 	// runner process before its costly start (its GPUs opened): New takes
 	// it over. nil: New takes it.
@@ -385,14 +388,6 @@ func (r *Runner) SkipPoint(id, point string) error {
 
 // Retry runs a finished phase again from its first step.
 func (r *Runner) Retry(id string) error { return r.do(func() error { return r.retry(id) }) }
-
-// Stamp records why a finished step's rows were taken under bad
-// conditions (why: "GPU 0 throttled (HW slowdown)"), as the monitor, which
-// reads the GPUs, judges once the step has ended: journaled, and a
-// search's probe never decided by that run (it gets another).
-func (r *Runner) Stamp(id string, step, attempt int, why string) error {
-	return r.do(func() error { return r.stamp(id, step, attempt, why) })
-}
 
 // Greenlight opens a phase's manual gate.
 func (r *Runner) Greenlight(id string) error { return r.do(func() error { return r.greenlight(id) }) }

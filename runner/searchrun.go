@@ -131,29 +131,6 @@ func SearchWords(ss *campaign.Search, s *search.Search) string {
 	return "found " + ss.Axis + " " + strconv.Itoa(r.Limit) + " (" + above(r.Above) + ")"
 }
 
-// stamp takes a finished step's stamp (Runner.Stamp).
-func (r *Runner) stamp(id string, step, attempt int, why string) error {
-	pr, err := r.find(id)
-	if err != nil {
-		return err
-	}
-	if step < 0 || step >= len(pr.state.Steps) || why == "" {
-		return fmt.Errorf("%s has no step %d to stamp", id, step+1)
-	}
-	ss := &pr.state.Steps[step]
-	if ss.Attempt != attempt || !ss.Status.Finished() || ss.Stamp == why {
-		return nil // another run of it by now, or said already
-	}
-	ss.Stamp = why
-	r.journal(record{Kind: recStamp, Phase: id, Step: step, Attempt: attempt, Reason: why})
-	msg := fmt.Sprintf("%s: step %d was taken under bad conditions (%s)", pr.ph.Label(), step+1, why)
-	if sw := pr.ph.Sweep; sw != nil && sw.Search != nil {
-		msg = fmt.Sprintf("%s: the run at %s was taken under bad conditions (%s): the search runs it again and never decides by it", pr.ph.Label(), ss.Point, why)
-	}
-	r.emit(Event{Kind: Progress, Phase: id, Step: step, Message: msg})
-	return nil
-}
-
 // searchRemaining is a search phase's ETA: the probes still to come at
 // most (the search's promise less the probes judged), each run its least
 // number of times, less the runs the probe under way has had, at the

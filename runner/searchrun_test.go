@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,16 +151,30 @@ func values(ps []search.Probe) []string {
 	return out
 }
 
-// TestSearchRedoesAStampedRun: a run the monitor stamps (a GPU throttled)
-// is never used to decide: its probe gets another run, and the stamp is
-// journaled.
+// TestSearchRedoesAStampedRun: a run the monitor stamps as it ends (a GPU
+// throttled) is never used to decide: its probe gets another run, and
+// the facts are journaled with the run, its figures and its stamp.
 func TestSearchRedoesAStampedRun(t *testing.T) {
 	p := searchCampaign(t, "")
-	h := start(t, p, testOptions(t))
-	e := h.until(60*time.Second, "the first unit's end", func(e Event) bool { return e.Kind == StepFinished && e.Phase == "limit" })
-	if err := h.r.Stamp("limit", e.Step, 1, "GPU 0 throttled (HW slowdown)"); err != nil {
-		t.Fatal(err)
+	opts := testOptions(t)
+	var mu sync.Mutex
+	stamped := -1 // the first unit's step, stamped
+	seen := 0
+	opts.Witness = func(s StepSeen) *StepFacts {
+		mu.Lock()
+		defer mu.Unlock()
+		if s.Phase.ID != "limit" || s.Step.Ended.IsZero() || s.Step.Started.IsZero() {
+			t.Errorf("witness asked of %s step %d, its span %v..%v", s.Phase.ID, s.Step.Index, s.Step.Started, s.Step.Ended)
+		}
+		seen++
+		f := &StepFacts{Readings: 4, PowerW: 700, PowerGPUs: 1, SMClockMHz: 1980}
+		if stamped < 0 {
+			stamped = s.Step.Index
+			f.Stamp = []string{"GPU 0 throttled (HW slowdown)"}
+		}
+		return f
 	}
+	h := start(t, p, opts)
 	st := h.finished(120 * time.Second)
 	s, _ := probesOf(t, p, st)
 	first := s.Probes[0]
@@ -180,8 +195,38 @@ func TestSearchRedoesAStampedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := again.Phase("limit").Steps[e.Step].Stamp; got != "GPU 0 throttled (HW slowdown)" {
-		t.Errorf("the journal's stamp of step %d: %q", e.Step+1, got)
+	mu.Lock()
+	defer mu.Unlock()
+	ended := 0
+	for _, ss := range again.Phase("limit").Steps {
+		if !ss.Ended.IsZero() {
+			ended++
+			if ss.Facts == nil || ss.Facts.PowerW != 700 || ss.Facts.SMClockMHz != 1980 {
+				t.Errorf("the journal's facts of step %d: %+v", ss.Index+1, ss.Facts)
+			}
+		}
+	}
+	if ended != seen {
+		t.Errorf("the witness was asked %d times; %d runs ended", seen, ended)
+	}
+	if got := again.Phase("limit").Steps[stamped].Facts.Stamped(); got != "GPU 0 throttled (HW slowdown)" {
+		t.Errorf("the journal's stamp of step %d: %q", stamped+1, got)
+	}
+}
+
+// TestWitnessPanics: a witness that panics is said as a warning; the
+// campaign runs to its end, its runs unstamped.
+func TestWitnessPanics(t *testing.T) {
+	p := searchCampaign(t, "")
+	opts := testOptions(t)
+	opts.Witness = func(StepSeen) *StepFacts { panic("the sampler's ring is torn") }
+	st := start(t, p, opts).finished(120 * time.Second)
+	if st.Phase("limit").Status != Done {
+		t.Fatalf("limit %s: %s", st.Phase("limit").Status, st.Phase("limit").Reason)
+	}
+	said := strings.Join(st.Warnings, "\n")
+	if !strings.Contains(said, "the monitor could not tell what it saw of the step's GPUs (it failed: the sampler's ring is torn)") {
+		t.Errorf("warnings: %s", said)
 	}
 }
 

@@ -119,11 +119,10 @@ type StepState struct {
 	ETA      ETA       `json:",omitzero"`
 	PGID     int       `json:",omitzero"`
 	Job      string    `json:",omitzero"` // its Slurm job id, on Slurm
-	// Stamp says why its rows were taken under bad conditions (a GPU
-	// throttled, a foreign process, an XID), as the monitor told the
-	// runner once it ended (Runner.Stamp); "" when nothing was wrong. A
-	// search never decides by a stamped run.
-	Stamp string `json:",omitzero"`
+	// Facts are what the monitor saw of its GPUs while it ran, and why
+	// its rows are doubtful (its stamp), fixed at its end (facts.go);
+	// nil before, or without a monitor.
+	Facts *StepFacts `json:",omitzero"`
 	// What its processes used and left, from its supervisor's last word.
 	CPU      time.Duration `json:",omitzero"` // CPU time of its whole tree
 	PeakMem  uint64        `json:",omitzero"` // bytes

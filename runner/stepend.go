@@ -59,6 +59,7 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	if at := r.opts.Now(); ss.Ended.IsZero() || ss.Ended.After(at) {
 		ss.Ended = at
 	}
+	sr.witnessed()
 	dur := ss.Ended.Sub(ss.Started)
 	reason := exitReason(st)
 	if sr.step.ResultsFormat == campaign.FormatNCCLTests {

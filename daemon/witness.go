@@ -1,0 +1,131 @@
+package daemon
+
+// The monitor's witness of each step: as a run ends, what its GPUs drew
+// and the clock they ran at, and why its rows are doubtful (a GPU
+// throttled, a process not of the campaign, an XID or ECC error, a GPU
+// lost, the client the bottleneck, a profiler capturing). The runner
+// journals what it says with the run (runner.StepFacts); the record, the
+// model and a search read it there, and nothing judges the run again.
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/greenlight-run/greenlight/conditions"
+	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/report"
+	"github.com/greenlight-run/greenlight/report/trace"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
+
+type witness struct {
+	plan *campaign.Plan
+	gpus report.GPUHistory // nil: no GPU readings (the stamp has the client and the profiler only)
+
+	mu      sync.Mutex
+	conds   *conditions.Book             // the GPUs' setup, as last gathered; nil until then
+	servers map[string]report.ServerView // scraped services, by phase id
+}
+
+// setConditions takes what the campaign runs under, as gathered.
+func (w *witness) setConditions(b conditions.Book) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.conds = &b
+}
+
+// setServers takes the services' scrapes.
+func (w *witness) setServers(s map[string]report.ServerView) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.servers = s
+}
+
+// facts are what the monitor saw of the run s (runner.Witness).
+func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f := &runner.StepFacts{}
+	if w.gpus != nil {
+		var clock float64
+		clocks := 0
+		for _, g := range report.PhaseGPUsOver(w.gpus, s.Phase, s.State, s.Step.Started, s.Step.Ended) {
+			f.Readings += g.Samples
+			if g.Samples == 0 {
+				continue
+			}
+			if g.MeanPower >= 0 {
+				f.PowerW += g.MeanPower
+				f.PowerGPUs++
+			}
+			if g.EnergyWh > 0 {
+				f.EnergyWh += g.EnergyWh
+			}
+			if g.MeanSMMHz > 0 {
+				clock += g.MeanSMMHz
+				clocks++
+			}
+			f.Stamp = append(f.Stamp, g.Doubts(w.condition(g.Device))...)
+		}
+		if clocks > 0 {
+			f.SMClockMHz = clock / float64(clocks)
+		}
+	}
+	if why := w.clientBound(s); why != "" {
+		f.Stamp = append(f.Stamp, why)
+	}
+	for _, c := range s.Claimed {
+		if trace.IsTrace(c) {
+			f.Stamp = append(f.Stamp, "a profiler capture ran (trace files written during the step)")
+			break
+		}
+	}
+	if f.Readings == 0 && len(f.Stamp) == 0 {
+		return nil
+	}
+	return f
+}
+
+// condition is a device's setup as last read (at the start of the
+// step's phase, or since).
+func (w *witness) condition(d gpu.Device) (gpu.Conditions, bool) {
+	if w.conds == nil {
+		return gpu.Conditions{}, false
+	}
+	for _, c := range w.conds.Last.GPUs {
+		if c.Host == d.Host && c.Index == d.Index {
+			return c, true
+		}
+	}
+	return gpu.Conditions{}, false
+}
+
+// clientBound says, for a run whose last row is an output token
+// throughput, whether a service it used generated more than the client
+// says it received (beyond 5%): the client, not the server, set the
+// pace. "" otherwise.
+func (w *witness) clientBound(s runner.StepSeen) string {
+	if len(s.Step.Results) == 0 {
+		return ""
+	}
+	row := s.Step.Results[len(s.Step.Results)-1]
+	for i, c := range row.Cols {
+		client, ok := row.Values[i].(float64)
+		if !ok || client <= 0 || !report.IsTokenRate(c) || !strings.Contains(strings.ToLower(c), "output") && !strings.EqualFold(c, "tok_s") {
+			continue
+		}
+		for _, ph := range w.plan.Phases {
+			sv, scraped := w.servers[ph.ID]
+			if !scraped || !w.plan.Uses(s.Phase.ID, ph.ID) {
+				continue
+			}
+			server, ok := sv.Window(s.Step.Started, s.Step.Ended).GenRate()
+			if ok && client < 0.95*server {
+				return fmt.Sprintf("the client was the bottleneck (client-bound?): it reported %s tok/s, the server %s generated %s tok/s", report.FormatNumber(client), ph.ID, report.FormatNumber(server))
+			}
+		}
+	}
+	return ""
+}
