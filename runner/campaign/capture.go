@@ -73,7 +73,10 @@ func (l *loader) inferRanks(plan *Plan, ids map[string]int) {
 				break
 			}
 		}
-		if c.Ranks == 0 {
+		if c.Ranks == 0 && !l.serviceNotNeeded(plan, ph, ids, "capture: gives no ranks", "or write `capture: {ranks: 8}`: one trace per rank", func(s *Service) string {
+			_, _, said := parallelism(s.Run)
+			return said
+		}) {
 			l.add(fmt.Sprintf("$.phases[%d].capture", ids[ph.ID]), "capture: gives no ranks, and no service this phase uses says --tensor-parallel-size or --pipeline-parallel-size",
 				"write `capture: {ranks: 8}`: one trace per rank")
 		}

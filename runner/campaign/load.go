@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -118,9 +119,12 @@ func decodeStrict(body ast.Node, spec *CampaignSpec) (err error) {
 }
 
 type loader struct {
-	name  string
-	path  string // the file's absolute path
-	probe bool   // trying an edit: no search for a hint
+	// sweptAxes are the axes of the file's swept services: the service's
+	// index in the file's phases, by axis (expandServices).
+	sweptAxes map[string]int
+	name      string
+	path      string // the file's absolute path
+	probe     bool   // trying an edit: no search for a hint
 	// fieldLines are the lines whose key is a field of the mapping it is
 	// in (not an entry of env: or expect:, which take any key).
 	fieldLines map[int]bool
@@ -175,34 +179,59 @@ func (l *loader) add(path, msg, hint string) {
 	l.errs = append(l.errs, e)
 }
 
-// addMissing says a key the mapping at path must hold and does not. A
-// line under the mapping that reads as the key but sits in a block's text
-// (indented into the `run: |` above it) is said where it is: the key is
-// there, in the wrong place. Else the error is the mapping's, as add's.
-func (l *loader) addMissing(path, key, msg, hint string) {
+// missingKey is a key a mapping must hold, as addMissing says it gone.
+type missingKey struct {
+	key, msg, hint string
+	// after is the key it follows in the README's order ("run" for a
+	// service's ready:): where it goes when nothing else tells.
+	after string
+	// children are its own keys, when its value is a mapping on lines of
+	// their own (ready:'s http:, log:, timeout:).
+	children []string
+}
+
+// addMissing says a key the mapping at path must hold and does not, where
+// the file shows it went:
+//   - a line under the mapping that reads as the key but sits in a
+//     block's text (indented into the `run: |` above it) is said where it
+//     is: the key is there, in the wrong place;
+//   - lines that read as its own keys at the end of a block's text (what
+//     deleting a `ready:` line leaves: its http: and log: read as run:'s
+//     text) are said at the first of them, where its line was;
+//   - else it is said where it goes: after the key it follows, when the
+//     mapping has that key; else at the mapping.
+func (l *loader) addMissing(path string, k missingKey) {
 	line, _ := l.pos(path)
 	if line < 1 || line > len(l.lines) {
-		l.add(path+"."+key, msg, hint)
+		l.add(path+"."+k.key, k.msg, k.hint)
 		return
 	}
 	ind := indentOf(l.lines[line-1])
+	end := line // the mapping's last line
 	for j := line + 1; j <= len(l.lines); j++ {
 		src := l.lines[j-1]
-		t := strings.TrimSpace(src)
-		if t == "" || strings.HasPrefix(t, "#") {
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		if indentOf(src) <= ind && !l.inBlock(j) {
+		if indentOf(src) < ind && !l.inBlock(j) {
 			break
 		}
-		if strings.HasPrefix(t, key+":") && l.inBlock(j) {
-			e := l.mk(j, indentOf(src)+1, fmt.Sprintf("%s (this %s: is indented into the text of the block above it)", msg, key),
+		end = j
+	}
+	for j := line + 1; j <= end; j++ {
+		src := l.lines[j-1]
+		t := strings.TrimSpace(src)
+		if !l.inBlock(j) || indentOf(src) <= ind {
+			continue
+		}
+		if strings.HasPrefix(t, k.key+":") {
+			e := l.mk(j, indentOf(src)+1, fmt.Sprintf("%s (this %s: is indented into the text of the block above it)", k.msg, k.key),
 				"bring it out of the block's text, level with the block's own key")
-			for k := j - 1; k > line; k-- { // the block's key: the first line above less indented
-				if b := l.lines[k-1]; strings.TrimSpace(b) != "" && indentOf(b) < indentOf(src) {
-					fix := &Fix{Line: j, N: 1, With: []string{strings.Repeat(" ", indentOf(b)) + t}}
+			for b := j - 1; b > line; b-- { // the block's key: the first line above less indented
+				if bl := l.lines[b-1]; strings.TrimSpace(bl) != "" && indentOf(bl) < indentOf(src) {
+					fix := &Fix{Line: j, N: 1, With: []string{strings.Repeat(" ", indentOf(bl)) + t}}
 					if !l.probe && l.loadsWith(fix) {
-						e.Hint, e.Fix = fmt.Sprintf("indent it to %d, level with line %d", indentOf(b), k), fix
+						e.Hint, e.Fix = fmt.Sprintf("indent it to %d, level with line %d", indentOf(bl), b), fix
 					}
 					break
 				}
@@ -210,8 +239,93 @@ func (l *loader) addMissing(path, key, msg, hint string) {
 			l.errs = append(l.errs, e)
 			return
 		}
+		if e := l.strandedChildren(j, end, ind, k); e != nil {
+			l.errs = append(l.errs, e)
+			return
+		}
 	}
-	l.add(path+"."+key, msg, hint)
+	if k.after != "" {
+		if at := l.siblingAfter(line, end, ind, k.after); at > 0 {
+			e := l.mk(at, ind+1, fmt.Sprintf("%s (%s: goes here, after %s:)", k.msg, k.key, k.after), k.hint)
+			for _, o := range l.errs {
+				if o.Line == e.Line && o.Msg == e.Msg {
+					return
+				}
+			}
+			l.errs = append(l.errs, e)
+			return
+		}
+	}
+	l.add(path+"."+k.key, k.msg, k.hint)
+}
+
+// strandedChildren is, when line j of a block's text begins a run of
+// lines that read as k's own keys and go on to the block's end, the
+// error said at j: k's line went missing above it.
+func (l *loader) strandedChildren(j, end, ind int, k missingKey) *FileError {
+	if len(k.children) == 0 || (j > 1 && l.inBlock(j-1) && l.childLine(j-1, k)) {
+		return nil
+	}
+	last := 0
+	for i := j; i <= end; i++ {
+		src := l.lines[i-1]
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if !l.inBlock(i) || !l.childLine(i, k) {
+			if l.inBlock(i) {
+				return nil // more of the block's text follows: these lines are its own
+			}
+			break
+		}
+		last = i
+	}
+	if last == 0 {
+		return nil
+	}
+	e := l.mk(j, indentOf(l.lines[j-1])+1,
+		fmt.Sprintf("%s: lines %d to %d read as its keys, but sit in the text of the block above them", k.msg, j, last),
+		fmt.Sprintf("a `%s:` line may be missing above this one: put it back, level with the block's own key", k.key))
+	if l.probe {
+		return e
+	}
+	fix := &Fix{Line: j, N: 0, With: []string{strings.Repeat(" ", ind) + k.key + ":"}}
+	if l.loadsWith(fix) {
+		e.Fix = fix
+		e.Hint = fmt.Sprintf("put `%s:` back above this line, at indentation %d", k.key, ind)
+	}
+	return e
+}
+
+// childLine says line i reads as one of k's own keys.
+func (l *loader) childLine(i int, k missingKey) bool {
+	m := keyLine.FindStringSubmatch(l.lines[i-1])
+	return m != nil && m[2] == "" && slices.Contains(k.children, m[3])
+}
+
+// siblingAfter is the line just past key's value in the mapping whose
+// keys are at ind between lines from and end: the next key's line, or
+// the mapping's last line when key is its last; 0 when it has no key.
+func (l *loader) siblingAfter(from, end, ind int, key string) int {
+	found := false
+	for j := from; j <= end; j++ {
+		src := l.lines[j-1]
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") || indentOf(src) != ind || l.inBlock(j) {
+			continue
+		}
+		m := keyLine.FindStringSubmatch(src)
+		if m == nil {
+			continue
+		}
+		if found {
+			return j
+		}
+		found = m[3] == key && (j > from || m[2] == "")
+	}
+	if found {
+		return end
+	}
+	return 0
 }
 
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)

@@ -210,6 +210,7 @@ func (l *loader) plot(pl *PlotSpec, ph *Phase, at func(string) string) {
 	case sw == nil || len(sw.Axes) == 0:
 		line, _ := l.pos(at(""))
 		l.add(at(".plot"), fmt.Sprintf("plot: draws a sweep's points; this phase (line %d) has no sweep:", line), "remove plot:, or add sweep: axes")
+	case l.axisSlipped(pl, ph, at):
 	case strings.TrimSpace(pl.X) == "" || len(pl.Y) == 0 || slices.Contains(pl.Y, ""):
 		l.add(at(".plot"), "plot: needs x: and y:, an axis and metrics, or two metrics", "write plot: {x: m, y: [tflops, time_ms]}, or plot: {x: tpot_ms, y: output_tok_s, label: concurrency}")
 	case isAxis(pl.X):
@@ -230,6 +231,30 @@ func (l *loader) plot(pl *PlotSpec, ph *Phase, at func(string) string) {
 	default:
 		ph.Plot = &Plot{X: pl.X, Y: pl.Y[0], Label: pl.Label}
 	}
+}
+
+// axisSlipped says, when plot:'s x: is no axis but one slip from one and
+// the steps name ${x} too, the axis as the slip, at its line: two names
+// that agree outvote the one that differs. The edit renames the axis.
+func (l *loader) axisSlipped(pl *PlotSpec, ph *Phase, at func(string) string) bool {
+	x := strings.TrimSpace(pl.X)
+	if x == "" || slices.ContainsFunc(ph.Sweep.Axes, func(a Axis) bool { return a.Name == x }) {
+		return false
+	}
+	near := nearestExact(x, ph.Sweep.axes())
+	if near == "" || !slices.ContainsFunc(ph.Steps, func(s *Step) bool { return strings.Contains(s.Run, "${"+x+"}") }) {
+		return false
+	}
+	line, col := l.keyPos(at(".sweep."+near), near)
+	xl, _ := l.pos(at(".plot.x"))
+	e := l.mk(line, col, fmt.Sprintf("axis %q: plot: (line %d) and the steps name ${%s}, one slip from it", near, xl, x), fmt.Sprintf("rename the axis %s", x))
+	if fix := l.renamed(line, col, near, x); fix != nil && !l.probe {
+		if _, ok := l.loadsFixed(fix); ok { // (an axis may bear a key's name: batch, floor:'s)
+			e.Fix = fix
+		}
+	}
+	l.errs = append(l.errs, e)
+	return true
 }
 
 // checkStepVars says each ${name} of the phase's steps and artifacts
@@ -409,7 +434,8 @@ func (l *loader) service(plan *Plan, s *ServiceSpec, at string, env map[string]s
 	}
 	sv.ReadyLog = l.re(at+".ready.log", s.Ready.Log, false)
 	if s.Ready.HTTP == "" && s.Ready.Log == "" {
-		l.addMissing(at, "ready", "the service has no readiness check", `add ready: {http: "http://localhost:8000/health"} or {log: "Application startup complete"}`)
+		l.addMissing(at, missingKey{key: "ready", msg: "the service has no readiness check", hint: `add ready: {http: "http://localhost:8000/health"} or {log: "Application startup complete"}`,
+			after: "run", children: []string{"http", "log", "timeout"}})
 	}
 	sv.ReadyTimeout = l.dur(at+".ready.timeout", s.Ready.Timeout)
 	sv.StopTimeout = l.dur(at+".stop_timeout", s.StopTimeout)

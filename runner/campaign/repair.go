@@ -137,15 +137,23 @@ func stripComment(v string) string {
 
 // loadsWith says whether the file, with fix made, is a campaign that loads.
 func (l *loader) loadsWith(fix *Fix) bool {
-	text := []byte(strings.Join(fix.Apply(l.lines), "\n"))
-	probe := newLoader(l.name, l.path, text, true)
-	if _, err := probe.load(text); err != nil {
+	probe, ok := l.loadsFixed(fix)
+	if !ok {
 		return false
 	}
 	// A key of the campaign's moved into env: (or any mapping that takes
 	// any key) loads, but is not what the person meant.
 	m := keyLine.FindStringSubmatch(fix.With[0])
 	return m == nil || !isKeyword[m[3]] || probe.fieldLines[fix.Line]
+}
+
+// loadsFixed loads the file with fix made, quietly: the probe, and
+// whether it loaded.
+func (l *loader) loadsFixed(fix *Fix) (*loader, bool) {
+	text := []byte(strings.Join(fix.Apply(l.lines), "\n"))
+	probe := newLoader(l.name, l.path, text, true)
+	_, err := probe.load(text)
+	return probe, err == nil
 }
 
 // misplaced is the fix for a key of another level when moving its line

@@ -233,7 +233,15 @@ func (l *loader) inferFloors(plan *Plan, ids map[string]int) {
 			}
 		}
 		f.Inferred = strings.Join(said, " and ")
-		if f.Model == "" && f.Unset == "" {
+		if f.Model == "" && f.Unset == "" && !l.serviceNotNeeded(plan, ph, ids, "floor: needs the model's folder (its config.json)", "or write floor: {model: /models/NAME, ...}", func(s *Service) string {
+			switch {
+			case s.Model != "":
+				return "model: " + s.Model
+			case s.ModelUnset != "":
+				return "model: " + s.ModelUnset
+			}
+			return ""
+		}) {
 			l.add(fmt.Sprintf("$.phases[%d].floor", ids[ph.ID]), "floor: needs the model's folder (its config.json), and no service this phase uses names one",
 				"write floor: {model: /models/NAME, ...}, or model: on the service it needs")
 		}

@@ -87,7 +87,7 @@ func (l *loader) search(ps *PhaseSpec, at func(string) string) *Sweep {
 		}
 	}
 	if len(sp.SLO) == 0 {
-		l.addMissing(p, "slo", "a search needs an SLO: the terms each probe is judged by", `write slo: {p99_tpot_ms: "<= 50"}`)
+		l.addMissing(p, missingKey{key: "slo", msg: "a search needs an SLO: the terms each probe is judged by", hint: `write slo: {p99_tpot_ms: "<= 50"}`, after: "range"})
 	}
 	for _, it := range sp.SLO {
 		name, raw := fmt.Sprint(it.Key), strings.TrimSpace(fmt.Sprint(it.Value))

@@ -80,6 +80,12 @@ func (l *loader) expandServices(spec *CampaignSpec) []planned {
 		}
 	}
 	for _, g := range groups {
+		for _, a := range g.sweep.axes() {
+			if l.sweptAxes == nil {
+				l.sweptAxes = map[string]int{}
+			}
+			l.sweptAxes[a] = g.svc
+		}
 		id := strings.TrimSpace(spec.Phases[g.svc].ID)
 		for _, m := range g.members {
 			mp := &spec.Phases[m]

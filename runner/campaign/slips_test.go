@@ -2,6 +2,8 @@ package campaign
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -116,5 +118,182 @@ phases:
 	}
 	if _, err := Parse("c.yaml", "/c/c.yaml", []byte(strings.Join(e.Fix.Apply(strings.Split(wrapped, "\n")), "\n"))); err != nil {
 		t.Errorf("the fix does not load: %v", err)
+	}
+}
+
+// TestLostLinesSaidAtTheGap: each slip that used to be said at a
+// neighbour, said where it happened, with an edit that loads where one
+// can be known: a deleted `ready:` whose keys now read as run:'s text; a
+// deleted `slo:` (where it goes: after range:); a deleted `needs:` that
+// leaves a swept service's axis unset, or a capture without ranks; a
+// deleted `gpus:` whose keys now sit in env:; a sweep: left with no axes;
+// an axis misspelled where plot: and the steps agree on the name. (Lines
+// indented wrong are TestIndentSlipsFarFromTheirError's.)
+func TestLostLinesSaidAtTheGap(t *testing.T) {
+	service := `name: c
+env:
+  PORT: "8000"
+gpus:
+  count: 8
+  sources: [auto, "dcgm:node2"]
+phases:
+  - id: serve
+    service:
+      # the server
+      run: >-
+        vllm serve m --tensor-parallel-size 8 --port 8000
+        --trust-remote-code --max-model-len 32768
+        --gpu-memory-utilization 0.92 --max-num-seqs 256
+        --enable-chunked-prefill --enable-prefix-caching
+        --disable-log-requests --disable-log-stats
+      ready:
+        http: http://localhost:8000/health
+        log: 'Application startup complete'
+  - id: macro
+    needs: [serve]
+    artifacts: [traces/*.pt.trace.json.gz]
+    capture: {stall: 10m}
+    steps:
+      - run: |
+          curl -X POST localhost:8000/start_profile
+  - id: gemm
+    gpus: [0]
+    sweep:
+      batch: [1, 64]
+    plot: {x: batch, y: [tflops]}
+    steps:
+      - name: bench
+        run: |
+          nvidia-smi -L
+          python3 gemm.py --m ${batch} --warmup 10
+          python3 gemm.py --m ${batch} --iters 100
+          python3 gemm.py --m ${batch} --iters 1000
+          echo done
+        estimate: 60s
+`
+	search := `name: s
+phases:
+  - id: limit
+    search:
+      axis: m
+      range: [1, 16384]
+      slo: {time_us: "<= 30"}
+      resolution: 10%
+    steps:
+      - run: |
+          python3 gemm.py --m ${m}
+`
+	swept := `name: w
+phases:
+  - id: serve
+    sweep:
+      seqs: [128, 256]
+    service:
+      run: |
+        vllm serve m --max-num-seqs ${seqs}
+      ready: {log: ready}
+  - id: decode
+    needs: [serve]
+    artifacts: ['bench/${seqs}/*.json']
+    steps:
+      - run: |
+          vllm bench serve
+`
+	for _, c := range []struct {
+		name, src, from, to string
+		line                int
+		msg                 string
+		fix                 bool
+	}{
+		{"ready: deleted", service, "      ready:\n", "", 17, "the service has no readiness check: lines 17 to 18 read as its keys", true},
+		{"slo: deleted", search, `      slo: {time_us: "<= 30"}` + "\n", "", 7, "a search needs an SLO: the terms each probe is judged by (slo: goes here, after range:)", false},
+		{"needs: deleted, an axis unset", swept, "    needs: [serve]\n", "", 10, "${seqs} is not set: it is an axis of the swept service serve, which this phase does not need", true},
+		{"needs: deleted, a capture without ranks", service, "    needs: [serve]\n", "", 20, "capture: gives no ranks, and this phase needs no service; the service serve says tensor-parallel 8", true},
+		{"gpus: deleted", service, "gpus:\n", "", 4, "lines 4 to 5 read as the keys of gpus: (count:, sources:), but sit in env: (line 2)", true},
+		{"sweep: left empty", service, "      batch: [1, 64]\n", "", 29, "sweep: has no axes", false},
+		{"an axis misspelled", service, "      batch: [1, 64]\n", "      bacth: [1, 64]\n", 30, `axis "bacth": plot: (line 31) and the steps name ${batch}, one slip from it`, true},
+	} {
+		src := strings.Replace(c.src, c.from, c.to, 1)
+		if src == c.src {
+			t.Fatalf("%s: the slip did not apply", c.name)
+		}
+		_, err := Parse("c.yaml", "/c/c.yaml", []byte(src))
+		var fe *FileError
+		var errs FileErrors
+		switch {
+		case errors.As(err, &errs):
+			fe = errs[0]
+		case errors.As(err, &fe):
+		default:
+			t.Errorf("%s: %v; want a FileError", c.name, err)
+			continue
+		}
+		if fe.Line != c.line || !strings.Contains(fe.Msg, c.msg) {
+			t.Errorf("%s: line %d: %s; want line %d: %s", c.name, fe.Line, fe.Msg, c.line, c.msg)
+			continue
+		}
+		if (fe.Fix != nil) != c.fix {
+			t.Errorf("%s: fix %+v; want one: %v", c.name, fe.Fix, c.fix)
+			continue
+		}
+		if fe.Fix != nil {
+			if _, err := Parse("c.yaml", "/c/c.yaml", []byte(strings.Join(fe.Fix.Apply(strings.Split(src, "\n")), "\n"))); err != nil {
+				t.Errorf("%s: the fix does not load: %v", c.name, err)
+			}
+		}
+	}
+	for name, src := range map[string]string{"service": service, "search": search, "swept": swept} {
+		if _, err := Parse("c.yaml", "/c/c.yaml", []byte(src)); err != nil {
+			t.Errorf("%s as written: %v", name, err)
+		}
+	}
+}
+
+// TestIndentSlipsFarFromTheirError: in the examples, where a line
+// indented wrong shows only many lines below it (past a long script, out
+// of the repair's reach): a service's first key dedented out from under
+// an empty `service:`; a step's `run: |` dedented out of its item;
+// `run: |` indented past its own text. Each said at the slipped line,
+// with the indentation that loads.
+func TestIndentSlipsFarFromTheirError(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		line  int // the slipped line
+		shift int // spaces added (or, below 0, taken)
+		msg   string
+	}{
+		{"kimi-k25-slurm.yaml", 44, -2, "this line is no deeper than service: (line 39), which has nothing under it"},
+		{"h200-smoke.yaml", 41, -4, "this line is shallower than the keys around it"},
+		{"kimi-k25-slurm.yaml", 44, 2, "run: opens a block at indentation 8, and the lines under it (from line 45) are no deeper"},
+	} {
+		b, err := os.ReadFile(filepath.Join("../../examples", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		if c.shift < 0 {
+			lines[c.line-1] = lines[c.line-1][-c.shift:]
+		} else {
+			lines[c.line-1] = strings.Repeat(" ", c.shift) + lines[c.line-1]
+		}
+		src := strings.Join(lines, "\n")
+		_, err = Parse(c.file, "/c/"+c.file, []byte(src))
+		var fe *FileError
+		var errs FileErrors
+		switch {
+		case errors.As(err, &errs):
+			fe = errs[0]
+		case errors.As(err, &fe):
+		default:
+			t.Errorf("%s:%d shifted %d: %v; want a FileError", c.file, c.line, c.shift, err)
+			continue
+		}
+		if fe.Line != c.line || !strings.Contains(fe.Msg, c.msg) || fe.Fix == nil {
+			t.Errorf("%s:%d shifted %d: line %d: %s (fix %v); want line %d: %s, with a fix", c.file, c.line, c.shift, fe.Line, fe.Msg, fe.Fix, c.line, c.msg)
+			continue
+		}
+		if _, err := Parse(c.file, "/c/"+c.file, []byte(strings.Join(fe.Fix.Apply(lines), "\n"))); err != nil {
+			t.Errorf("%s:%d: the fix does not load: %v", c.file, c.line, err)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package campaign
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -160,6 +161,17 @@ func (s *Sweep) NoiseWords() string {
 // sweep resolves a phase's sweep:, repeat:, order:, until: and noise:.
 // nil when the phase has none of them.
 func (l *loader) sweep(ps *PhaseSpec, at func(string) string, env map[string]string, expects bool) *Sweep {
+	if len(ps.Sweep) == 0 {
+		if line, _ := l.pos(at(".sweep")); line > 0 && line <= len(l.lines) {
+			if m := keyLine.FindStringSubmatch(l.lines[line-1]); m != nil && m[3] == "sweep" && l.emptyValue(line) {
+				e := l.mk(line, len(m[1])+len(m[2])+1, "sweep: has no axes: the phase would run once, as no sweep",
+					"give it an axis on the line under it, indented (concurrency: [8, 32, 128]), or remove the sweep: line")
+				if !slices.ContainsFunc(l.errs, func(o *FileError) bool { return o.Line == e.Line && o.Msg == e.Msg }) {
+					l.errs = append(l.errs, e)
+				}
+			}
+		}
+	}
 	if len(ps.Sweep) == 0 && ps.Repeat == nil && ps.Order == "" && ps.Until == "" && ps.Noise == "" && ps.Search == nil {
 		return nil
 	}
@@ -402,8 +414,23 @@ func (l *loader) checkVars(path, text string, sw *Sweep, env map[string]string) 
 	}
 }
 
+// emptyValue says the key on line n has no value in the file: nothing
+// after its colon (or {}), and no deeper line under it.
+func (l *loader) emptyValue(n int) bool {
+	src := l.lines[n-1]
+	if v := strings.TrimSpace(stripComment(src[strings.Index(src, ":")+1:])); v != "" && v != "{}" && v != "~" && v != "null" {
+		return false
+	}
+	for j := n + 1; j <= len(l.lines); j++ {
+		if t := strings.TrimSpace(l.lines[j-1]); t != "" && !strings.HasPrefix(t, "#") {
+			return indentOf(l.lines[j-1]) <= indentOf(src)
+		}
+	}
+	return true
+}
+
 // phasePath is the path of the phase a path is in.
-var phasePath = regexp.MustCompile(`^\$\.phases\[\d+\]`)
+var phasePath = regexp.MustCompile(`^\$\.phases\[(\d+)\]`)
 
 // put is text with the unit's ${axis} and ${axis.field} values in.
 func put(text string, vars map[string]string) string {

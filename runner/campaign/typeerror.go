@@ -3,8 +3,10 @@ package campaign
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -21,10 +23,105 @@ func (l *loader) mismatch(line, col int, got, want string) *FileError {
 	if key == "" {
 		return l.mk(line, col, fmt.Sprintf("%s is written here, where %s goes", got, want), kindHint(want))
 	}
+	if e := l.strandedKeys(kl); e != nil {
+		return e
+	}
 	if key == "gpus" && strings.HasPrefix(want, "a list") {
 		want = "a list of GPU indices, or none" // a phase's gpus:
 	}
 	return l.mk(kl, kc, fmt.Sprintf("%s takes %s; it has %s", key+":", want, got), kindHint(want))
+}
+
+// strandedKeys is, for a key of the wrong kind at line kl, the run of
+// keys it ends that are all keys of another block (count: and sources:,
+// gpus:'s) at the end of the mapping above them (env:): what deleting
+// that block's own line (gpus:) leaves. Said at the run's first line, with
+// the edit that puts the line back; nil unless that edit loads.
+func (l *loader) strandedKeys(kl int) *FileError {
+	if l.probe || kl < 2 || kl > len(l.lines) {
+		return nil
+	}
+	ind := indentOf(l.lines[kl-1])
+	parent, end := 0, 0
+	var sibs []int // the mapping's key lines, at ind
+	for j := kl; j >= 1 && parent == 0; j-- {
+		src := l.lines[j-1]
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") || l.inBlock(j) {
+			continue
+		}
+		switch {
+		case indentOf(src) < ind:
+			parent = j
+		case indentOf(src) == ind && keyLine.MatchString(src):
+			sibs = append([]int{j}, sibs...)
+		}
+	}
+	for j := kl + 1; j <= len(l.lines); j++ {
+		src := l.lines[j-1]
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") || l.inBlock(j) {
+			continue
+		}
+		if indentOf(src) < ind {
+			break
+		}
+		if indentOf(src) == ind && keyLine.MatchString(src) {
+			sibs = append(sibs, j)
+		}
+		end = j
+	}
+	pm := keyLine.FindStringSubmatch(l.lines[max(parent, 1)-1])
+	if parent == 0 || pm == nil || len(sibs) < 2 || end == 0 && sibs[len(sibs)-1] != kl {
+		return nil
+	}
+	keyAt := func(j int) string { return keyLine.FindStringSubmatch(l.lines[j-1])[3] }
+	types := slices.SortedFunc(maps.Keys(levels), func(a, b reflect.Type) int { return strings.Compare(levels[a], levels[b]) })
+	for _, t := range types {
+		level, name := levels[t], blockKeyOf(t)
+		fields := fieldsOf(t)
+		if name == "" || name == pm[3] {
+			continue
+		}
+		first := len(sibs)
+		for first > 0 && fields[keyAt(sibs[first-1])] != nil {
+			first--
+		}
+		if first == 0 || first == len(sibs) || sibs[first] > kl {
+			continue // the whole mapping is that block's, or the key is not in the run
+		}
+		fix := &Fix{Line: sibs[first], N: 0, With: []string{strings.Repeat(" ", len(pm[1])+len(pm[2])) + name + ":"}}
+		if !l.loadsWith(fix) {
+			continue
+		}
+		var keys []string
+		for _, j := range sibs[first:] {
+			keys = append(keys, keyAt(j)+":")
+		}
+		e := l.mk(sibs[first], ind+1, fmt.Sprintf("lines %d to %d read as the keys of %s (%s), but sit in %s: (line %d)", sibs[first], sibs[len(sibs)-1], level, strings.Join(keys, ", "), pm[3], parent),
+			fmt.Sprintf("a `%s:` line may be missing above this one: put it back, level with %s:", name, pm[3]))
+		e.Fix = fix
+		return e
+	}
+	return nil
+}
+
+// blockKeyOf is the key whose value is a mapping of type t (gpus: for
+// GPUsSpec), "" when no one key is.
+func blockKeyOf(t reflect.Type) string {
+	name := ""
+	for parent := range levels {
+		for k, ft := range fieldsOf(parent) {
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft == t {
+				if name != "" && name != k {
+					return ""
+				}
+				name = k
+			}
+		}
+	}
+	return name
 }
 
 // typeMismatch reads go-yaml's two type errors: got and want in words.

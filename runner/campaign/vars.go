@@ -21,6 +21,13 @@ func (l *loader) expand(path, s string, env map[string]string) string {
 		if v, ok := lookupVar(name, env); ok {
 			return v
 		}
+		if svc, ok := l.sweptAxes[name]; ok {
+			if i, in := phaseOf(path); in && i != svc {
+				l.unneeded(i, svc, fmt.Sprintf("%s is not set: it is an axis of the swept service %s, which this phase does not need", m, l.phaseID(svc)),
+					fmt.Sprintf("a phase that needs a swept service runs once per point, its axes set; or set %s under env:", name))
+				return ""
+			}
+		}
 		l.add(path, fmt.Sprintf("%s is not set", m), l.unsetHint(name, env))
 		return ""
 	})

@@ -70,6 +70,12 @@ func (l *loader) fromYAML(err error) error {
 		if e := l.lostBlockKey(pos.Line); e != nil {
 			return e
 		}
+		if e := l.underEmptyKey(pos.Line); e != nil {
+			return e
+		}
+		if e := l.emptyBlock(pos.Line); e != nil {
+			return e
+		}
 		hint = "this is not valid YAML here; check indentation and quoting"
 	}
 	return l.mk(pos.Line, pos.Column, msg, hint)
@@ -268,6 +274,125 @@ func (l *loader) lostBlockKey(n int) *FileError {
 		return l.mk(first, indentOf(l.lines[first-1])+1,
 			fmt.Sprintf("the lines from here to line %d are no keys of %s: (line %d): they read as a command's text", last, m[3], j),
 			"a `run: |` line (or another `key: |`) may be missing above this one: put it back, the lines under it indented")
+	}
+	return nil
+}
+
+// underEmptyKey is, for a line the parser could not place, a key line
+// above it that slipped out from under an empty key: `service:` with
+// nothing under it (comments at most), then `run: |` level with it (or a
+// step's `- name:` shallower than `steps:`), then the line, deeper, that
+// reads as the slipped line's sibling. That is what dedenting the first
+// line of a mapping or list leaves. The error is said at the slipped
+// line, and the edit indents it back, level with the line it lost.
+func (l *loader) underEmptyKey(n int) *FileError {
+	if l.probe || n < 3 || n > len(l.lines) {
+		return nil
+	}
+	// (Line n may read as a block's text to inBlock, which goes by the
+	// key's indentation, not the text's: the parser says it is not.)
+	c := indentOf(l.lines[n-1])
+	if !keyLine.MatchString(l.lines[n-1]) {
+		return nil
+	}
+	// The slipped line: the first above, past its siblings and their
+	// values, that is shallower than c.
+	slipped := 0
+	for j := n - 1; j >= 1; j-- {
+		src := l.lines[j-1]
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") || l.inBlock(j) || indentOf(src) >= c {
+			continue
+		}
+		slipped = j
+		break
+	}
+	if slipped < 2 {
+		return nil
+	}
+	m2 := keyLine.FindStringSubmatch(l.lines[slipped-1])
+	if m2 == nil || len(m2[1])+len(m2[2]) >= c {
+		return nil
+	}
+	empty := 0 // the key it slipped from under: right above it, its value empty
+	for j := slipped - 1; j >= 1; j-- {
+		if t := strings.TrimSpace(l.lines[j-1]); t != "" && !strings.HasPrefix(t, "#") {
+			empty = j
+			break
+		}
+	}
+	m1 := keyLine.FindStringSubmatch(l.lines[max(empty, 1)-1])
+	if empty == 0 || m1 == nil {
+		return nil
+	}
+	src := l.lines[slipped-1]
+	to := c - len(m2[2]) // its text at c, as its siblings below
+	var e *FileError
+	switch at := len(m1[1]) + len(m1[2]); {
+	case at >= len(m2[1]) && opensBlock(l.lines[empty-1]):
+		e = l.mk(slipped, len(m2[1])+1,
+			fmt.Sprintf("this line is no deeper than %s: (line %d), which has nothing under it, and line %d goes on at indentation %d, as if under %s:", m1[3], empty, n, c, m1[3]),
+			fmt.Sprintf("this line likely belongs under %s: (line %d): indent it to %d", m1[3], empty, to))
+	case at == c && !opensBlock(l.lines[empty-1]):
+		// Between two keys of one mapping (line empty's and line n's),
+		// shallower than both: it slipped out of it.
+		e = l.mk(slipped, len(m2[1])+1,
+			fmt.Sprintf("this line is shallower than the keys around it (%s: on line %d and line %d are at indentation %d)", m1[3], empty, n, c),
+			fmt.Sprintf("indent it to %d, level with them", to))
+	default:
+		return nil
+	}
+	fix := &Fix{Line: slipped, N: 1, With: []string{strings.Repeat(" ", to) + strings.TrimLeft(src, " ")}}
+	if !l.loadsWith(fix) {
+		if !opensBlock(l.lines[empty-1]) {
+			return nil // a shallower line between two keys, and indenting it does not mend the file: not this slip
+		}
+		return e
+	}
+	e.Fix = fix
+	return e
+}
+
+// blockOpener is a key whose value is a | or > block: `run: |`, `run: >-`.
+var blockOpener = regexp.MustCompile(`^( *)(- +)?([A-Za-z_][A-Za-z0-9_]*):\s*[|>][-+0-9]*\s*(#.*)?$`)
+
+// emptyBlock is, for a line the parser could not place, the `key: |` line
+// above it whose text is no deeper than the key: the block is empty, and
+// its text (a shell script) is read as YAML until a line of it cannot be.
+// That is what indenting the key line too far leaves. Said at the key,
+// with the edit that brings it back level with its siblings.
+func (l *loader) emptyBlock(n int) *FileError {
+	if l.probe || n < 2 || n > len(l.lines) {
+		return nil
+	}
+	for j := n - 1; j >= 1 && j > n-200; j-- {
+		m := blockOpener.FindStringSubmatch(l.lines[j-1])
+		if m == nil {
+			continue
+		}
+		k := len(m[1]) + len(m[2])
+		next := 0
+		for i := j + 1; i <= n; i++ {
+			if t := strings.TrimSpace(l.lines[i-1]); t != "" {
+				next = i
+				break
+			}
+		}
+		if next == 0 || indentOf(l.lines[next-1]) > k {
+			return nil // the nearest block above has its text: not this slip
+		}
+		e := l.mk(j, k+1, fmt.Sprintf("%s: opens a block at indentation %d, and the lines under it (from line %d) are no deeper: its text is read as YAML, up to line %d", m[3], k, next, n),
+			fmt.Sprintf("indent %s: less than its text (level with the keys beside it), or its text deeper", m[3]))
+		for _, d := range []int{2, 4} {
+			if len(m[1]) < d {
+				break
+			}
+			fix := &Fix{Line: j, N: 1, With: []string{l.lines[j-1][d:]}}
+			if l.loadsWith(fix) {
+				e.Fix, e.Hint = fix, fmt.Sprintf("indent %s: to %d, level with the keys beside it", m[3], k-d)
+				break
+			}
+		}
+		return e
 	}
 	return nil
 }
