@@ -8,6 +8,19 @@ import (
 	"testing"
 )
 
+// firstError is the first FileError err holds; nil when it holds none.
+func firstError(err error) *FileError {
+	var fe *FileError
+	var errs FileErrors
+	switch {
+	case errors.As(err, &errs) && len(errs) > 0:
+		return errs[0]
+	case errors.As(err, &fe):
+		return fe
+	}
+	return nil
+}
+
 // TestModelVarOneSlipFromASetName: model: ${MODEL_DIR} unset is no error
 // (set in the environment of the night's run), but a name one slip from
 // one env: sets is a typo, said at model:'s line with the name it meant.
@@ -53,13 +66,8 @@ phases:
           python3 bench.py --int4
 `
 	_, err := Parse("c.yaml", "/c/c.yaml", []byte(src))
-	var fe *FileError
-	var errs FileErrors
-	switch {
-	case errors.As(err, &errs):
-		fe = errs[0]
-	case errors.As(err, &fe):
-	default:
+	fe := firstError(err)
+	if fe == nil {
 		t.Fatalf("err = %v; want a FileError", err)
 	}
 	if fe.Line != 5 || !strings.Contains(fe.Hint, "a line may be missing above this one") || !strings.Contains(fe.Msg, "line 8 goes back to 6") {
@@ -76,16 +84,11 @@ func TestSlipsInAServiceSaidWhereTheyAre(t *testing.T) {
 	first := func(src string) *FileError {
 		t.Helper()
 		_, err := Parse("c.yaml", "/c/c.yaml", []byte(src))
-		var fe *FileError
-		var errs FileErrors
-		switch {
-		case errors.As(err, &errs):
-			return errs[0]
-		case errors.As(err, &fe):
-			return fe
+		fe := firstError(err)
+		if fe == nil {
+			t.Fatalf("err = %v; want a FileError", err)
 		}
-		t.Fatalf("err = %v; want a FileError", err)
-		return nil
+		return fe
 	}
 	service := `name: c
 phases:
@@ -218,13 +221,8 @@ phases:
 			t.Fatalf("%s: the slip did not apply", c.name)
 		}
 		_, err := Parse("c.yaml", "/c/c.yaml", []byte(src))
-		var fe *FileError
-		var errs FileErrors
-		switch {
-		case errors.As(err, &errs):
-			fe = errs[0]
-		case errors.As(err, &fe):
-		default:
+		fe := firstError(err)
+		if fe == nil {
 			t.Errorf("%s: %v; want a FileError", c.name, err)
 			continue
 		}
@@ -278,13 +276,8 @@ func TestIndentSlipsFarFromTheirError(t *testing.T) {
 		}
 		src := strings.Join(lines, "\n")
 		_, err = Parse(c.file, "/c/"+c.file, []byte(src))
-		var fe *FileError
-		var errs FileErrors
-		switch {
-		case errors.As(err, &errs):
-			fe = errs[0]
-		case errors.As(err, &fe):
-		default:
+		fe := firstError(err)
+		if fe == nil {
 			t.Errorf("%s:%d shifted %d: %v; want a FileError", c.file, c.line, c.shift, err)
 			continue
 		}
