@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/greenlight-run/greenlight/record"
@@ -26,7 +27,16 @@ func TestRunWithRemoteGPUs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
+	// Its first answers are errors: the fleet is known only after the
+	// results file's first write, as a slow exporter's is.
+	var asked atomic.Int32
+	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asked.Add(1) <= 3 {
+			http.Error(w, "warming up", http.StatusServiceUnavailable)
+			return
+		}
+		w.Write(body)
+	}))
 	defer exporter.Close()
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	dead := l.Addr().String()
@@ -45,6 +55,11 @@ phases:
 	out, code := runBin(t, dir, "run", "--plain", "--interval", "200ms", campaign)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
+	}
+	header := []string{
+		"**GPUs:** 8 · driver 550.90.07",
+		"| gpu-node-07:3 | NVIDIA H200 | 140 GiB |",
+		"- gpu-node-07 (`" + exporter.URL + "/metrics`): 8 GPUs, driver 550.90.07, answering",
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "remote.md"))
 	md := string(b)
@@ -86,4 +101,12 @@ phases:
 		t.Fatalf("report: exit %d\n%s", code, out)
 	}
 	stamped("rebuilt")
+	// The fleet as it was last seen, not as the first write found it
+	// (before the exporter had answered).
+	b, _ = os.ReadFile(filepath.Join(dir, "remote.md"))
+	for _, want := range header {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("remote.md rebuilt by greenlight report lacks %q:\n%s", want, b)
+		}
+	}
 }

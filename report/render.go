@@ -26,14 +26,6 @@ type Env struct {
 	Conditions *conditions.Book `json:"-"`
 }
 
-// gpuLabel names a device: "3" on this machine, "node2:3" on another.
-func gpuLabel(d gpu.Device) string {
-	if d.Host == "" {
-		return fmt.Sprint(d.Index)
-	}
-	return fmt.Sprintf("%s:%d", d.Host, d.Index)
-}
-
 const timeFmt = "2006-01-02 15:04:05 MST"
 
 func statusWord(p runner.PhaseState) string {

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,7 +54,7 @@ type Writer struct {
 	gathered  []gathered         // each gathered from the last write's state
 	gpuCharts map[string]string  // a phase's GPU chart: the attempt and end it was drawn for
 	file      *mdfile.File       // the results file, editor-safe
-	envSent   bool
+	envKept   string             // the environment kept in the state dir, as compared (keepEnv)
 	traces    *traceBook
 	kcsv      map[string]string // phase -> the trace summaries its kernels CSV holds
 	record    recordBook
@@ -393,12 +394,24 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 // keepEnv records, once, the environment the campaign ran in, for
 // `greenlight report`.
 func (w *Writer) keepEnv() {
-	if w.envSent || w.stateDir == "" || w.gpus == nil {
+	if w.stateDir == "" || w.gpus == nil {
 		return
 	}
 	env := w.currentEnv()
+	// Kept again whenever the fleet changes (a remote exporter answers
+	// after the first write, a host stops answering), not at each
+	// scrape's new time.
+	key := env
+	key.Hosts = slices.Clone(env.Hosts)
+	for i := range key.Hosts {
+		key.Hosts[i].LastSeen, key.Hosts[i].Scraping = time.Time{}, 0
+	}
+	k, err := json.Marshal(key)
+	if err != nil || string(k) == w.envKept {
+		return
+	}
 	if b, err := json.Marshal(env); err == nil && files.WriteAtomic(filepath.Join(w.stateDir, envFile), b) == nil {
-		w.envSent = true
+		w.envKept = string(k)
 	}
 }
 
