@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/gpu"
@@ -50,11 +51,15 @@ func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
 	f := &runner.StepFacts{}
 	if w.gpus != nil {
 		var clock float64
+		var first time.Time
 		clocks := 0
 		for _, g := range report.PhaseGPUsOver(w.gpus, s.Phase, s.State, s.Step.Started, s.Step.Ended) {
 			f.Readings += g.Samples
 			if g.Samples == 0 {
 				continue
+			}
+			if first.IsZero() || g.First.Before(first) {
+				first = g.First
 			}
 			if g.MeanPower >= 0 {
 				f.PowerW += g.MeanPower
@@ -72,6 +77,11 @@ func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
 		if clocks > 0 {
 			f.SMClockMHz = clock / float64(clocks)
 		}
+		if !first.IsZero() && first.Sub(s.Step.Started) > w.late() {
+			// Seen from part-way (a runner started again while it ran):
+			// its energy would be a part's, said as the whole's.
+			f.ReadFrom, f.EnergyWh = first, 0
+		}
 	}
 	if why := w.clientBound(s); why != "" {
 		f.Stamp = append(f.Stamp, why)
@@ -86,6 +96,16 @@ func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
 		return nil
 	}
 	return f
+}
+
+// late is how long after a run's start its first reading may come and
+// the readings still cover the run: two of the sampler's intervals (1 s
+// where it has none to say).
+func (w *witness) late() time.Duration {
+	if iv, ok := w.gpus.(interface{ Interval() time.Duration }); ok && iv.Interval() > 0 {
+		return 2 * iv.Interval()
+	}
+	return 2 * time.Second
 }
 
 // condition is a device's setup as last read (at the start of the

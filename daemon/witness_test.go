@@ -246,6 +246,20 @@ phases:
 		t.Errorf("facts %+v; want 60 readings, 1020 W over 2 GPUs, 8.5 Wh, 1890 MHz, no stamp", f)
 	}
 
+	// Read only from part-way (a runner started again while it ran): the
+	// figures are the part's, its energy not given.
+	late := &witness{plan: plan, gpus: history{
+		{Device: dev(0), Samples: 10, MeanPower: 500, EnergyWh: 1.4, MeanSMMHz: 1980, First: at.Add(-10 * time.Second)},
+		{Device: dev(1), Samples: 10, MeanPower: 520, EnergyWh: 1.4, MeanSMMHz: 1800, First: at.Add(-11 * time.Second)},
+	}}
+	if f := late.facts(seen); f == nil || !f.ReadFrom.Equal(at.Add(-11*time.Second)) || f.EnergyWh != 0 || f.PowerW != 1020 {
+		t.Errorf("a run read from 11 s before its end of its minute: %+v; want read from then, 1020 W, no energy", f)
+	}
+	wit.gpus.(history)[0].First, wit.gpus.(history)[1].First = at.Add(-time.Minute+time.Second), at.Add(-time.Minute)
+	if f := wit.facts(seen); f == nil || !f.ReadFrom.IsZero() || f.EnergyWh != 8.5 {
+		t.Errorf("a run read from its start: %+v; want whole", f)
+	}
+
 	wit.setServers(map[string]report.ServerView{"vllm": served{From: at.Add(-time.Minute), To: at, Series: map[string]metrics.Stat{metrics.GenTok: {N: 60, Delta: 60 * 1000}}}})
 	seen.Claimed = []string{"/runs/traces/host_123.1733400000000.pt.trace.json.gz"}
 	want := []string{

@@ -213,8 +213,13 @@ func TestSamplerHistoryIsBounded(t *testing.T) {
 		t.Error("history not oldest first")
 	}
 	sum := s.Summarize(h[0].T, h[len(h)-1].T, nil)
-	if len(sum) != 2 || sum[0].Samples != 6000 || sum[0].PeakTemp <= 0 {
+	if len(sum) != 2 || sum[0].Samples != 6000 || sum[0].PeakTemp <= 0 || !sum[0].First.Equal(h[0].T) {
 		t.Errorf("summary %+v", sum)
+	}
+	// A window that began before the history: its first reading is the
+	// history's, past its start.
+	if sum := s.Summarize(h[0].T.Add(-time.Hour), h[10].T, nil); !sum[0].First.Equal(h[0].T) || sum[0].Samples != 11 {
+		t.Errorf("a window from before the history: first %v, %d readings; want %v, 11", sum[0].First, sum[0].Samples, h[0].T)
 	}
 }
 

@@ -277,6 +277,10 @@ type Summary struct {
 	Lost      bool
 	Foreign   []Process // processes not of the campaign seen in the window
 	Ours      []Process // the campaign's processes seen in the window, with their peak memory
+	// First is the time of the first reading in the window: later than
+	// its start by more than an interval when the sampler began (or the
+	// GPU answered) only part-way through it. Zero with no reading.
+	First time.Time
 }
 
 // Summarize reports devices over [from, to]: this machine's GPUs listed in
@@ -314,6 +318,9 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 						eccBase = p.ECC // no reading before: counted from the first in it
 					}
 					eccMax = max(eccMax, p.ECC)
+				}
+				if sum.Samples == 0 || p.T.Before(sum.First) {
+					sum.First = p.T
 				}
 				sum.Samples++
 				sum.Lost = sum.Lost || p.Lost

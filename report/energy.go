@@ -58,7 +58,10 @@ func (w *Writer) energySection(ph *campaign.Phase, p runner.PhaseState) string {
 			continue
 		}
 		drew := ""
-		if f := w.factsOf(p, s); f != nil && f.EnergyWh > 0 {
+		switch f := w.factsOf(p, s); {
+		case f != nil && !f.ReadFrom.IsZero():
+			drew = fmt.Sprintf(", read from %s only", f.ReadFrom.Format("15:04:05"))
+		case f != nil && f.EnergyWh > 0:
 			drew = fmt.Sprintf(", %s Wh drawn", FormatNumber(f.EnergyWh))
 		}
 		lines = append(lines, fmt.Sprintf("- step %d: %s %s tok/s at %s W (%d GPUs, their mean power while the step ran%s): **%s J/token**",

@@ -167,12 +167,25 @@ func TestStampsAreTheFacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if md := readFileT(t, path); strings.Contains(md, "read only from part-way") {
+		t.Errorf("no step was read part-way, and the record says one was:\n%s", md)
+	}
 	var got []string
 	for _, r := range rec.Rows {
 		got = append(got, strings.Join(r.Stamp, ";"))
 	}
 	if want := []string{"GPU 1 throttled (HW thermal)", "", ""}; strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("rows' stamps %q, want %q", got, want)
+	}
+
+	// A step the monitor read only from part-way is said so.
+	gemm.Steps[2].Facts = &runner.StepFacts{Readings: 3, ReadFrom: time.Date(2026, 12, 5, 3, 4, 5, 0, time.Local)}
+	st.Phases[0] = gemm
+	if err := NewWriter(path, plan, Env{Host: "h"}, s, state).Write(st); err != nil {
+		t.Fatal(err)
+	}
+	if md := readFileT(t, path); !strings.Contains(md, "the GPUs of 1 step(s) were read only from part-way through them (a runner started again while they ran): m=1 (repeat 2) from 03:04:05;") {
+		t.Errorf("the record does not say step 3 was read part-way:\n%s", md)
 	}
 
 	// An older state dir: no facts in the journal, its own files.

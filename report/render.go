@@ -188,14 +188,20 @@ type phaseView struct {
 	csv      string                                 // its full table beside the results file; "" without results
 	charts   map[string]string                      // a sweep's charts, by metric
 	gpuChart string                                 // its GPU chart's link; "" without one
-	stamps   func(i int) []string                   // step i's validity stamps
+	facts    func(i int) *runner.StepFacts          // step i's facts (its stamp), nil when none
 	nodes    bool                                   // the campaign reads its Slurm jobs' nodes' GPUs (dcgm:slurm-nodes)
 	res      *results.Phase                         // its results model
 }
 
 // phaseBlock renders one phase's block.
 func phaseBlock(v phaseView) string {
-	ph, p, now, gpus, results, csv, charts, gpuChart, stamps := v.ph, v.p, v.now, v.gpus, v.results, v.csv, v.charts, v.gpuChart, v.stamps
+	ph, p, now, gpus, results, csv, charts, gpuChart := v.ph, v.p, v.now, v.gpus, v.results, v.csv, v.charts, v.gpuChart
+	stamps := func(i int) []string {
+		if f := v.facts(i); f != nil {
+			return f.Stamp
+		}
+		return nil
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s (`%s`)\n\n", p.Title, p.ID)
 	fmt.Fprintf(&b, "**Status:** %s", statusWord(p))
@@ -317,6 +323,7 @@ func phaseBlock(v phaseView) string {
 		}
 	}
 	warns = append(warns, stampWarnings(ph, p, stamps)...)
+	warns = append(warns, partlySeen(ph, p, v.facts)...)
 	if p.WasFrozen {
 		warns = append(warns, "a step was frozen (SIGSTOP) during the phase: its timings include the pause")
 	}

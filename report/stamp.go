@@ -88,7 +88,6 @@ func stampWarnings(ph *campaign.Phase, p runner.PhaseState, stamps func(i int) [
 	var order []string
 	on := map[string][]string{}
 	rows := map[string]int{}
-	all := ph.AllSteps()
 	for i, s := range p.Steps {
 		if len(s.Results) == 0 {
 			continue
@@ -97,11 +96,7 @@ func stampWarnings(ph *campaign.Phase, p runner.PhaseState, stamps func(i int) [
 			if _, ok := on[why]; !ok {
 				order = append(order, why)
 			}
-			label := fmt.Sprintf("step %d", i+1)
-			if i < len(all) && all[i].Unit != nil && ph.Sweep != nil && len(ph.Sweep.Axes) > 0 {
-				label = fmt.Sprintf("%s (repeat %d)", ph.Sweep.Key(*all[i].Unit), all[i].Unit.Repeat)
-			}
-			on[why] = append(on[why], label)
+			on[why] = append(on[why], stepLabel(ph, i))
 			rows[why] += len(s.Results)
 		}
 	}
@@ -116,4 +111,37 @@ func stampWarnings(ph *campaign.Phase, p runner.PhaseState, stamps func(i int) [
 		out = append(out, fmt.Sprintf("%d result(s) taken while %s: %s%s (stamped in the CSV and the record)", rows[why], why, strings.Join(where, ", "), more))
 	}
 	return out
+}
+
+// partlySeen are the phase's steps whose GPUs the monitor read only from
+// part-way (a runner started again while the step ran, and re-adopted
+// it), in one line: their stamps, power and clock are of that part.
+func partlySeen(ph *campaign.Phase, p runner.PhaseState, facts func(i int) *runner.StepFacts) []string {
+	var where []string
+	for i, s := range p.Steps {
+		f := facts(i)
+		if f == nil || f.ReadFrom.IsZero() || len(s.Results) == 0 {
+			continue
+		}
+		where = append(where, fmt.Sprintf("%s from %s", stepLabel(ph, i), f.ReadFrom.Format("15:04:05")))
+	}
+	if len(where) == 0 {
+		return nil
+	}
+	n, more := len(where), ""
+	if n > 5 {
+		more = fmt.Sprintf(" and %d more", n-5)
+		where = where[:5]
+	}
+	return []string{fmt.Sprintf("the GPUs of %d step(s) were read only from part-way through them (a runner started again while they ran): %s%s; what they did before (a throttle, a process not of the campaign) is not known, and their energy is not given", n, strings.Join(where, ", "), more)}
+}
+
+// stepLabel names step i of a phase in a warning: "step 3", or its
+// point and repeat in a sweep ("m=64 (repeat 2)").
+func stepLabel(ph *campaign.Phase, i int) string {
+	all := ph.AllSteps()
+	if i < len(all) && all[i].Unit != nil && ph.Sweep != nil && len(ph.Sweep.Axes) > 0 {
+		return fmt.Sprintf("%s (repeat %d)", ph.Sweep.Key(*all[i].Unit), all[i].Unit.Repeat)
+	}
+	return fmt.Sprintf("step %d", i+1)
 }

@@ -385,7 +385,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 		}
 		id := "phase:" + p.ID
 		bodies[id] = phaseBlock(phaseView{ph: ph, p: p, now: st.Now, gpus: w.gpuSummary(ph, p, st.Now), results: results, csv: csv,
-			charts: w.charts[p.ID].names, gpuChart: w.gpuChartLink(ph, p), stamps: func(i int) []string { return w.stepStamp(&p, i) }, nodes: readsNodes(w.plan), res: model.Phase(p.ID)}) + w.energySection(ph, p) + w.rooflineSection(ph, p, st) + w.floorSection(ph, p, st) + interconnectSection(ph, p) + w.busSection(ph, p) + w.serverSection(ph, p) + w.loadSection(ph) + w.traceSection(p, st)
+			charts: w.charts[p.ID].names, gpuChart: w.gpuChartLink(ph, p), facts: func(i int) *runner.StepFacts { return w.factsOf(p, p.Steps[i]) }, nodes: readsNodes(w.plan), res: model.Phase(p.ID)}) + w.energySection(ph, p) + w.rooflineSection(ph, p, st) + w.floorSection(ph, p, st) + interconnectSection(ph, p) + w.busSection(ph, p) + w.serverSection(ph, p) + w.loadSection(ph) + w.traceSection(p, st)
 		order = append(order, id)
 	}
 	return bodies, w.acrossBlocks(bodies, order)

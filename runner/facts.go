@@ -10,6 +10,7 @@ package runner
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -25,8 +26,13 @@ type StepFacts struct {
 	// PowerGPUs GPUs that had a power reading.
 	PowerW    float64 `json:"power_w,omitempty"`
 	PowerGPUs int     `json:"power_gpus,omitempty"`
-	// EnergyWh is the energy its GPUs drew while it ran, Wh.
+	// EnergyWh is the energy its GPUs drew while it ran, Wh; 0 when the
+	// readings cover only part of the run (ReadFrom).
 	EnergyWh float64 `json:"energy_wh,omitempty"`
+	// ReadFrom, when set, is the first reading of a run the monitor saw
+	// only from part-way (a runner started again while it ran, which
+	// re-adopted it): its figures and stamp are of the run from then.
+	ReadFrom time.Time `json:"read_from,omitzero"`
 	// SMClockMHz is the mean SM clock its GPUs' work ran at, MHz.
 	SMClockMHz float64 `json:"sm_mhz,omitempty"`
 	// Stamp is why its rows were taken under bad conditions, one reason a
