@@ -290,3 +290,29 @@ func TestIndentSlipsFarFromTheirError(t *testing.T) {
 		}
 	}
 }
+
+// TestAxesHintNamesNoWrongLine: a phase that uses a swept service and has
+// no sweep: of its own names an axis that is none: the hint lists the
+// axes, and names no line as their sweep: (its own `- id:` line was).
+func TestAxesHintNamesNoWrongLine(t *testing.T) {
+	src := `name: w
+phases:
+  - id: serve
+    sweep:
+      seqs: [128, 256]
+    service:
+      run: |
+        vllm serve m --max-num-seqs ${seqs}
+      ready: {log: ready}
+  - id: decode
+    needs: [serve]
+    steps:
+      - run: |
+          vllm bench serve --max-concurrency ${conc}
+`
+	_, err := Parse("c.yaml", "/c/c.yaml", []byte(src))
+	fe := firstError(err)
+	if fe == nil || fe.Line != 13 || !strings.Contains(fe.Msg, "${conc} names no axis") || fe.Hint != "the axes are seqs" {
+		t.Errorf("err %v; want ${conc} at line 13, hinted with the axes and no line", err)
+	}
+}

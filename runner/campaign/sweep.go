@@ -385,7 +385,7 @@ func (l *loader) checkVars(path, text string, sw *Sweep, env map[string]string) 
 		}
 		hint := "the axes are " + strings.Join(names, ", ")
 		if sweepAt := phasePath.FindString(path); sweepAt != "" {
-			if line, _ := l.keyPos(sweepAt+".sweep", "sweep"); line > 0 {
+			if line, _ := l.keyPos(sweepAt+".sweep", "sweep"); line > 0 && l.keyAt(line) == "sweep" && !l.emptyValue(line) {
 				hint = fmt.Sprintf("the axes of sweep: (line %d) are %s", line, strings.Join(names, ", "))
 			}
 			if sw.Search != nil {
@@ -412,6 +412,14 @@ func (l *loader) checkVars(path, text string, sw *Sweep, env map[string]string) 
 		}
 		l.add(path, fmt.Sprintf("${%s} names no axis of %s", name, of), hint)
 	}
+}
+
+// keyAt is the key line n begins, "" when it begins none.
+func (l *loader) keyAt(n int) string {
+	if m := keyLine.FindStringSubmatch(l.lines[n-1]); m != nil {
+		return m[3]
+	}
+	return ""
 }
 
 // emptyValue says the key on line n has no value in the file: nothing
