@@ -87,7 +87,7 @@ func TestCompareTwoCampaigns(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "future.json"), []byte(`{"kind": "greenlight-results", "schema": 9, "rows": []}`), 0o644)
 	os.WriteFile(filepath.Join(dir, "notes.md"), []byte("# just notes\n"), 0o644)
 	for _, c := range []struct{ arg, want string }{
-		{"future.json", "a record of schema 9; this greenlight reads schemas 1 to 2"},
+		{"future.json", "a record of schema 9; this greenlight reads schemas 1 to 3"},
 		{"notes.md", "notes.md has no record beside it"},
 		{"bench0.yaml-missing", "no such file"},
 	} {

@@ -83,6 +83,11 @@ phases:
 		if len(rec.Rows) != 1 || !slices.Contains(rec.Rows[0].Stamp, "GPU gpu-node-07:3 reported XID 79") {
 			t.Errorf("%s: the row's stamp: %+v", when, rec.Rows)
 		}
+		// (Read from its start, its energy; from part-way, when the
+		// exporter's first answers came after the step began, none.)
+		if g := rec.Rows[0].GPU; g == nil || g.Readings == 0 || g.PowerGPUs != 7 || g.SMClockMHz <= 0 || (g.EnergyWh > 0) == !g.ReadFrom.IsZero() {
+			t.Errorf("%s: the row's GPU facts: %+v; want its step's, the journal's", when, g)
+		}
 	}
 	stamped("live")
 	j, _ := os.ReadFile(filepath.Join(dir, ".greenlight", "remote", "journal.jsonl"))

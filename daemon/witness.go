@@ -78,8 +78,9 @@ func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
 			f.SMClockMHz = clock / float64(clocks)
 		}
 		if !first.IsZero() && first.Sub(s.Step.Started) > w.late() {
-			// Seen from part-way (a runner started again while it ran):
-			// its energy would be a part's, said as the whole's.
+			// Seen from part-way (a runner started again while it ran, an
+			// exporter answered late): its energy would be a part's, said
+			// as the whole's.
 			f.ReadFrom, f.EnergyWh = first, 0
 		}
 	}

@@ -68,6 +68,27 @@ func AppendColumns(b []byte, r Row, cols []string, vals []any, skip map[string]b
 		}
 		b = append(b, ']')
 	}
+	if g := r.GPU; g != nil {
+		b = append(b, `,"gpu":{"readings":`...)
+		b = strconv.AppendInt(b, int64(g.Readings), 10)
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"power_w", g.PowerW}, {"power_gpus", float64(g.PowerGPUs)}, {"energy_wh", g.EnergyWh}, {"sm_mhz", g.SMClockMHz}} {
+			if f.v != 0 {
+				b = append(b, ',', '"')
+				b = append(b, f.name...)
+				b = append(b, '"', ':')
+				b = appendValue(b, f.v)
+			}
+		}
+		if !g.ReadFrom.IsZero() {
+			b = append(b, `,"read_from":"`...)
+			b = g.ReadFrom.UTC().AppendFormat(b, time.RFC3339Nano)
+			b = append(b, '"')
+		}
+		b = append(b, '}')
+	}
 	if len(r.Checks) > 0 {
 		b = append(b, `,"checks":[`...)
 		for i, c := range r.Checks {

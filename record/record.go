@@ -29,10 +29,11 @@ import (
 
 // Schema is the version of the record's format this greenlight
 // writes; it reads it and every version since MinSchema (2 added each
-// phase's results model, Phase.Results: a schema 1 record has none). The
-// JSON Schema of each is schema/record.schema.json.
+// phase's results model, Phase.Results: a schema 1 record has none; 3
+// added each row's GPU facts, Row.GPU). The JSON Schema of each is
+// schema/record.schema.json.
 const (
-	Schema    = 2
+	Schema    = 3
 	MinSchema = 1
 )
 
@@ -163,6 +164,24 @@ type Row struct {
 	Values map[string]any `json:"values"`
 	Stamp  []string       `json:"stamp,omitempty"` // why the row was taken under bad conditions
 	Checks []Check        `json:"checks,omitempty"`
+	// GPU is what the monitor saw of the row's step's GPUs while it ran,
+	// as fixed at its end (the runner's facts of the step); nil when none
+	// were read.
+	GPU *GPUFacts `json:"gpu,omitempty"`
+}
+
+// GPUFacts are a step's GPUs while it ran: the readings that fell in it,
+// their summed mean power (W, over PowerGPUs GPUs that read it), the
+// energy they drew (Wh; none when read only from part-way), the mean SM
+// clock their work ran at (MHz), and, for a step the monitor read only
+// from part-way (a runner started again while it ran), its first reading.
+type GPUFacts struct {
+	Readings   int       `json:"readings"`
+	PowerW     float64   `json:"power_w,omitempty"`
+	PowerGPUs  int       `json:"power_gpus,omitempty"`
+	EnergyWh   float64   `json:"energy_wh,omitempty"`
+	SMClockMHz float64   `json:"sm_mhz,omitempty"`
+	ReadFrom   time.Time `json:"read_from,omitzero"`
 }
 
 // Check is a value judged against an expectation.

@@ -48,7 +48,7 @@ func TestReadKeepsValues(t *testing.T) {
 // error that says which.
 func TestReadRefuses(t *testing.T) {
 	for _, c := range []struct{ name, text, want string }{
-		{"another schema", strings.Replace(good, `"schema": 1`, `"schema": 3`, 1), "a record of schema 3; this greenlight reads schemas 1 to 2"},
+		{"another schema", strings.Replace(good, `"schema": 1`, `"schema": 4`, 1), "a record of schema 4; this greenlight reads schemas 1 to 3"},
 		{"not a record", `{"name": "golden", "phases": []}`, "not a greenlight record"},
 		{"not JSON", "# results\n\n| a | b |\n", "not a greenlight record"},
 		{"unknown field", strings.Replace(good, `"step": 1,`, `"step": 1, "gpu_hours": 3,`, 1), `unknown field "gpu_hours"`},
@@ -72,7 +72,10 @@ func TestAppendRowIsJSON(t *testing.T) {
 	rows := []Row{
 		{Phase: "gemm", Step: 3, Point: "m=64,shape=down", Repeat: 2, Time: time.Date(2026, 12, 3, 9, 0, 0, 123456789, time.UTC),
 			Values: map[string]any{"tflops": 612.4, "tiny": 1e-9, "huge": 1e22, "zero": 0.0, "neg": -3.5, "note": "a \"q\" \\ \n\t\x01 é \xff \u2028", "ok": true, "none": nil},
-			Stamp:  []string{"GPU 0 throttled (HW thermal)"}, Checks: []Check{{Metric: "tflops", Expect: ">= 500", Value: 612.4, Pass: true}}},
+			Stamp:  []string{"GPU 0 throttled (HW thermal)"}, Checks: []Check{{Metric: "tflops", Expect: ">= 500", Value: 612.4, Pass: true}},
+			GPU: &GPUFacts{Readings: 12, PowerW: 1372.25, PowerGPUs: 2, EnergyWh: 0.38, SMClockMHz: 1755.5}},
+		{Phase: "p", Step: 2, Time: time.Unix(5, 0).UTC(), Values: map[string]any{"x": 1.0},
+			GPU: &GPUFacts{Readings: 3, PowerW: 700, PowerGPUs: 1, ReadFrom: time.Date(2026, 12, 5, 20, 10, 8, 743588338, time.UTC)}},
 		{Phase: "p", Step: 1, Time: time.Unix(0, 0).UTC(), Values: map[string]any{}},
 	}
 	for _, r := range rows {

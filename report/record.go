@@ -120,22 +120,27 @@ func (w *Writer) writeRecord(st *runner.State) error {
 			key := stepKey{p.ID, p.Attempt, i, s.Attempt}
 			live[key] = true
 			stamp := w.stepStamp(&p, i)
+			gpu := gpuFacts(w.factsOf(p, s))
+			said := strings.Join(stamp, "\n") // what its rows were encoded with: its facts come at its end
+			if gpu != nil {
+				said += fmt.Sprintf("\n%+v", *gpu)
+			}
 			enc, ok := w.record.steps[key]
-			if !ok || enc.rows > len(s.Results) || enc.stamp != strings.Join(stamp, "\n") {
-				enc = encodedStep{stamp: strings.Join(stamp, "\n")} // encoded again, whole
+			if !ok || enc.rows > len(s.Results) || enc.stamp != said {
+				enc = encodedStep{stamp: said} // encoded again, whole
 			}
 			var unit *campaign.Unit
 			if i < len(units) {
 				unit = units[i].Unit
 			}
 			if w.baseline != nil && enc.rows < len(s.Results) { // the comparison reads them as the record's rows
-				enc.recs = append(enc.recs, recordRows(ph, unit, s.Index, s.Results[enc.rows:], stamp)...)
+				enc.recs = append(enc.recs, recordRows(ph, unit, s.Index, s.Results[enc.rows:], stamp, gpu)...)
 			}
 			enc.rows = len(s.Results)
 			if due { // encoded when the file is written, each row once, straight from the runner's
 				point, repeat, skip := pointOf(ph, unit)
 				for _, row := range s.Results[enc.encoded:] {
-					head := record.Row{Phase: ph.ID, Step: s.Index + 1, Point: point, Repeat: repeat, Time: row.Time.UTC(), Stamp: stamp, Checks: recordChecks(row)}
+					head := record.Row{Phase: ph.ID, Step: s.Index + 1, Point: point, Repeat: repeat, Time: row.Time.UTC(), Stamp: stamp, Checks: recordChecks(row), GPU: gpu}
 					enc.json = append(record.AppendColumns(enc.json, head, row.Cols, row.Values, skip), ",\n"...)
 				}
 				enc.encoded = len(s.Results)
@@ -197,11 +202,24 @@ func pointOf(ph *campaign.Phase, unit *campaign.Unit) (point string, repeat int,
 }
 
 // recordRows are rows of step idx as the record's.
-func recordRows(ph *campaign.Phase, unit *campaign.Unit, idx int, rows []runner.Row, stamp []string) []record.Row {
+// gpuFacts are a step's facts as the record's rows carry them; nil when
+// it has none, or none with a reading.
+func gpuFacts(f *runner.StepFacts) *record.GPUFacts {
+	if f == nil || f.Readings == 0 {
+		return nil
+	}
+	g := &record.GPUFacts{Readings: f.Readings, PowerW: f.PowerW, PowerGPUs: f.PowerGPUs, EnergyWh: f.EnergyWh, SMClockMHz: f.SMClockMHz}
+	if !f.ReadFrom.IsZero() {
+		g.ReadFrom = f.ReadFrom.UTC()
+	}
+	return g
+}
+
+func recordRows(ph *campaign.Phase, unit *campaign.Unit, idx int, rows []runner.Row, stamp []string, gpu *record.GPUFacts) []record.Row {
 	point, _, skip := pointOf(ph, unit)
 	out := make([]record.Row, 0, len(rows))
 	for _, row := range rows {
-		rr := record.Row{Phase: ph.ID, Step: idx + 1, Point: point, Time: row.Time.UTC(), Values: map[string]any{}, Stamp: stamp}
+		rr := record.Row{Phase: ph.ID, Step: idx + 1, Point: point, Time: row.Time.UTC(), Values: map[string]any{}, Stamp: stamp, GPU: gpu}
 		if unit != nil {
 			rr.Repeat = unit.Repeat
 		}

@@ -184,7 +184,7 @@ func TestStampsAreTheFacts(t *testing.T) {
 	if err := NewWriter(path, plan, Env{Host: "h"}, s, state).Write(st); err != nil {
 		t.Fatal(err)
 	}
-	if md := readFileT(t, path); !strings.Contains(md, "the GPUs of 1 step(s) were read only from part-way through them (a runner started again while they ran): m=1 (repeat 2) from 03:04:05;") {
+	if md := readFileT(t, path); !strings.Contains(md, "the GPUs of 1 step(s) were read only from part-way through them (no reading before: a runner started again while they ran, or a GPU source answered late): m=1 (repeat 2) from 03:04:05;") {
 		t.Errorf("the record does not say step 3 was read part-way:\n%s", md)
 	}
 

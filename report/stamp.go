@@ -115,7 +115,8 @@ func stampWarnings(ph *campaign.Phase, p runner.PhaseState, stamps func(i int) [
 
 // partlySeen are the phase's steps whose GPUs the monitor read only from
 // part-way (a runner started again while the step ran, and re-adopted
-// it), in one line: their stamps, power and clock are of that part.
+// it; or a GPU source, a remote exporter, answered only after it began),
+// in one line: their stamps, power and clock are of that part.
 func partlySeen(ph *campaign.Phase, p runner.PhaseState, facts func(i int) *runner.StepFacts) []string {
 	var where []string
 	for i, s := range p.Steps {
@@ -133,7 +134,7 @@ func partlySeen(ph *campaign.Phase, p runner.PhaseState, facts func(i int) *runn
 		more = fmt.Sprintf(" and %d more", n-5)
 		where = where[:5]
 	}
-	return []string{fmt.Sprintf("the GPUs of %d step(s) were read only from part-way through them (a runner started again while they ran): %s%s; what they did before (a throttle, a process not of the campaign) is not known, and their energy is not given", n, strings.Join(where, ", "), more)}
+	return []string{fmt.Sprintf("the GPUs of %d step(s) were read only from part-way through them (no reading before: a runner started again while they ran, or a GPU source answered late): %s%s; what they did before (a throttle, a process not of the campaign) is not known, and their energy is not given", n, strings.Join(where, ", "), more)}
 }
 
 // stepLabel names step i of a phase in a warning: "step 3", or its

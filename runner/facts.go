@@ -31,7 +31,8 @@ type StepFacts struct {
 	EnergyWh float64 `json:"energy_wh,omitempty"`
 	// ReadFrom, when set, is the first reading of a run the monitor saw
 	// only from part-way (a runner started again while it ran, which
-	// re-adopted it): its figures and stamp are of the run from then.
+	// re-adopted it; a GPU source that answered only after it began): its
+	// figures and stamp are of the run from then.
 	ReadFrom time.Time `json:"read_from,omitzero"`
 	// SMClockMHz is the mean SM clock its GPUs' work ran at, MHz.
 	SMClockMHz float64 `json:"sm_mhz,omitempty"`
