@@ -249,7 +249,8 @@ phases:
 
 // TestIndentSlipsFarFromTheirError: in the examples, where a line
 // indented wrong shows only many lines below it (past a long script, out
-// of the repair's reach): a service's first key dedented out from under
+// of the repair's reach), and a deleted needs: that leaves a floor:
+// without the model its service names: a service's first key dedented out from under
 // an empty `service:`; a step's `run: |` dedented out of its item;
 // `run: |` indented past its own text. Each said at the slipped line,
 // with the indentation that loads.
@@ -257,21 +258,26 @@ func TestIndentSlipsFarFromTheirError(t *testing.T) {
 	for _, c := range []struct {
 		file  string
 		line  int // the slipped line
-		shift int // spaces added (or, below 0, taken)
+		shift int // spaces added (or, below 0, taken); 0: the line deleted
 		msg   string
+		at    int // where it is said, when not at line: a phase's line
 	}{
-		{"kimi-k25-slurm.yaml", 44, -2, "this line is no deeper than service: (line 39), which has nothing under it"},
-		{"h200-smoke.yaml", 41, -4, "this line is shallower than the keys around it"},
-		{"kimi-k25-slurm.yaml", 44, 2, "run: opens a block at indentation 8, and the lines under it (from line 45) are no deeper"},
+		{"kimi-k25-vllm.yaml", 128, 0, "floor: needs the model's folder (its config.json), and this phase needs no service; the service serve says model: ${MODEL_DIR}", 126},
+		{"kimi-k25-slurm.yaml", 44, -2, "this line is no deeper than service: (line 39), which has nothing under it", 0},
+		{"h200-smoke.yaml", 41, -4, "this line is shallower than the keys around it", 0},
+		{"kimi-k25-slurm.yaml", 44, 2, "run: opens a block at indentation 8, and the lines under it (from line 45) are no deeper", 0},
 	} {
 		b, err := os.ReadFile(filepath.Join("../../examples", c.file))
 		if err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(string(b), "\n")
-		if c.shift < 0 {
+		switch {
+		case c.shift == 0:
+			lines = append(lines[:c.line-1:c.line-1], lines[c.line:]...)
+		case c.shift < 0:
 			lines[c.line-1] = lines[c.line-1][-c.shift:]
-		} else {
+		default:
 			lines[c.line-1] = strings.Repeat(" ", c.shift) + lines[c.line-1]
 		}
 		src := strings.Join(lines, "\n")
@@ -281,8 +287,12 @@ func TestIndentSlipsFarFromTheirError(t *testing.T) {
 			t.Errorf("%s:%d shifted %d: %v; want a FileError", c.file, c.line, c.shift, err)
 			continue
 		}
-		if fe.Line != c.line || !strings.Contains(fe.Msg, c.msg) || fe.Fix == nil {
-			t.Errorf("%s:%d shifted %d: line %d: %s (fix %v); want line %d: %s, with a fix", c.file, c.line, c.shift, fe.Line, fe.Msg, fe.Fix, c.line, c.msg)
+		at := c.line
+		if c.at > 0 {
+			at = c.at
+		}
+		if fe.Line != at || !strings.Contains(fe.Msg, c.msg) || fe.Fix == nil {
+			t.Errorf("%s:%d shifted %d: line %d: %s (fix %v); want line %d: %s, with a fix", c.file, c.line, c.shift, fe.Line, fe.Msg, fe.Fix, at, c.msg)
 			continue
 		}
 		if _, err := Parse(c.file, "/c/"+c.file, []byte(strings.Join(fe.Fix.Apply(lines), "\n"))); err != nil {
