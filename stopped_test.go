@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,6 +245,17 @@ phases:
 	testutil.Eventually(t, 30*time.Second, "long runs", func() bool {
 		_, err := os.Stat(filepath.Join(dir, "started"))
 		return err == nil
+	})
+	// long may start before bad's end is seen (they run side by side): a
+	// skip said then is a running phase's, and taken.
+	testutil.Eventually(t, 30*time.Second, "bad failed", func() bool {
+		out, _ := runBin(t, dir, "status", "--json", c)
+		var st struct {
+			Phases []struct{ ID, Status string }
+		}
+		return json.Unmarshal([]byte(out), &st) == nil && slices.ContainsFunc(st.Phases, func(p struct{ ID, Status string }) bool {
+			return p.ID == "bad" && p.Status == "failed"
+		})
 	})
 	live, code := runBin(t, dir, "skip", c, "bad")
 	if code != 2 || !strings.Contains(live, `phase "bad" is failed; only a phase not yet finished can be skipped`) {
