@@ -127,7 +127,7 @@ phases:
       - results: {format: vllm-bench}
         run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="$GREENLIGHT_PHASE c=${c} r=$GREENLIGHT_REPEAT"
-          echo "start $d $u pid=$$" >> ledger; sleep 0.15
+          echo "start $d $u pid=$$ t=$(date +%%s%%N)" >> ledger; sleep 0.15
           printf '============ Serving Benchmark Result ============\nSuccessful requests:  8\nOutput token throughput (tok/s):  %%d.5\n==================================================\n' $(( ${c} * 100 + $GREENLIGHT_REPEAT ))
           mkdir -p bench; echo "{\"output_throughput\": $(( ${c} * 100 + $GREENLIGHT_REPEAT )).5, \"c\": ${c}}" > bench/$GREENLIGHT_PHASE-$d.json
           echo "end $d $u pid=$$" >> ledger
@@ -140,7 +140,7 @@ phases:
       - wait_quiet: 300ms
         run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="$GREENLIGHT_PHASE run"
-          echo "start $d $u pid=$$" >> ledger
+          echo "start $d $u pid=$$ t=$(date +%%s%%N)" >> ledger
           GREENLIGHT_TEST_POST=http://127.0.0.1:%[1]d/stop_profile %[2]q
           echo "end $d $u pid=$$" >> ledger
   - id: share
@@ -151,7 +151,7 @@ phases:
       - results: {format: vllm-bench}
         run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="share run"
-          echo "start $d $u pid=$$" >> ledger; sleep 0.1
+          echo "start $d $u pid=$$ t=$(date +%%s%%N)" >> ledger; sleep 0.1
           printf '============ Serving Benchmark Result ============\nSuccessful requests:  8\nOutput token throughput (tok/s):  77.5\n==================================================\n'
           mkdir -p bench; echo '{"output_throughput": 77.5}' > bench/share-$d.json
           echo "end $d $u pid=$$" >> ledger
@@ -162,7 +162,7 @@ phases:
     steps:
       - run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="gemm m=${m} r=$GREENLIGHT_REPEAT"
-          echo "start $d $u pid=$$" >> ledger; sleep 0.15
+          echo "start $d $u pid=$$ t=$(date +%%s%%N)" >> ledger; sleep 0.15
           echo "{\"tflops\": $(( ${m} * 10 + $GREENLIGHT_REPEAT ))}" >> "$GREENLIGHT_RESULTS"
           echo "end $d $u pid=$$" >> ledger
   - id: limit
@@ -172,7 +172,7 @@ phases:
     steps:
       - run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="limit load=${load} r=$GREENLIGHT_REPEAT"
-          echo "start $d $u pid=$$" >> ledger; sleep 0.1
+          echo "start $d $u pid=$$ t=$(date +%%s%%N)" >> ledger; sleep 0.1
           echo "{\"lat\": $(( ${load} * 6 ))}" >> "$GREENLIGHT_RESULTS"
           echo "end $d $u pid=$$" >> ledger
   - id: prof
@@ -184,7 +184,7 @@ phases:
       - wait_quiet: 300ms
         run: |
           d=$(basename $(dirname "$GREENLIGHT_RESULTS")); u="prof run"
-          echo "start $d $u pid=$$" >> ledger
+          echo "start $d $u pid=$$ t=$(date +%%s%%N)" >> ledger
           mkdir -p traces; for r in 0 1; do cp %[6]q traces/rank$r.pt.trace.json.gz; done
           echo "end $d $u pid=$$" >> ledger
 `, port, exe, port, port, strings.Join(ms, ", "), trace, lifeLoad.Milliseconds())
@@ -468,10 +468,13 @@ func (l *life) killMidLoad() bool {
 	// step's folder); a busy machine may keep it from seeing it before
 	// the kill, and then no runner knew when it began.
 	kept := filepath.Join(strings.TrimSuffix(loading, ".log"), "stages.jsonl")
+	noted := func() bool { // its line written, not only the file made: a kill between the two loses it
+		b, err := os.ReadFile(kept)
+		return err == nil && bytes.Contains(b, []byte(`"stage":1`))
+	}
 	seen := time.Now()
 	testutil.Within(time.Second, func() bool {
-		_, err := os.Stat(kept)
-		return err == nil || time.Since(seen) > lifeLoad*3/5
+		return noted() || time.Since(seen) > lifeLoad*3/5
 	})
 	b, _ := os.ReadFile(loading)
 	if strings.Contains(string(b), "Loading weights took") {
@@ -479,11 +482,11 @@ func (l *life) killMidLoad() bool {
 	}
 	phase := filepath.Base(filepath.Dir(loading))
 	attempt, _, _ := strings.Cut(filepath.Base(loading), "-")
-	_, keptErr := os.Stat(kept) // seen before the kill: the runner noted the stage
+	wasNoted := noted() // seen before the kill: the runner noted the stage
 	l.op("kill-runner-mid-load:" + phase)
 	killed := time.Now()
 	l.killRunner()
-	if keptErr != nil {
+	if !wasNoted {
 		return true
 	}
 	if l.midLoads == nil {
@@ -577,6 +580,11 @@ func (l *life) awaitNoRunner() {
 
 var pidSuffix = regexp.MustCompile(` pid=\d+$`)
 
+// startedAt is a start line's clock (ns since the epoch): a run that
+// began before the campaign's start (its journal's first record) is an
+// earlier campaign's, set aside by --fresh.
+var startedAt = regexp.MustCompile(` t=(\d+)$`)
+
 var ledgerLine = regexp.MustCompile(`^(start|end) a(\d+)-s(\d+)-t(\d+)(?:-\d+)? (\S+) (.*)$`)
 
 func (l *life) check() {
@@ -645,7 +653,10 @@ func (l *life) checkLedger() {
 	t := l.t
 	ends := map[string]int{}
 	started := map[string]bool{}
+	since := l.journalStart()
 	for _, line := range l.ledger() {
+		at := startedAt.FindStringSubmatch(line)
+		line = startedAt.ReplaceAllString(line, "")
 		m := ledgerLine.FindStringSubmatch(line)
 		if m == nil {
 			continue
@@ -653,8 +664,15 @@ func (l *life) checkLedger() {
 		// A run is its start and its end in this ledger, by one process (its
 		// pid): a run a killed runner left going that ends after --fresh set
 		// the ledger aside is the old campaign's, even where the new
-		// campaign's run of the unit has the same folder (a1-s3-t1).
+		// campaign's run of the unit has the same folder (a1-s3-t1). So is
+		// one whose shell was slow to start and wrote its start into the new
+		// ledger, before --fresh stopped it: it began before this campaign.
 		run := strings.TrimPrefix(strings.TrimPrefix(line, "start "), "end ")
+		if at != nil && !since.IsZero() {
+			if ns, err := strconv.ParseInt(at[1], 10, 64); err == nil && time.Unix(0, ns).Before(since) {
+				continue
+			}
+		}
 		unit := pidSuffix.ReplaceAllString(m[6], "")
 		switch {
 		case m[1] == "start":
@@ -684,6 +702,19 @@ func (l *life) checkLedger() {
 			t.Errorf("unit %s ran to its end %d times; %s had %d runs cut", unit, n, phase, cut[phase])
 		}
 	}
+}
+
+// journalStart is the time of the journal's first record: the campaign's
+// start since any --fresh; zero without a journal.
+func (l *life) journalStart() time.Time {
+	f, err := os.Open(filepath.Join(l.stateDir(), "journal.jsonl"))
+	if err != nil {
+		return time.Time{}
+	}
+	defer f.Close()
+	var first struct{ T time.Time }
+	json.NewDecoder(f).Decode(&first)
+	return first.T
 }
 
 type jrec struct {
