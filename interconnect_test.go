@@ -42,6 +42,22 @@ phases:
 	}
 }
 
+// allReduceYAML is a campaign, name, whose phase allreduce reads file (an
+// all_reduce_perf table) as its 2 GPUs' run; head goes before phases:
+// (a baseline:), more after the phase (phases of its own).
+func allReduceYAML(name, head, file, more string) string {
+	return `name: ` + name + `
+` + head + `phases:
+  - id: allreduce
+    gpus: none
+    steps:
+      - name: 2 GPUs
+        results: {format: nccl-tests}
+        run: |
+          cat ` + file + `
+` + more
+}
+
 // TestAllReduceBySize: a step reading all_reduce_perf's table gives the
 // block of small messages' time and the largest's bus bandwidth, and the
 // chart of bus bandwidth by size beside the file, embedded.
@@ -50,16 +66,7 @@ func TestAllReduceBySize(t *testing.T) {
 	dir := t.TempDir()
 	fixture, _ := filepath.Abs("runner/testdata/all_reduce_perf.txt")
 	c := filepath.Join(dir, "ar.yaml")
-	os.WriteFile(c, []byte(`name: ar
-phases:
-  - id: allreduce
-    gpus: none
-    steps:
-      - name: 2 GPUs
-        results: {format: nccl-tests}
-        run: |
-          cat `+fixture+`
-`), 0o644)
+	os.WriteFile(c, []byte(allReduceYAML("ar", "", fixture, "")), 0o644)
 	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
@@ -89,16 +96,7 @@ func TestSmallMessagesAgainstTheBaseline(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "slow.txt"), []byte(strings.Replace(string(b), "    13.41    4.89    4.89", "    20.00    3.28    3.28", 1)), 0o644)
 	campaign := func(name, baseline, file string) string {
 		c := filepath.Join(dir, name+".yaml")
-		os.WriteFile(c, []byte(`name: `+name+`
-`+baseline+`phases:
-  - id: allreduce
-    gpus: none
-    steps:
-      - name: 2 GPUs
-        results: {format: nccl-tests}
-        run: |
-          cat `+file+`
-`), 0o644)
+		os.WriteFile(c, []byte(allReduceYAML(name, baseline, file, "")), 0o644)
 		return c
 	}
 	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", campaign("box0", "", fixture)); code != 0 {
@@ -131,16 +129,7 @@ func TestAllReduceShareBesideTheBus(t *testing.T) {
 	dir := t.TempDir()
 	fixture, _ := filepath.Abs("runner/testdata/all_reduce_perf.txt")
 	c := filepath.Join(dir, "tie.yaml")
-	os.WriteFile(c, []byte(`name: tie
-phases:
-  - id: allreduce
-    gpus: none
-    steps:
-      - name: 2 GPUs
-        results: {format: nccl-tests}
-        run: |
-          cat `+fixture+`
-  - id: prof
+	os.WriteFile(c, []byte(allReduceYAML("tie", "", fixture, `  - id: prof
     gpus: none
     artifacts: ['traces/*.pt.trace.json']
     steps:
@@ -154,7 +143,7 @@ phases:
             printf '{"ph":"X","cat":"kernel","name":"fused_moe_kernel","pid":0,"tid":7,"ts":%d,"dur":200},' $(( t + 310 ))
             printf '{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_bf16_RING_LL","pid":0,"tid":7,"ts":%d,"dur":40},' $(( t + 520 ))
           done; printf '{"ph":"X","cat":"cpu_op","name":"end","pid":1,"tid":1,"ts":0,"dur":1}]}'; } > $f
-`), 0o644)
+`)), 0o644)
 	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}

@@ -137,14 +137,10 @@ func (w *witness) clientBound(s runner.StepSeen) string {
 		if !ok || client <= 0 || !report.IsTokenRate(c) || !strings.Contains(strings.ToLower(c), "output") && !strings.EqualFold(c, "tok_s") {
 			continue
 		}
-		for _, ph := range w.plan.Phases {
-			sv, scraped := w.servers[ph.ID]
-			if !scraped || !w.plan.Uses(s.Phase.ID, ph.ID) {
-				continue
-			}
-			server, ok := sv.Window(s.Step.Started, s.Step.Ended).GenRate()
+		for _, svc := range report.ServersOf(w.plan, w.servers, s.Phase.ID) {
+			server, ok := w.servers[svc].Window(s.Step.Started, s.Step.Ended).GenRate()
 			if ok && client < 0.95*server {
-				return fmt.Sprintf("the client was the bottleneck (client-bound?): it reported %s tok/s, the server %s generated %s tok/s", report.FormatNumber(client), ph.ID, report.FormatNumber(server))
+				return fmt.Sprintf("the client was the bottleneck (client-bound?): it reported %s tok/s, the server %s generated %s tok/s", report.FormatNumber(client), svc, report.FormatNumber(server))
 			}
 		}
 	}

@@ -18,25 +18,17 @@ import (
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
-const stampYAML = `
-name: stamps
-phases:
-  - id: gemm
-    gpus: [0, 1]
-    sweep:
-      m: [1, 64]
-    repeat: 2
-    expect: {tflops: ">= 10"}
-    steps:
-      - run: |
-          gemm --m ${m}
-  - id: decode
-    gpus: [0]
-    better: higher
-    steps:
-      - run: |
-          bench
-`
+// stampYAML is report's campaign of a GEMM sweep on GPUs 0 and 1 and a
+// decode on GPU 0. Read when a test asks: the test binary runs as a
+// step's supervisor too, in another folder.
+func stampYAML(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../report/testdata/stamps.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 // runStep is one finished step of a phase, its rows taken while the
 // fake fleet reports what trouble says.
@@ -70,7 +62,7 @@ func runStep(t *testing.T, wit *witness, ph string, s *gpu.Sampler, f *gpu.Fake,
 // repeat, values, checks and the stamp of its step, the same stamp in
 // the CSV and the results file.
 func TestRecordAndStamps(t *testing.T) {
-	plan, err := campaign.Parse("c.yaml", "/campaigns/c.yaml", []byte(stampYAML))
+	plan, err := campaign.Parse("c.yaml", "/campaigns/c.yaml", []byte(stampYAML(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,6 +194,30 @@ func (h history) Summarize(from, to time.Time, devices []int) []gpu.Summary {
 	return out
 }
 
+// servedPlan is a campaign of a scraped service and a phase that needs
+// it (more: more of that phase's keys).
+func servedPlan(t *testing.T, service, client, more string) *campaign.Plan {
+	t.Helper()
+	plan, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(`name: w
+phases:
+  - id: `+service+`
+    service:
+      ready: {log: ready}
+      metrics: {url: "http://127.0.0.1:9/metrics"}
+      run: |
+        serve
+  - id: `+client+`
+    needs: [`+service+`]`+more+`
+    steps:
+      - run: |
+          bench
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
 type served metrics.Summary
 
 func (s served) Window(from, to time.Time) metrics.Summary { return metrics.Summary(s) }
@@ -212,24 +228,7 @@ func (s served) Window(from, to time.Time) metrics.Summary { return metrics.Summ
 // under 95% of what the server it used generated stamps it client-bound;
 // a run with no reading and nothing to say has no facts.
 func TestWitnessFacts(t *testing.T) {
-	plan, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(`name: w
-phases:
-  - id: vllm
-    service:
-      ready: {log: ready}
-      metrics: {url: "http://127.0.0.1:9/metrics"}
-      run: |
-        serve
-  - id: decode
-    needs: [vllm]
-    gpus: [0, 1]
-    steps:
-      - run: |
-          bench
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := servedPlan(t, "vllm", "decode", "\n    gpus: [0, 1]")
 	dev := func(i int) gpu.Device { return gpu.Device{Index: i} }
 	wit := &witness{plan: plan, gpus: history{
 		{Device: dev(0), Samples: 30, MeanPower: 500, EnergyWh: 4.2, MeanSMMHz: 1980},
@@ -281,23 +280,7 @@ phases:
 // second, a run that reports 1,400 tok/s is stamped client-bound; one
 // within 5% (1,990) is not, nor a column that is no output rate.
 func TestClientBound(t *testing.T) {
-	plan, err := campaign.Parse("c.yaml", "/c/c.yaml", []byte(`name: w
-phases:
-  - id: serve
-    service:
-      ready: {log: ready}
-      metrics: {url: "http://127.0.0.1:9/metrics"}
-      run: |
-        serve
-  - id: bench
-    needs: [serve]
-    steps:
-      - run: |
-          bench
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan := servedPlan(t, "serve", "bench", "")
 	t0 := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
 	s := &metrics.Scraper{}
 	for i := 0; i <= 60; i++ {

@@ -49,8 +49,9 @@ type stepKey struct {
 type encodedStep struct {
 	rows    int
 	stamp   string
-	recs    []record.Row // the step's rows as the record's, for a comparison with a baseline
-	json    []byte       // the first encoded of the step's rows, each followed by ",\n"
+	gpu     *record.GPUFacts // the step's facts its rows were encoded with
+	recs    []record.Row     // the step's rows as the record's, for a comparison with a baseline
+	json    []byte           // the first encoded of the step's rows, each followed by ",\n"
 	encoded int
 }
 
@@ -121,13 +122,11 @@ func (w *Writer) writeRecord(st *runner.State) error {
 			live[key] = true
 			stamp := w.stepStamp(&p, i)
 			gpu := gpuFacts(w.factsOf(p, s))
-			said := strings.Join(stamp, "\n") // what its rows were encoded with: its facts come at its end
-			if gpu != nil {
-				said += fmt.Sprintf("\n%+v", *gpu)
-			}
 			enc, ok := w.record.steps[key]
-			if !ok || enc.rows > len(s.Results) || enc.stamp != said {
-				enc = encodedStep{stamp: said} // encoded again, whole
+			// Its facts come at its end: rows encoded before are encoded
+			// again, with them.
+			if !ok || enc.rows > len(s.Results) || enc.stamp != strings.Join(stamp, "\n") || !sameGPU(enc.gpu, gpu) {
+				enc = encodedStep{stamp: strings.Join(stamp, "\n"), gpu: gpu} // encoded again, whole
 			}
 			var unit *campaign.Unit
 			if i < len(units) {
@@ -202,6 +201,11 @@ func pointOf(ph *campaign.Phase, unit *campaign.Unit) (point string, repeat int,
 }
 
 // recordRows are rows of step idx as the record's.
+// sameGPU says two steps' facts, as rows carry them, are the same.
+func sameGPU(a, b *record.GPUFacts) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
 // gpuFacts are a step's facts as the record's rows carry them; nil when
 // it has none, or none with a reading.
 func gpuFacts(f *runner.StepFacts) *record.GPUFacts {

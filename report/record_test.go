@@ -12,31 +12,19 @@ import (
 	"github.com/greenlight-run/greenlight/runner"
 )
 
-const stampYAML = `
-name: stamps
-phases:
-  - id: gemm
-    gpus: [0, 1]
-    sweep:
-      m: [1, 64]
-    repeat: 2
-    expect: {tflops: ">= 10"}
-    steps:
-      - run: |
-          gemm --m ${m}
-  - id: decode
-    gpus: [0]
-    better: higher
-    steps:
-      - run: |
-          bench
-`
+// stampYAML is a campaign of a GEMM sweep on GPUs 0 and 1 and a decode
+// on GPU 0 (the daemon's witness tests read it too). Read when a test
+// asks: the test binary may run as a step's supervisor, elsewhere.
+func stampYAML(t *testing.T) string {
+	t.Helper()
+	return string(must(os.ReadFile("testdata/stamps.yaml")))
+}
 
 // TestGPUChartOfAPhase: a finished phase gets one SVG of its GPUs (four
 // panels, a line per GPU, throttled readings marked), embedded under its
 // GPU table; greenlight report keeps it without a history to draw from.
 func TestGPUChartOfAPhase(t *testing.T) {
-	plan := parsePlan(t, "/campaigns/c.yaml", stampYAML)
+	plan := parsePlan(t, "/campaigns/c.yaml", stampYAML(t))
 	fake := gpu.NewFake(2, 1)
 	s := gpu.NewSampler(fake, time.Second, time.Hour)
 	dir := t.TempDir()
@@ -98,7 +86,7 @@ func TestGPUChartOfAPhase(t *testing.T) {
 // campaign's header moves every 5 s), only after recordIdle; a new row
 // writes it once recordEvery has passed.
 func TestIdleRecordNotRewritten(t *testing.T) {
-	plan := parsePlan(t, "/campaigns/c.yaml", stampYAML)
+	plan := parsePlan(t, "/campaigns/c.yaml", stampYAML(t))
 	dir := t.TempDir()
 	path := filepath.Join(dir, "idle.md")
 	w := NewWriter(path, plan, Env{Host: "h"}, nil, t.TempDir())
@@ -142,7 +130,7 @@ func TestIdleRecordNotRewritten(t *testing.T) {
 // dir from before facts were journaled keeps its stamps, power and
 // clocks read from the files it kept them in.
 func TestStampsAreTheFacts(t *testing.T) {
-	plan := parsePlan(t, "/campaigns/c.yaml", stampYAML)
+	plan := parsePlan(t, "/campaigns/c.yaml", stampYAML(t))
 	dir, state := t.TempDir(), t.TempDir()
 	path := filepath.Join(dir, "f.md")
 	fake := gpu.NewFake(2, 1)
@@ -202,5 +190,39 @@ func TestStampsAreTheFacts(t *testing.T) {
 	}
 	if f := w.factsOf(gemm, gemm.Steps[0]); f == nil || f.Stamped() != "GPU 1 throttled (HW thermal)" {
 		t.Errorf("the journal's facts give way to an older file's: %+v", f)
+	}
+}
+
+// TestRowsTakeTheirFactsAtTheEnd: a row recorded while its step ran has
+// no GPU facts; once the step's facts come, its row in NAME.json carries
+// them (the row is encoded again, not kept as first encoded).
+func TestRowsTakeTheirFactsAtTheEnd(t *testing.T) {
+	plan := parsePlan(t, "/campaigns/c.yaml", stampYAML(t))
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.md")
+	w := NewWriter(path, plan, Env{Host: "h"}, nil, t.TempDir())
+	at := time.Now().Add(-time.Minute)
+	step := runner.StepState{Index: 0, Status: runner.Running, Attempt: 1, Started: at,
+		Results: []runner.Row{{Step: 0, Cols: []string{"m", "repeat", "tflops"}, Values: []any{1.0, 1.0, 600.0}}}}
+	gemm := runner.PhaseState{ID: "gemm", Status: runner.Running, Attempt: 1, Started: at, Steps: []runner.StepState{step}}
+	st := &runner.State{Name: "f", Started: at, Now: time.Now(), Finished: true, Phases: []runner.PhaseState{gemm, {ID: "decode", Status: runner.Pending}}}
+	row := func() *record.GPUFacts {
+		t.Helper()
+		if err := w.Write(st); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := record.Read(filepath.Join(dir, "f.json"))
+		if err != nil || len(rec.Rows) != 1 {
+			t.Fatalf("record: %v, %+v", err, rec)
+		}
+		return rec.Rows[0].GPU
+	}
+	if g := row(); g != nil {
+		t.Errorf("a running step's row has GPU facts: %+v", g)
+	}
+	st.Phases[0].Steps[0].Status, st.Phases[0].Steps[0].Ended = runner.Done, time.Now()
+	st.Phases[0].Steps[0].Facts = &runner.StepFacts{Readings: 60, PowerW: 690, PowerGPUs: 1, EnergyWh: 11.5, SMClockMHz: 1755}
+	if g := row(); g == nil || g.PowerW != 690 || g.SMClockMHz != 1755 || g.EnergyWh != 11.5 {
+		t.Errorf("the row once its step's facts came: %+v; want them", g)
 	}
 }

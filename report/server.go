@@ -29,10 +29,15 @@ func (w *Writer) SetServers(s map[string]ServerView) {
 }
 
 // serversOf are the scraped services a phase uses.
-func (w *Writer) serversOf(phase string) []string {
+func (w *Writer) serversOf(phase string) []string { return ServersOf(w.plan, w.servers, phase) }
+
+// ServersOf are the services of servers (scraped, by phase id) that
+// phase uses, in plan order: the record's Server tables and the monitor's
+// client-bound stamp read the same ones.
+func ServersOf(plan *campaign.Plan, servers map[string]ServerView, phase string) []string {
 	var out []string
-	for _, ph := range w.plan.Phases {
-		if _, ok := w.servers[ph.ID]; ok && w.plan.Uses(phase, ph.ID) {
+	for _, ph := range plan.Phases {
+		if _, ok := servers[ph.ID]; ok && plan.Uses(phase, ph.ID) {
 			out = append(out, ph.ID)
 		}
 	}

@@ -119,9 +119,9 @@ func decodeStrict(body ast.Node, spec *CampaignSpec) (err error) {
 }
 
 type loader struct {
-	// sweptAxes are the axes of the file's swept services: the service's
-	// index in the file's phases, by axis (expandServices).
-	sweptAxes map[string]int
+	// sweptAxes are the axes of the file's swept services, by name: whose
+	// they are (expandServices).
+	sweptAxes map[string]sweptAxis
 	name      string
 	path      string // the file's absolute path
 	probe     bool   // trying an edit: no search for a hint

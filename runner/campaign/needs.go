@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/goccy/go-yaml"
 )
 
 // phaseOf is the index, in the file's phases, of the phase a YAML path is
@@ -23,21 +21,18 @@ func phaseOf(path string) (int, bool) {
 	return i, err == nil
 }
 
-// phaseID is the id of the file's phase i, as written.
-func (l *loader) phaseID(i int) string {
-	if n, err := yaml.PathString(fmt.Sprintf("$.phases[%d].id", i)); err == nil {
-		if node, err := n.FilterFile(l.file); err == nil && node != nil {
-			return strings.TrimSpace(node.String())
-		}
-	}
-	return fmt.Sprintf("phase %d", i+1)
+// sweptAxis is an axis of a swept service: the service's index in the
+// file's phases, and its id.
+type sweptAxis struct {
+	svc int
+	id  string
 }
 
 // unneeded says, at the line of the file's phase i, what it uses that only
-// the phase svc gives, which it does not need: what deleting its needs:
-// line leaves. The hint's edit puts a needs: line back where it loads.
-func (l *loader) unneeded(i, svc int, msg, also string) {
-	id := l.phaseID(svc)
+// the service id (the file's phase svc) gives, which it does not need:
+// what deleting its needs: line leaves. The hint's edit puts a needs:
+// line back where it loads.
+func (l *loader) unneeded(i, svc int, id, msg, also string) {
 	at, _ := l.pos(fmt.Sprintf("$.phases[%d].id", svc))
 	e := l.errAt(fmt.Sprintf("$.phases[%d]", i), msg, fmt.Sprintf("add needs: [%s] (line %d) to this phase; %s", id, at, also))
 	for _, o := range l.errs {
@@ -74,7 +69,7 @@ func (l *loader) serviceNotNeeded(plan *Plan, ph *Phase, ids map[string]int, lac
 		}
 		i, ok := ids[svc.ID]
 		if said := gives(svc.Service); said != "" && ok {
-			l.unneeded(ids[ph.ID], i, fmt.Sprintf("%s, and this phase needs no service; the service %s says %s", lacks, svc.ID, said), also)
+			l.unneeded(ids[ph.ID], i, svc.ID, fmt.Sprintf("%s, and this phase needs no service; the service %s says %s", lacks, svc.ID, said), also)
 			return true
 		}
 	}

@@ -80,13 +80,13 @@ func (l *loader) expandServices(spec *CampaignSpec) []planned {
 		}
 	}
 	for _, g := range groups {
+		id := strings.TrimSpace(spec.Phases[g.svc].ID)
 		for _, a := range g.sweep.axes() {
 			if l.sweptAxes == nil {
-				l.sweptAxes = map[string]int{}
+				l.sweptAxes = map[string]sweptAxis{}
 			}
-			l.sweptAxes[a] = g.svc
+			l.sweptAxes[a] = sweptAxis{g.svc, id}
 		}
-		id := strings.TrimSpace(spec.Phases[g.svc].ID)
 		for _, m := range g.members {
 			mp := &spec.Phases[m]
 			at := fmt.Sprintf("$.phases[%d]", m)

@@ -8,6 +8,19 @@ import (
 	"testing"
 )
 
+// sweptServe is a campaign's head whose one phase is a swept service,
+// serve (its axis seqs): the tests add the phases that use it.
+const sweptServe = `name: w
+phases:
+  - id: serve
+    sweep:
+      seqs: [128, 256]
+    service:
+      run: |
+        vllm serve m --max-num-seqs ${seqs}
+      ready: {log: ready}
+`
+
 // firstError is the first FileError err holds; nil when it holds none.
 func firstError(err error) *FileError {
 	var fe *FileError
@@ -186,16 +199,7 @@ phases:
       - run: |
           python3 gemm.py --m ${m}
 `
-	swept := `name: w
-phases:
-  - id: serve
-    sweep:
-      seqs: [128, 256]
-    service:
-      run: |
-        vllm serve m --max-num-seqs ${seqs}
-      ready: {log: ready}
-  - id: decode
+	swept := sweptServe + `  - id: decode
     needs: [serve]
     artifacts: ['bench/${seqs}/*.json']
     steps:
@@ -305,16 +309,7 @@ func TestIndentSlipsFarFromTheirError(t *testing.T) {
 // no sweep: of its own names an axis that is none: the hint lists the
 // axes, and names no line as their sweep: (its own `- id:` line was).
 func TestAxesHintNamesNoWrongLine(t *testing.T) {
-	src := `name: w
-phases:
-  - id: serve
-    sweep:
-      seqs: [128, 256]
-    service:
-      run: |
-        vllm serve m --max-num-seqs ${seqs}
-      ready: {log: ready}
-  - id: decode
+	src := sweptServe + `  - id: decode
     needs: [serve]
     steps:
       - run: |

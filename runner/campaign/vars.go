@@ -21,9 +21,9 @@ func (l *loader) expand(path, s string, env map[string]string) string {
 		if v, ok := lookupVar(name, env); ok {
 			return v
 		}
-		if svc, ok := l.sweptAxes[name]; ok {
-			if i, in := phaseOf(path); in && i != svc {
-				l.unneeded(i, svc, fmt.Sprintf("%s is not set: it is an axis of the swept service %s, which this phase does not need", m, l.phaseID(svc)),
+		if ax, ok := l.sweptAxes[name]; ok {
+			if i, in := phaseOf(path); in && i != ax.svc {
+				l.unneeded(i, ax.svc, ax.id, fmt.Sprintf("%s is not set: it is an axis of the swept service %s, which this phase does not need", m, ax.id),
 					fmt.Sprintf("a phase that needs a swept service runs once per point, its axes set; or set %s under env:", name))
 				return ""
 			}
