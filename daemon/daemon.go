@@ -143,7 +143,7 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		retry = []string{f.Retry}
 	}
 	wit := &witness{plan: plan, gpus: sampler}
-	r, err := runner.New(plan, runner.Options{StateDir: f.StateDir, GPUCount: count, Approve: approve, Notes: notes, Retry: retry, Annotate: held.annotate(), Witness: wit.facts, Lock: stateLock})
+	r, err := runner.New(plan, runner.Options{StateDir: f.StateDir, GPUCount: count, Approve: approve, Notes: notes, Retry: retry, Annotate: held.annotate(), Meter: wit.meter, Witness: wit.facts, Lock: stateLock})
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
 		if errors.Is(err, runner.ErrLocked) {

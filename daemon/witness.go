@@ -52,8 +52,11 @@ func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
 	if w.gpus != nil {
 		var clock float64
 		var first time.Time
-		clocks := 0
+		clocks, clockSamples := 0, 0
+		end := w.meter()
+		energy := energyTally{}
 		for _, g := range report.PhaseGPUsOver(w.gpus, s.Phase, s.State, s.Step.Started, s.Step.Ended) {
+			energy.add(g, s.Step.Counters, end)
 			f.Readings += g.Samples
 			if g.Samples == 0 {
 				continue
@@ -65,23 +68,26 @@ func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
 				f.PowerW += g.MeanPower
 				f.PowerGPUs++
 			}
-			if g.EnergyWh > 0 {
-				f.EnergyWh += g.EnergyWh
-			}
 			if g.MeanSMMHz > 0 {
 				clock += g.MeanSMMHz
 				clocks++
+				clockSamples += g.ClockSamples
 			}
 			f.Stamp = append(f.Stamp, g.Doubts(w.condition(g.Device))...)
 		}
 		if clocks > 0 {
 			f.SMClockMHz = clock / float64(clocks)
+			f.SMClockSamples = clockSamples
 		}
+		f.EnergyWh, f.EnergyFrom = energy.total()
 		if !first.IsZero() && first.Sub(s.Step.Started) > w.late() {
 			// Seen from part-way (a runner started again while it ran, an
 			// exporter answered late): its energy would be a part's, said
-			// as the whole's.
-			f.ReadFrom, f.EnergyWh = first, 0
+			// as the whole's, unless its counters were read at its start.
+			f.ReadFrom = first
+			if f.EnergyFrom != runner.EnergyCounter {
+				f.EnergyWh, f.EnergyFrom = 0, ""
+			}
 		}
 	}
 	if why := w.clientBound(s); why != "" {
@@ -97,6 +103,80 @@ func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
 		return nil
 	}
 	return f
+}
+
+// meter reads the GPUs' energy counters now, where the source can
+// (runner.Meter); nil where it cannot.
+func (w *witness) meter() *runner.Counters {
+	m, ok := w.gpus.(interface {
+		EnergyNow() (map[gpu.DeviceID]float64, bool)
+		Inventory() gpu.Inventory
+	})
+	if !ok {
+		return nil
+	}
+	now := time.Now()
+	e, ok := m.EnergyNow()
+	if !ok {
+		return nil
+	}
+	c := &runner.Counters{At: now, MJ: map[string]float64{}}
+	for _, d := range m.Inventory().Devices {
+		if v, ok := e[d.ID()]; ok {
+			c.MJ[d.Label()] = v
+		}
+	}
+	return c
+}
+
+// energyTally sums a run's energy over its GPUs, each by the best it
+// has: its counter read at the run's start and end, else its counter as
+// sampled, interpolated at the edges, else its power integrated. The
+// total says the weakest basis any GPU needed; a GPU with none leaves it
+// unknown.
+type energyTally struct {
+	wh      float64
+	from    string
+	unknown bool
+}
+
+var energyRank = map[string]int{runner.EnergyCounter: 0, runner.EnergyInterpolated: 1, runner.EnergyPower: 2}
+
+func (t *energyTally) add(g gpu.Summary, start, end *runner.Counters) {
+	if g.Samples == 0 && start == nil {
+		return
+	}
+	from, wh := "", 0.0
+	if start != nil && end != nil {
+		a, ok1 := start.MJ[g.Device.Label()]
+		b, ok2 := end.MJ[g.Device.Label()]
+		if ok1 && ok2 && b >= a { // a counter that went back: the driver reloaded
+			from, wh = runner.EnergyCounter, (b-a)/3.6e6
+		}
+	}
+	if from == "" && g.EnergyWh >= 0 {
+		switch g.EnergyFrom {
+		case "counter":
+			from, wh = runner.EnergyInterpolated, g.EnergyWh
+		case "power":
+			from, wh = runner.EnergyPower, g.EnergyWh
+		}
+	}
+	if from == "" {
+		t.unknown = true
+		return
+	}
+	t.wh += wh
+	if t.from == "" || energyRank[from] > energyRank[t.from] {
+		t.from = from
+	}
+}
+
+func (t energyTally) total() (float64, string) {
+	if t.unknown || t.from == "" || t.wh <= 0 {
+		return 0, ""
+	}
+	return t.wh, t.from
 }
 
 // late is how long after a run's start its first reading may come and

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"encoding/csv"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -184,6 +185,21 @@ func TestRecordAndStamps(t *testing.T) {
 
 type history []gpu.Summary
 
+// metered is a history whose counters can be read now.
+type metered struct {
+	history
+	now map[gpu.DeviceID]float64
+}
+
+func (m *metered) EnergyNow() (map[gpu.DeviceID]float64, bool) { return m.now, true }
+func (m *metered) Inventory() gpu.Inventory {
+	var inv gpu.Inventory
+	for id := range m.now {
+		inv.Devices = append(inv.Devices, gpu.Device{Index: id.Index, Host: id.Host})
+	}
+	return inv
+}
+
 func (h history) Summarize(from, to time.Time, devices []int) []gpu.Summary {
 	var out []gpu.Summary
 	for _, s := range h {
@@ -231,9 +247,9 @@ func TestWitnessFacts(t *testing.T) {
 	plan := servedPlan(t, "vllm", "decode", "\n    gpus: [0, 1]")
 	dev := func(i int) gpu.Device { return gpu.Device{Index: i} }
 	wit := &witness{plan: plan, gpus: history{
-		{Device: dev(0), Samples: 30, MeanPower: 500, EnergyWh: 4.2, MeanSMMHz: 1980},
-		{Device: dev(1), Samples: 30, MeanPower: 520, EnergyWh: 4.3, MeanSMMHz: 1800},
-		{Device: dev(2), Samples: 30, MeanPower: 90, EnergyWh: 0.7, MeanSMMHz: 345}, // not decode's
+		{Device: dev(0), Samples: 30, MeanPower: 500, EnergyWh: 4.2, EnergyFrom: "power", MeanSMMHz: 1980},
+		{Device: dev(1), Samples: 30, MeanPower: 520, EnergyWh: 4.3, EnergyFrom: "power", MeanSMMHz: 1800},
+		{Device: dev(2), Samples: 30, MeanPower: 90, EnergyWh: 0.7, EnergyFrom: "power", MeanSMMHz: 345}, // not decode's
 		{Device: dev(3), Samples: 0, MeanPower: -1, EnergyWh: -1, MeanSMMHz: -1},
 	}}
 	at := time.Now()
@@ -241,18 +257,45 @@ func TestWitnessFacts(t *testing.T) {
 		Results: []runner.Row{{Cols: []string{"batch", "output_tok_s"}, Values: []any{64.0, 800.0}}}}
 	seen := runner.StepSeen{Phase: plan.Phase("decode"), State: runner.PhaseState{ID: "decode", Attempt: 1}, Step: step}
 	f := wit.facts(seen)
-	if f == nil || f.Readings != 60 || f.PowerW != 1020 || f.PowerGPUs != 2 || f.EnergyWh != 8.5 || f.SMClockMHz != 1890 || f.Stamp != nil {
-		t.Errorf("facts %+v; want 60 readings, 1020 W over 2 GPUs, 8.5 Wh, 1890 MHz, no stamp", f)
+	if f == nil || f.Readings != 60 || f.PowerW != 1020 || f.PowerGPUs != 2 || f.EnergyWh != 8.5 || f.EnergyFrom != runner.EnergyPower || f.SMClockMHz != 1890 || f.Stamp != nil {
+		t.Errorf("facts %+v; want 60 readings, 1020 W over 2 GPUs, 8.5 Wh from power, 1890 MHz, no stamp", f)
+	}
+
+	// With the counters read at the run's start (journaled) and read again
+	// now, the energy is their difference over the phase's GPUs alone,
+	// whatever power readings say; a GPU counted only as sampled makes the
+	// basis the interpolated one.
+	mw := &metered{history: wit.gpus.(history), now: map[gpu.DeviceID]float64{{Index: 0}: 9e6 + 18e6, {Index: 1}: 5e6 + 3.6e6, {Index: 2}: 1e12}}
+	counted := &witness{plan: plan, gpus: mw}
+	cseen := seen
+	cseen.Step.Counters = &runner.Counters{At: step.Started, MJ: map[string]float64{"0": 9e6, "1": 5e6, "2": 1}}
+	if f := counted.facts(cseen); f == nil || math.Abs(f.EnergyWh-6) > 1e-9 || f.EnergyFrom != runner.EnergyCounter {
+		t.Errorf("counters 18e6 and 3.6e6 mJ apart: %+v; want 6 Wh from the counters", f)
+	}
+	delete(cseen.Step.Counters.MJ, "1")
+	mw.history = history{mw.history[0], {Device: dev(1), Samples: 30, MeanPower: 520, EnergyWh: 1.5, EnergyFrom: "counter"}}
+	if f := counted.facts(cseen); f == nil || math.Abs(f.EnergyWh-6.5) > 1e-9 || f.EnergyFrom != runner.EnergyInterpolated {
+		t.Errorf("GPU 1 without a start counter: %+v; want 5 + 1.5 Wh, interpolated", f)
+	}
+	cseen.Step.Counters.MJ["1"] = 9e9 // a counter that went back: the driver reloaded
+	mw.history[1].EnergyFrom = ""
+	if f := counted.facts(cseen); f == nil || f.EnergyWh != 0 || f.EnergyFrom != "" {
+		t.Errorf("GPU 1's counter went back and it has no other basis: %+v; want no energy", f)
 	}
 
 	// Read only from part-way (a runner started again while it ran): the
 	// figures are the part's, its energy not given.
 	late := &witness{plan: plan, gpus: history{
-		{Device: dev(0), Samples: 10, MeanPower: 500, EnergyWh: 1.4, MeanSMMHz: 1980, First: at.Add(-10 * time.Second)},
-		{Device: dev(1), Samples: 10, MeanPower: 520, EnergyWh: 1.4, MeanSMMHz: 1800, First: at.Add(-11 * time.Second)},
+		{Device: dev(0), Samples: 10, MeanPower: 500, EnergyWh: 1.4, EnergyFrom: "power", MeanSMMHz: 1980, First: at.Add(-10 * time.Second)},
+		{Device: dev(1), Samples: 10, MeanPower: 520, EnergyWh: 1.4, EnergyFrom: "power", MeanSMMHz: 1800, First: at.Add(-11 * time.Second)},
 	}}
 	if f := late.facts(seen); f == nil || !f.ReadFrom.Equal(at.Add(-11*time.Second)) || f.EnergyWh != 0 || f.PowerW != 1020 {
 		t.Errorf("a run read from 11 s before its end of its minute: %+v; want read from then, 1020 W, no energy", f)
+	}
+	// ...unless its counters were read as it started: then the whole's.
+	lateMetered := &witness{plan: plan, gpus: &metered{history: late.gpus.(history), now: map[gpu.DeviceID]float64{{Index: 0}: 7.2e6, {Index: 1}: 7.2e6}}}
+	if f := lateMetered.facts(runner.StepSeen{Phase: seen.Phase, State: seen.State, Step: runner.StepState{Started: step.Started, Ended: at, Counters: &runner.Counters{MJ: map[string]float64{"0": 0, "1": 0}}}}); f == nil || f.ReadFrom.IsZero() || f.EnergyWh != 4 || f.EnergyFrom != runner.EnergyCounter {
+		t.Errorf("read part-way, counters from its start: %+v; want read from then, 4 Wh from the counters", f)
 	}
 	wit.gpus.(history)[0].First, wit.gpus.(history)[1].First = at.Add(-time.Minute+time.Second), at.Add(-time.Minute)
 	if f := wit.facts(seen); f == nil || !f.ReadFrom.IsZero() || f.EnergyWh != 8.5 {

@@ -118,6 +118,8 @@ func ParseDCGM(r io.Reader, host string) ([]dcgmSample, error) {
 				s.fbReserved = dcgmValue(v, 1<<20)
 			case fFBTotal:
 				s.fbTotal = dcgmValue(v, 1<<20)
+			case fEnergy:
+				s.Energy = dcgmValue(v, 1)
 			}
 		}
 	}
@@ -153,7 +155,7 @@ func metricValue(m *dto.Metric) float64 {
 func newRemoteSample(d Device) Sample {
 	no := na("not exported")
 	return Sample{Device: d, Util: no, MemUtil: no, MemUsed: no, Temp: no, Power: no, PowerLimit: no,
-		SMClock: no, MemClock: no, PCIeRx: no, PCIeTx: no, ECCErrors: no, XID: no, MIG: "n/a",
+		SMClock: no, MemClock: no, PCIeRx: no, PCIeTx: no, ECCErrors: no, XID: no, Energy: no, MIG: "n/a",
 		ProcsWhy: "processes on other nodes are not listed by dcgm-exporter"}
 }
 
@@ -176,26 +178,28 @@ const (
 	fFBFree
 	fFBReserved
 	fFBTotal
+	fEnergy
 )
 
 // dcgmFields maps exporter series onto Sample fields. Anything else an
 // exporter serves is ignored.
 var dcgmFields = map[string]dcgmField{
-	"DCGM_FI_DEV_GPU_UTIL":               fUtil,
-	"DCGM_FI_DEV_MEM_COPY_UTIL":          fMemUtil,
-	"DCGM_FI_DEV_GPU_TEMP":               fTemp,
-	"DCGM_FI_DEV_POWER_USAGE":            fPower,
-	"DCGM_FI_DEV_POWER_MGMT_LIMIT":       fPowerLimit,
-	"DCGM_FI_DEV_SM_CLOCK":               fSMClock,
-	"DCGM_FI_DEV_MEM_CLOCK":              fMemClock,
-	"DCGM_FI_DEV_PCIE_TX_THROUGHPUT":     fPCIeTx,
-	"DCGM_FI_DEV_PCIE_RX_THROUGHPUT":     fPCIeRx,
-	"DCGM_FI_DEV_XID_ERRORS":             fXID,
-	"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL":      fECC,
-	"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": fThrottle,
-	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS":   fThrottle,
-	"DCGM_FI_DEV_FB_USED":                fFBUsed,
-	"DCGM_FI_DEV_FB_FREE":                fFBFree,
-	"DCGM_FI_DEV_FB_RESERVED":            fFBReserved,
-	"DCGM_FI_DEV_FB_TOTAL":               fFBTotal,
+	"DCGM_FI_DEV_GPU_UTIL":                 fUtil,
+	"DCGM_FI_DEV_MEM_COPY_UTIL":            fMemUtil,
+	"DCGM_FI_DEV_GPU_TEMP":                 fTemp,
+	"DCGM_FI_DEV_POWER_USAGE":              fPower,
+	"DCGM_FI_DEV_POWER_MGMT_LIMIT":         fPowerLimit,
+	"DCGM_FI_DEV_SM_CLOCK":                 fSMClock,
+	"DCGM_FI_DEV_MEM_CLOCK":                fMemClock,
+	"DCGM_FI_DEV_PCIE_TX_THROUGHPUT":       fPCIeTx,
+	"DCGM_FI_DEV_PCIE_RX_THROUGHPUT":       fPCIeRx,
+	"DCGM_FI_DEV_XID_ERRORS":               fXID,
+	"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL":        fECC,
+	"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS":   fThrottle,
+	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS":     fThrottle,
+	"DCGM_FI_DEV_FB_USED":                  fFBUsed,
+	"DCGM_FI_DEV_FB_FREE":                  fFBFree,
+	"DCGM_FI_DEV_FB_RESERVED":              fFBReserved,
+	"DCGM_FI_DEV_FB_TOTAL":                 fFBTotal,
+	"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": fEnergy, // mJ since the driver loaded
 }

@@ -37,6 +37,13 @@ type Fake struct {
 	mu    sync.Mutex // what a test or the demo sets from another goroutine
 	set   map[int]Trouble
 	limit map[int]float64
+
+	// The energy counters: each device's mJ up to at, and the power it
+	// draws since (EnergyNow reads them from any goroutine).
+	emu    sync.Mutex
+	at     time.Time
+	energy []float64
+	drawW  []float64
 }
 
 // Trouble is what a test or the demo makes a fake device report: a
@@ -53,7 +60,11 @@ func NewFake(n int, seed uint64) *Fake { return NewFakeOf(FakeModels[0], n, seed
 
 // NewFakeOf makes n devices of model m.
 func NewFakeOf(m FakeModel, n int, seed uint64) *Fake {
-	f := &Fake{model: m, n: n, seed: seed, temp: make([]float64, n), mem: make([]float64, n), lost: map[int]bool{}}
+	f := &Fake{model: m, n: n, seed: seed, temp: make([]float64, n), mem: make([]float64, n), lost: map[int]bool{},
+		energy: make([]float64, n), drawW: make([]float64, n)}
+	for i := range f.energy {
+		f.energy[i] = 5e9 + 1e8*float64(i) // a counter that has run a while, as a real one has
+	}
 	for i := range f.temp {
 		f.temp[i] = 31 + float64(i%3)
 	}
@@ -132,9 +143,43 @@ func (f *Fake) noise(i int, salt uint64) float64 {
 	return float64(x>>11) / float64(1<<53)
 }
 
+// EnergyNow is each device's energy counter now (EnergyMeter): what it
+// drew up to the last round, and since then at that round's power.
+func (f *Fake) EnergyNow() map[DeviceID]float64 {
+	return f.energyAt(time.Now())
+}
+
+func (f *Fake) energyAt(now time.Time) map[DeviceID]float64 {
+	f.emu.Lock()
+	defer f.emu.Unlock()
+	out := map[DeviceID]float64{}
+	for i := range f.n {
+		if f.lost[i] {
+			continue
+		}
+		e := f.energy[i]
+		if !f.at.IsZero() && now.After(f.at) {
+			e += f.drawW[i] * now.Sub(f.at).Seconds() * 1e3
+		}
+		out[f.device(i).ID()] = e
+	}
+	return out
+}
+
 // Sample advances the fleet one tick.
 func (f *Fake) Sample(now time.Time) []Sample {
 	f.tick++
+	f.emu.Lock()
+	prev := f.at
+	if !prev.IsZero() && now.After(prev) {
+		for i := range f.energy {
+			f.energy[i] += f.drawW[i] * now.Sub(prev).Seconds() * 1e3
+		}
+	}
+	if now.After(f.at) {
+		f.at = now
+	}
+	f.emu.Unlock()
 	var act Activity
 	if p := f.activity.Load(); p != nil {
 		act = *p
@@ -188,6 +233,18 @@ func (f *Fake) Sample(now time.Time) []Sample {
 			clock = f.model.IdleSMHz
 		}
 		s.SMClock, s.MemClock = ok(clock), ok(f.model.MemMHz)
+		f.emu.Lock()
+		f.drawW[i] = math.Round(power)
+		s.Energy = ok(f.energy[i])
+		f.emu.Unlock()
+		if !prev.IsZero() && now.After(prev) {
+			// The driver's own samples, four a round, as a real one keeps.
+			span := now.Sub(prev)
+			for k := 1; k <= 4; k++ {
+				t := prev.Add(span * time.Duration(k) / 4).UnixMicro()
+				s.Fine = append(s.Fine, FineSample{T: t, Clock: true, V: float32(clock)}, FineSample{T: t, V: float32(math.Round(util))})
+			}
+		}
 		s.PCIeRx, s.PCIeTx = ok(util*1e8*f.noise(i, 4)), ok(util*4e7*f.noise(i, 5))
 		tr := f.trouble(i)
 		s.Throttle = tr.Throttle

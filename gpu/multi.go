@@ -62,3 +62,17 @@ func (m Multi) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// EnergyNow reads the counters of every part that can read them on
+// demand (EnergyMeter); the others' devices are absent.
+func (m Multi) EnergyNow() map[DeviceID]float64 {
+	out := map[DeviceID]float64{}
+	for _, src := range m {
+		if em, ok := src.(EnergyMeter); ok {
+			for id, v := range em.EnergyNow() {
+				out[id] = v
+			}
+		}
+	}
+	return out
+}

@@ -1,9 +1,11 @@
 package gpu
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -27,6 +29,8 @@ type NVML struct {
 	// clkSeen is each device's last SM clock sample taken (the driver's
 	// timestamp, µs), where the next round's samples start.
 	clkSeen map[int]uint64
+	// utilSeen is the same for the utilization samples.
+	utilSeen map[int]uint64
 }
 
 // stillEvery is how often a device's settings are read again.
@@ -62,7 +66,7 @@ func OpenNVML(lib nvml.Interface) (src *NVML, err error) {
 	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return nil, fmt.Errorf("NVML did not start: %s", explain(ret))
 	}
-	n := &NVML{lib: lib, lost: map[int]string{}, clkSeen: map[int]uint64{}}
+	n := &NVML{lib: lib, lost: map[int]string{}, clkSeen: map[int]uint64{}, utilSeen: map[int]uint64{}}
 	n.inv.Source = "nvml"
 	if v, ret := lib.SystemGetDriverVersion(); ret == nvml.SUCCESS {
 		n.inv.Driver = v
@@ -154,36 +158,57 @@ func memoryInfoV2(d nvml.Device) (m nvml.Memory_v2, ret nvml.Return) {
 	return d.GetMemoryInfo_v2()
 }
 
-// clockSince is the mean of the SM clock samples the driver took since
-// the last round (nvmlDeviceGetSamples, PROCESSOR_CLK_SAMPLES: several a
-// second), not the clock at the instant of the read: under a power cap the
-// clock moves within the second, and a run's roofline is taken at the clock
-// it ran at. False where the driver keeps no such samples.
-func (n *NVML) clockSince(i int, d nvml.Device) (mhz float64, ok bool) {
+// driverSamples are the samples of kind the driver took on device i
+// since the last round (nvmlDeviceGetSamples: several a second), not the
+// value at the instant of the read: under a power cap the clock moves
+// within the second, and a run's roofline is taken at the clock it ran
+// at, over the span its kernels ran. nil where the driver keeps none.
+func (n *NVML) driverSamples(i int, d nvml.Device, kind nvml.SamplingType, seen map[int]uint64) (out []FineSample) {
 	defer func() {
 		if recover() != nil { // a mock, or a library without the call
-			mhz, ok = 0, false
+			out = nil
 		}
 	}()
-	vt, samples, ret := d.GetSamples(nvml.PROCESSOR_CLK_SAMPLES, n.clkSeen[i])
+	vt, samples, ret := d.GetSamples(kind, seen[i])
 	if ret != nvml.SUCCESS || len(samples) == 0 {
-		return 0, false
+		return nil
 	}
-	var sum float64
-	k := 0
 	for _, sm := range samples {
 		v, ok := sampleValue(vt, sm.SampleValue)
-		if !ok || sm.TimeStamp <= n.clkSeen[i] && n.clkSeen[i] != 0 {
+		if !ok || sm.TimeStamp == 0 || sm.TimeStamp <= seen[i] && seen[i] != 0 {
 			continue
 		}
-		sum += v
-		k++
-		n.clkSeen[i] = max(n.clkSeen[i], sm.TimeStamp)
+		out = append(out, FineSample{T: int64(sm.TimeStamp), Clock: kind == nvml.PROCESSOR_CLK_SAMPLES, V: float32(v)})
+		seen[i] = max(seen[i], sm.TimeStamp)
 	}
-	if k == 0 {
-		return 0, false
+	slices.SortFunc(out, func(a, b FineSample) int { return cmp.Compare(a.T, b.T) })
+	return out
+}
+
+// EnergyNow reads every device's total energy counter now (EnergyMeter).
+// NVML's calls are thread-safe, and this touches nothing Sample keeps.
+func (n *NVML) EnergyNow() map[DeviceID]float64 {
+	out := map[DeviceID]float64{}
+	for i, d := range n.devs {
+		if d == nil {
+			continue
+		}
+		if mj, ok := energyOf(d); ok {
+			out[n.inv.Devices[i].ID()] = mj
+		}
 	}
-	return sum / float64(k), true
+	return out
+}
+
+// energyOf reads a device's energy counter, mJ.
+func energyOf(d nvml.Device) (mj float64, ok bool) {
+	defer func() {
+		if recover() != nil {
+			mj, ok = 0, false
+		}
+	}()
+	e, ret := d.GetTotalEnergyConsumption()
+	return float64(e), ret == nvml.SUCCESS
 }
 
 // sampleValue reads one of NVML's sample values as its type says.
@@ -253,8 +278,20 @@ func (n *NVML) sampleOne(now time.Time, i int, d nvml.Device) (s Sample) {
 	p, ret := d.GetPowerUsage()
 	s.Power = metricOf(p, ret, 1e-3)
 	s.PowerLimit = still.powerLimit
-	if mhz, ok := n.clockSince(i, d); ok {
-		s.SMClock = Metric{V: mhz, OK: true}
+	if mj, ok := energyOf(d); ok {
+		s.Energy = Metric{V: mj, OK: true}
+	} else {
+		s.Energy = na("no energy counter (before Volta, or not supported)")
+	}
+	clocks := n.driverSamples(i, d, nvml.PROCESSOR_CLK_SAMPLES, n.clkSeen)
+	utils := n.driverSamples(i, d, nvml.GPU_UTILIZATION_SAMPLES, n.utilSeen)
+	s.Fine = mergeFine(clocks, utils)
+	if len(clocks) > 0 {
+		var sum float64
+		for _, c := range clocks {
+			sum += float64(c.V)
+		}
+		s.SMClock = Metric{V: sum / float64(len(clocks)), OK: true}
 	} else {
 		c, ret := d.GetClockInfo(nvml.CLOCK_SM)
 		s.SMClock = metricOf(c, ret, 1)
@@ -316,4 +353,14 @@ func (n *NVML) stillOf(now time.Time, i int, d nvml.Device) stillReading {
 	}
 	n.still[i] = r
 	return r
+}
+
+// mergeFine is two runs of driver samples as one, oldest first.
+func mergeFine(a, b []FineSample) []FineSample {
+	if len(b) == 0 {
+		return a
+	}
+	out := append(append(make([]FineSample, 0, len(a)+len(b)), a...), b...)
+	slices.SortStableFunc(out, func(x, y FineSample) int { return cmp.Compare(x.T, y.T) })
+	return out
 }

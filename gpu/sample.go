@@ -87,10 +87,20 @@ type Sample struct {
 	PCIeTx     Metric // bytes/s
 	ECCErrors  Metric // uncorrected, volatile
 	XID        Metric // the last XID error code (0: none); dcgm-exporter only
-	MIG        string // "on", "off" or "n/a"
-	Throttle   []string
-	Procs      []Process
-	ProcsWhy   string // why the process list is empty or partial
+	// Energy is the device's total energy counter, mJ since the driver
+	// loaded (NVML's nvmlDeviceGetTotalEnergyConsumption, DCGM's
+	// DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION): the energy between two
+	// moments is the difference of two readings, exact where power
+	// readings integrated at the sampling interval are not.
+	Energy Metric
+	// Fine are the driver's own samples taken since the last round (its
+	// SM clock and utilization, several a second: nvmlDeviceGetSamples),
+	// oldest first; nil where the source keeps none.
+	Fine     []FineSample `json:"-"`
+	MIG      string // "on", "off" or "n/a"
+	Throttle []string
+	Procs    []Process
+	ProcsWhy string // why the process list is empty or partial
 }
 
 // Process is a compute process on a device.
@@ -100,6 +110,23 @@ type Process struct {
 	MemUsed  uint64 // bytes; 0 when the driver does not say
 	Campaign bool   // in a session of one of the campaign's steps, or started by one (Phase)
 	Phase    string // the campaign's phase whose step started it, when known (Sampler.SetOwner)
+}
+
+// FineSample is one of the driver's own samples: an SM clock (MHz) or a
+// utilization (percent), at the driver's timestamp.
+type FineSample struct {
+	T     int64 // µs since the epoch
+	Clock bool  // an SM clock in MHz; else a utilization in percent
+	V     float32
+}
+
+// EnergyMeter is a source that reads its devices' energy counters on
+// demand, from any goroutine, beside Sample: a step's energy is the
+// difference of two reads at its very start and end, not of readings a
+// second apart. A source without one (a remote exporter) has its
+// counter read at each round, interpolated at a window's edges.
+type EnergyMeter interface {
+	EnergyNow() map[DeviceID]float64 // mJ; a device without a counter is absent
 }
 
 // Source reads devices. Only the Sampler calls it, from one goroutine.

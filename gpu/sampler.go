@@ -18,6 +18,7 @@ type Point struct {
 	XID      uint16  // the last XID error the device reported; 0 none
 	ECC      int32   // uncorrected volatile ECC errors since the driver loaded; <0 when n/a
 	Lost     bool
+	Energy   float64 // the energy counter, mJ; <0 when n/a
 }
 
 // Seen is a process observed on a device.
@@ -49,6 +50,7 @@ type Sampler struct {
 	slot     map[DeviceID]int // a device's place in hist, for good
 	hist     [][]Point        // ring per device
 	head     []int
+	fine     []fineRing // the driver's own samples, per device as hist
 	sessions map[int]bool
 	seen     map[procKey]*Seen
 	procs    map[int]procEntry
@@ -163,8 +165,13 @@ func (s *Sampler) record(sm *Sample) {
 		s.slot[sm.Device.ID()] = i
 		s.hist = append(s.hist, make([]Point, 0, min(s.keep, 1024)))
 		s.head = append(s.head, 0)
+		s.fine = append(s.fine, fineRing{})
 	}
-	p := Point{T: sm.Time, Util: val(sm.Util, 1), MemUsed: val(sm.MemUsed, 1.0/(1<<30)), Power: val(sm.Power, 1), Temp: val(sm.Temp, 1), SMClock: val(sm.SMClock, 1), Lost: sm.Lost, ECC: -1}
+	s.fine[i].add(sm.Fine)
+	p := Point{T: sm.Time, Util: val(sm.Util, 1), MemUsed: val(sm.MemUsed, 1.0/(1<<30)), Power: val(sm.Power, 1), Temp: val(sm.Temp, 1), SMClock: val(sm.SMClock, 1), Lost: sm.Lost, ECC: -1, Energy: -1}
+	if sm.Energy.OK {
+		p.Energy = sm.Energy.V
+	}
 	if sm.ECCErrors.OK {
 		p.ECC = int32(min(sm.ECCErrors.V, 1<<30))
 	}
@@ -263,14 +270,24 @@ type Summary struct {
 	PeakMem   float64 // GiB
 	MeanPower float64 // W
 	PeakPower float64
-	EnergyWh  float64 // the integral of power over the window: each reading stands for one interval; <0 when never read
+	// EnergyWh is what the device drew over the window: its energy
+	// counter's difference, interpolated at the window's edges, where the
+	// source has one (EnergyFrom "counter"); else the integral of its
+	// power readings, each standing for one interval ("power"); <0 when
+	// never read.
+	EnergyWh   float64
+	EnergyFrom string
 	PeakTemp  float64 // °C
 	// MeanSMMHz is the SM clock the work ran at, MHz: its mean over the
 	// readings while the GPU was busy (utilization from busyUtil), else
 	// over all that had it (a window spent idle); <0 when never read. A
 	// step's window holds its process's start (imports, allocation) at
-	// idle clocks, which are not the clock its kernels ran at.
-	MeanSMMHz float64
+	// idle clocks, which are not the clock its kernels ran at. Where the
+	// driver keeps its own samples (several a second), it is their mean
+	// over the window's busy span, and ClockSamples how many it rests on;
+	// 0 when it is the rounds' readings.
+	MeanSMMHz    float64
+	ClockSamples int
 	Throttle  []string
 	XIDs      []int // XID errors reported in the window
 	ECCNew    int   // uncorrected ECC errors counted in the window (since the last reading before it)
@@ -362,11 +379,21 @@ func (s *Sampler) Summarize(from, to time.Time, devices []int) []Summary {
 		if eccBase >= 0 && eccMax > eccBase {
 			sum.ECCNew = int(eccMax - eccBase)
 		}
+		if known {
+			if mhz, n := s.fine[i].heldClock(from, to); n > 0 {
+				sum.MeanSMMHz, sum.ClockSamples = mhz, n
+			}
+		}
 		if pN > 0 {
 			sum.MeanPower = pS / float64(pN)
-			sum.EnergyWh = pS * s.interval.Hours()
+			sum.EnergyWh, sum.EnergyFrom = pS*s.interval.Hours(), "power"
 		} else {
 			sum.EnergyWh = -1
+		}
+		if known {
+			if mj, ok := counterSpan(s.hist[i], from, to, s.interval); ok {
+				sum.EnergyWh, sum.EnergyFrom = mj/3.6e6, "counter"
+			}
 		}
 		for b, t := range throttleNames {
 			if bits&(1<<b) != 0 {

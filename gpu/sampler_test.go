@@ -177,3 +177,143 @@ func TestClockIsTheWorksClock(t *testing.T) {
 		t.Errorf("an idle window's clock %v MHz; want 345", got)
 	}
 }
+
+// scripted is a source of one GPU whose sample at each round a test
+// writes: power, energy counter and the driver's own samples.
+type scripted struct{ next func(now time.Time) Sample }
+
+func (s scripted) Inventory() Inventory {
+	return Inventory{Source: "test", Devices: []Device{{Index: 0}}}
+}
+func (s scripted) Close() error                  { return nil }
+func (s scripted) Sample(now time.Time) []Sample { return []Sample{s.next(now)} }
+
+// TestEnergyFromTheCounter: a GPU that idles at 100 W and works at 700 W
+// from 2.5 s to 8.5 s, sampled each second: its power readings integrated
+// over [2.5 s, 8.5 s] give the readings at the window's edges to the
+// wrong side (what the issue measured as ±13% on 6 s steps), the counter's
+// difference, interpolated at the edges, does not.
+func TestEnergyFromTheCounter(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	watts := func(at float64) float64 {
+		if at >= 2.5 && at < 8.5 {
+			return 700
+		}
+		return 100
+	}
+	counter := func(at float64) float64 { // mJ: the exact integral
+		e := 0.0
+		for x := 0.0; x < at-1e-9; x += 0.001 {
+			e += watts(x) // 1 ms at W = W mJ
+		}
+		return e
+	}
+	s := NewSampler(scripted{func(now time.Time) Sample {
+		at := now.Sub(t0).Seconds()
+		return Sample{Time: now, Device: Device{Index: 0}, Power: ok(watts(at)), Energy: ok(counter(at)), Util: ok(50)}
+	}}, time.Second, time.Hour)
+	for i := range 12 {
+		s.now = func() time.Time { return t0.Add(time.Duration(i) * time.Second) }
+		s.Round()
+	}
+	from, to := t0.Add(2500*time.Millisecond), t0.Add(8500*time.Millisecond)
+	sum := s.Summarize(from, to, nil)[0]
+	truth := 6 * 700 / 3600.0
+	if sum.EnergyFrom != "counter" {
+		t.Fatalf("energy from %q; want the counter", sum.EnergyFrom)
+	}
+	// Interpolated within the second at each edge: at most half a
+	// second of the 600 W step off, at each end, of 4,200 J.
+	if math.Abs(sum.EnergyWh-truth)/truth > 0.08 {
+		t.Errorf("energy %v Wh; want about %v", sum.EnergyWh, truth)
+	}
+	// The same GPU without a counter falls back to its power readings.
+	bare := NewSampler(scripted{func(now time.Time) Sample {
+		return Sample{Time: now, Device: Device{Index: 0}, Power: ok(watts(now.Sub(t0).Seconds())), Energy: na("not supported")}
+	}}, time.Second, time.Hour)
+	for i := range 12 {
+		bare.now = func() time.Time { return t0.Add(time.Duration(i) * time.Second) }
+		bare.Round()
+	}
+	if b := bare.Summarize(from, to, nil)[0]; b.EnergyFrom != "power" || b.EnergyWh <= 0 {
+		t.Errorf("no counter: %v Wh from %q; want power readings", b.EnergyWh, b.EnergyFrom)
+	}
+	// A counter that went back (a driver reload) is no basis.
+	back := NewSampler(scripted{func(now time.Time) Sample {
+		at := now.Sub(t0).Seconds()
+		e := counter(at)
+		if at < 5 {
+			e += 1e9 // counted since a load before the one at 5 s
+		}
+		return Sample{Time: now, Device: Device{Index: 0}, Power: ok(watts(at)), Energy: ok(e)}
+	}}, time.Second, time.Hour)
+	for i := range 12 {
+		back.now = func() time.Time { return t0.Add(time.Duration(i) * time.Second) }
+		back.Round()
+	}
+	if b := back.Summarize(from, to, nil)[0]; b.EnergyFrom != "power" {
+		t.Errorf("a counter that went back: energy from %q; want power readings", b.EnergyFrom)
+	}
+}
+
+// TestHeldClockFromTheDriversSamples: a step whose process imports for
+// 2 s at the idle clock, then runs its kernels at 1,755 MHz (a power cap
+// moving it between 1,710 and 1,800 within each second), then idles: the
+// clock held is the mean of the driver's samples over the busy span,
+// every one of them, not the rounds' means (which mix idle and busy
+// within a second); a window older than the samples kept says none.
+func TestHeldClockFromTheDriversSamples(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	const perRound = 6
+	s := NewSampler(scripted{func(now time.Time) Sample {
+		sm := Sample{Time: now, Device: Device{Index: 0}, Util: ok(0), SMClock: ok(345)}
+		for k := range perRound {
+			at := now.Add(-time.Second + time.Duration(k+1)*time.Second/perRound)
+			x := at.Sub(t0).Seconds()
+			clock, util := float32(345), float32(0)
+			if x > 2 && x <= 7 {
+				clock, util = 1710, 100
+				if k%2 == 1 {
+					clock = 1800
+				}
+			}
+			sm.Fine = append(sm.Fine, FineSample{T: at.UnixMicro(), Clock: true, V: clock}, FineSample{T: at.UnixMicro(), V: util})
+		}
+		return sm
+	}}, time.Second, time.Hour)
+	for i := 1; i <= 10; i++ {
+		s.now = func() time.Time { return t0.Add(time.Duration(i) * time.Second) }
+		s.Round()
+	}
+	sum := s.Summarize(t0.Add(500*time.Millisecond), t0.Add(8*time.Second), nil)[0]
+	if math.Abs(sum.MeanSMMHz-1755) > 1e-3 || sum.ClockSamples != 5*perRound {
+		t.Errorf("clock held %v MHz over %d samples; want 1755 over %d", sum.MeanSMMHz, sum.ClockSamples, 5*perRound)
+	}
+	if old := s.Summarize(t0.Add(-time.Minute), t0.Add(8*time.Second), nil)[0]; old.ClockSamples != 0 {
+		t.Errorf("a window begun before the samples kept: %d samples; want none (the rounds' means)", old.ClockSamples)
+	}
+}
+
+// TestFakeCounterIsItsPower: the fake fleet's counter is the integral of
+// the power it reports, and EnergyNow reads it between rounds.
+func TestFakeCounterIsItsPower(t *testing.T) {
+	f := NewFake(1, 7)
+	f.SetActivity(Activity{Devices: map[int]Load{0: {Busy: true}}})
+	t0 := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	var want float64
+	var last Sample
+	for i := range 5 {
+		s := f.Sample(t0.Add(time.Duration(i) * time.Second))[0]
+		if i > 0 {
+			want += last.Power.V * 1e3
+			if math.Abs(s.Energy.V-last.Energy.V-last.Power.V*1e3) > 1e-6 {
+				t.Errorf("round %d: counter moved %v mJ; want %v W over 1 s", i, s.Energy.V-last.Energy.V, last.Power.V)
+			}
+		}
+		last = s
+	}
+	now := f.energyAt(t0.Add(4500 * time.Millisecond))[DeviceID{Index: 0}]
+	if math.Abs(now-last.Energy.V-last.Power.V*500) > 1e-6 {
+		t.Errorf("half a second after the last round: %v mJ past it; want %v", now-last.Energy.V, last.Power.V*500)
+	}
+}

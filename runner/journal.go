@@ -40,6 +40,8 @@ type record struct {
 	Claims []Claim `json:"claims,omitempty"`
 	// Facts: a step's, at its end (facts.go).
 	Facts *StepFacts `json:"facts,omitempty"`
+	// Counters: at a step's start, its GPUs' energy counters (facts.go).
+	Counters *Counters `json:"counters,omitempty"`
 }
 
 // Journal record kinds.

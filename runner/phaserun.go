@@ -272,7 +272,7 @@ func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
 	r.emit(Event{Kind: PhaseStarted, Phase: pr.ph.ID, Message: fmt.Sprintf("%s started", pr.ph.Label())})
 	for idx := 0; idx < len(pr.state.Steps); idx++ { // an edited grid's kept units, in this attempt's journal
 		if start, ok := pr.carried[idx]; ok && pr.state.Steps[idx].Status == Done {
-			r.journal(record{T: start.T, Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Dir: start.Dir, Unit: start.Unit})
+			r.journal(record{T: start.T, Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Dir: start.Dir, Unit: start.Unit, Counters: start.Counters})
 			if f := pr.state.Steps[idx].Facts; f != nil {
 				r.journal(record{Kind: recFacts, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Facts: f})
 			}
@@ -301,6 +301,7 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 	// begins writing can make the filesystem flush its output and slow it.
 	dir, err := newStepDir(r.dirs, pr, step, try)
 	var sr *stepRun
+	var counters *Counters
 	if err == nil {
 		unit := ""
 		if step.Unit != nil && pr.ph.Sweep != nil {
@@ -308,11 +309,14 @@ func (r *Runner) startStep(pr *phaseRun, idx, try int, now time.Time) {
 		}
 		// Its start is the instant the state holds: the record rebuilt from
 		// the journal reads the same time the live one wrote.
-		r.journal(record{T: now, Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: dir, Unit: unit})
+		// Its GPUs' energy counters, read as late as can be before it
+		// starts: its energy is their difference at its end.
+		counters = r.meter()
+		r.journal(record{T: now, Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: try, Dir: dir, Unit: unit, Counters: counters})
 		sr, err = launchStep(r, pr, step, try, dir, now)
 	}
 	ss := &pr.state.Steps[idx]
-	*ss = StepState{Index: idx, Name: step.Label(), Point: pointOf(pr.ph, step), Status: Running, Attempt: try, Started: now, Progress: -1}
+	*ss = StepState{Index: idx, Name: step.Label(), Point: pointOf(pr.ph, step), Status: Running, Attempt: try, Started: now, Progress: -1, Counters: counters}
 	if err != nil {
 		ss.Status, ss.Reason, ss.Ended = Failed, err.Error(), now
 		r.endPhase(pr, Failed, fmt.Sprintf("step %d (%s) could not start: %v", idx+1, step.Label(), err))

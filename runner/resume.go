@@ -225,7 +225,7 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 	ss := &pr.state.Steps[idx]
 	*ss = StepState{Index: idx, Name: steps[idx].Label(), Point: pointOf(pr.ph, steps[idx]), Status: Running, Attempt: start.Attempt, Started: start.T, Log: sr.files.log, Progress: -1}
 	sr.started, sr.proc.sup = start.T, start.PID
-	ss.Job = start.Job
+	ss.Job, ss.Counters = start.Job, start.Counters
 	now := r.opts.Now()
 	sr.stagesKept, sr.replaying = readStagesKept(start.Dir), true
 	sr.readLog(now, true)

@@ -52,6 +52,10 @@ type Options struct {
 	// point ("m=64,shape=down"), "" outside a sweep. It runs on the
 	// runner's loop: it must be quick.
 	Annotate func(phase, point string, row Row) string
+	// Meter, when set, reads the GPUs' energy counters as each step
+	// starts (facts.go): journaled with the start, the witness holds them
+	// against its reading at the end.
+	Meter Meter
 	// Witness, when set, tells the facts of each run of a step as it
 	// ends: what the monitor saw of its GPUs, and its stamp (facts.go).
 	Witness Witness

@@ -123,6 +123,10 @@ type StepState struct {
 	// its rows are doubtful (its stamp), fixed at its end (facts.go);
 	// nil before, or without a monitor.
 	Facts *StepFacts `json:",omitzero"`
+	// Counters are its GPUs' energy counters read as it started, journaled
+	// with its start: its energy is their difference at its end, also
+	// when a runner started again re-adopted it. nil without a meter.
+	Counters *Counters `json:",omitzero"`
 	// What its processes used and left, from its supervisor's last word.
 	CPU      time.Duration `json:",omitzero"` // CPU time of its whole tree
 	PeakMem  uint64        `json:",omitzero"` // bytes

@@ -117,7 +117,7 @@ func (r *Runner) memoryJournal() []record {
 				continue
 			}
 			dir := strings.TrimSuffix(ss.Log, ".log")
-			recs = append(recs, record{T: ss.Started, Kind: recStepStart, Phase: ps.ID, Step: ss.Index, Attempt: ss.Attempt, Dir: dir})
+			recs = append(recs, record{T: ss.Started, Kind: recStepStart, Phase: ps.ID, Step: ss.Index, Attempt: ss.Attempt, Dir: dir, Counters: ss.Counters})
 			if sr := pr.cur; sr != nil && sr.step.Index == ss.Index && sr.proc.sup > 0 {
 				recs = append(recs, record{T: ss.Started, Kind: recStepPID, Phase: ps.ID, Step: ss.Index, Attempt: ss.Attempt, PID: sr.proc.sup})
 			}
