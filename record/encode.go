@@ -74,12 +74,16 @@ func AppendColumns(b []byte, r Row, cols []string, vals []any, skip map[string]b
 		for _, f := range []struct {
 			name string
 			v    float64
-		}{{"power_w", g.PowerW}, {"power_gpus", float64(g.PowerGPUs)}, {"energy_wh", g.EnergyWh}, {"sm_mhz", g.SMClockMHz}} {
+		}{{"power_w", g.PowerW}, {"power_gpus", float64(g.PowerGPUs)}, {"energy_wh", g.EnergyWh}, {"sm_mhz", g.SMClockMHz}, {"sm_samples", float64(g.SMSamples)}} {
 			if f.v != 0 {
 				b = append(b, ',', '"')
 				b = append(b, f.name...)
 				b = append(b, '"', ':')
 				b = appendValue(b, f.v)
+			}
+			if f.name == "energy_wh" && g.EnergyFrom != "" {
+				b = append(b, `,"energy_from":`...)
+				b = appendString(b, g.EnergyFrom)
 			}
 		}
 		if !g.ReadFrom.IsZero() {

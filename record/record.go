@@ -180,7 +180,9 @@ type GPUFacts struct {
 	PowerW     float64   `json:"power_w,omitempty"`
 	PowerGPUs  int       `json:"power_gpus,omitempty"`
 	EnergyWh   float64   `json:"energy_wh,omitempty"`
+	EnergyFrom string    `json:"energy_from,omitempty"` // what EnergyWh rests on: counter, counter-interpolated, power
 	SMClockMHz float64   `json:"sm_mhz,omitempty"`
+	SMSamples  int       `json:"sm_samples,omitempty"` // the driver's clock samples SMClockMHz is the mean of; 0: the sampler's rounds
 	ReadFrom   time.Time `json:"read_from,omitzero"`
 }
 

@@ -32,7 +32,7 @@ func TestEnergyPerToken(t *testing.T) {
 	if b, _ := os.ReadFile(path); strings.Contains(string(b), "J/token") {
 		t.Errorf("a step without facts has an energy per token:\n%s", b)
 	}
-	bench.Steps[0].Facts = &runner.StepFacts{Readings: 120, PowerW: 1024, PowerGPUs: 2, EnergyWh: 17.07}
+	bench.Steps[0].Facts = &runner.StepFacts{Readings: 120, PowerW: 1024, PowerGPUs: 2, EnergyWh: 17.07, EnergyFrom: runner.EnergyCounter}
 	if err := w.Write(st); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestEnergyPerToken(t *testing.T) {
 		b, _ := os.ReadFile(path)
 		md := string(b)
 		for _, want := range []string{
-			"- step 1: tok_s 64 tok/s at 1024 W (2 GPUs, their mean power while the step ran, 17.07 Wh drawn): **16 J/token**",
+			"- step 1: tok_s 64 tok/s at 1024 W (2 GPUs, their mean power while the step ran, 17.07 Wh drawn by the GPUs' energy counters read at the step's start and end): **16 J/token**",
 			"| tok_s = 64 · 16 J/token |",
 		} {
 			if !strings.Contains(md, want) {

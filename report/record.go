@@ -212,7 +212,7 @@ func gpuFacts(f *runner.StepFacts) *record.GPUFacts {
 	if f == nil || f.Readings == 0 {
 		return nil
 	}
-	g := &record.GPUFacts{Readings: f.Readings, PowerW: f.PowerW, PowerGPUs: f.PowerGPUs, EnergyWh: f.EnergyWh, SMClockMHz: f.SMClockMHz}
+	g := &record.GPUFacts{Readings: f.Readings, PowerW: f.PowerW, PowerGPUs: f.PowerGPUs, EnergyWh: f.EnergyWh, EnergyFrom: f.EnergyFrom, SMClockMHz: f.SMClockMHz, SMSamples: f.SMClockSamples}
 	if !f.ReadFrom.IsZero() {
 		g.ReadFrom = f.ReadFrom.UTC()
 	}

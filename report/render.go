@@ -293,6 +293,7 @@ func phaseBlock(v phaseView) string {
 		b.WriteString("| GPU | Mean util | Peak util | Peak memory | Mean power | Peak power | Energy | Peak temp | Throttle |\n|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		var energy float64
 		var counted int
+		from := "each GPU's energy counter at the phase's start and end, summed"
 		for _, g := range gpus {
 			if g.Samples == 0 {
 				continue
@@ -303,10 +304,13 @@ func phaseBlock(v phaseView) string {
 			if g.EnergyWh >= 0 {
 				energy += g.EnergyWh
 				counted++
+				if g.EnergyFrom != "counter" {
+					from = "each GPU's energy counter where it has one, else its power readings times the sampling interval, summed"
+				}
 			}
 		}
 		if counted > 1 {
-			fmt.Fprintf(&b, "\nEnergy of the phase's GPUs: %s in all (%d GPUs; each GPU's power reading times the sampling interval, summed).\n", energyText(energy), counted)
+			fmt.Fprintf(&b, "\nEnergy of the phase's GPUs: %s in all (%d GPUs; %s).\n", energyText(energy), counted, from)
 		}
 		b.WriteString(gpuChart)
 	}
