@@ -97,7 +97,7 @@ type Sample struct {
 	// SM clock and utilization, several a second: nvmlDeviceGetSamples),
 	// oldest first; nil where the source keeps none.
 	Fine     []FineSample `json:"-"`
-	MIG      string // "on", "off" or "n/a"
+	MIG      string       // "on", "off" or "n/a"
 	Throttle []string
 	Procs    []Process
 	ProcsWhy string // why the process list is empty or partial

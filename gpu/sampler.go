@@ -277,7 +277,7 @@ type Summary struct {
 	// never read.
 	EnergyWh   float64
 	EnergyFrom string
-	PeakTemp  float64 // °C
+	PeakTemp   float64 // °C
 	// MeanSMMHz is the SM clock the work ran at, MHz: its mean over the
 	// readings while the GPU was busy (utilization from busyUtil), else
 	// over all that had it (a window spent idle); <0 when never read. A
@@ -288,12 +288,12 @@ type Summary struct {
 	// 0 when it is the rounds' readings.
 	MeanSMMHz    float64
 	ClockSamples int
-	Throttle  []string
-	XIDs      []int // XID errors reported in the window
-	ECCNew    int   // uncorrected ECC errors counted in the window (since the last reading before it)
-	Lost      bool
-	Foreign   []Process // processes not of the campaign seen in the window
-	Ours      []Process // the campaign's processes seen in the window, with their peak memory
+	Throttle     []string
+	XIDs         []int // XID errors reported in the window
+	ECCNew       int   // uncorrected ECC errors counted in the window (since the last reading before it)
+	Lost         bool
+	Foreign      []Process // processes not of the campaign seen in the window
+	Ours         []Process // the campaign's processes seen in the window, with their peak memory
 	// First is the time of the first reading in the window: later than
 	// its start by more than an interval when the sampler began (or the
 	// GPU answered) only part-way through it. Zero with no reading.
