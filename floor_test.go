@@ -15,7 +15,9 @@ import (
 // over 2 × the bandwidth a roofline phase measured, 3,000 GB/s, not the
 // spec's 3,350 (by hand: batch 1 at 1,000 tokens reads 15,140,388,864
 // bytes, 2.523 ms; batch 64 adds 64 × 1,000 tokens of KV cache,
-// 23,397,924,864 bytes, 3.900 ms), the byte model term by term.
+// 23,397,924,864 bytes, 3.900 ms), the byte model term by term. The
+// bandwidth is the phase floor: bandwidth: names; a GEMM roofline beside
+// it (622 GB/s, what one GEMM achieved) is never the box's bandwidth.
 func TestDecodeAgainstItsFloor(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -42,6 +44,13 @@ phases:
     steps:
       - run: |
           echo '{"secs": 1}' >> "$GREENLIGHT_RESULTS"
+  - id: gemm
+    gpus: none
+    sweep: {n: [8192]}
+    roofline: {flops: 2*n*n*n, bytes: 6*n*n, seconds: secs, dtype: bf16}
+    steps:
+      - run: |
+          echo '{"secs": 0.000647, "n": 8192}' >> "$GREENLIGHT_RESULTS"
   - id: decode
     needs: [serve]
     gpus: none
@@ -50,6 +59,7 @@ phases:
       batch: max_concurrency
       context: 1000
       tpot: mean_tpot_ms
+      bandwidth: stream
     steps:
       - run: |
           t=$([ ${c} = 1 ] && echo 3.0 || echo 4.0)
@@ -87,5 +97,73 @@ phases:
 	}
 	if fl == nil || len(fl.Points) != 2 || fl.GPUs != 2 || len(fl.Terms) != 4 {
 		t.Errorf("the record's floor: %+v", fl)
+	}
+}
+
+// TestFloorKeepsTheSpecBesideAGEMM: with a GEMM roofline phase in the
+// campaign (622 GB/s, what one GEMM achieved) and no floor: bandwidth:,
+// the floor's bandwidth is the board's spec (3,350 GB/s for an H100
+// SXM): batch 1 at 1,000 tokens reads 15,140,388,864 bytes over 2 ×
+// 3,350 GB/s, 2.26 ms, 75% of a 3 ms TPOT, never "under the floor". A
+// bandwidth: that names no phase is refused at its line, with the phase
+// it likely means.
+func TestFloorKeepsTheSpecBesideAGEMM(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "llama"), 0o755)
+	cfg, err := os.ReadFile("internal/decodefloor/testdata/llama-3-8b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "llama", "config.json"), cfg, 0o644)
+	campaign := func(bandwidth string) string {
+		return `name: floor
+phases:
+  - id: serve
+    gpus: [0, 1]
+    service:
+      run: |
+        echo "serving -tp 2"; echo up; sleep 30
+      ready: {log: up}
+      model: llama
+  - id: gemm
+    gpus: none
+    sweep: {n: [8192]}
+    roofline: {flops: 2*n*n*n, bytes: 6*n*n, seconds: secs, dtype: bf16}
+    steps:
+      - run: |
+          echo '{"secs": 0.000647, "n": 8192}' >> "$GREENLIGHT_RESULTS"
+  - id: decode
+    needs: [serve]
+    gpus: none
+    sweep: {c: [1]}
+    floor:
+      batch: max_concurrency
+      context: 1000
+      tpot: mean_tpot_ms` + bandwidth + `
+    steps:
+      - run: |
+          echo '{"max_concurrency": 1, "mean_tpot_ms": 3.0}' >> "$GREENLIGHT_RESULTS"
+`
+	}
+	c := filepath.Join(dir, "floor.yaml")
+	os.WriteFile(c, []byte(campaign("")), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:2:h100", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "floor.md"))
+	for _, want := range []string{
+		"over 2 × 3350 GB/s (h100-sxm, the board's spec)",
+		"| c=1 | 1 | 1 | 1000 | 3 ms | 2.26 ms | 75 % |",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("the record lacks %q:\n%s", want, md)
+		}
+	}
+	slip := filepath.Join(dir, "slip.yaml")
+	os.WriteFile(slip, []byte(campaign("\n      bandwidth: gemn")), 0o644)
+	out, code := runBin(t, dir, "validate", slip)
+	if code != 2 || !strings.Contains(out, "slip.yaml:25:18: floor: bandwidth: names no phase") || !strings.Contains(out, "did you mean gemm?") {
+		t.Errorf("bandwidth: gemn: exit %d\n%s", code, out)
 	}
 }

@@ -66,4 +66,5 @@ func (s *Sampler) Seed(d Device, pts []Point) {
 	copy(h, pts)
 	s.hist = append(s.hist, h)
 	s.head = append(s.head, 0)
+	s.fine = append(s.fine, fineRing{})
 }

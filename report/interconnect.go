@@ -7,7 +7,9 @@ package report
 // so.
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"image/color"
 	"math"
 	"path/filepath"
@@ -429,12 +431,13 @@ var allReduceKernel = regexp.MustCompile(`(?i)all_?reduce|cross_device_reduce`)
 
 // allReduceSection ties a capture's all-reduce kernels to the
 // interconnect measured on the box: their share of the GPU's kernel time
-// and of the profiler's step, their time per call, and beside it the
-// message size at which the campaign's all_reduce_perf takes as long,
-// with the message a decode step's all-reduce moves (hidden size × tokens
-// × 2 bytes) where a floor: names the model. "" when no trace holds an
-// all-reduce kernel.
-func (w *Writer) allReduceSection(sums []*trace.Summary, st *runner.State) string {
+// and of the profiler's step, their time per call, and beside it where
+// that time falls on the campaign's all-reduce curve of the capture's own
+// GPU count (the message size that takes as long, with the tokens it
+// carries where a floor: names the model), or that no such curve ran, or
+// that the time lies outside every size the curve measured. Each figure
+// names what it rests on. "" when no trace holds an all-reduce kernel.
+func (w *Writer) allReduceSection(p runner.PhaseState, sums []*trace.Summary, st *runner.State) string {
 	var arUS, kernUS, perStep, stepUS float64
 	calls, ranks, stepped := 0, 0, 0
 	for _, s := range sums {
@@ -466,10 +469,46 @@ func (w *Writer) allReduceSection(sums []*trace.Summary, st *runner.State) strin
 		fmt.Fprintf(&b, ", %.1f%% of a profiler step (%s µs of its median %s µs)", 100*perStep/stepUS, FormatNumber(perStep/float64(stepped)), FormatNumber(stepUS/float64(stepped)))
 	}
 	fmt.Fprintf(&b, "; %s µs a call over %d calls (%d rank(s)).", FormatNumber(perCall), calls, ranks)
-	if at, size, label := w.busTimeAt(perCall, st); label != "" {
-		fmt.Fprintf(&b, " On this box all_reduce_perf (%s) takes %s µs at %s", cell(label), FormatNumber(at), sizeWords(size))
+	curves := w.allReduceCurves(st)
+	if len(curves) == 0 {
+		if w.readsAnyNCCLTests() {
+			b.WriteString(" No all-reduce curve was measured in this campaign (its nccl-tests tables hold no all-reduce, or no size large enough to tell its GPU count): where this time falls on the bus is not known.")
+		}
+		b.WriteString("\n")
+		return b.String()
+	}
+	group, groupBasis := w.captureGPUs(p, len(sums))
+	if group == 0 {
+		fmt.Fprintf(&b, " The capture's GPU count is not known (no capture: ranks, no tensor-parallel size in a service it uses, one trace): it is not held against the campaign's all-reduce curves (%s).\n", curveCounts(curves))
+		return b.String()
+	}
+	var c *allReduceCurve
+	for i := range curves {
+		if curves[i].gpus == group && (c == nil || len(curves[i].pts) > len(c.pts)) {
+			c = &curves[i]
+		}
+	}
+	if c == nil {
+		fmt.Fprintf(&b, " No all-reduce curve at %d GPUs ran (the capture's %d GPUs: %s; the campaign's curves: %s): a curve of another GPU count does not say what a call pays here.\n", group, group, groupBasis, curveCounts(curves))
+		return b.String()
+	}
+	first, last := c.pts[0], c.pts[len(c.pts)-1]
+	from := fmt.Sprintf("the %d-GPU curve of %s, its GPU count from %s; the capture's %d GPUs from %s", c.gpus, c.label, c.basis, group, groupBasis)
+	switch {
+	case perCall < first.us:
+		fmt.Fprintf(&b, " That is below every size the curve measured: its smallest message, %s, takes %s µs (%s). The capture's calls are faster than NCCL's smallest message on this box: a custom all-reduce, or a time the curve cannot place.", sizeWords(first.size), FormatNumber(first.us), from)
+	case perCall > last.us:
+		fmt.Fprintf(&b, " That is above every size the curve measured: its largest message, %s, takes %s µs (%s). The calls pay more than the bus moves in that time: synchronisation, stragglers, or a message larger than the curve.", sizeWords(last.size), FormatNumber(last.us), from)
+	default:
+		at := first
+		for _, pt := range c.pts {
+			if pt.us <= perCall && pt.size > at.size {
+				at = pt
+			}
+		}
+		fmt.Fprintf(&b, " On this box all_reduce_perf at %d GPUs takes %s µs at %s (%s)", c.gpus, FormatNumber(at.us), sizeWords(at.size), from)
 		if h := w.hiddenSize(); h > 0 {
-			fmt.Fprintf(&b, ": the message of %s tokens at hidden size %d (hidden × tokens × 2 bytes)", FormatNumber(math.Round(size/float64(2*h))), h)
+			fmt.Fprintf(&b, ": the message of %s tokens at hidden size %d (hidden × tokens × 2 bytes)", FormatNumber(math.Round(at.size/float64(2*h))), h)
 		}
 		b.WriteString(". A decode step's calls slower than that size's time pay more than the bus: launch, synchronisation, or a smaller message than assumed.")
 	}
@@ -477,11 +516,23 @@ func (w *Writer) allReduceSection(sums []*trace.Summary, st *runner.State) strin
 	return b.String()
 }
 
-// busTimeAt is, of the campaign's all_reduce_perf rows (a step of a phase
-// reading nccl-tests whose command runs all_reduce_perf), the largest
-// message whose out-of-place time is within us, with that time and the
-// step; "" when none ran.
-func (w *Writer) busTimeAt(us float64, st *runner.State) (at, size float64, label string) {
+// allReduceCurve is one all-reduce curve the campaign measured: a step's
+// nccl-tests rows of one GPU count, by size.
+type allReduceCurve struct {
+	label string // "`interconnect` step 3 (all_reduce_perf -g 8)"
+	gpus  int
+	basis string // where the GPU count comes from
+	pts   []curvePoint
+}
+
+type curvePoint struct{ size, us float64 }
+
+// allReduceCurves are the campaign's all-reduce curves: from every step
+// of a phase that reads nccl-tests' tables, whatever its run: says, the
+// rows runner.NCCLCollective tells as an all-reduce, by GPU count; sizes
+// ascending, out-of-place times.
+func (w *Writer) allReduceCurves(st *runner.State) []allReduceCurve {
+	var out []allReduceCurve
 	for _, p := range st.Phases {
 		ph := w.plan.Phase(p.ID)
 		if ph == nil || !readsNCCLTests(ph) {
@@ -489,27 +540,92 @@ func (w *Writer) busTimeAt(us float64, st *runner.State) (at, size float64, labe
 		}
 		steps := ph.AllSteps()
 		for i, s := range p.Steps {
-			if i >= len(steps) || !strings.Contains(steps[i].Run, "all_reduce") {
-				continue
+			label := fmt.Sprintf("`%s` step %d", codeText(ph.ID), i+1)
+			if i < len(steps) {
+				label += " (" + cell(steps[i].Label()) + ")"
 			}
+			byGPUs := map[int]*allReduceCurve{}
+			var sized []map[string]any
 			for _, row := range s.Results {
-				var sz, t float64
+				v := map[string]any{}
 				for j, c := range row.Cols {
-					f, _ := row.Values[j].(float64)
-					switch c {
-					case "size_b":
-						sz = f
-					case "oop_time_us":
-						t = f
-					}
+					v[c] = row.Values[j]
 				}
-				if sz > 0 && t > 0 && t <= us && sz > size {
-					at, size, label = t, sz, steps[i].Label()
+				if _, ok := v["size_b"].(float64); ok {
+					sized = append(sized, v)
 				}
+			}
+			// The GPU count of a table without a header is told by its
+			// large messages; its small ones (0.00 GB/s) are of the same run.
+			told, toldBasis := 0, ""
+			for _, v := range sized {
+				if c, g, basis := runner.NCCLCollective(v); c == "all_reduce" && g > 0 {
+					told, toldBasis = g, basis
+				}
+			}
+			for _, v := range sized {
+				c, g, basis := runner.NCCLCollective(v)
+				if c != "all_reduce" && (c != "" || v["redop"] != "sum") || told == 0 {
+					continue
+				}
+				if g == 0 {
+					g, basis = told, toldBasis
+				}
+				size, _ := v["size_b"].(float64)
+				us, _ := v["oop_time_us"].(float64)
+				if size <= 0 || us <= 0 {
+					continue
+				}
+				if byGPUs[g] == nil {
+					byGPUs[g] = &allReduceCurve{label: label, gpus: g, basis: basis}
+				}
+				byGPUs[g].pts = append(byGPUs[g].pts, curvePoint{size, us})
+			}
+			for _, g := range slices.Sorted(maps.Keys(byGPUs)) {
+				c := byGPUs[g]
+				slices.SortFunc(c.pts, func(a, b curvePoint) int { return cmp.Compare(a.size, b.size) })
+				out = append(out, *c)
 			}
 		}
 	}
-	return at, size, label
+	return out
+}
+
+// curveCounts is the curves' GPU counts in words: "2 GPUs (`ic` step 1),
+// 4 GPUs (`ic` step 2)".
+func curveCounts(curves []allReduceCurve) string {
+	var parts []string
+	for _, c := range curves {
+		parts = append(parts, fmt.Sprintf("%d GPUs (%s)", c.gpus, c.label))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// readsAnyNCCLTests says whether a phase of the campaign reads
+// nccl-tests' tables.
+func (w *Writer) readsAnyNCCLTests() bool {
+	return slices.ContainsFunc(w.plan.Phases, readsNCCLTests)
+}
+
+// captureGPUs is the GPU count of a capture's all-reduce group, and
+// what says so: the tensor-parallel size of the service its phase uses
+// (the all-reduce's group, whatever the pipeline stages), else its
+// capture: ranks, else its traces, one a rank, where there are several;
+// 0 when nothing says.
+func (w *Writer) captureGPUs(p runner.PhaseState, traces int) (int, string) {
+	if tp, _, said := w.plan.ParallelOf(p.ID); tp > 1 {
+		return tp, said
+	}
+	if ph := w.plan.Phase(p.ID); ph != nil && ph.Capture != nil && ph.Capture.Ranks > 0 {
+		if ph.Capture.Inferred != "" {
+			return ph.Capture.Ranks, ph.Capture.Inferred
+		}
+		return ph.Capture.Ranks, fmt.Sprintf("its capture: ranks: %d", ph.Capture.Ranks)
+	}
+	if traces > 1 {
+		return traces, fmt.Sprintf("its %d traces, one a rank", traces)
+	}
+	return 0, ""
 }
 
 // hiddenSize is the hidden size of the model a floor: names, 0 when

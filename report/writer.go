@@ -453,5 +453,5 @@ func (w *Writer) traceSection(p runner.PhaseState, st *runner.State) string {
 			}
 		}
 	}
-	return tracesSection(sums, notes, w.traces.rules, profilerTables(filepath.Dir(w.path), sums, w.plan.Dir), kcsv) + w.allReduceSection(sums, st)
+	return tracesSection(sums, notes, w.traces.rules, profilerTables(filepath.Dir(w.path), sums, w.plan.Dir), kcsv) + w.allReduceSection(p, sums, st)
 }

@@ -83,6 +83,23 @@ func (l *loader) inferRanks(plan *Plan, ids map[string]int) {
 	}
 }
 
+// ParallelOf is the tensor- and pipeline-parallel sizes of the service
+// a phase uses (a router in front of vLLM: vLLM's), as its command says;
+// said is what it found ("tensor-parallel 8 in serve"), "" when no
+// service it uses says.
+func (p *Plan) ParallelOf(phaseID string) (tp, pp int, said string) {
+	for _, n := range p.UsedPhases(phaseID) {
+		svc := p.Phase(n)
+		if svc == nil || svc.Service == nil {
+			continue
+		}
+		if tp, pp, said := parallelism(svc.Service.Run); said != "" {
+			return tp, pp, said + " in " + n
+		}
+	}
+	return 0, 0, ""
+}
+
 var (
 	tpFlag = regexp.MustCompile(`(?:^|\s)(?:--tensor-parallel-size|-tp)(?:=|\s+)(\d+)`)
 	ppFlag = regexp.MustCompile(`(?:^|\s)(?:--pipeline-parallel-size|-pp)(?:=|\s+)(\d+)`)

@@ -395,7 +395,11 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 			if n == ps.ID {
 				l.add(path, fmt.Sprintf("phase %q needs itself", n), "remove it from its own needs")
 			} else if _, ok := written[n]; !ok {
-				l.add(path, fmt.Sprintf("unknown phase %q in needs", n), "needs lists ids of other phases: "+strings.Join(sortedKeys(written), ", "))
+				hint := "needs lists ids of other phases: " + strings.Join(sortedKeys(written), ", ")
+				if near := nearest(n, sortedKeys(written)); near != "" && near != ps.ID {
+					hint = fmt.Sprintf("did you mean %s? %s", near, hint)
+				}
+				l.add(path, fmt.Sprintf("unknown phase %q in needs", n), hint)
 			}
 		}
 	}

@@ -171,6 +171,11 @@ type FloorSpec struct {
 	TPOT    string `yaml:"tpot" json:"tpot"`
 	Model   string `yaml:"model" json:"model,omitempty"`
 	GPUs    int    `yaml:"gpus" json:"gpus,omitempty"`
+	// Bandwidth names the phase that measured the box's memory bandwidth
+	// (a copy or stream test with roofline: bytes and seconds): the floor
+	// is a least time, so its bandwidth is the most the box can move,
+	// never what a GEMM achieved. Absent: the board's spec.
+	Bandwidth string `yaml:"bandwidth" json:"bandwidth,omitempty"`
 }
 
 // Floor is FloorSpec checked.
@@ -180,10 +185,11 @@ type Floor struct {
 	GPUs                 int
 	Inferred             string // where Model and GPUs came from: "model: and tensor-parallel 8 of serve"
 	Unset                string // the service's model: as written, a variable in it unset when the file was read
+	Bandwidth            string // the id of the phase whose best point is the box's bandwidth; "" for the board's spec
 }
 
 func (l *loader) floorOf(fs *FloorSpec, ph *Phase, dir string, at func(string) string) {
-	f := &Floor{GPUs: fs.GPUs}
+	f := &Floor{GPUs: fs.GPUs, Bandwidth: strings.TrimSpace(fs.Bandwidth)}
 	for _, x := range []struct {
 		key, text string
 		to        *Expr
@@ -205,12 +211,34 @@ func (l *loader) floorOf(fs *FloorSpec, ph *Phase, dir string, at func(string) s
 }
 
 // inferFloors gives each floor: without its model or GPUs those of the
-// service its phase uses.
+// service its phase uses, and checks the phase its bandwidth: names.
 func (l *loader) inferFloors(plan *Plan, ids map[string]int) {
 	for _, ph := range plan.Phases {
 		f := ph.Floor
 		if f == nil {
 			continue
+		}
+		if f.Bandwidth != "" {
+			at := fmt.Sprintf("$.phases[%d].floor.bandwidth", ids[ph.ID])
+			var roofs []string
+			for _, q := range plan.Phases {
+				if q.Roofline != nil {
+					roofs = append(roofs, q.ID)
+				}
+			}
+			switch bw := plan.Phase(f.Bandwidth); {
+			case bw == nil:
+				hint := "name the phase that measured the box's memory bandwidth (a copy or stream test with roofline: bytes and seconds)"
+				if near := nearest(f.Bandwidth, roofs); near != "" {
+					hint = fmt.Sprintf("did you mean %s?", near)
+				} else if len(roofs) > 0 {
+					hint += ": " + strings.Join(roofs, ", ")
+				}
+				l.add(at, fmt.Sprintf("floor: bandwidth: names no phase: %q", f.Bandwidth), hint)
+			case bw.Roofline == nil:
+				l.add(at, fmt.Sprintf("floor: bandwidth: %s has no roofline: (bytes: and seconds:), so it measures no bandwidth", f.Bandwidth),
+					"give that phase roofline: {bytes: ..., seconds: ...} over a copy or stream test, or leave bandwidth: out to use the board's spec")
+			}
 		}
 		var said []string
 		for _, n := range plan.UsedPhases(ph.ID) {
