@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,8 +149,92 @@ func TestAllReduceShareBesideTheBus(t *testing.T) {
 		t.Fatalf("run: exit %d\n%s", code, out)
 	}
 	md := readFile(t, filepath.Join(dir, "tie.md"))
-	want := "All-reduce kernels (NCCL's, vLLM's custom all-reduce): 7.4% of the GPU's kernel time, 5.0% of a profiler step (40 µs of its median 800 µs); 40 µs a call over 20 calls (1 rank(s)). On this box all_reduce_perf (2 GPUs) takes 28.72 µs at 1 MiB."
+	want := "All-reduce kernels (NCCL's, vLLM's custom all-reduce): 7.4% of the GPU's kernel time, 5.0% of a profiler step (40 µs of its median 800 µs); 40 µs a call over 20 calls (1 rank(s)). The capture's GPU count is not known (no capture: ranks, no tensor-parallel size in a service it uses, one trace): it is not held against the campaign's all-reduce curves (2 GPUs (`allreduce` step 1 (2 GPUs)))."
 	if !strings.Contains(md, want) {
 		t.Errorf("the record lacks\n%s\n%s", want, md[strings.Index(md, "phase:prof"):])
+	}
+}
+
+// arTrace is a step that writes a rank's trace of 20 profiler steps,
+// each with one all-reduce call of us µs.
+func arTrace(rank int, us int) string {
+	return fmt.Sprintf(`mkdir -p traces; f=traces/rank%d.pt.trace.json
+          { printf '{"traceEvents": ['
+          for i in $(seq 0 19); do t=$(( i * 1000 ))
+            printf '{"ph":"X","cat":"user_annotation","name":"ProfilerStep#%%d","pid":1,"tid":1,"ts":%%d,"dur":900},' $i $t
+            printf '{"ph":"X","cat":"kernel","name":"nvjet_tst_gemm","pid":0,"tid":7,"ts":%%d,"dur":300},' $t
+            printf '{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_bf16_RING_LL","pid":0,"tid":7,"ts":%%d,"dur":%d},' $(( t + 520 ))
+          done; printf '{"ph":"X","cat":"cpu_op","name":"end","pid":1,"tid":1,"ts":0,"dur":1}]}'; } > $f
+`, rank, us)
+}
+
+// TestAllReduceAgainstItsOwnGPUCount: the Kimi campaign as a user writes
+// it, with 2-, 4- and 8-GPU tables read by steps whose run: is a plain
+// cat (no all_reduce in it) and a capture of a tensor-parallel 8 server:
+// a 79 µs call is held against the 8-GPU curve (256 KiB, 69.88 µs: 18
+// tokens at Kimi-K2.5's hidden size 7168), never the 2-GPU one (1 MiB:
+// 73 tokens); with no 8-GPU table it says none ran and which did; a call
+// faster than the curve's smallest message is said as below it.
+func TestAllReduceAgainstItsOwnGPUCount(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "kimi"), 0o755)
+	cfg, err := os.ReadFile("internal/decodefloor/testdata/kimi-k2.5.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "kimi", "config.json"), cfg, 0o644)
+	for _, n := range []string{"", "_4", "_8"} {
+		b, _ := os.ReadFile("runner/testdata/all_reduce_perf" + n + ".txt")
+		os.WriteFile(filepath.Join(dir, "bus"+n+".txt"), b, 0o644)
+	}
+	campaign := func(name string, tables []string, us int) string {
+		y := `name: ` + name + `
+phases:
+  - id: serve
+    gpus: none
+    service:
+      run: |
+        echo up; exec sleep 60 # stands in for: vllm serve kimi --tensor-parallel-size 8
+      ready: {log: up}
+      model: kimi
+  - id: interconnect
+    gpus: none
+    steps:
+`
+		for _, tb := range tables {
+			y += `      - results: {format: nccl-tests}
+        run: |
+          cat ` + tb + `
+`
+		}
+		y += `  - id: prof
+    gpus: none
+    needs: [serve]
+    artifacts: ['traces/*.pt.trace.json']
+    steps:
+      - run: |
+          ` + arTrace(0, us)
+		c := filepath.Join(dir, name+".yaml")
+		os.WriteFile(c, []byte(y), 0o644)
+		if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", name, code, out)
+		}
+		return readFile(t, filepath.Join(dir, name+".md"))
+	}
+	md := campaign("tp8", []string{"bus.txt", "bus_4.txt", "bus_8.txt"}, 79)
+	want := "On this box all_reduce_perf at 8 GPUs takes 69.88 µs at 256 KiB (the 8-GPU curve of `interconnect` step 3 (cat bus_8.txt), its GPU count from the table's header; the capture's 8 GPUs from tensor-parallel 8 in serve): the message of 18 tokens at hidden size 7168 (the config.json of serve's model; hidden × tokens × 2 bytes)."
+	if !strings.Contains(md, want) {
+		t.Errorf("the record lacks\n%s\n%s", want, md[strings.Index(md, "#### All-reduce"):])
+	}
+	md = campaign("no8", []string{"bus.txt", "bus_4.txt"}, 79)
+	want = "No all-reduce curve at 8 GPUs ran (the capture's 8 GPUs: tensor-parallel 8 in serve; the campaign's curves: 2 GPUs (`interconnect` step 1 (cat bus.txt)), 4 GPUs (`interconnect` step 2 (cat bus_4.txt))): a curve of another GPU count does not say what a call pays here."
+	if !strings.Contains(md, want) {
+		t.Errorf("the record lacks\n%s\n%s", want, md[strings.Index(md, "#### All-reduce"):])
+	}
+	md = campaign("fast", []string{"bus_8.txt"}, 10)
+	want = "That is below every size the curve measured: its smallest message, 8 B, takes 24 µs"
+	if !strings.Contains(md, want) {
+		t.Errorf("the record lacks\n%s\n%s", want, md[strings.Index(md, "#### All-reduce"):])
 	}
 }

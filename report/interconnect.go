@@ -9,8 +9,8 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"image/color"
+	"maps"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -507,8 +507,8 @@ func (w *Writer) allReduceSection(p runner.PhaseState, sums []*trace.Summary, st
 			}
 		}
 		fmt.Fprintf(&b, " On this box all_reduce_perf at %d GPUs takes %s µs at %s (%s)", c.gpus, FormatNumber(at.us), sizeWords(at.size), from)
-		if h := w.hiddenSize(); h > 0 {
-			fmt.Fprintf(&b, ": the message of %s tokens at hidden size %d (hidden × tokens × 2 bytes)", FormatNumber(math.Round(at.size/float64(2*h))), h)
+		if h, of := w.hiddenSize(p.ID); h > 0 {
+			fmt.Fprintf(&b, ": the message of %s tokens at hidden size %d (%s; hidden × tokens × 2 bytes)", FormatNumber(math.Round(at.size/float64(2*h))), h, of)
 		}
 		b.WriteString(". A decode step's calls slower than that size's time pay more than the bus: launch, synchronisation, or a smaller message than assumed.")
 	}
@@ -628,15 +628,24 @@ func (w *Writer) captureGPUs(p runner.PhaseState, traces int) (int, string) {
 	return 0, ""
 }
 
-// hiddenSize is the hidden size of the model a floor: names, 0 when
-// none does or its config.json cannot be read.
-func (w *Writer) hiddenSize() int {
-	for _, ph := range w.plan.Phases {
-		if ph.Floor != nil && ph.Floor.Model != "" {
-			if c, err := w.modelConfig(ph.Floor.Model); err == nil {
-				return c.Hidden
+// hiddenSize is the hidden size of the model the capture's phase
+// serves (the model: of a service it uses), else of the model a floor:
+// names, with what says so; 0 when none does or its config.json cannot be
+// read.
+func (w *Writer) hiddenSize(phaseID string) (int, string) {
+	for _, n := range w.plan.UsedPhases(phaseID) {
+		if svc := w.plan.Phase(n); svc != nil && svc.Service != nil && svc.Service.Model != "" {
+			if c, err := w.modelConfig(svc.Service.Model); err == nil && c.Hidden > 0 {
+				return c.Hidden, "the config.json of " + n + "'s model"
 			}
 		}
 	}
-	return 0
+	for _, ph := range w.plan.Phases {
+		if ph.Floor != nil && ph.Floor.Model != "" {
+			if c, err := w.modelConfig(ph.Floor.Model); err == nil && c.Hidden > 0 {
+				return c.Hidden, "the config.json of " + ph.ID + "'s floor"
+			}
+		}
+	}
+	return 0, ""
 }

@@ -34,10 +34,10 @@ type ncclTests struct {
 	ranks      int    // "#  Rank  N ..." lines of the header
 	threadGPUs int    // nThread × nGpus of its first line
 	collective string // "all_reduce_perf", where the header says
-	inTable  bool
-	rows     int
-	summary  bool
-	problems []string
+	inTable    bool
+	rows       int
+	summary    bool
+	problems   []string
 }
 
 // ncclCols are a row's columns, root left out where the header has none.
