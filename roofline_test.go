@@ -108,3 +108,85 @@ phases:
 		t.Errorf("report rebuilt another roofline block:\n%s\nthe runner's:\n%s", string(again)[max(j, 0):], block)
 	}
 }
+
+// TestRooflineOverAStructuredAxis: GEMM shapes written as the README
+// writes them, a structured axis (shape: [{name: cube, m: 6144, ...}]),
+// with steps that print only their time: the roofline reads the shape's
+// fields bare (2*m*n*k) and dotted (2*shape.m*shape.n*shape.k) from the
+// point, and both tables hold both points; validate refuses a field the
+// axis lacks, at its line.
+func TestRooflineOverAStructuredAxis(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	phase := func(id, flops string) string {
+		return `  - id: ` + id + `
+    sweep:
+      shape:
+        - {name: cube, m: 6144, n: 6144, k: 6144}
+        - {name: skinny, m: 16, n: 8192, k: 8192}
+    roofline:
+      flops: ` + flops + `
+      bytes: 2*(shape.m*shape.k + shape.k*shape.n + shape.m*shape.n)
+      seconds: time_ms / 1000
+      dtype: bf16
+    steps:
+      - run: |
+          case ${shape} in cube) t=0.6;; *) t=0.3;; esac
+          echo "{\"time_ms\": $t}" >> "$GREENLIGHT_RESULTS"
+`
+	}
+	c := filepath.Join(dir, "shapes.yaml")
+	os.WriteFile(c, []byte("name: shapes\nphases:\n"+phase("bare", "2*m*n*k")+phase("dotted", "2*shape.m*shape.n*shape.k")), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:1:h100", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	md := readFile(t, filepath.Join(dir, "shapes.md"))
+	for _, id := range []string{"bare", "dotted"} {
+		i := strings.Index(md, "phase:"+id)
+		block := md[i:]
+		if j := strings.Index(block, "greenlight:end"); j > 0 {
+			block = block[:j]
+		}
+		// cube: 2 × 6144³ FLOPs in 0.6 ms is 773 TFLOP/s.
+		for _, want := range []string{"| shape=cube | 1 | 773.1 |", "| shape=skinny | 1 |"} {
+			if !strings.Contains(block, want) {
+				t.Errorf("%s: the roofline lacks %q:\n%s", id, want, block)
+			}
+		}
+		if strings.Contains(block, "which neither the row") {
+			t.Errorf("%s: an expression could not read the axis:\n%s", id, block)
+		}
+	}
+	slip := filepath.Join(dir, "slip.yaml")
+	os.WriteFile(slip, []byte("name: slip\nphases:\n"+phase("bad", "2*shape.m*shape.n*shape.q")), 0o644)
+	if out, code := runBin(t, dir, "validate", slip); code != 2 || !strings.Contains(out, "slip.yaml:9:14: flops: 2*shape.m*shape.n*shape.q reads shape.q, a field the axis shape does not have") {
+		t.Errorf("shape.q: exit %d\n%s", code, out)
+	}
+}
+
+// TestUndrawnBlockInTheHeader: a roofline whose expressions read a name
+// neither the rows nor the axes have (validate cannot know: the step's
+// JSON could have brought it) is drawn nowhere, and the header's warnings
+// say so with the reason, not only a bullet inside its block.
+func TestUndrawnBlockInTheHeader(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := filepath.Join(dir, "undrawn.yaml")
+	os.WriteFile(c, []byte(`name: undrawn
+phases:
+  - id: gemm
+    sweep: {size: [4096]}
+    roofline: {flops: 2*m*n*k, bytes: 2*(m*k + k*n + m*n), seconds: time_ms / 1000, dtype: bf16}
+    steps:
+      - run: |
+          echo '{"time_ms": 0.2}' >> "$GREENLIGHT_RESULTS"
+`), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:1:h100", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	md := readFile(t, filepath.Join(dir, "undrawn.md"))
+	head := md[:strings.Index(md, "greenlight:end header")]
+	if !strings.Contains(head, "gemm: its roofline could not be drawn: size=4096:") || !strings.Contains(head, "reads m, which neither the row nor its point's axes have") {
+		t.Errorf("the header does not say the roofline was not drawn:\n%s", head)
+	}
+}

@@ -35,8 +35,9 @@ func (w *Writer) floorOf(ph *campaign.Phase, p runner.PhaseState, st *runner.Sta
 	units := ph.AllSteps()
 	for i, s := range p.Steps {
 		point := stepPoint(ph, units, i, s)
+		axes := unitVars(ph, units, i)
 		for _, row := range s.Results {
-			vals := rowNumbers(row)
+			vals := campaign.With(rowNumbers(row), axes)
 			b, e1 := f.Batch.Eval(vals)
 			c, e2 := f.Context.Eval(vals)
 			t, e3 := f.TPOT.Eval(vals)

@@ -74,7 +74,7 @@ func etaText(e runner.ETA) string {
 }
 
 // header renders the header block.
-func header(plan *campaign.Plan, st *runner.State, model *results.Model, env Env, remade []string, cmp *compare.Result, keyExtras func(runner.PhaseState) string) string {
+func header(plan *campaign.Plan, st *runner.State, model *results.Model, env Env, remade, undrawn []string, cmp *compare.Result, keyExtras func(runner.PhaseState) string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Campaign:** %s · **Status:** %s · **Started:** %s", plan.Name, campaignStatus(st), st.Started.Format(timeFmt))
 	if st.Finished && !st.Ended.IsZero() {
@@ -153,6 +153,7 @@ func header(plan *campaign.Plan, st *runner.State, model *results.Model, env Env
 		warns = append(warns, fmt.Sprintf("the block `%s` had a damaged or deleted marker; it was written again at the end of the file", id))
 	}
 	warns = append(warns, st.Warnings...)
+	warns = append(warns, undrawn...)
 	warns = append(warns, noisyLines(plan, st, model)...)
 	if len(warns) > 0 {
 		b.WriteString("\n**Warnings**\n\n")

@@ -99,8 +99,9 @@ func (w *Writer) roofPoints(ph *campaign.Phase, p runner.PhaseState) []roofPoint
 		}
 		rp := &out[k]
 		mhz := w.stepMHz(p, s)
+		axes := unitVars(ph, units, i)
 		for _, row := range s.Results {
-			vals := rowNumbers(row)
+			vals := campaign.With(rowNumbers(row), axes)
 			flops, e1 := r.Flops.Eval(vals)
 			bytes, e2 := r.Bytes.Eval(vals)
 			secs, e3 := r.Seconds.Eval(vals)
@@ -371,6 +372,15 @@ func stepPoint(ph *campaign.Phase, units []*campaign.Step, i int, s runner.StepS
 	return s.Name
 }
 
+// unitVars are the axis values the rows of step i may read in an
+// expression (campaign.Sweep.ExprVars); nil outside a sweep.
+func unitVars(ph *campaign.Phase, units []*campaign.Step, i int) map[string]any {
+	if i >= len(units) || units[i].Unit == nil {
+		return nil
+	}
+	return ph.Sweep.ExprVars(*units[i].Unit)
+}
+
 // rowNumbers are a row's numeric columns by name, as expressions read
 // them.
 func rowNumbers(row runner.Row) map[string]any {
@@ -381,4 +391,38 @@ func rowNumbers(row runner.Row) map[string]any {
 		}
 	}
 	return vals
+}
+
+// undrawn are the header's words for each analysis block that has rows
+// to read but could not be drawn from them (a roofline or floor whose
+// expressions read nothing the rows have, a board not known, a model's
+// config.json missing): a block said only inside itself is missed.
+func (w *Writer) undrawn(st *runner.State) []string {
+	var out []string
+	for _, p := range st.Phases {
+		ph := w.plan.Phase(p.ID)
+		if ph == nil || !slices.ContainsFunc(p.Steps, func(s runner.StepState) bool { return len(s.Results) > 0 }) {
+			continue
+		}
+		if ph.Roofline != nil {
+			rl, notes := w.rooflineOf(ph, p, st)
+			drawn := rl != nil && rl.Unknown == "" && len(rl.Points) > 0
+			switch {
+			case rl != nil && rl.Unknown != "":
+				out = append(out, fmt.Sprintf("%s: its roofline could not be drawn: %s", ph.Label(), rl.Unknown))
+			case !drawn:
+				why := "no row gave its FLOPs, bytes and seconds"
+				if len(notes) > 0 {
+					why = notes[0]
+				}
+				out = append(out, fmt.Sprintf("%s: its roofline could not be drawn: %s", ph.Label(), why))
+			}
+		}
+		if ph.Floor != nil {
+			if fl := w.floorOf(ph, p, st); fl != nil && fl.Unknown != "" && len(fl.Points) == 0 {
+				out = append(out, fmt.Sprintf("%s: its floor could not be drawn: %s", ph.Label(), fl.Unknown))
+			}
+		}
+	}
+	return out
 }

@@ -359,7 +359,7 @@ func (w *Writer) blocks() mdfile.Blocks {
 func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 	env := w.currentEnv()
 	model := w.model(st)
-	bodies := map[string]string{"header": header(w.plan, st, model, env, w.file.Remade(), w.baseline.result(), w.keyExtras)}
+	bodies := map[string]string{"header": header(w.plan, st, model, env, w.file.Remade(), w.undrawn(st), w.baseline.result(), w.keyExtras)}
 	order := []string{"header"}
 	if len(st.Notes) > 0 {
 		bodies["notes"] = notesBlock(st.Notes)

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // ncclTests reads the table nccl-tests print (all_reduce_perf and its
@@ -41,9 +43,7 @@ type ncclTests struct {
 }
 
 // ncclCols are a row's columns, root left out where the header has none.
-var ncclCols = []string{"size_b", "count", "type", "redop", "root",
-	"oop_time_us", "oop_algbw_gbs", "oop_busbw_gbs", "oop_wrong",
-	"ip_time_us", "ip_algbw_gbs", "ip_busbw_gbs", "ip_wrong"}
+var ncclCols = campaign.NCCLTestsColumns
 
 // maxNCCLLine bounds a line the reader looks into: a table's line is
 // short; a 10 MB line is no row.

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"github.com/greenlight-run/greenlight/runner/campaign"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -90,7 +92,7 @@ func parseNVBandwidth(out []byte) (rows [][]any, problems []string) {
 }
 
 // nvbwCols are a matrix cell's row's columns.
-var nvbwCols = []string{"test", "row", "col", "src", "dst", "gbs"}
+var nvbwCols = campaign.NVBandwidthColumns
 
 // readNVBandwidth, at the step's end, adds its matrices' rows; say: the
 // problems are said (the live end; a runner reading back an ended step

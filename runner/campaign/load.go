@@ -431,6 +431,7 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 	}
 	l.inferRanks(plan, ids)
 	l.inferFloors(plan, ids)
+	l.checkExprNames(plan, ids)
 	for _, ph := range plan.Phases {
 		if r := ph.Roofline; r != nil && r.Ceiling != "" {
 			if c := plan.Phase(r.Ceiling); c == nil || c.Roofline == nil {

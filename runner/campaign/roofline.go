@@ -41,6 +41,8 @@ type Roofline struct {
 type Expr struct {
 	Text  string
 	Names []string
+	// Members are the record fields it reads: "shape.m" for shape.m.
+	Members []string
 }
 
 // RooflineDtypes are the dtypes a roofline may name (gpu.Dtypes: the
@@ -52,7 +54,7 @@ var RooflineDtypes = []string{"bf16", "fp16", "tf32", "fp8", "int8", "fp4", "w4a
 func (e Expr) Eval(vals map[string]any) (float64, error) {
 	for _, n := range e.Names {
 		if _, ok := vals[n]; !ok {
-			return 0, fmt.Errorf("%s reads %s, which the row does not have", e.Text, n)
+			return 0, fmt.Errorf("%s reads %s, which neither the row nor its point's axes have", e.Text, n)
 		}
 	}
 	out, err := expr.Eval(e.Text, vals)
@@ -112,7 +114,27 @@ func (l *loader) expression(path, mapping, key, text, hint string, to *Expr) {
 		l.add(path+"."+key, fmt.Sprintf("%s: %s", key, exprLine(err.Error())), hint)
 		return
 	}
-	*to = Expr{Text: text, Names: namesIn(tree.Node)}
+	*to = Expr{Text: text, Names: namesIn(tree.Node), Members: membersIn(tree.Node)}
+}
+
+// membersIn are the record fields an expression reads (shape.m), once
+// each.
+func membersIn(n ast.Node) []string {
+	v := &memberVisitor{}
+	ast.Walk(&n, v)
+	return v.paths
+}
+
+type memberVisitor struct{ paths []string }
+
+func (v *memberVisitor) Visit(n *ast.Node) {
+	if m, ok := (*n).(*ast.MemberNode); ok {
+		id, ok1 := m.Node.(*ast.IdentifierNode)
+		prop, ok2 := m.Property.(*ast.StringNode)
+		if ok1 && ok2 && !slices.Contains(v.paths, id.Value+"."+prop.Value) {
+			v.paths = append(v.paths, id.Value+"."+prop.Value)
+		}
+	}
 }
 
 // namesIn are the variables an expression reads, in order, once each: a

@@ -42,7 +42,7 @@ phases:
 	if strings.Join(r.Seconds.Names, ",") != "m,n,k,tflops" {
 		t.Errorf("seconds reads %v; want m, n, k, tflops (max is a function)", r.Seconds.Names)
 	}
-	if _, err := r.Seconds.Eval(map[string]any{"m": 1.0, "n": 1.0, "k": 1.0}); err == nil || !strings.Contains(err.Error(), "tflops, which the row does not have") {
+	if _, err := r.Seconds.Eval(map[string]any{"m": 1.0, "n": 1.0, "k": 1.0}); err == nil || !strings.Contains(err.Error(), "tflops, which neither the row nor its point") {
 		t.Errorf("a row without tflops: %v; want it said", err)
 	}
 	for _, c := range []struct{ body, want string }{
@@ -54,6 +54,56 @@ phases:
 		_, err := Parse("c.yaml", "/c.yaml", []byte("name: r\nphases:\n  - id: a\n    "+c.body+"\n    steps: [{run: x}]\n"))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v; want %q", c.body, err, c.want)
+		}
+	}
+}
+
+// TestExpressionSlipsAtTheirLine: a name one slip from an axis or a
+// declared column, in floor:, roofline: or plot:, is refused when the
+// file is read, at its line, with the name it likely means; short names
+// (m beside an axis n) and names far from any (a column the step's JSON
+// brings) are not taken for slips.
+func TestExpressionSlipsAtTheirLine(t *testing.T) {
+	for _, c := range []struct{ name, body, want, hint string }{
+		{"floor batch", `sweep: {concurrency: [1, 16]}
+    floor: {batch: concurency, context: 1000, tpot: mean_tpot_ms, model: /m}
+    steps:
+      - results: {format: vllm-bench}
+        run: |
+          bench ${concurrency}`, "c.yaml:5:20: batch: concurency reads concurency, which no axis or declared column of this phase has", "did you mean concurrency?"},
+		{"plot y", `sweep: {m: [1, 2]}
+    metrics: [tflops]
+    plot: {x: m, y: [tflop]}
+    steps:
+      - run: |
+          bench ${m}`, "c.yaml:6:11: plot: tflop names a column no axis or declared column of this phase has", "did you mean tflops?"},
+		{"roofline field", `sweep:
+      shape:
+        - {name: a, m: 1, n: 2, k: 3}
+    roofline: {flops: 2*shape.m*shape.n*shape.kk, bytes: 1, seconds: 1, dtype: bf16}
+    steps:
+      - run: |
+          bench ${shape.m}`, "reads shape.kk, a field the axis shape does not have", "its fields: name, k, m, n"},
+	} {
+		_, err := Parse("c.yaml", "/c.yaml", []byte("name: r\nphases:\n  - id: a\n    "+c.body+"\n"))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.hint) {
+			t.Errorf("%s: %v; want %q with %q", c.name, err, c.want, c.hint)
+		}
+	}
+	for _, body := range []string{
+		`sweep: {n: [1, 2]}
+    roofline: {flops: 2*m*n*k, bytes: 2*(m*k + k*n + m*n), seconds: time_ms / 1000, dtype: bf16}
+    steps:
+      - run: |
+          bench ${n}`,
+		`sweep: {c: [1, 2]}
+    floor: {batch: in_flight_requests, context: 1000, tpot: tpot_ms, model: /m}
+    steps:
+      - run: |
+          bench ${c}`,
+	} {
+		if _, err := Parse("c.yaml", "/c.yaml", []byte("name: r\nphases:\n  - id: a\n    "+body+"\n")); err != nil {
+			t.Errorf("a campaign with no slip refused: %v", err)
 		}
 	}
 }
