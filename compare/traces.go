@@ -42,6 +42,7 @@ type FamilyChange struct {
 	Verdict        Verdict
 	Share          float64 // the old side's share of the kernel time (the new side's for a new family)
 	NotInEveryOne  bool    // absent from some captures of a side: counted as 0 there
+	Full           string  // a kernel's whole name, where its captures kept it
 	CorrectedAlpha float64 // the level Holm's step gave its test
 }
 
@@ -73,14 +74,15 @@ const traceFloor = 0.01
 // DiffCaptures compares old and new captures. Families are judged in two
 // sets, the categories and the kernels, each with Holm's correction.
 func DiffCaptures(oldName string, old []trace.Capture, newName string, new []trace.Capture) TraceDiff {
-	d := TraceDiff{OldName: oldName, NewName: newName, OldN: len(old), NewN: len(new), Per: "capture"}
-	for _, side := range [][]trace.Capture{old, new} {
-		for _, c := range side {
-			if c.Cut != "" {
-				d.Notes = append(d.Notes, fmt.Sprintf("%s was read only in part (%s): its figures are of what was read", c.Name, c.Cut))
-			}
-		}
-	}
+	var notes []string
+	// A capture read only in part (a trace cut short) is no sample like
+	// the others: its steps' rates and its spread are of a part. It is
+	// left out of its side where a whole capture stands beside it, and said.
+	old, new = wholeCaptures(old, "the old side", &notes), wholeCaptures(new, "the new side", &notes)
+	named := trace.NameKernels(old, new)
+	old, new = named[0], named[1]
+	full := fullNames(old, new)
+	d := TraceDiff{OldName: oldName, NewName: newName, OldN: len(old), NewN: len(new), Per: "capture", Notes: notes}
 	perStep := len(old) > 0 && len(new) > 0 && !slices.ContainsFunc(append(slices.Clone(old), new...), func(c trace.Capture) bool { return c.Steps <= 0 })
 	if perStep {
 		d.Per = "step"
@@ -122,6 +124,7 @@ func DiffCaptures(oldName string, old []trace.Capture, newName string, new []tra
 			xs, cOld, inAllOld := familyValues(kind, name, old, per)
 			ys, cNew, inAllNew := familyValues(kind, name, new, per)
 			f := change(kind, name, xs, ys, cOld, cNew)
+			f.Full = full[name]
 			f.NotInEveryOne = !inAllOld && f.Old.Mean > 0 || !inAllNew && f.New.Mean > 0
 			switch {
 			case f.Old.Mean == 0 && f.New.Mean > 0:
@@ -157,6 +160,30 @@ func DiffCaptures(oldName string, old []trace.Capture, newName string, new []tra
 	return d
 }
 
+// wholeCaptures are a side's captures read whole; its cut ones too where
+// it has no whole one (their figures then of what was read), each said.
+func wholeCaptures(cs []trace.Capture, side string, notes *[]string) []trace.Capture {
+	var whole []trace.Capture
+	for _, c := range cs {
+		if c.Cut == "" {
+			whole = append(whole, c)
+		}
+	}
+	for _, c := range cs {
+		switch {
+		case c.Cut == "":
+		case len(whole) > 0:
+			*notes = append(*notes, fmt.Sprintf("%s (%s) was read only in part (%s): left out of the comparison, which holds its %d whole capture(s)", c.Name, side, c.Cut, len(whole)))
+		default:
+			*notes = append(*notes, fmt.Sprintf("%s (%s) was read only in part (%s): every capture of that side is, so its figures are of what was read", c.Name, side, c.Cut))
+		}
+	}
+	if len(whole) == 0 {
+		return cs
+	}
+	return whole
+}
+
 func rankOf(v Verdict) int {
 	switch v {
 	case Worse, Better, New, Gone:
@@ -182,6 +209,21 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// fullNames are the kernel families' whole names by their short ones.
+func fullNames(sides ...[]trace.Capture) map[string]string {
+	out := map[string]string{}
+	for _, side := range sides {
+		for _, c := range side {
+			for _, f := range c.Families {
+				if f.Kind == trace.FamilyKernel && f.Full != "" {
+					out[f.Name] = f.Full
+				}
+			}
+		}
+	}
+	return out
 }
 
 // familyNames are the families of a kind on either side, in no order.
@@ -399,6 +441,17 @@ func (d TraceDiff) Markdown(limit int) string {
 		if cut > 0 {
 			fmt.Fprintf(&b, "\n%d more kernels, each within noise or smaller.\n", cut)
 		}
+		if kind == trace.FamilyKernel {
+			var names []string
+			for _, f := range rows {
+				if f.Full != "" && f.Full != f.Name {
+					names = append(names, fmt.Sprintf("- %s: `%s`", md(f.Name), codeSpan(safe.Line(f.Full, 2000))))
+				}
+			}
+			if len(names) > 0 {
+				b.WriteString("\n<details><summary>The kernels' full names</summary>\n\n" + strings.Join(names, "\n") + "\n\n</details>\n")
+			}
+		}
 	}
 	fmt.Fprintf(&b, "\nA capture is one sample; a family's change is the difference of its means across the captures, with Welch's 95%% interval. "+
 		"A verdict is beyond the spread the captures show, Holm-corrected over the families of a table (at most a %.0f%% chance of any false flag in it), "+
@@ -410,6 +463,9 @@ func (d TraceDiff) Markdown(limit int) string {
 	}
 	return b.String()
 }
+
+// codeSpan is text fit for a markdown code span: no backtick closes it.
+func codeSpan(s string) string { return strings.ReplaceAll(s, "`", "'") }
 
 // Text is the diff for a terminal: the summary, then the flagged
 // families and the largest changes, one a line.

@@ -167,3 +167,78 @@ func TestFolderCapturesGroupsRanks(t *testing.T) {
 func timeAt(base, i int) time.Time {
 	return time.Unix(int64(1_700_000_000+base%1000), 0).Add(time.Duration(i) * time.Second)
 }
+
+// TestTraceDiffLeavesACutCaptureOut: three whole captures a side and, on
+// the old side, one whose trace was cut short (its GEMM a quarter less a
+// step, as a trace cut in half read): the cut one is left out and said,
+// and GEMM's 10% rise is found beyond noise, as it is without it.
+func TestTraceDiffLeavesACutCaptureOut(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	base := map[string]float64{"GEMM": 2000, "MoE": 3000, "k:nvjet_gemm": 2000}
+	slow := map[string]float64{"GEMM": 2200, "MoE": 3000, "k:nvjet_gemm": 2200}
+	old := synth(r, 3, base, 0.005, "old")
+	cut := synth(r, 1, map[string]float64{"GEMM": 1500, "MoE": 2250, "k:nvjet_gemm": 1500}, 0.005, "old-cut")[0]
+	cut.Cut = "rank 0: the trace ends mid-event"
+	d := DiffCaptures("old", append(old, cut), "new", synth(r, 3, slow, 0.005, "new"))
+	if g := family(d, trace.FamilyCategory, "GEMM"); g.Verdict != Worse {
+		t.Errorf("GEMM %+v; want worse beyond noise", g)
+	}
+	if d.OldN != 3 || !slices.ContainsFunc(d.Notes, func(n string) bool { return strings.Contains(n, "old-cut (the old side) was read only in part") && strings.Contains(n, "left out") }) {
+		t.Errorf("old side %d captures; notes %q", d.OldN, d.Notes)
+	}
+	// Every capture of a side cut: kept, and said.
+	allCut := synth(r, 2, base, 0.005, "c")
+	for i := range allCut {
+		allCut[i].Cut = "cut"
+	}
+	d = DiffCaptures("old", allCut, "new", synth(r, 3, slow, 0.005, "new"))
+	if d.OldN != 2 || !slices.ContainsFunc(d.Notes, func(n string) bool { return strings.Contains(n, "every capture of that side is") }) {
+		t.Errorf("all cut: %d captures; notes %q", d.OldN, d.Notes)
+	}
+}
+
+// TestTraceDiffNamesKernelsAlike: the old captures run two copies of one
+// template, the new ones only one of them: the kept copy reads the same
+// on both sides (not gone and new under two names), each name keeps the
+// copy it runs, and the markdown gives the full names.
+func TestTraceDiffNamesKernelsAlike(t *testing.T) {
+	copy2 := "void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(c10::BFloat16)#1}>(at::TensorIteratorBase&)::{lambda(int)#1}>(int)"
+	copy4 := strings.Replace(copy2, "<128, 2,", "<128, 4,", 1)
+	mk := func(name string, fams map[string]float64) trace.Capture {
+		c := trace.Capture{Name: name, Ranks: 1, Steps: 10, StepUS: 500}
+		for full, us := range fams {
+			c.Families = append(c.Families, trace.Family{Kind: trace.FamilyKernel, Name: trace.Short(full), Full: full, US: us, Calls: 10})
+			c.KernelUS += us
+		}
+		return c
+	}
+	var old, new []trace.Capture
+	for i := range 3 {
+		old = append(old, mk("old", map[string]float64{copy2: 1000 + float64(i), copy4: 500 + float64(i)}))
+		new = append(new, mk("new", map[string]float64{copy2: 1000 + float64(i)}))
+	}
+	d := DiffCaptures("old", old, "new", new)
+	var kernels []FamilyChange
+	for _, f := range d.Families {
+		if f.Kind == trace.FamilyKernel {
+			kernels = append(kernels, f)
+		}
+	}
+	if len(kernels) != 2 {
+		t.Fatalf("kernel families %+v; want 2", kernels)
+	}
+	for _, f := range kernels {
+		if !strings.HasPrefix(f.Name, "elementwise_kernel<direct_copy_kernel_cuda>") {
+			t.Errorf("%q does not say the copy it runs", f.Name)
+		}
+		if f.Full == copy2 && f.Verdict != Noise {
+			t.Errorf("the kept copy %q: %s; want within noise, on both sides", f.Name, f.Verdict)
+		}
+		if f.Full == copy4 && f.Verdict != Gone {
+			t.Errorf("the dropped copy %q: %s; want gone", f.Name, f.Verdict)
+		}
+	}
+	if md := d.Markdown(0); !strings.Contains(md, "The kernels' full names") || !strings.Contains(md, "elementwise_kernel<128, 4,") {
+		t.Errorf("the markdown lacks the full names:\n%s", md)
+	}
+}

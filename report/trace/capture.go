@@ -45,6 +45,9 @@ type Family struct {
 	Name  string  `json:"name"`
 	US    float64 `json:"us"`    // GPU time, µs, the mean over ranks
 	Calls float64 `json:"calls"` // launches, the mean over ranks
+	// Full is a kernel's whole name, its identity across captures (Name
+	// is the short one it was given in its own trace); "" for a category.
+	Full string `json:"full,omitempty"`
 }
 
 // KernelsKept bounds the kernels a capture keeps by name (the largest):
@@ -62,6 +65,7 @@ func Gather(name string, sums []*Summary) Capture {
 	}
 	type acc struct{ us, calls float64 }
 	cats, kernels := map[string]*acc{}, map[string]*acc{}
+	shortOf := map[string]string{} // a kernel's full name -> its short one
 	add := func(m map[string]*acc, k string, us float64, calls int) {
 		a := m[k]
 		if a == nil {
@@ -83,7 +87,10 @@ func Gather(name string, sums []*Summary) Capture {
 			add(cats, ct.Name, ct.TotalUS, ct.Count)
 		}
 		for _, k := range s.Top {
-			add(kernels, k.Short, k.TotalUS, k.Count)
+			add(kernels, k.Name, k.TotalUS, k.Count)
+			if _, ok := shortOf[k.Name]; !ok {
+				shortOf[k.Name] = k.Short
+			}
 		}
 		if s.Err != "" {
 			cuts = append(cuts, fmt.Sprintf("%s: %s", cmp.Or(s.Rank, filepath.Base(s.File)), s.Err))
@@ -99,7 +106,11 @@ func Gather(name string, sums []*Summary) Capture {
 		m    map[string]*acc
 	}{{FamilyCategory, cats}, {FamilyKernel, kernels}} {
 		for name, a := range set.m {
-			c.Families = append(c.Families, Family{Kind: set.kind, Name: name, US: a.us / n, Calls: a.calls / n})
+			f := Family{Kind: set.kind, Name: name, US: a.us / n, Calls: a.calls / n}
+			if set.kind == FamilyKernel {
+				f.Name, f.Full = shortOf[name], name
+			}
+			c.Families = append(c.Families, f)
 		}
 	}
 	slices.SortFunc(c.Families, func(a, b Family) int {
@@ -187,4 +198,43 @@ func byRank(a, b string) int {
 		return cmp.Compare(x, y)
 	}
 	return strings.Compare(a, b)
+}
+
+// NameKernels gives the kernel families of captures compared together
+// one short name each, from their full names over all of them: a kernel
+// reads the same on both sides (a short name given trace by trace would
+// tell it apart only where a sibling sat beside it), and no two share
+// one. Families of records without full names keep theirs. The captures
+// are copied, not changed.
+func NameKernels(sides ...[]Capture) [][]Capture {
+	var ks []Kernel
+	seen := map[string]bool{}
+	for _, side := range sides {
+		for _, c := range side {
+			for _, f := range c.Families {
+				if f.Kind == FamilyKernel && f.Full != "" && !seen[f.Full] {
+					seen[f.Full] = true
+					ks = append(ks, Kernel{Name: f.Full, Short: Short(f.Full)})
+				}
+			}
+		}
+	}
+	tellApart(ks)
+	short := map[string]string{}
+	for _, k := range ks {
+		short[k.Name] = k.Short
+	}
+	out := make([][]Capture, len(sides))
+	for i, side := range sides {
+		for _, c := range side {
+			c.Families = slices.Clone(c.Families)
+			for j, f := range c.Families {
+				if s, ok := short[f.Full]; ok && f.Full != "" {
+					c.Families[j].Name = s
+				}
+			}
+			out[i] = append(out[i], c)
+		}
+	}
+	return out
 }

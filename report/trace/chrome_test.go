@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"regexp"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
@@ -187,8 +188,46 @@ func TestRulesOverride(t *testing.T) {
 	}
 }
 
+// TestPyTorchKernelsReadable: PyTorch's elementwise kernels, several of
+// one template, each keep what they run (the copy, the functor) and are
+// told apart without a bare template argument standing for it; no two
+// share a short name.
+func TestPyTorchKernelsReadable(t *testing.T) {
+	names := []string{
+		"void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(c10::BFloat16)#1}>(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(c10::BFloat16)#1} const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(c10::BFloat16)#1}>(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(c10::BFloat16)#1} const&)::{lambda(int)#1})",
+		"void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(c10::BFloat16)#1}>(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(c10::BFloat16)#1} const&)::{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(c10::BFloat16)#1}>(at::TensorIteratorBase&, at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(c10::BFloat16)#1} const&)::{lambda(int)#1})",
+		"void at::native::vectorized_elementwise_kernel<8, at::native::bfloat16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >(int, at::native::bfloat16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul>)",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::bfloat16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >(int, at::native::bfloat16_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul>)",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> >(int, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul>)",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> >(int, at::native::BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul>)",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
+	}
+	ks := make([]Kernel, len(names))
+	for i, n := range names {
+		ks[i] = Kernel{Name: n, Short: Short(n)}
+	}
+	tellApart(ks)
+	seen := map[string]bool{}
+	bare := regexp.MustCompile(`<…?[0-9]+…?>`)
+	for i, k := range ks {
+		if seen[k.Short] {
+			t.Errorf("two kernels share %q", k.Short)
+		}
+		seen[k.Short] = true
+		if bare.MatchString(k.Short) {
+			t.Errorf("%q: a bare template argument stands for what it runs", k.Short)
+		}
+		for _, op := range []string{"direct_copy_kernel_cuda", "bfloat16_copy_kernel_cuda", "MulFunctor", "CUDAFunctor_add"} {
+			if strings.Contains(names[i], op) && !strings.Contains(k.Short, op) {
+				t.Errorf("%q lost %s", k.Short, op)
+			}
+		}
+	}
+}
+
 // TestKernelsToldApart: two kernels of one template with the same short
-// name get the argument they differ in.
+// name keep it, with the argument they differ in beside it, named by its
+// place.
 func TestKernelsToldApart(t *testing.T) {
 	ks := []Kernel{
 		{Name: "void marlin_moe_wna16::Marlin<(vllm::ScalarTypeId)3, (vllm::ScalarTypeId)4, 256, 1, 8>(int4 const*)"},
@@ -199,7 +238,7 @@ func TestKernelsToldApart(t *testing.T) {
 		ks[i].Short = Short(ks[i].Name)
 	}
 	tellApart(ks)
-	if ks[0].Short != "marlin_moe_wna16::Marlin<…256…>" || ks[1].Short != "marlin_moe_wna16::Marlin<…128…>" || ks[2].Short != "nvjet_x" {
+	if ks[0].Short != "marlin_moe_wna16::Marlin · arg 3 = 256" || ks[1].Short != "marlin_moe_wna16::Marlin · arg 3 = 128" || ks[2].Short != "nvjet_x" {
 		t.Errorf("%q %q %q", ks[0].Short, ks[1].Short, ks[2].Short)
 	}
 }

@@ -97,7 +97,7 @@ func demangleName(s string) string {
 }
 
 var ident = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
-var hintEnd = regexp.MustCompile(`(?i)(functor|ops?|kernel_cuda|kernel|impl|_t)$`)
+var hintEnd = regexp.MustCompile(`(?i)(functor|ops?|kernel_cuda|kernel|impl|_t)$|functor_`)
 
 // generic are template arguments that say nothing of what a kernel does.
 var generic = map[string]bool{"gpu_kernel_impl_nocast": true, "gpu_kernel_impl": true, "BinaryFunctor": true, "AUnaryFunctor": true,
@@ -121,8 +121,13 @@ func hint(s string) string {
 }
 
 // tellApart gives kernels whose short names are alike a short name each
-// of their own: the first template argument in which their full names
-// differ (Marlin<…, 256, …> and Marlin<…, 128, …>).
+// of their own, never a bare template argument in place of what they
+// run: first the telling names of their full names (the functor or op:
+// MulFunctor, direct_copy_kernel_cuda) where those differ; else the short
+// name kept, with the first template argument in which they differ beside
+// it, named by its place where it is a bare number
+// (elementwise_kernel<direct_copy_kernel_cuda> · arg 2 = 4); else a
+// number. Two kernels never share a short name after it.
 func tellApart(ks []Kernel) {
 	groups := map[string][]int{}
 	for i, k := range ks {
@@ -132,27 +137,115 @@ func tellApart(ks []Kernel) {
 		if len(idx) < 2 {
 			continue
 		}
+		base := strings.SplitN(short, "<", 2)[0]
+		tells := make([][]string, len(idx))
+		for j, i := range idx {
+			tells[j] = tellingNames(ks[i].Name)
+		}
+		if at := firstDiffering(tells); at >= 0 {
+			for j, i := range idx {
+				if at < len(tells[j]) {
+					ks[i].Short = cutShort(fmt.Sprintf("%s<%s>", base, tells[j][at]))
+				}
+			}
+		}
 		args := make([][]string, len(idx))
 		for j, i := range idx {
 			args[j] = templateArgs(ks[i].Name)
 		}
-		at := -1
-		for p := 0; at < 0 && p < len(args[0]); p++ {
-			for j := 1; j < len(args); j++ {
-				if p >= len(args[j]) || args[j][p] != args[0][p] {
-					at = p
-					break
-				}
+		at := firstDiffering(args)
+		if at < 0 {
+			continue
+		}
+		// Within the argument they differ in, the first word that differs
+		// (BFloat16 against float in BinaryFunctor<…>).
+		words := make([][]string, len(idx))
+		for j := range idx {
+			if at < len(args[j]) {
+				words[j] = argWord.FindAllString(args[j][at], -1)
 			}
 		}
+		w := firstDiffering(words)
 		for j, i := range idx {
-			if at >= 0 && at < len(args[j]) {
-				ks[i].Short = fmt.Sprintf("%s<…%s…>", strings.SplitN(short, "<", 2)[0], strings.TrimSpace(args[j][at]))
-			} else {
-				ks[i].Short = fmt.Sprintf("%s #%d", short, j+1)
+			if ks[i].Short != short || at >= len(args[j]) {
+				continue // told apart by what it runs
+			}
+			arg := strings.TrimSpace(args[j][at])
+			switch _, err := strconv.ParseFloat(arg, 64); {
+			case err == nil:
+				arg = fmt.Sprintf("arg %d = %s", at+1, arg)
+			case w >= 0 && w < len(words[j]):
+				arg = words[j][w][strings.LastIndex(words[j][w], ":")+1:] // c10::BFloat16 is BFloat16
+			default:
+				arg = Short(arg)
+			}
+			ks[i].Short = withSuffix(short, " · "+arg)
+		}
+	}
+	// Whatever still shares a name (the same text up to the cut, or no
+	// difference found) is numbered.
+	seen := map[string][]int{}
+	for i, k := range ks {
+		seen[k.Short] = append(seen[k.Short], i)
+	}
+	for short, idx := range seen {
+		if len(idx) < 2 {
+			continue
+		}
+		for j, i := range idx {
+			ks[i].Short = fmt.Sprintf("%s #%d", short, j+1)
+		}
+	}
+}
+
+// tellingNames are the names in a kernel's full name that say what it
+// runs (functors, ops, kernels, impls, lambdas' enclosing functions), in
+// order, the generic ones left out.
+func tellingNames(name string) []string {
+	var out []string
+	for _, id := range ident.FindAllString(name, -1) {
+		if hintEnd.MatchString(id) && !generic[id] && len(id) > 3 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// firstDiffering is the first place at which the lists differ, -1 when
+// they agree everywhere the shortest reaches.
+func firstDiffering(lists [][]string) int {
+	for p := 0; p < len(lists[0]); p++ {
+		for j := 1; j < len(lists); j++ {
+			if p >= len(lists[j]) || lists[j][p] != lists[0][p] {
+				return p
 			}
 		}
 	}
+	for j := 1; j < len(lists); j++ {
+		if len(lists[j]) != len(lists[0]) {
+			return len(lists[0])
+		}
+	}
+	return -1
+}
+
+var argWord = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)*|[0-9]+`)
+
+// withSuffix is a short name with what tells it apart after it, the
+// name cut to make room, so the part that tells it apart is never cut.
+func withSuffix(short, suffix string) string {
+	if room := 80 - len(suffix); len(short) > room {
+		short = short[:max(room-1, 8)] + "…"
+	}
+	return short + suffix
+}
+
+// cutShort bounds a short name to 60 characters.
+func cutShort(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "…"
+	}
+	return s
 }
 
 // templateArgs are the top-level arguments of a name's first template
