@@ -183,7 +183,9 @@ func TestTraceDiffLeavesACutCaptureOut(t *testing.T) {
 	if g := family(d, trace.FamilyCategory, "GEMM"); g.Verdict != Worse {
 		t.Errorf("GEMM %+v; want worse beyond noise", g)
 	}
-	if d.OldN != 3 || !slices.ContainsFunc(d.Notes, func(n string) bool { return strings.Contains(n, "old-cut (the old side) was read only in part") && strings.Contains(n, "left out") }) {
+	if d.OldN != 3 || !slices.ContainsFunc(d.Notes, func(n string) bool {
+		return strings.Contains(n, "old-cut (the old side) was read only in part") && strings.Contains(n, "left out")
+	}) {
 		t.Errorf("old side %d captures; notes %q", d.OldN, d.Notes)
 	}
 	// Every capture of a side cut: kept, and said.

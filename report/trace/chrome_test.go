@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"regexp"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
@@ -9,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
