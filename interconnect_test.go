@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPeerWritesCollapsed: an nvbandwidth run whose writes from GPU 0 to
@@ -236,5 +239,90 @@ phases:
 	want = "That is below every size the curve measured: its smallest message, 8 B, takes 24 µs"
 	if !strings.Contains(md, want) {
 		t.Errorf("the record lacks\n%s\n%s", want, md[strings.Index(md, "#### All-reduce"):])
+	}
+}
+
+// TestInterconnectComparedByMeasurement: an interconnect phase of 2- and
+// 8-GPU all-reduce tables and an nvbandwidth run, compared with the same
+// campaign whose 8-GPU curve is slower at 256 KiB: compare holds each
+// message size at each GPU count and each GPU pair apart (never pooled
+// as repeats of one point), finds the slower size and only it, and never
+// compares a size, a count or a pair as a measurement; greenlight report
+// keeps each nvbandwidth row's own time.
+func TestInterconnectComparedByMeasurement(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	two, _ := filepath.Abs("runner/testdata/all_reduce_perf.txt")
+	eight, _ := os.ReadFile("runner/testdata/all_reduce_perf_8.txt")
+	nvbw, _ := filepath.Abs("runner/testdata/nvbandwidth.json")
+	os.WriteFile(filepath.Join(dir, "eight.txt"), eight, 0o644)
+	os.WriteFile(filepath.Join(dir, "slow.txt"), []byte(strings.Replace(string(eight), "      262144         65536     float     sum      -1    69.88    3.75    6.57", "      262144         65536     float     sum      -1    99.88    2.62    4.59", 1)), 0o644)
+	campaign := func(name, table string) string {
+		c := filepath.Join(dir, name+".yaml")
+		os.WriteFile(c, []byte(`name: `+name+`
+phases:
+  - id: ic
+    gpus: none
+    steps:
+      - results: {format: nccl-tests}
+        run: |
+          cat `+two+`
+      - results: {format: nccl-tests}
+        run: |
+          cat `+table+`
+      - results: {format: nvbandwidth}
+        run: |
+          cat `+nvbw+`
+`), 0o644)
+		if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", name, code, out)
+		}
+		return c
+	}
+	campaign("before", filepath.Join(dir, "eight.txt"))
+	after := campaign("after", filepath.Join(dir, "slow.txt"))
+	out, _ := runBin(t, dir, "compare", "before.json", "after.json")
+	if !strings.Contains(out, "step 2 · all_reduce · 8 GPUs · 256 KiB") || !strings.Contains(out, "oop_time_us") {
+		t.Errorf("compare does not hold the 8-GPU 256 KiB size apart:\n%s", out)
+	}
+	for _, pooled := range []string{"(n=112)", ": col", ": src", ": dst", ": size_b", ": count"} {
+		if strings.Contains(out, pooled) {
+			t.Errorf("compare pools or compares inputs (%q):\n%s", pooled, out)
+		}
+	}
+	var worse []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "worse") && strings.Contains(l, " · ") {
+			worse = append(worse, l)
+		}
+	}
+	if len(worse) == 0 || len(worse) > 2 || !strings.Contains(strings.Join(worse, "\n"), "256 KiB") {
+		t.Errorf("worse lines %q; want the 8-GPU 256 KiB size alone\n%s", worse, out)
+	}
+	// Rebuilt, every nvbandwidth row keeps the time it had.
+	rowTimes := func() []string {
+		var rec struct {
+			Rows []struct {
+				Time   string         `json:"time"`
+				Values map[string]any `json:"values"`
+			} `json:"rows"`
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, "after.json"))
+		json.Unmarshal(b, &rec)
+		var ts []string
+		for _, r := range rec.Rows {
+			if _, ok := r.Values["src"]; ok {
+				ts = append(ts, r.Time)
+			}
+		}
+		return ts
+	}
+	live := rowTimes()
+	time.Sleep(1100 * time.Millisecond) // a rebuild a second later must not move them
+	if out, code := runBin(t, dir, "report", after); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	if rebuilt := rowTimes(); len(live) == 0 || !slices.Equal(live, rebuilt) {
+		t.Errorf("nvbandwidth rows' times live %v, rebuilt %v", live[:min(len(live), 2)], rebuilt[:min(len(rebuilt), 2)])
 	}
 }

@@ -176,8 +176,18 @@ func (s *side) statFor(k key) Stat {
 }
 
 func (s *side) add(row record.Row) {
+	point := row.Point
+	// A table's rows (nccl-tests' sizes, nvbandwidth's GPU pairs) are
+	// each their own measurement, never repeats of one point.
+	meas := campaign.MeasurementOf(row.Values)
+	if meas != "" {
+		point = strings.TrimPrefix(fmt.Sprintf("%s · step %d · %s", row.Point, row.Step, meas), " · ")
+	}
 	names := make([]string, 0, len(row.Values))
 	for m := range row.Values {
+		if meas != "" && !campaign.MeasuredBy(m) {
+			continue // what it measured (a size, a pair), not a measurement
+		}
 		names = append(names, m)
 	}
 	sort.Strings(names)
@@ -189,7 +199,7 @@ func (s *side) add(row record.Row) {
 		if to, ok := s.rename[m]; ok {
 			m = to
 		}
-		k := key{row.Phase, row.Point, m}
+		k := key{row.Phase, point, m}
 		if _, seen := s.vals[k]; !seen {
 			s.order = append(s.order, k)
 		}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"time"
@@ -257,7 +258,7 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 		}
 		sr.readSavedResults(now)
 		if sr.step.ResultsFormat == campaign.FormatNVBandwidth && end != nil {
-			sr.readNVBandwidth(now, false) // said when it ended
+			sr.readNVBandwidth(cmp.Or(ss.Ended, now), false) // said when it ended; its rows of its end
 		}
 	}
 	return sr

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,8 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	sr.claim(r.opts.Now())
 	sr.readSavedResults(now)
 	if sr.step.ResultsFormat == campaign.FormatNVBandwidth {
-		sr.readNVBandwidth(now, true)
+		// Its rows are of its end, live and rebuilt alike.
+		sr.readNVBandwidth(cmp.Or(st.Ended, now), true)
 	}
 	sr.readSummary()
 	sr.proc.exitedSeen = true

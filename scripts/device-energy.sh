@@ -40,6 +40,28 @@ row = {"n": n, "self_j": (e1 - e0) / 1000.0, "t0": t0, "t1": t1, "tflops": 2 * n
 with open(os.environ["GREENLIGHT_RESULTS"], "a") as f:
     f.write(json.dumps(row) + "\n")
 PY
+cat > "$W/counter.py" <<'PY'
+# The GPU's energy counter (mJ) and the time, read as a step's first and
+# last command: the reference spans the step's own processes whole.
+import time, pynvml
+pynvml.nvmlInit()
+print(pynvml.nvmlDeviceGetTotalEnergyConsumption(pynvml.nvmlDeviceGetHandleByIndex(0)), time.time())
+PY
+cat > "$W/samples.py" <<'PY'
+# What the driver's own samples look like here: their count, timestamps
+# against the clock, values.
+import time, pynvml
+pynvml.nvmlInit()
+h = pynvml.nvmlDeviceGetHandleByIndex(0)
+for name, kind in (("clock", pynvml.NVML_PROCESSOR_CLK_SAMPLES), ("util", pynvml.NVML_GPU_UTILIZATION_SAMPLES)):
+    try:
+        vt, ss = pynvml.nvmlDeviceGetSamples(h, kind, 0)
+        ts = [s.timeStamp for s in ss]
+        print(name, "type", vt, "n", len(ss), "first", ts[:2], "last", ts[-2:], "now_us", int(time.time() * 1e6),
+              "values", [s.sampleValue.uiVal for s in ss[-5:]])
+    except pynvml.NVMLError as e:
+        print(name, "error", e)
+PY
 cat > "$W/energy.yaml" <<'YAML'
 name: energy
 phases:
@@ -55,7 +77,11 @@ phases:
         - {name: s6, n: 6144, s: 7}
     steps:
       - run: |
+          python3 samples.py >> "$OUT_SAMPLES"
+          python3 counter.py > e0
           python3 gemm_energy.py ${w.n} ${w.s}
+          python3 counter.py > e1
+          echo "{\"shell_j\": $(awk 'NR==FNR{a=$1; next}{print ($1-a)/1000}' e0 e1), \"s0\": $(cut -d' ' -f2 e0), \"s1\": $(cut -d' ' -f2 e1)}" >> "$GREENLIGHT_RESULTS"
   - id: roof
     gpus: [0]
     sweep:
@@ -74,7 +100,7 @@ YAML
 cd "$W"
 nvidia-smi --query-gpu=timestamp,utilization.gpu,clocks.sm,power.draw --format=csv,noheader,nounits -lms 100 > "$OUT/smi.csv" 2>&1 &
 SMI=$!
-"$BIN" run --plain --gpu nvml --interval 500ms energy.yaml > "$OUT/run.txt" 2>&1
+OUT_SAMPLES=$OUT/samples.txt "$BIN" run --plain --gpu nvml --interval 500ms energy.yaml > "$OUT/run.txt" 2>&1
 echo "exit $?" >> "$OUT/run.txt"
 kill $SMI
 cp .greenlight/energy/journal.jsonl "$OUT/journal.jsonl"

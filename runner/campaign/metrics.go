@@ -3,7 +3,10 @@ package campaign
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -204,10 +207,92 @@ func (l *loader) better(ps *PhaseSpec, ph *Phase, at func(string) string) {
 		}
 		ph.Metrics = append(ph.Metrics, Metric{Name: name, Better: dir})
 	}
-	if len(ps.Metrics) == 0 && ph.readsVLLMBench() {
-		ph.Metrics = append([]Metric(nil), DefaultVLLMBenchMetrics...)
-		ph.MetricsByDefault = true
+	if len(ps.Metrics) == 0 {
+		if d := ph.formatMetrics(); d != nil {
+			ph.Metrics = append([]Metric(nil), d...)
+			ph.MetricsByDefault = true
+		}
 	}
+}
+
+// DefaultNCCLTestsMetrics are an nccl-tests table's measurements, a row a
+// message size: its times and bus bandwidths (the sizes, counts and
+// GPU pairs are what was measured, not measurements).
+var DefaultNCCLTestsMetrics = []Metric{
+	{"oop_time_us", Lower}, {"oop_busbw_gbs", Higher}, {"ip_time_us", Lower}, {"ip_busbw_gbs", Higher}, {"avg_busbw_gbs", Higher},
+}
+
+// DefaultNVBandwidthMetrics are nvbandwidth's: a GPU pair's bandwidth.
+var DefaultNVBandwidthMetrics = []Metric{{"gbs", Higher}}
+
+// formatMetrics are the metrics of the format the phase's steps read
+// (the first that has some); nil for none.
+func (ph *Phase) formatMetrics() []Metric {
+	for _, s := range ph.AllSteps() {
+		switch s.ResultsFormat {
+		case FormatVLLMBench:
+			return DefaultVLLMBenchMetrics
+		case FormatNCCLTests:
+			return DefaultNCCLTestsMetrics
+		case FormatNVBandwidth:
+			return DefaultNVBandwidthMetrics
+		}
+	}
+	return nil
+}
+
+// MeasurementOf names what one row of a table format measured, where a
+// step's rows are not repeats of one measurement: an nccl-tests row's
+// GPU count and message size ("8 GPUs · 1 MiB"; "average" for its
+// summary), an nvbandwidth row's test and GPU pair ("device_to_device_memcpy_read_ce
+// · 0 → 1"); "" for any other row. A comparison holds each apart.
+func MeasurementOf(values map[string]any) string {
+	num := func(k string) (float64, bool) { f, ok := values[k].(float64); return f, ok }
+	if size, ok := num("size_b"); ok {
+		if _, ok := num("oop_time_us"); ok {
+			out := sizeText(size)
+			if r, ok := num("ranks"); ok && r > 0 {
+				out = fmt.Sprintf("%d GPUs · %s", int(r), out)
+			}
+			if c, ok := values["collective"].(string); ok && c != "" {
+				out = strings.TrimSuffix(c, "_perf") + " · " + out
+			}
+			return out
+		}
+	}
+	if _, ok := num("avg_busbw_gbs"); ok {
+		return "average"
+	}
+	src, ok1 := num("src")
+	dst, ok2 := num("dst")
+	if _, ok3 := num("gbs"); ok1 && ok2 && ok3 {
+		test, _ := values["test"].(string)
+		return fmt.Sprintf("%s · %d → %d", test, int(src), int(dst))
+	}
+	return ""
+}
+
+// MeasuredBy says a column of a row MeasurementOf names is one of its
+// format's measurements (a time, a bandwidth), not what it measured (a
+// size, a count, a GPU pair).
+func MeasuredBy(column string) bool {
+	for _, m := range append(slices.Clone(DefaultNCCLTestsMetrics), DefaultNVBandwidthMetrics...) {
+		if m.Name == column {
+			return true
+		}
+	}
+	return false
+}
+
+// sizeText is a message size in binary units: "1 MiB", "12 B".
+func sizeText(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 && math.Mod(b, 1024) == 0 {
+		b /= 1024
+		i++
+	}
+	return strconv.FormatFloat(b, 'f', -1, 64) + " " + units[i]
 }
 
 // readsVLLMBench says the phase's steps read vllm bench's result block.
