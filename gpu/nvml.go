@@ -31,6 +31,12 @@ type NVML struct {
 	clkSeen map[int]uint64
 	// utilSeen is the same for the utilization samples.
 	utilSeen map[int]uint64
+	// tsBase maps the driver's sample timestamps onto the wall clock,
+	// µs to add: NVML says "CPU timestamp in microseconds", which some
+	// drivers count from boot, not the epoch. The least lag seen between
+	// a read and its newest sample is the best estimate (that sample is
+	// at most one sampling period old).
+	tsBase map[int]int64
 }
 
 // stillEvery is how often a device's settings are read again.
@@ -173,6 +179,7 @@ func (n *NVML) driverSamples(i int, d nvml.Device, kind nvml.SamplingType, seen 
 	if ret != nvml.SUCCESS || len(samples) == 0 {
 		return nil
 	}
+	var newest uint64
 	for _, sm := range samples {
 		v, ok := sampleValue(vt, sm.SampleValue)
 		if !ok || sm.TimeStamp == 0 || sm.TimeStamp <= seen[i] && seen[i] != 0 {
@@ -180,9 +187,34 @@ func (n *NVML) driverSamples(i int, d nvml.Device, kind nvml.SamplingType, seen 
 		}
 		out = append(out, FineSample{T: int64(sm.TimeStamp), Clock: kind == nvml.PROCESSOR_CLK_SAMPLES, V: float32(v)})
 		seen[i] = max(seen[i], sm.TimeStamp)
+		newest = max(newest, sm.TimeStamp)
+	}
+	base := n.wallBase(i, newest, time.Now().UnixMicro())
+	for k := range out {
+		out[k].T += base
 	}
 	slices.SortFunc(out, func(a, b FineSample) int { return cmp.Compare(a.T, b.T) })
 	return out
+}
+
+// wallBase is what to add to device i's sample timestamps to read them
+// on the wall clock: 0 where they are already the epoch's (within a
+// minute of now), else the least lag seen between now and the newest.
+func (n *NVML) wallBase(i int, newest uint64, now int64) int64 {
+	if newest == 0 {
+		return n.tsBase[i]
+	}
+	if d := now - int64(newest); d > -60e6 && d < 60e6 {
+		return 0
+	}
+	if n.tsBase == nil {
+		n.tsBase = map[int]int64{}
+	}
+	lag := now - int64(newest)
+	if b, ok := n.tsBase[i]; !ok || lag < b {
+		n.tsBase[i] = lag
+	}
+	return n.tsBase[i]
 }
 
 // EnergyNow reads every device's total energy counter now (EnergyMeter).

@@ -423,3 +423,46 @@ func TestTopologyAndP2PAreDescribed(t *testing.T) {
 		t.Errorf("GPU 0 to %d: %+v", far.Index, far)
 	}
 }
+
+// TestDriverSamplesOnTheWallClock: the driver's sample timestamps are the
+// epoch's on some drivers and counted from boot on others; either way a
+// round's fine samples land on the wall clock, the newest no later than
+// the read and within a sampling period of it, so a step's busy span
+// finds them (on an H100 every step read none: its samples were never in
+// any step's span).
+func TestDriverSamplesOnTheWallClock(t *testing.T) {
+	for _, boot := range []bool{true, false} {
+		srv := h200s(t)
+		dev := srv.Devices[0].(*server.Device)
+		now := time.Now()
+		base := uint64(now.UnixMicro())
+		if boot {
+			base = 3_600_000_000 // an hour after boot
+		}
+		sample := func(ts uint64, v uint32) nvml.Sample {
+			var b [8]byte
+			binary.LittleEndian.PutUint32(b[:], v)
+			return nvml.Sample{TimeStamp: ts, SampleValue: b}
+		}
+		dev.GetSamplesFunc = func(st nvml.SamplingType, since uint64) (nvml.ValueType, []nvml.Sample, nvml.Return) {
+			v := uint32(1755)
+			if st == nvml.GPU_UTILIZATION_SAMPLES {
+				v = 100
+			}
+			var out []nvml.Sample
+			for k := range 6 { // six a second, the newest 100 ms before the read
+				out = append(out, sample(base-uint64(600_000-k*100_000), v))
+			}
+			return nvml.VALUE_TYPE_UNSIGNED_INT, out, nvml.SUCCESS
+		}
+		n := open(t, srv)
+		s := n.Sample(now)[0]
+		if len(s.Fine) != 12 {
+			t.Fatalf("boot %v: %d fine samples; want 6 clock and 6 utilization", boot, len(s.Fine))
+		}
+		newest := time.UnixMicro(s.Fine[len(s.Fine)-1].T)
+		if lag := time.Now().Sub(newest); lag < 0 || lag > time.Second {
+			t.Errorf("boot %v: the newest sample lands %s before now; want within a second, never after", boot, lag)
+		}
+	}
+}
