@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"syscall"
 	"testing"
+
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // decodeObjectRef is the decoder results lines had before the fast one:
@@ -133,4 +136,20 @@ func BenchmarkDecodeObject(b *testing.B) {
 			decodeObjectRef(line)
 		}
 	})
+}
+
+// TestSignalsSaidAsSignals: a step or server killed by a signal is said
+// by the signal's name, number and usual sender, not Go's word for it
+// ("killed by killed").
+func TestSignalsSaidAsSignals(t *testing.T) {
+	for said, want := range map[string]string{
+		syscall.SIGKILL.String(): "killed by SIGKILL (9): the OOM killer, or kill -9",
+		syscall.SIGSEGV.String(): "killed by SIGSEGV (11): a crash (segmentation fault)",
+		syscall.SIGTERM.String(): "killed by SIGTERM (15): asked to stop",
+		"a word no signal has":   "killed by a word no signal has",
+	} {
+		if got := exitReason(&supervise.Status{Signal: said}); got != want {
+			t.Errorf("exitReason(signal %q) = %q; want %q", said, got, want)
+		}
+	}
 }

@@ -3,8 +3,10 @@ package runner
 import (
 	"cmp"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
@@ -270,8 +272,44 @@ func exitReason(st *supervise.Status) string {
 	case st.TimedOut:
 		return "timed out"
 	case st.Signal != "":
-		return "killed by " + st.Signal
+		return "killed by " + signalWords(st.Signal)
 	default:
 		return fmt.Sprintf("exited with code %d", st.ExitCode)
 	}
+}
+
+// signalWords says a signal as a person looks it up: its name and number
+// and what usually sends it ("SIGKILL (9): the OOM killer, or kill -9"),
+// from the words the supervisor wrote (Go's: "killed").
+func signalWords(said string) string {
+	for n := syscall.Signal(1); n < 65; n++ {
+		if n.String() != said {
+			continue
+		}
+		name := unix.SignalName(n)
+		if name == "" {
+			break
+		}
+		out := fmt.Sprintf("%s (%d)", name, int(n))
+		switch n {
+		case syscall.SIGKILL:
+			out += ": the OOM killer, or kill -9"
+		case syscall.SIGSEGV:
+			out += ": a crash (segmentation fault)"
+		case syscall.SIGBUS:
+			out += ": a crash (bus error)"
+		case syscall.SIGABRT:
+			out += ": aborted (a failed assertion, or a fatal error in a library)"
+		case syscall.SIGTERM:
+			out += ": asked to stop"
+		case syscall.SIGINT:
+			out += ": interrupted (Ctrl-C)"
+		case syscall.SIGHUP:
+			out += ": its terminal went away"
+		case syscall.SIGPIPE:
+			out += ": it wrote to a pipe nobody read"
+		}
+		return out
+	}
+	return said
 }
