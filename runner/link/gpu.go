@@ -123,7 +123,8 @@ func (p *gpuPoint) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*p = gpuPoint{T: time.UnixMilli(int64(a[0])), Util: float32(a[1]), MemUsed: float32(a[2]), Power: float32(a[3]), Temp: float32(a[4]),
-		Throttle: uint16(a[5]), XID: uint16(a[6]), Lost: a[7] != 0, SMClock: float32(a[8])}
+		Throttle: uint16(a[5]), XID: uint16(a[6]), Lost: a[7] != 0, SMClock: float32(a[8]),
+		Energy: -1} // the counter stays with the runner: not read here
 	return nil
 }
 
