@@ -176,13 +176,31 @@ func busCurves(ph *campaign.Phase, p runner.PhaseState) (labels []string, curves
 		if len(xy) < 2 {
 			continue
 		}
-		label := s.Name
-		if i < len(steps) {
-			label = steps[i].Label()
+		label := fmt.Sprintf("step %d", i+1)
+		if g := curveGPUs(s.Results); g > 0 {
+			label += fmt.Sprintf(": %d GPUs", g)
+		} else if i < len(steps) {
+			label += ": " + steps[i].Label()
 		}
 		labels, curves = append(labels, label), append(curves, xy)
 	}
 	return labels, curves
+}
+
+// curveGPUs is the GPU count a step's nccl-tests rows say (the last row
+// that tells it, runner.NCCLCollective); 0 when none does.
+func curveGPUs(rows []runner.Row) int {
+	g := 0
+	for _, row := range rows {
+		v := map[string]any{}
+		for j, c := range row.Cols {
+			v[c] = row.Values[j]
+		}
+		if _, n, _ := runner.NCCLCollective(v); n > 0 {
+			g = n
+		}
+	}
+	return g
 }
 
 // updateBusChart draws a phase's bus bandwidth against message size,
@@ -209,9 +227,9 @@ func (w *Writer) updateBusChart(ph *campaign.Phase, p *runner.PhaseState) (err e
 	pl := plot.New()
 	pl.BackgroundColor = color.White
 	pl.Title.Text = fmt.Sprintf("%s: bus bandwidth by message size", ph.Label())
-	pl.X.Label.Text, pl.Y.Label.Text = "message size, bytes", "bus bandwidth, GB/s (out-of-place)"
+	pl.X.Label.Text, pl.Y.Label.Text = "message size", "bus bandwidth, GB/s (out-of-place)"
 	pl.X.Scale, pl.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	pl.X.Tick.Marker, pl.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	pl.X.Tick.Marker, pl.Y.Tick.Marker = byteTicks{}, plot.LogTicks{Prec: -1}
 	pl.Add(plotter.NewGrid())
 	for i, xy := range curves {
 		ln, sc, err := plotter.NewLinePoints(xy)
@@ -234,6 +252,38 @@ func (w *Writer) updateBusChart(ph *campaign.Phase, p *runner.PhaseState) (err e
 	}
 	names[busKey] = name
 	return nil
+}
+
+// byteTicks mark a log axis of bytes in binary units (1 KiB, 32 KiB,
+// 1 MiB), at powers of two: labelled every 2^5 where the axis spans
+// several of those, else every 2^2 or 2^1; the others unlabelled.
+type byteTicks struct{}
+
+func (byteTicks) Ticks(lo, hi float64) []plot.Tick {
+	if lo <= 0 || hi <= lo {
+		return nil
+	}
+	a, b := int(math.Floor(math.Log2(lo))), int(math.Ceil(math.Log2(hi)))
+	every := 5 // 32 B, 1 KiB, 32 KiB, 1 MiB: evenly spaced, the round ones among them
+	switch span := b - a; {
+	case span < 8:
+		every = 1
+	case span < 16:
+		every = 2
+	}
+	var out []plot.Tick
+	for e := a; e <= b; e++ {
+		v := math.Exp2(float64(e))
+		if v < lo || v > hi {
+			continue
+		}
+		t := plot.Tick{Value: v}
+		if e%every == 0 {
+			t.Label = sizeWords(v)
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // busSection is a phase's all-reduce (or sibling) table in short: the

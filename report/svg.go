@@ -6,6 +6,7 @@ package report
 // search's) is written through svgOf.
 
 import (
+	"strings"
 	"bytes"
 	"image/color"
 
@@ -18,6 +19,7 @@ import (
 // svgOf is a chart as SVG, at the size the results file shows its charts.
 func svgOf(pl *plot.Plot) ([]byte, error) {
 	const w, h = 7 * vg.Inch, 4.5 * vg.Inch
+	pl.Title.Text = wrapTitle(pl.Title.Text, func(s string) vg.Length { return pl.Title.TextStyle.Width(s) }, w-vg.Inch/2)
 	leg, lw := legendApart(pl)
 	c := vgsvg.New(w+lw, h)
 	dc := draw.New(c)
@@ -32,6 +34,29 @@ func svgOf(pl *plot.Plot) ([]byte, error) {
 		return nil, err
 	}
 	return withFallbackFonts(b.Bytes()), nil
+}
+
+// wrapTitle breaks a chart's title into lines no wider than room (a
+// title wider than the chart was cut at both ends), at spaces, a word
+// longer than a line on a line of its own.
+func wrapTitle(title string, width func(string) vg.Length, room vg.Length) string {
+	if title == "" || width(title) <= room {
+		return title
+	}
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(title) {
+		switch {
+		case cur == "":
+			cur = w
+		case width(cur+" "+w) <= room:
+			cur += " " + w
+		default:
+			lines = append(lines, cur)
+			cur = w
+		}
+	}
+	return strings.Join(append(lines, cur), "\n")
 }
 
 // legendApart takes pl's legend off its plotting area, to be drawn beside
