@@ -6,9 +6,9 @@ package report
 // search's) is written through svgOf.
 
 import (
-	"strings"
 	"bytes"
 	"image/color"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
