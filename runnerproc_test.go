@@ -15,6 +15,7 @@ import (
 	"github.com/greenlight-run/greenlight/client"
 	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 const handCampaign = `name: hand
@@ -510,5 +511,57 @@ func TestApproveWhenAttaching(t *testing.T) {
 	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", "--approve", "warm,bench", c)
 	if code != 0 || !strings.Contains(out, "tok_s=60") || strings.Contains(out, "--approve:") {
 		t.Errorf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestCompletedRunNeverRunsAgain: the runner killed, then the step's
+// supervisor, while its command runs; the command goes on to its end and
+// writes its row. Its exit status is on disk (its own shell wrote it), so
+// the next runner takes the run as ended, done in try 1: it is never run
+// again as try 2 (it was, every time, before: "its supervisor died ...;
+// its outcome is unknown: it runs again as try 2").
+func TestCompletedRunNeverRunsAgain(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: orphan
+phases:
+  - id: bench
+    steps:
+      - run: |
+          echo bench >> ran; sleep 3; echo '{"tok_s": 7}' >> "$GREENLIGHT_RESULTS"; echo finished >> ran
+`)
+	state := filepath.Join(dir, ".greenlight", "orphan")
+	t.Cleanup(func() { stopRunner(t, state) })
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run --detach: %d %s", code, out)
+	}
+	waitForFile(t, filepath.Join(dir, "ran"), "bench")
+	pid, held := runner.LockHolder(state)
+	if !held {
+		t.Fatal("no runner holds the campaign")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	testutil.Eventually(t, 10*time.Second, "the killed runner's end", func() bool { return gone(pid) })
+	st, err := supervise.ReadStatus(filepath.Join(state, "steps", "bench", "a1-s1-t1", "status.json"))
+	if err != nil || st.Supervisor <= 0 {
+		t.Fatalf("the step's status: %v %+v", err, st)
+	}
+	syscall.Kill(st.Supervisor, syscall.SIGKILL)
+	waitForFile(t, filepath.Join(dir, "ran"), "finished")
+	// Its shell's last moment, after its last line: not a condition of
+	// the test (a greenlight without the shell's exit record writes none).
+	testutil.Within(3*time.Second, func() bool {
+		_, err := os.Stat(filepath.Join(state, "steps", "bench", "a1-s1-t1", "exit"))
+		return err == nil
+	})
+	out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c)
+	if code != 0 || strings.Contains(out, "runs again as try 2") {
+		t.Errorf("after the supervisor died, its command ended: exit %d:\n%s", code, out)
+	}
+	if got := readFile(t, filepath.Join(dir, "ran")); got != "bench\nfinished\n" {
+		t.Errorf("the step ran %q; want once", got)
+	}
+	if _, err := os.Stat(filepath.Join(state, "steps", "bench", "a1-s1-t2")); err == nil {
+		t.Error("a try 2 was started for a run that had ended")
 	}
 }

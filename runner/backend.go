@@ -164,10 +164,14 @@ func (b *localBackend) ended(st *supervise.Status, now time.Time) *supervise.Sta
 	if st, err := supervise.ReadStatus(sr.files.status); err == nil && st.State == "exited" {
 		return st
 	} else if err == nil && st.State == supervise.StateEnded {
-		// Its command ended (its exit status written), and its supervisor
-		// died while stopping what the command left: the step's outcome is
-		// known, and it does not run again; what is left is stopped here.
-		if left := sr.stopLeft(); left != "" {
+		// Its command ended (its exit status written, by its supervisor or
+		// by its own shell), and its supervisor died: the step's outcome
+		// is known, and it does not run again; what is left is stopped here.
+		left := sr.stopLeft()
+		switch {
+		case st.EndFromShell:
+			r.warn(fmt.Sprintf("%s: step %d's supervisor died before it wrote the step's end; its own shell wrote exit %d: the run is taken as it ended, not run again%s", sr.pr.ph.Label(), sr.step.Index+1, st.ExitCode, left))
+		case left != "":
 			r.warn(fmt.Sprintf("%s: step %d's supervisor died after its command ended (exit %d)%s", sr.pr.ph.Label(), sr.step.Index+1, st.ExitCode, left))
 		}
 		st.State = "exited"

@@ -121,6 +121,7 @@ func launchStep(r *Runner, pr *phaseRun, step *campaign.Step, try int, dir strin
 	}
 	env = append(env,
 		"GREENLIGHT_RESULTS="+sr.files.results,
+		"GREENLIGHT_EXIT="+supervise.ExitFile(sr.files.status),
 		"GREENLIGHT_SUMMARY="+sr.files.summary,
 		"GREENLIGHT_PHASE="+pr.ph.ID,
 		supervise.EnvState+"="+r.dirs.Root(),
@@ -151,7 +152,7 @@ func launchStep(r *Runner, pr *phaseRun, step *campaign.Step, try int, dir strin
 	if r.cgroup != "" && pr.ph.Slurm == nil {
 		args = append(args, "--cgroup", sr.cgroupPlanned())
 	}
-	args = append(args, "--", "sh", "-c", step.Run)
+	args = append(args, "--", "sh", "-c", supervise.StepShell, "sh", step.Run)
 	if err := sr.on().launch(env, args, logf); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/files"
@@ -93,5 +96,46 @@ func ReadStatus(path string) (*Status, error) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return nil, fmt.Errorf("status file %s: %w", path, err)
 	}
+	if !st.CommandEnded() {
+		// Its supervisor has not said the end; the step's own shell may
+		// have (StepShell), where the supervisor died first: an exit
+		// code on disk is an end seen.
+		if code, at, ok := readExit(ExitFile(path)); ok {
+			st.State, st.ExitCode, st.Ended, st.EndFromShell = StateEnded, code, at, true
+			if code > 128 && code < 128+65 {
+				st.Signal = syscall.Signal(code - 128).String()
+			}
+		}
+	}
 	return &st, nil
+}
+
+// StepShell runs a step's command ($1) as `sh -c` would, and writes its
+// exit status to $GREENLIGHT_EXIT as the shell exits (an EXIT trap):
+// the step's end on disk even when its supervisor died before it could
+// write it (killed while the command ran, the command going on to its
+// end), so a completed run is never run again. A command that execs
+// another program, or sets its own EXIT trap, leaves no such file: its
+// supervisor's word stands alone, as before.
+const StepShell = `trap 'rc=$?; [ -z "$GREENLIGHT_EXIT" ] || printf '"'"'%s\n'"'"' "$rc" > "$GREENLIGHT_EXIT" 2>/dev/null; exit $rc' EXIT
+__greenlight_cmd=$1; shift; eval "$__greenlight_cmd"`
+
+// ExitFile is where a step's shell writes its exit status: beside its
+// status file.
+func ExitFile(statusPath string) string { return filepath.Join(filepath.Dir(statusPath), "exit") }
+
+// readExit reads the exit status a step's shell wrote, and when.
+func readExit(path string) (code int, at time.Time, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil || !bytes.HasSuffix(b, []byte("\n")) {
+		return 0, time.Time{}, false // none, or not written whole
+	}
+	code, err = strconv.Atoi(string(bytes.TrimSpace(b)))
+	if err != nil || code < 0 || code > 255 {
+		return 0, time.Time{}, false
+	}
+	if fi, err := os.Stat(path); err == nil {
+		at = fi.ModTime()
+	}
+	return code, at, true
 }

@@ -57,6 +57,10 @@ type Status struct {
 	Signal     string    `json:"signal,omitempty"`
 	TimedOut   bool      `json:"timed_out,omitempty"`
 	Error      string    `json:"error,omitempty"` // the command could not start
+	// EndFromShell: the end was read from the step's own shell
+	// (StepShell), its supervisor having died before it wrote it. Never
+	// written to a status file.
+	EndFromShell bool `json:"-"`
 	// Lost: not the supervisor's word but the runner's, when the
 	// supervisor died before writing its end: the step's outcome is
 	// unknown. Never written to a status file.
