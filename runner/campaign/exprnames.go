@@ -101,8 +101,7 @@ func (l *loader) checkExprNames(plan *Plan, ids map[string]int) {
 			}
 			for _, n := range e.Names {
 				if near := slipOf(n, known); near != "" && !usedAsAxis(n) {
-					l.add(path, fmt.Sprintf("%s: %s reads %s, which no axis or declared column of this phase has", key, e.Text, n),
-						fmt.Sprintf("did you mean %s?", near))
+					l.addSlip(path, fmt.Sprintf("%s: %s reads %s, which no axis or declared column of this phase has", key, e.Text, n), n, near, "")
 				}
 			}
 		}
@@ -125,7 +124,7 @@ func (l *loader) checkExprNames(plan *Plan, ids map[string]int) {
 		}
 		for _, y := range ys {
 			if near := slipOf(y, known); near != "" && !usedAsAxis(y) {
-				l.add(at("plot"), fmt.Sprintf("plot: %s names a column no axis or declared column of this phase has", y), fmt.Sprintf("did you mean %s?", near))
+				l.addSlip(at("plot"), fmt.Sprintf("plot: %s names a column no axis or declared column of this phase has", y), y, near, "")
 			}
 		}
 	}

@@ -179,6 +179,29 @@ func (l *loader) add(path, msg, hint string) {
 	l.errs = append(l.errs, e)
 }
 
+// addSlip says a name one slip from the one meant, at path: "did you
+// mean NEAR?" and more, with the edit that renames it on its line (every
+// whole-word use of it there from the error's column on).
+func (l *loader) addSlip(path, msg, wrong, near, more string) {
+	e := l.errAt(path, msg, strings.TrimSpace(fmt.Sprintf("did you mean %s? %s", near, more)))
+	if e.Line >= 1 && e.Line <= len(l.lines) {
+		src, from := l.lines[e.Line-1], max(e.Col-1, 0)
+		if from <= len(src) {
+			word := regexp.MustCompile(`(^|[^A-Za-z0-9_.])` + regexp.QuoteMeta(wrong) + `($|[^A-Za-z0-9_])`)
+			fixed := src[:from] + word.ReplaceAllString(src[from:], "${1}"+strings.ReplaceAll(near, "$", "$$")+"${2}")
+			if fixed != src {
+				e.Fix = &Fix{Line: e.Line, N: 1, With: []string{fixed}}
+			}
+		}
+	}
+	for _, o := range l.errs {
+		if o.Line == e.Line && o.Col == e.Col && o.Msg == e.Msg {
+			return
+		}
+	}
+	l.errs = append(l.errs, e)
+}
+
 // missingKey is a key a mapping must hold, as addMissing says it gone.
 type missingKey struct {
 	key, msg, hint string
@@ -397,9 +420,10 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 			} else if _, ok := written[n]; !ok {
 				hint := "needs lists ids of other phases: " + strings.Join(sortedKeys(written), ", ")
 				if near := nearest(n, sortedKeys(written)); near != "" && near != ps.ID {
-					hint = fmt.Sprintf("did you mean %s? %s", near, hint)
+					l.addSlip(path, fmt.Sprintf("unknown phase %q in needs", n), n, near, hint)
+				} else {
+					l.add(path, fmt.Sprintf("unknown phase %q in needs", n), hint)
 				}
-				l.add(path, fmt.Sprintf("unknown phase %q in needs", n), hint)
 			}
 		}
 	}
@@ -435,8 +459,13 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 	for _, ph := range plan.Phases {
 		if r := ph.Roofline; r != nil && r.Ceiling != "" {
 			if c := plan.Phase(r.Ceiling); c == nil || c.Roofline == nil {
-				l.add(fmt.Sprintf("$.phases[%d].roofline.ceiling", ids[ph.ID]), fmt.Sprintf("ceiling: %q is no phase with a roofline:", r.Ceiling),
-					"name the calibration phase whose best rows are the measured ceiling; it needs roofline: too: phases with one: "+strings.Join(rooflined(plan), ", "))
+				hint := "name the calibration phase whose best rows are the measured ceiling; it needs roofline: too: phases with one: " + strings.Join(rooflined(plan), ", ")
+				at, msg := fmt.Sprintf("$.phases[%d].roofline.ceiling", ids[ph.ID]), fmt.Sprintf("ceiling: %q is no phase with a roofline:", r.Ceiling)
+				if near := nearest(r.Ceiling, rooflined(plan)); near != "" && near != ph.ID {
+					l.addSlip(at, msg, r.Ceiling, near, hint)
+				} else {
+					l.add(at, msg, hint)
+				}
 			}
 		}
 	}

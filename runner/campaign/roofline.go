@@ -252,7 +252,8 @@ func (l *loader) inferFloors(plan *Plan, ids map[string]int) {
 			case bw == nil:
 				hint := "name the phase that measured the box's memory bandwidth (a copy or stream test with roofline: bytes and seconds)"
 				if near := nearest(f.Bandwidth, roofs); near != "" {
-					hint = fmt.Sprintf("did you mean %s?", near)
+					l.addSlip(at, fmt.Sprintf("floor: bandwidth: names no phase: %q", f.Bandwidth), f.Bandwidth, near, "")
+					break
 				} else if len(roofs) > 0 {
 					hint += ": " + strings.Join(roofs, ", ")
 				}

@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -104,6 +105,71 @@ func TestExpressionSlipsAtTheirLine(t *testing.T) {
 	} {
 		if _, err := Parse("c.yaml", "/c.yaml", []byte("name: r\nphases:\n  - id: a\n    "+body+"\n")); err != nil {
 			t.Errorf("a campaign with no slip refused: %v", err)
+		}
+	}
+}
+
+// TestSlipsCarryTheirEdit: each name one slip from the one meant (an
+// expression's, plot:'s, needs:, ceiling:, bandwidth:) comes with the edit
+// that renames it, and the file loads with it applied.
+func TestSlipsCarryTheirEdit(t *testing.T) {
+	for name, body := range map[string]string{
+		"floor batch": `  - id: a
+    sweep: {concurrency: [1, 16]}
+    floor: {batch: concurency, context: 1000, tpot: mean_tpot_ms, model: /m}
+    steps:
+      - results: {format: vllm-bench}
+        run: |
+          bench ${concurrency}`,
+		"plot y": `  - id: a
+    sweep: {m: [1, 2]}
+    metrics: [tflops]
+    plot: {x: m, y: [tflop]}
+    steps:
+      - run: |
+          bench ${m}`,
+		"needs": `  - id: serve
+    service:
+      run: |
+        serve
+      ready: {log: up}
+  - id: a
+    needs: [serv]
+    steps:
+      - run: |
+          bench`,
+		"ceiling": `  - id: calib
+    roofline: {flops: 1, bytes: 1, seconds: 1, dtype: bf16}
+    steps:
+      - run: |
+          calib
+  - id: a
+    roofline: {flops: 1, bytes: 1, seconds: 1, dtype: bf16, ceiling: calb}
+    steps:
+      - run: |
+          bench`,
+		"bandwidth": `  - id: stream
+    roofline: {flops: 1, bytes: 1, seconds: 1, dtype: bf16}
+    steps:
+      - run: |
+          stream
+  - id: a
+    sweep: {c: [1]}
+    floor: {batch: c, context: 1000, tpot: tpot_ms, model: /m, bandwidth: stram}
+    steps:
+      - run: |
+          bench ${c}`,
+	} {
+		src := "name: r\nphases:\n" + body + "\n"
+		_, err := Parse("c.yaml", "/c.yaml", []byte(src))
+		var fe *FileError
+		if !errors.As(err, &fe) || !strings.Contains(fe.Hint, "did you mean") || fe.Fix == nil {
+			t.Errorf("%s: %v; want a did-you-mean with its edit", name, err)
+			continue
+		}
+		fixed := strings.Join(fe.Fix.Apply(strings.Split(src, "\n")), "\n")
+		if _, err := Parse("c.yaml", "/c.yaml", []byte(fixed)); err != nil {
+			t.Errorf("%s: the edit applied does not load: %v\n%s", name, err, fixed)
 		}
 	}
 }
