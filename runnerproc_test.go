@@ -565,3 +565,65 @@ phases:
 		t.Error("a try 2 was started for a run that had ended")
 	}
 }
+
+// TestStatusAfterAKillSaysTheJournal: stopped while its first phase ran
+// (the second, not started, stopped with it), run again, its runner then
+// killed: status from the journal says the second phase is pending, as the
+// runner that was killed had it, not "stopped" by the stop before; and
+// the campaign, which no runner runs, is "interrupted", never "running".
+func TestStatusAfterAKillSaysTheJournal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: killed
+phases:
+  - id: first
+    steps:
+      - run: |
+          echo go >> ran; sleep 60
+  - id: second
+    steps:
+      - run: |
+          true
+`)
+	state := filepath.Join(dir, ".greenlight", "killed")
+	t.Cleanup(func() { stopRunner(t, state) })
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run --detach: %d %s", code, out)
+	}
+	waitForFile(t, filepath.Join(dir, "ran"), "go")
+	if out, code := runBin(t, dir, "stop", c); code != 0 {
+		t.Fatalf("stop: %d %s", code, out)
+	}
+	testutil.Eventually(t, 20*time.Second, "the stop's end", func() bool { _, held := runner.LockHolder(state); return !held })
+	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
+		t.Fatalf("run --detach again: %d %s", code, out)
+	}
+	waitForFile(t, filepath.Join(dir, "ran"), "go\ngo")
+	pid, held := runner.LockHolder(state)
+	if !held {
+		t.Fatal("no runner holds the campaign")
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	testutil.Eventually(t, 10*time.Second, "the killed runner's end", func() bool { return gone(pid) })
+	out, code := runBin(t, dir, "status", "--json", c)
+	var st struct {
+		State   string `json:"state"`
+		Monitor struct {
+			Kind string `json:"kind"`
+		} `json:"monitor"`
+		Phases []struct {
+			ID, Status string
+		} `json:"phases"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+		t.Fatalf("status --json: exit %d\n%s", code, out)
+	}
+	if st.State != "interrupted" || st.Monitor.Kind == "runner" {
+		t.Errorf("no runner runs it: state %q, monitor %q; want interrupted", st.State, st.Monitor.Kind)
+	}
+	for _, p := range st.Phases {
+		if p.ID == "second" && p.Status != "pending" {
+			t.Errorf("the second phase reads %q; want pending, as the killed runner had it", p.Status)
+		}
+	}
+}

@@ -32,7 +32,7 @@ type Status struct {
 	Report   string        `json:"report"`
 	StateDir string        `json:"state_dir"`
 	Monitor  StatusMonitor `json:"monitor"`
-	State    string        `json:"state"` // running, paused, frozen, stopped, finished, failed
+	State    string        `json:"state"` // running, paused, frozen, stopped, finished, failed; interrupted where no runner runs it
 	Finished bool          `json:"finished"`
 	Failed   bool          `json:"failed"`
 	Paused   bool          `json:"paused"`
@@ -273,6 +273,11 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
+// StateInterrupted is the state of a campaign that has not finished and
+// that no runner runs (its runner killed, the machine restarted):
+// `greenlight run` resumes it.
+const StateInterrupted = "interrupted"
+
 // StatusOf is st as the status of the campaign in dir.
 func StatusOf(plan *campaign.Plan, dir string, st *runner.State) Status {
 	abs, _ := filepath.Abs(dir)
@@ -336,6 +341,11 @@ func ReadStatus(plan *campaign.Plan, dir string) (out Status, problem, err error
 	out = StatusOf(plan, dir, st)
 	if problem != nil {
 		out.Monitor.Problem = problem.Error()
+	}
+	if !out.Finished {
+		// The journal says it was running, but no runner runs it (killed,
+		// the machine restarted): not "running".
+		out.State = StateInterrupted
 	}
 	out.ETA = nil
 	for i := range out.Phases {

@@ -53,6 +53,10 @@ func Replay(plan *campaign.Plan, stateDir string) (*State, error) {
 				pr.state.Current = sr.step.Index + 1
 			}
 			pr.cur = nil
+		case h.end != nil && h.end.Unstarted && h.end.Status == Stopped && times.lastStart.After(h.end.T):
+			// Stopped before it started, by a stop a later runner's start
+			// undid: pending again, as that runner had it (not "stopped"
+			// by a stop minutes before).
 		case h.end != nil:
 			v.restoreEnded(pr, h)
 		}

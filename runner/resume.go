@@ -64,6 +64,7 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 			if times.started.IsZero() {
 				times.started = rec.T
 			}
+			times.lastStart = rec.T
 		case recFinished:
 			times.prevEnded = rec.T
 		case recPhaseStart:

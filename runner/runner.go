@@ -166,6 +166,7 @@ type campaignTimes struct {
 	started   time.Time // the first start in the journal
 	ended     time.Time // this run's end, once finished
 	prevEnded time.Time // the last end in the journal
+	lastStart time.Time // the last runner's start in the journal
 	ranAny    bool      // this runner started a phase
 }
 
