@@ -235,6 +235,57 @@ phases:
 	}
 }
 
+// TestOneFailureOneNotice: a phase that fails, with two phases that need
+// it (one through the other): one notice, naming what it blocks; the
+// blocked phases are no failures of their own to be told of.
+func TestOneFailureOneNotice(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	log := filepath.Join(dir, "told")
+	p := loadCampaign(t, fmt.Sprintf(`
+name: tell
+notify: |
+  echo "$GREENLIGHT_EVENT $GREENLIGHT_PHASE $GREENLIGHT_TEXT" >> %s
+phases:
+  - id: bad
+    steps:
+      - run: |
+          exit 3
+  - id: profile
+    needs: [bad]
+    steps:
+      - run: |
+          true
+  - id: nsys
+    needs: [profile]
+    steps:
+      - run: |
+          true
+`, log))
+	r, err := New(p, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, r: r, events: r.Subscribe()}
+	events := r.Subscribe()
+	r.Start()
+	done := make(chan struct{})
+	go func() { Notify(p, events, func(string) {}); close(done) }()
+	h.finished(20 * time.Second)
+	h.r.Close()
+	<-done
+	b, _ := os.ReadFile(log)
+	var failed []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "failed ") {
+			failed = append(failed, l)
+		}
+	}
+	if len(failed) != 1 || !strings.HasPrefix(failed[0], "failed bad ") || !strings.Contains(failed[0], "it blocks profile, nsys") {
+		t.Errorf("failure notices %q; want one, for bad, naming profile and nsys", failed)
+	}
+}
+
 // TestStopAtAGateReadsStoppedFromTheJournal: stopped while a phase waits
 // at its gate, the campaign reads "stopped" from its journal alone (status
 // with no runner), as the window and the record say; run again, the gate

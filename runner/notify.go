@@ -30,15 +30,22 @@ type Notice struct {
 	Event, Phase, Text string
 }
 
-// NoticeOf says whether an event is one a person is told of.
-func NoticeOf(e Event) (Notice, bool) {
+// NoticeOf says whether an event is one a person is told of. One
+// failure is one notice, naming the phases it blocks: a phase blocked by
+// it (or by another phase's failure) is no failure of its own to be told
+// of again.
+func NoticeOf(plan *campaign.Plan, e Event) (Notice, bool) {
 	switch e.Kind {
 	case GateWaiting:
 		return Notice{"gate", e.Phase, e.Message}, true
 	case PhaseFinished:
 		if e.State != nil {
-			if p := e.State.Phase(e.Phase); p != nil && p.Status.IsFailure() {
-				return Notice{"failed", e.Phase, e.Message}, true
+			if p := e.State.Phase(e.Phase); p != nil && p.Status == Failed {
+				text := e.Message
+				if blocks := blockedBy(plan, e.State, e.Phase); len(blocks) > 0 {
+					text += "; it blocks " + strings.Join(blocks, ", ")
+				}
+				return Notice{"failed", e.Phase, text}, true
 			}
 		}
 	case Paused:
@@ -74,7 +81,7 @@ func Notify(plan *campaign.Plan, events <-chan Event, say func(string)) {
 	}()
 	dropped := false
 	for e := range events {
-		n, ok := NoticeOf(e)
+		n, ok := NoticeOf(plan, e)
 		if !ok || plan.Notify == "" {
 			continue
 		}
@@ -89,6 +96,34 @@ func Notify(plan *campaign.Plan, events <-chan Event, say func(string)) {
 	}
 	close(queue)
 	<-done
+}
+
+// blockedBy are the phases not yet through that need phase, directly or
+// through another: what its failure holds up.
+func blockedBy(plan *campaign.Plan, st *State, phase string) []string {
+	if plan == nil {
+		return nil
+	}
+	held := map[string]bool{phase: true}
+	var out []string
+	for changed := true; changed; {
+		changed = false
+		for _, ph := range plan.Phases {
+			if held[ph.ID] {
+				continue
+			}
+			for _, n := range ph.Needs {
+				if held[n] {
+					held[ph.ID], changed = true, true
+					if p := st.Phase(ph.ID); p == nil || !p.Status.Finished() || p.Status == Blocked {
+						out = append(out, ph.ID)
+					}
+					break
+				}
+			}
+		}
+	}
+	return out
 }
 
 func runNotify(plan *campaign.Plan, n Notice) error {
