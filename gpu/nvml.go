@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -37,6 +38,72 @@ type NVML struct {
 	// a read and its newest sample is the best estimate (that sample is
 	// at most one sampling period old).
 	tsBase map[int]int64
+	// poll reads the SM clock ten times a second, while a device is
+	// busy, where the driver keeps no clock samples of its own (an H100
+	// on driver 580 answers "not found"): a step of a few seconds then has
+	// dozens, not the rounds' one a second. nil until needed.
+	poll *clockPoll
+}
+
+// clockPollEvery is how often clockPoll reads a busy device's clock.
+const clockPollEvery = 100 * time.Millisecond
+
+// clockPoll reads the SM clock of the devices last seen busy, on a
+// goroutine of its own, into a buffer each round drains.
+type clockPoll struct {
+	mu   sync.Mutex
+	busy map[int]bool
+	got  map[int][]FineSample
+	stop chan struct{}
+	done chan struct{}
+}
+
+func (n *NVML) startPoll() *clockPoll {
+	p := &clockPoll{busy: map[int]bool{}, got: map[int][]FineSample{}, stop: make(chan struct{}), done: make(chan struct{})}
+	devs := n.devs
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(clockPollEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case now := <-t.C:
+				p.mu.Lock()
+				for i, d := range devs {
+					if d == nil || !p.busy[i] || len(p.got[i]) > 4096 {
+						continue
+					}
+					if c, ret := clockOf(d); ret == nvml.SUCCESS {
+						p.got[i] = append(p.got[i], FineSample{T: now.UnixMicro(), Clock: true, V: float32(c)})
+					}
+				}
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return p
+}
+
+// take is device i's clock readings since the last take; busy says
+// whether to read it until the next.
+func (p *clockPoll) take(i int, busy bool) []FineSample {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.got[i]
+	p.got[i], p.busy[i] = nil, busy
+	return out
+}
+
+// clockOf reads a device's SM clock, a mock's missing call taken as none.
+func clockOf(d nvml.Device) (c uint32, ret nvml.Return) {
+	defer func() {
+		if recover() != nil {
+			c, ret = 0, nvml.ERROR_NOT_SUPPORTED
+		}
+	}()
+	return d.GetClockInfo(nvml.CLOCK_SM)
 }
 
 // stillEvery is how often a device's settings are read again.
@@ -131,6 +198,11 @@ func (n *NVML) Inventory() Inventory { return n.inv }
 
 // Close shuts NVML down.
 func (n *NVML) Close() error {
+	if n.poll != nil {
+		close(n.poll.stop)
+		<-n.poll.done
+		n.poll = nil
+	}
 	if ret := n.lib.Shutdown(); ret != nvml.SUCCESS {
 		return fmt.Errorf("NVML shutdown: %s", explain(ret))
 	}
@@ -317,6 +389,18 @@ func (n *NVML) sampleOne(now time.Time, i int, d nvml.Device) (s Sample) {
 	}
 	clocks := n.driverSamples(i, d, nvml.PROCESSOR_CLK_SAMPLES, n.clkSeen)
 	utils := n.driverSamples(i, d, nvml.GPU_UTILIZATION_SAMPLES, n.utilSeen)
+	if len(clocks) == 0 && len(utils) > 0 {
+		// The driver keeps utilization samples but no clock samples: the
+		// clock is read here, ten times a second, while the device works.
+		if n.poll == nil {
+			n.poll = n.startPoll()
+		}
+		busy := false
+		for _, u := range utils {
+			busy = busy || u.V > 0
+		}
+		clocks = n.poll.take(i, busy || s.Util.OK && s.Util.V > 0)
+	}
 	s.Fine = mergeFine(clocks, utils)
 	if len(clocks) > 0 {
 		var sum float64

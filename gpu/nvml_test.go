@@ -466,3 +466,35 @@ func TestDriverSamplesOnTheWallClock(t *testing.T) {
 		}
 	}
 }
+
+// TestClockPolledWhereTheDriverKeepsNone: a driver that keeps
+// utilization samples but no clock samples (an H100 on driver 580
+// answers "not found") has the clock read ten times a second while the
+// device works, so a step's busy span holds several a second.
+func TestClockPolledWhereTheDriverKeepsNone(t *testing.T) {
+	srv := h200s(t)
+	dev := srv.Devices[0].(*server.Device)
+	dev.GetSamplesFunc = func(st nvml.SamplingType, since uint64) (nvml.ValueType, []nvml.Sample, nvml.Return) {
+		if st != nvml.GPU_UTILIZATION_SAMPLES {
+			return 0, nil, nvml.ERROR_NOT_FOUND
+		}
+		var b [8]byte
+		binary.LittleEndian.PutUint32(b[:], 100)
+		return nvml.VALUE_TYPE_UNSIGNED_INT, []nvml.Sample{{TimeStamp: uint64(time.Now().UnixMicro()), SampleValue: b}}, nvml.SUCCESS
+	}
+	dev.GetClockInfoFunc = func(nvml.ClockType) (uint32, nvml.Return) { return 1755, nvml.SUCCESS }
+	n := open(t, srv)
+	defer n.Close()
+	n.Sample(time.Now())
+	time.Sleep(5 * clockPollEvery) // the poll's window: what the test is about
+	s := n.Sample(time.Now())[0]
+	clocks := 0
+	for _, f := range s.Fine {
+		if f.Clock && f.V == 1755 {
+			clocks++
+		}
+	}
+	if clocks < 2 || s.SMClock.V != 1755 {
+		t.Errorf("%d clock readings polled, clock %v; want several at 1755", clocks, s.SMClock.V)
+	}
+}
