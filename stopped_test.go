@@ -30,7 +30,7 @@ phases:
       - run: |
           echo ${m} >> ledger
           echo "{\"t_ms\": ${m}}" >> "$GREENLIGHT_RESULTS"
-          sleep 0.4
+          sleep 1.5
   - id: later
     gate: manual
     needs: [g]
