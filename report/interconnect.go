@@ -279,7 +279,7 @@ func (byteTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 		t := plot.Tick{Value: v}
 		if e%every == 0 {
-			t.Label = sizeWords(v)
+			t.Label = campaign.SizeText(v)
 		}
 		out = append(out, t)
 	}
@@ -333,7 +333,7 @@ func (w *Writer) busSection(ph *campaign.Phase, p runner.PhaseState) string {
 				b.WriteString(" — |")
 			}
 		}
-		fmt.Fprintf(&b, " %s | %s GB/s | %s GB/s |\n", sizeWords(big), FormatNumber(bigBus), FormatNumber(avg))
+		fmt.Fprintf(&b, " %s | %s GB/s | %s GB/s |\n", campaign.SizeText(big), FormatNumber(bigBus), FormatNumber(avg))
 	}
 	if b.Len() == 0 {
 		return ""
@@ -455,23 +455,12 @@ func (w *Writer) smallAgainstBaseline(ph *campaign.Phase, p runner.PhaseState) s
 		if slower {
 			verdict, worse = "✗ slower, beyond noise", worse+1
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s µs (n=%d) | %s µs (n=%d) | %+.1f%% | %s |\n", cell(k.at), sizeWords(k.size), FormatNumber(a.Mean), a.N, FormatNumber(c.Mean), c.N, change*100, verdict)
+		fmt.Fprintf(&b, "| %s | %s | %s µs (n=%d) | %s µs (n=%d) | %+.1f%% | %s |\n", cell(k.at), campaign.SizeText(k.size), FormatNumber(a.Mean), a.N, FormatNumber(c.Mean), c.N, change*100, verdict)
 	}
 	if worse > 0 {
 		fmt.Fprintf(&b, "\n**✗ %d small-message time(s) slower than the baseline beyond noise**: what a decode step's all-reduce pays; check the topology and NCCL settings against the baseline's conditions.\n", worse)
 	}
 	return b.String()
-}
-
-// sizeWords is a message size in binary units: "128 MiB".
-func sizeWords(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB"}
-	i := 0
-	for b >= 1024 && i < len(units)-1 && math.Mod(b, 1024) == 0 {
-		b /= 1024
-		i++
-	}
-	return FormatNumber(b) + " " + units[i]
 }
 
 // allReduceKernel names a collective's all-reduce kernel: NCCL's
@@ -546,9 +535,9 @@ func (w *Writer) allReduceSection(p runner.PhaseState, sums []*trace.Summary, st
 	from := fmt.Sprintf("the %d-GPU curve of %s, its GPU count from %s; the capture's %d GPUs from %s", c.gpus, c.label, c.basis, group, groupBasis)
 	switch {
 	case perCall < first.us:
-		fmt.Fprintf(&b, " That is below every size the curve measured: its smallest message, %s, takes %s µs (%s). The capture's calls are faster than NCCL's smallest message on this box: a custom all-reduce, or a time the curve cannot place.", sizeWords(first.size), FormatNumber(first.us), from)
+		fmt.Fprintf(&b, " That is below every size the curve measured: its smallest message, %s, takes %s µs (%s). The capture's calls are faster than NCCL's smallest message on this box: a custom all-reduce, or a time the curve cannot place.", campaign.SizeText(first.size), FormatNumber(first.us), from)
 	case perCall > last.us:
-		fmt.Fprintf(&b, " That is above every size the curve measured: its largest message, %s, takes %s µs (%s). The calls pay more than the bus moves in that time: synchronisation, stragglers, or a message larger than the curve.", sizeWords(last.size), FormatNumber(last.us), from)
+		fmt.Fprintf(&b, " That is above every size the curve measured: its largest message, %s, takes %s µs (%s). The calls pay more than the bus moves in that time: synchronisation, stragglers, or a message larger than the curve.", campaign.SizeText(last.size), FormatNumber(last.us), from)
 	default:
 		at := first
 		for _, pt := range c.pts {
@@ -556,7 +545,7 @@ func (w *Writer) allReduceSection(p runner.PhaseState, sums []*trace.Summary, st
 				at = pt
 			}
 		}
-		fmt.Fprintf(&b, " On this box all_reduce_perf at %d GPUs takes %s µs at %s (%s)", c.gpus, FormatNumber(at.us), sizeWords(at.size), from)
+		fmt.Fprintf(&b, " On this box all_reduce_perf at %d GPUs takes %s µs at %s (%s)", c.gpus, FormatNumber(at.us), campaign.SizeText(at.size), from)
 		if h, of := w.hiddenSize(p.ID); h > 0 {
 			fmt.Fprintf(&b, ": the message of %s tokens at hidden size %d (%s; hidden × tokens × 2 bytes)", FormatNumber(math.Round(at.size/float64(2*h))), h, of)
 		}

@@ -250,7 +250,7 @@ func MeasurementOf(values map[string]any) string {
 	num := func(k string) (float64, bool) { f, ok := values[k].(float64); return f, ok }
 	if size, ok := num("size_b"); ok {
 		if _, ok := num("oop_time_us"); ok {
-			out := sizeText(size)
+			out := SizeText(size)
 			if r, ok := num("ranks"); ok && r > 0 {
 				out = fmt.Sprintf("%d GPUs · %s", int(r), out)
 			}
@@ -284,8 +284,9 @@ func MeasuredBy(column string) bool {
 	return false
 }
 
-// sizeText is a message size in binary units: "1 MiB", "12 B".
-func sizeText(b float64) string {
+// SizeText is a message size in binary units: "1 MiB", "12 B" (the
+// one spelling: the record's blocks and charts say sizes so too).
+func SizeText(b float64) string {
 	units := []string{"B", "KiB", "MiB", "GiB"}
 	i := 0
 	for b >= 1024 && i < len(units)-1 && math.Mod(b, 1024) == 0 {
