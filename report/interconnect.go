@@ -48,10 +48,7 @@ func interconnectSection(ph *campaign.Phase, p runner.PhaseState) string {
 	gpus := map[int]bool{}
 	for _, s := range p.Steps {
 		for _, row := range s.Results {
-			v := map[string]any{}
-			for i, c := range row.Cols {
-				v[c] = row.Values[i]
-			}
+			v := rowValues(row)
 			test, _ := v["test"].(string)
 			src, ok1 := v["src"].(float64)
 			dst, ok2 := v["dst"].(float64)
@@ -187,15 +184,22 @@ func busCurves(ph *campaign.Phase, p runner.PhaseState) (labels []string, curves
 	return labels, curves
 }
 
+// rowValues are a row's columns by name, as the format readers' helpers
+// (runner.NCCLCollective, campaign.MeasurementOf) take them.
+func rowValues(row runner.Row) map[string]any {
+	v := make(map[string]any, len(row.Cols))
+	for i, c := range row.Cols {
+		v[c] = row.Values[i]
+	}
+	return v
+}
+
 // curveGPUs is the GPU count a step's nccl-tests rows say (the last row
 // that tells it, runner.NCCLCollective); 0 when none does.
 func curveGPUs(rows []runner.Row) int {
 	g := 0
 	for _, row := range rows {
-		v := map[string]any{}
-		for j, c := range row.Cols {
-			v[c] = row.Values[j]
-		}
+		v := rowValues(row)
 		if _, n, _ := runner.NCCLCollective(v); n > 0 {
 			g = n
 		}
@@ -586,10 +590,7 @@ func (w *Writer) allReduceCurves(st *runner.State) []allReduceCurve {
 			byGPUs := map[int]*allReduceCurve{}
 			var sized []map[string]any
 			for _, row := range s.Results {
-				v := map[string]any{}
-				for j, c := range row.Cols {
-					v[c] = row.Values[j]
-				}
+				v := rowValues(row)
 				if _, ok := v["size_b"].(float64); ok {
 					sized = append(sized, v)
 				}
