@@ -54,11 +54,13 @@ func (m *model) onKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.quit(false, "greenlight: left the campaign")
 	case key.Matches(k, m.keys.Up):
 		m.sel = max(0, m.sel-1)
+		m.picked = m.sel != m.running() // back on the running phase: it follows again
 		return tea.Batch(m.logs.read(m.selected()), m.chartRows(true))
 	case key.Matches(k, m.keys.Down):
 		if m.state != nil {
 			m.sel = min(len(m.state.Phases)-1, m.sel+1)
 		}
+		m.picked = m.sel != m.running()
 		return tea.Batch(m.logs.read(m.selected()), m.chartRows(true))
 	case key.Matches(k, m.keys.Help):
 		m.help = true

@@ -110,6 +110,7 @@ type model struct {
 	samples      []gpu.Sample
 	hosts        []gpu.HostState // remote hosts as of the last samples
 	sel          int
+	picked       bool // the person moved the selection off the running phase: it no longer follows it
 	detail       focus
 	help         bool
 	chart        bool      // the chart screen (c) is open
@@ -317,8 +318,14 @@ func (m *model) say(s string) {
 // wanted: a failure, a waiting gate, the end.
 func (m *model) onEvent(e runner.Event) tea.Cmd {
 	m.state = e.State
-	m.trackArtifacts()
 	cmds := []tea.Cmd{m.waitEvent()}
+	if i := m.running(); !m.picked && i >= 0 && i != m.sel {
+		// The selection follows what runs, however far down the list it
+		// is, until the person picks another phase.
+		m.sel = i
+		cmds = append(cmds, m.logs.read(m.selected()))
+	}
+	m.trackArtifacts()
 	switch e.Kind {
 	case runner.PhaseFinished:
 		if ps := e.State.Phase(e.Phase); ps != nil && ps.Status == runner.Failed {
@@ -340,6 +347,24 @@ func (m *model) onEvent(e runner.Event) tea.Cmd {
 		}
 	}
 	return tea.Batch(cmds...)
+}
+
+// running is the phase the selection follows: the first phase running a
+// step, else the first waiting at its gate; -1 when none.
+func (m *model) running() int {
+	if m.state == nil {
+		return -1
+	}
+	wait := -1
+	for i, p := range m.state.Phases {
+		switch {
+		case p.Status == runner.Running:
+			return i
+		case p.Status == runner.Waiting && wait < 0:
+			wait = i
+		}
+	}
+	return wait
 }
 
 // gateTarget is the phase g greenlights: the selected one when it is

@@ -166,3 +166,48 @@ func TestLogStepOfAFinishedPhase(t *testing.T) {
 		t.Errorf("running: logStep = %d; want the current step, 2", got)
 	}
 }
+
+// TestSmallWindowFollowsTheRunningPhase: at 80x24 the window shows six
+// phase rows; with ten phases the running one (the eighth, then the
+// ninth) is among them and selected, until the person picks another;
+// back on the running phase, it follows again.
+func TestSmallWindowFollowsTheRunningPhase(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)
+	m := newModel(Options{Runner: &fakeRunner{}, Sampler: newFakeGPUs(0), Now: func() time.Time { return t0 }, Output: io.Discard})
+	m.w, m.h = 80, 24
+	stateAt := func(running int) *runner.State {
+		st := &runner.State{Started: t0.Add(-time.Hour), Now: t0}
+		for i := range 10 {
+			p := runner.PhaseState{ID: fmt.Sprint("p", i), Title: fmt.Sprintf("phase number %d", i), Status: runner.Pending}
+			switch {
+			case i < running:
+				p.Status = runner.Done
+			case i == running:
+				p.Status, p.Started = runner.Running, t0.Add(-time.Minute)
+				p.Steps = []runner.StepState{{Name: "bench", Status: runner.Running, Progress: -1, Started: p.Started}}
+			}
+			st.Phases = append(st.Phases, p)
+		}
+		return st
+	}
+	shown := func() string { return strings.Join(m.phasesView(m.w, m.phaseRows()), "\n") }
+	m.onEvent(runner.Event{State: stateAt(7)})
+	if m.phaseRows() >= 10 || !strings.Contains(shown(), "phase number 7") || m.sel != 7 {
+		t.Errorf("%d rows, selected %d, the running phase 7 not shown:\n%s", m.phaseRows(), m.sel, shown())
+	}
+	m.onEvent(runner.Event{State: stateAt(8)})
+	if m.sel != 8 || !strings.Contains(shown(), "phase number 8") {
+		t.Errorf("selected %d after phase 8 started:\n%s", m.sel, shown())
+	}
+	m.onKey(tea.KeyPressMsg{Code: tea.KeyUp})
+	m.onEvent(runner.Event{State: stateAt(9)})
+	if m.sel != 7 {
+		t.Errorf("selected %d; the person picked phase 7, and it stays", m.sel)
+	}
+	m.onKey(tea.KeyPressMsg{Code: tea.KeyDown})
+	m.onKey(tea.KeyPressMsg{Code: tea.KeyDown})
+	m.onEvent(runner.Event{State: stateAt(9)})
+	if m.sel != 9 || m.picked {
+		t.Errorf("selected %d (picked %v); back on the running phase it follows again", m.sel, m.picked)
+	}
+}
