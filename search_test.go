@@ -31,7 +31,7 @@ phases:
     repeat: 3
     steps:
       - run: |
-          awk -v c=${concurrency} -v r=$GREENLIGHT_REPEAT 'BEGIN { srand(c * 1000 + r); p = 50 * c / 100.5; if (c > 100) p = p * 3; printf "{\"p99_tpot_ms\": %.4f, \"error_rate\": 0}\n", p * (1 + 0.06 * (rand() - 0.5)) }' >> "$GREENLIGHT_RESULTS"
+          awk -v c=${concurrency} -v r=$GREENLIGHT_REPEAT 'BEGIN { srand(c * 1000 + r); p = 50 * c / 100.5; if (c > 100) p = p * 3; printf "{\"p99_tpot_ms\": %.4f, \"error_rate\": 0, \"tok_s\": %d}\n", p * (1 + 0.06 * (rand() - 0.5)), 100 * c }' >> "$GREENLIGHT_RESULTS"
 `), 0o644)
 	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, out)
@@ -51,6 +51,13 @@ phases:
 			t.Errorf("the record lacks %q:\n%s", want, rec)
 		}
 	}
+	// Every chart beside the record is one the record embeds.
+	charts, _ := filepath.Glob(filepath.Join(dir, "*.svg"))
+	for _, c := range charts {
+		if !strings.Contains(rec, "("+filepath.Base(c)+")") {
+			t.Errorf("%s is written and no record embeds it", filepath.Base(c))
+		}
+	}
 	svg := string(mustRead(t, filepath.Join(dir, "limit.limit.p99_tpot_ms.svg")))
 	for _, want := range []string{"SLO &lt;= 50", "limit found: concurrency 98"} {
 		if !strings.Contains(svg, want) {
@@ -64,7 +71,9 @@ phases:
 	var st struct {
 		Phases []struct {
 			Points struct {
-				Search struct {
+				Skipped, Done, Total int
+				NotProbed            int `json:"not_probed"`
+				Search               struct {
 					Probes, Limit, Above int
 					MaxProbes            int `json:"max_probes"`
 					Done                 bool
@@ -77,6 +86,11 @@ phases:
 	}
 	if s := st.Phases[0].Points.Search; s.Probes != 11 || s.MaxProbes != 13 || s.Limit != 98 || s.Above != 108 || !s.Done {
 		t.Errorf("status --json's search: %+v", s)
+	}
+	// The grid values the search never asked for are not probed, not
+	// skipped: skipped means skipped by you.
+	if p := st.Phases[0].Points; p.Skipped != 0 || p.NotProbed != p.Total-11 || p.Done != p.Total {
+		t.Errorf("status --json's points: %d skipped, %d not probed, %d done of %d; want 0 skipped, %d not probed", p.Skipped, p.NotProbed, p.Done, p.Total, p.Total-11)
 	}
 	text, _ := runBin(t, dir, "status", c)
 	if !regexp.MustCompile(`search: 11 of at most 13 probes: found concurrency 98 \(108 fails p99_tpot_ms <= 50\)`).MatchString(text) {

@@ -61,7 +61,14 @@ func searchBlock(ph *campaign.Phase, rp *results.Phase, charts map[string]string
 	}
 	if !rs.Done {
 		if v, _ := s.Next(); v > 0 {
-			fmt.Fprintf(&b, " The search goes on: %d is probed now.", v)
+			switch runner.Status(rp.Status) {
+			case runner.Running:
+				fmt.Fprintf(&b, " The search goes on: %d is probed now.", v)
+			case runner.Stopped:
+				fmt.Fprintf(&b, " The search was stopped: %d is probed next when the campaign runs again.", v)
+			default:
+				fmt.Fprintf(&b, " The search did not end (%s): %d was to be probed next.", rp.Status, v)
+			}
 		}
 	}
 	if rs.Found && rs.Binding != "" {

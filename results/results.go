@@ -15,6 +15,7 @@
 package results
 
 import (
+	"slices"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner"
@@ -234,6 +235,7 @@ func PhaseOf(ph *campaign.Phase, p *runner.PhaseState, now time.Time) Phase {
 		out.Noise = &Noise{Limit: sw.Noise, Basis: basis}
 	}
 	c := &Counts{}
+	judged := probesEnded(ph, p)
 	index := 0
 	for _, u := range sw.Units {
 		if u.Repeat != 1 {
@@ -241,6 +243,12 @@ func PhaseOf(ph *campaign.Phase, p *runner.PhaseState, now time.Time) Phase {
 		}
 		index++
 		pt := pointOf(units[u.Point])
+		if judged[u.Point] && pt.State == Pending {
+			// A probe the search has judged takes no more runs, whether
+			// the search goes on, was stopped or ended: its runs left
+			// are never run, as the record's table of probes says.
+			pt.State, pt.Complete = Done, true
+		}
 		pt.Key, pt.Index = sw.Key(u), index
 		for _, name := range names {
 			xs := vals[name][u.Point]
@@ -261,6 +269,23 @@ func PhaseOf(ph *campaign.Phase, p *runner.PhaseState, now time.Time) Phase {
 	out.Count = c
 	if sw.Search != nil {
 		out.Search = searchOf(ph, p, units)
+	}
+	return out
+}
+
+// probesEnded are the points (by index) of a search's probes that
+// have ended: judged, or out of runs. nil for a grid.
+func probesEnded(ph *campaign.Phase, p *runner.PhaseState) map[int]bool {
+	ss := ph.Sweep.Search
+	if ss == nil {
+		return nil
+	}
+	s, _ := runner.SearchProbes(ph, p.Steps)
+	out := map[int]bool{}
+	for _, pr := range s.Probes {
+		if i := slices.Index(ss.Values, pr.Value); i >= 0 {
+			out[i] = true
+		}
 	}
 	return out
 }

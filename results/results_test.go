@@ -157,3 +157,54 @@ func BenchmarkModel(b *testing.B) {
 		})
 	}
 }
+
+// TestAStoppedSearchsProbesAreDone: a search stopped after probing 1 and
+// 2 three times each: those points are done (the probe is judged; its
+// spare runs are never run), as the record's table of probes says, the
+// values never asked for are pending (the search goes on when the
+// campaign runs), and none is counted skipped.
+func TestAStoppedSearchsProbesAreDone(t *testing.T) {
+	p := plan(t, `name: c
+phases:
+  - id: limit
+    search:
+      axis: concurrency
+      range: [1, 16]
+      slo: {tpot_ms: "<= 50"}
+      resolution: 50%
+    repeat: 3
+    steps:
+      - run: |
+          true
+`)
+	ph := p.Phase("limit")
+	at := time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)
+	ps := &runner.PhaseState{ID: ph.ID, Status: runner.Stopped, Started: at}
+	values := ph.Sweep.Search.Values
+	for i, s := range ph.AllSteps() {
+		v := values[s.Unit.Point]
+		ss := runner.StepState{Index: i, Status: runner.Pending, Ended: at}
+		if (v == 1 || v == 2) && s.Unit.Repeat <= 3 {
+			ss.Status = runner.Done
+			ss.Results = []runner.Row{{Phase: ph.ID, Step: i, Cols: []string{"concurrency", "repeat", "tpot_ms"}, Values: []any{fmt.Sprint(v), float64(s.Unit.Repeat), float64(v) + float64(s.Unit.Repeat)/100}}}
+		}
+		ps.Steps = append(ps.Steps, ss)
+	}
+	rp := PhaseOf(ph, ps, at)
+	for _, pt := range rp.Points {
+		want := Pending
+		switch pt.Key {
+		case "concurrency=1", "concurrency=2":
+			want = Done
+		}
+		if pt.State != want {
+			t.Errorf("%s: %s after %d runs; want %s", pt.Key, pt.State, pt.Runs, want)
+		}
+	}
+	if c := rp.Count; c.Done != 2 || c.Skipped != 0 || c.NotProbed != 0 {
+		t.Errorf("count %+v; want 2 done, none skipped or not probed", c)
+	}
+	if s := rp.Search; s == nil || len(s.Probes) != 2 || s.Done {
+		t.Errorf("search %+v; want 2 probes, not done", s)
+	}
+}
