@@ -160,11 +160,16 @@ Skips the phase; a running one is stopped first. With --point, skips only
 those points of a sweep phase (as GREENLIGHT_POINT names them; an axis left
 out takes every value: --point m=64 skips M=64 at every shape): their runs
 not started are skipped, a running one is stopped, and the phase goes on
-with its other points. A resumed campaign keeps them skipped.
+with its other points. A resumed campaign keeps them skipped. Of a failed
+phase, skip lets it go: it stays failed, no service is kept up for it, and
+it does not run again when the campaign runs.
 `,
-	"retry": `Usage: greenlight retry CAMPAIGN.yaml PHASE
+	"retry": `Usage: greenlight retry CAMPAIGN.yaml PHASE [--point AXIS=VALUE[,AXIS=VALUE]]
 
-Runs a finished, failed or skipped phase again from its first step.
+Runs a finished, failed or skipped phase again from its first step. With
+--point, runs only those points of a sweep phase again (as GREENLIGHT_POINT
+names them), as a new attempt that keeps every other run as it ended: the
+done ones, and, in a grid with on_failure: continue, the failed ones.
 `,
 	"stop": `Usage: greenlight stop CAMPAIGN.yaml
 

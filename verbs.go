@@ -69,7 +69,7 @@ func verbArgs(name string, args []string, stderr io.Writer, follow *bool, point 
 func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 	var point string
 	var pointFlag *string
-	if name == "skip" {
+	if name == "skip" || name == "retry" {
 		pointFlag = &point
 	}
 	plan, stateDir, phases, code := verbArgs(name, args, stderr, nil, pointFlag)
@@ -101,14 +101,14 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	if point != "" {
 		if err := runner.CheckPoint(plan.Phase(phases[0]), point); err != nil {
-			fmt.Fprintf(stderr, "greenlight skip: %v\n", err)
+			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
 			return exitUsage
 		}
 	}
 	if taken, code := client.TakeIfStopped(name, phases, point, plan, stateDir, stdout, stderr); taken {
 		return code
 	}
-	target := strings.Join(phases[:min(1, len(phases))], "") // what a retry may start a finished campaign's runner for
+	target := link.PointTarget(strings.Join(phases[:min(1, len(phases))], ""), point) // what a retry may start a finished campaign's runner for
 	c, retried, code := client.ReachFor(name, target, plan, stateDir, stdout, stderr)
 	if c == nil {
 		return code
@@ -135,30 +135,16 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	if point != "" { // one point of a sweep, not the phase
 		op, phases = link.OpSkipPoint, []string{link.PointTarget(phases[0], point)}
+		if name == "retry" {
+			op = link.OpRetryPoint
+		}
 	}
 	for _, id := range phases {
 		if _, err := c.Request(op, id); err != nil {
 			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
 			return client.RequestExit(err)
 		}
-		switch {
-		case name == "approve":
-			fmt.Fprintf(stdout, "greenlight: %s greenlit\n", id)
-		case point != "":
-			fmt.Fprintf(stdout, "greenlight: %s: point %s skipped; the phase goes on with its other points\n", strings.TrimSuffix(id, "@"+point), point)
-		case name == "retry": // asked, not done: it starts when its needs and GPUs allow
-			fmt.Fprintf(stdout, "greenlight: %s: queued to run again (a new attempt); `greenlight status %s` follows it\n", id, plan.File)
-		case id != "":
-			fmt.Fprintf(stdout, "greenlight: %s: %s asked of the runner\n", id, name)
-		}
-	}
-	switch name {
-	case "pause":
-		fmt.Fprintln(stdout, "greenlight: paused: the running steps finish, no new one starts; `greenlight resume` lets it go on")
-	case "resume":
-		fmt.Fprintln(stdout, "greenlight: resumed")
-	case "stop":
-		fmt.Fprintf(stdout, "greenlight: stopping the campaign's running steps (runner pid %d); it ends once they have\n", c.PID())
+		fmt.Fprintf(stdout, "greenlight: %s\n", link.Said(op, id))
 	}
 	return exitOK
 }

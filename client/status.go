@@ -79,6 +79,8 @@ type StatusPhase struct {
 	Status       string        `json:"status"`
 	Reason       string        `json:"reason,omitempty"`
 	Waiting      string        `json:"waiting,omitempty"` // why a phase not started waits
+	Kept         string        `json:"kept,omitempty"`    // a service up only for failed phases that may run again on it
+	LetGo        bool          `json:"let_go,omitempty"`  // a failed phase you let go: it stays failed
 	Gate         bool          `json:"gate"`              // has a manual gate
 	Attempt      int           `json:"attempt"`
 	Started      *time.Time    `json:"started,omitempty"`
@@ -128,15 +130,19 @@ func servicePointOf(ph *campaign.Phase) *StatusServicePoint {
 // (results.PointState: pending, running, done, precise, skipped, cut,
 // not-probed, failed, stopped).
 type StatusPoints struct {
-	Done    int               `json:"done"`              // through: done, precise, skipped, cut or not probed
-	Precise int               `json:"precise,omitempty"` // of Done: stopped as precise (repeat: {until:})
-	Skipped int               `json:"skipped,omitempty"` // of Done: skipped by you, cut by until: failed, or not probed
-	Total   int               `json:"total"`
-	Current string            `json:"current,omitempty"` // m=64,shape=down
-	Repeat  int               `json:"repeat,omitempty"`  // of the current point
-	Repeats int               `json:"repeats"`           // a point's runs at most
-	Status  map[string]string `json:"status"`
-	Search  *StatusSearch     `json:"search,omitempty"` // a search phase: its probes, not its grid
+	Done    int `json:"done"`              // through: done, precise, skipped, cut or not probed
+	Precise int `json:"precise,omitempty"` // of Done: stopped as precise (repeat: {until:})
+	Skipped int `json:"skipped,omitempty"` // of Done: skipped by you (x, skip --point)
+	Cut     int `json:"cut,omitempty"`     // of Done: cut by until: failed
+	// NotProbed, of Done: grid values a search never asked for.
+	NotProbed int               `json:"not_probed,omitempty"`
+	Failed    int               `json:"failed,omitempty"` // points a run of which failed (on_failure: continue)
+	Total     int               `json:"total"`
+	Current   string            `json:"current,omitempty"` // m=64,shape=down
+	Repeat    int               `json:"repeat,omitempty"`  // of the current point
+	Repeats   int               `json:"repeats"`           // a point's runs at most
+	Status    map[string]string `json:"status"`
+	Search    *StatusSearch     `json:"search,omitempty"` // a search phase: its probes, not its grid
 }
 
 // StatusSearch is a search phase's progress: the probes judged, the most
@@ -212,7 +218,7 @@ func pointsOf(ph *campaign.Phase, p runner.PhaseState, rp *results.Phase) *Statu
 		return nil
 	}
 	c := rp.Count
-	out := &StatusPoints{Total: c.Points, Done: c.Through, Precise: c.Precise, Skipped: c.Skipped + c.Cut + c.NotProbed,
+	out := &StatusPoints{Total: c.Points, Done: c.Through, Precise: c.Precise, Skipped: c.Skipped, Cut: c.Cut, NotProbed: c.NotProbed, Failed: c.Failed,
 		Repeats: sw.Repeats.Max, Status: map[string]string{}}
 	if rs := rp.Search; rs != nil {
 		out.Search = searchOf(rs)
@@ -292,7 +298,7 @@ func StatusOf(plan *campaign.Plan, dir string, st *runner.State) Status {
 	}
 	model := results.Of(plan, st)
 	for _, p := range st.Phases {
-		sp := StatusPhase{ID: p.ID, Title: p.Title, Status: string(p.Status), Reason: p.Reason, Waiting: p.WaitReason,
+		sp := StatusPhase{ID: p.ID, Title: p.Title, Status: string(p.Status), Reason: p.Reason, Waiting: p.WaitReason, Kept: p.Kept, LetGo: p.LetGo,
 			Gate: p.Manual, Attempt: p.Attempt, Started: timePtr(p.Started), Ended: timePtr(p.Ended), ExpectFailed: p.ExpectFailed}
 		for _, s := range p.Steps {
 			sp.Results += len(s.Results)

@@ -131,6 +131,11 @@ func header(plan *campaign.Plan, st *runner.State, model *results.Model, env Env
 			status += ": " + p.Reason
 		} else if p.WaitReason != "" {
 			status += ": " + p.WaitReason
+		} else if p.Kept != "" {
+			status += ": " + p.Kept
+		}
+		if p.LetGo {
+			status += " (let go by you)"
 		}
 		if missed := p.ExpectFailed - len(p.Missing); missed > 0 {
 			status += fmt.Sprintf(" · ✗ %d result(s) missed expectations", missed)
@@ -210,6 +215,11 @@ func phaseBlock(v phaseView) string {
 		fmt.Fprintf(&b, " — %s", p.Reason)
 	} else if p.WaitReason != "" {
 		fmt.Fprintf(&b, " — %s", p.WaitReason)
+	} else if p.Kept != "" {
+		fmt.Fprintf(&b, " — %s", p.Kept)
+	}
+	if p.LetGo {
+		b.WriteString(" (let go by you)")
 	}
 	if !p.Started.IsZero() {
 		fmt.Fprintf(&b, " · **Start:** %s", p.Started.Format(timeFmt))

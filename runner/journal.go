@@ -59,6 +59,7 @@ const (
 	recKeptStopped = "kept-stopped" // the campaign's end stopped them
 	recPointSkip   = "point-skip"   // Reason: the points skipped (a point spec); Attempt: the phase's attempt when said; holds until a retry
 	recRetry       = "retry"        // the phase runs again from scratch: its points skipped run again
+	recLetGo       = "let-go"       // a failed phase will not run again: no service is kept up for it (skip of a failed phase)
 	recAdopted     = "adopted"      // a runner started again took over a step of the attempt
 	recNote        = "note"         // Reason: a person's note (greenlight note), for the record
 	recWarning     = "warning"      // Reason: a warning the runner said, as the record says it

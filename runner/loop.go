@@ -178,6 +178,8 @@ func (r *Runner) skip(id string) error {
 	}
 	why := "by you" + pr.unitsDoneSaid()
 	switch st := pr.state.Status; {
+	case st == Failed:
+		r.letGo(pr)
 	case st == Running || st == Ready:
 		if pr.cur != nil && !pr.cur.proc.exitedSeen {
 			pr.cur.proc.stopFor = Skipped

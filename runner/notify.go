@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -44,6 +45,11 @@ func NoticeOf(plan *campaign.Plan, e Event) (Notice, bool) {
 				text := e.Message
 				if blocks := blockedBy(plan, e.State, e.Phase); len(blocks) > 0 {
 					text += "; it blocks " + strings.Join(blocks, ", ")
+				}
+				for _, svc := range plan.Phases {
+					if s := e.State.Phase(svc.ID); s != nil && s.Status == Ready && slices.Contains(KeptFor(plan, svc, e.State.Phase), e.Phase) {
+						text += fmt.Sprintf("; %s stays up for its retry (greenlight retry %s; greenlight skip %s lets it go)", svc.ID, e.Phase, e.Phase)
+					}
 				}
 				return Notice{"failed", e.Phase, text}, true
 			}

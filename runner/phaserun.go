@@ -34,6 +34,9 @@ type phaseRun struct {
 	// carried units done) instead of beginning a new one.
 	continues bool
 	warm      *prewarmRun // its service's model read in before it starts (prewarm.go)
+	// keptSince: a service kept up for failed phases alone, since when
+	// (keep.go); zero when it is not kept.
+	keptSince time.Time
 }
 
 func newPhaseRun(ph *campaign.Phase, artRoot string) *phaseRun {
@@ -62,6 +65,7 @@ func (pr *phaseRun) reset() {
 	pr.gateAnnounced = false
 	pr.carried, pr.continues = nil, false
 	pr.warm = nil
+	pr.keptSince = time.Time{}
 }
 
 // schedule starts every phase that may start now.
@@ -71,7 +75,12 @@ func (r *Runner) schedule(now time.Time) {
 	}
 	r.checkDisk(now, true) // nothing starts on a disk past its limit
 	for _, pr := range r.phases {
-		if pr.state.Status == Ready && pr.cur != nil && !pr.cur.proc.exitedSeen && pr.cur.proc.stopFor == "" && !r.serviceNeeded(pr) {
+		if pr.state.Status != Ready || pr.cur == nil || pr.cur.proc.exitedSeen || pr.cur.proc.stopFor != "" {
+			continue
+		}
+		if r.serviceNeeded(pr) {
+			pr.unkeep()
+		} else if !r.keep(pr, now) {
 			pr.cur.proc.stopFor = Done
 			pr.cur.stop(r.opts.Grace)
 			r.emit(Event{Kind: Warning, Phase: pr.ph.ID, Message: fmt.Sprintf("no phase needs %s any more: stopping it", pr.ph.Label())})
@@ -271,18 +280,19 @@ func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
 	r.journal(record{T: now, Kind: recPhaseStart, Phase: pr.ph.ID, Attempt: pr.state.Attempt, Hash: pr.ph.Hash, UnitHash: pr.ph.UnitHash})
 	r.emit(Event{Kind: PhaseStarted, Phase: pr.ph.ID, Message: fmt.Sprintf("%s started", pr.ph.Label())})
 	for idx := 0; idx < len(pr.state.Steps); idx++ { // an edited grid's kept units, in this attempt's journal
-		if start, ok := pr.carried[idx]; ok && pr.state.Steps[idx].Status == Done {
+		ss := pr.state.Steps[idx]
+		if start, ok := pr.carried[idx]; ok && (ss.Status == Done || ss.Status == Failed) {
 			r.journal(record{T: start.T, Kind: recStepStart, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Dir: start.Dir, Unit: start.Unit, Counters: start.Counters})
-			if f := pr.state.Steps[idx].Facts; f != nil {
+			if f := ss.Facts; f != nil {
 				r.journal(record{Kind: recFacts, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Facts: f})
 			}
-			r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Status: Done, ExitCode: pr.state.Steps[idx].ExitCode})
+			r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Status: ss.Status, ExitCode: ss.ExitCode, Reason: ss.Reason})
 		}
 	}
 	pr.carried = nil
 	idx := pr.nextStep(0)
 	if idx >= len(pr.ph.AllSteps()) {
-		r.endPhase(pr, Done, "")
+		r.endGrid(pr)
 		return
 	}
 	r.startStep(pr, idx, 1, now)

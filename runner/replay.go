@@ -59,6 +59,7 @@ func Replay(plan *campaign.Plan, stateDir string) (*State, error) {
 			// by a stop minutes before).
 		case h.end != nil:
 			v.restoreEnded(pr, h)
+			pr.state.LetGo = h.letGo && h.end.Status == Failed
 		}
 		applySkips(pr, h)
 		pr.settle()

@@ -27,6 +27,10 @@ type phaseHistory struct {
 	skips     []record // points skipped by you since the phase's last retry
 	hashes    []string // the definitions its attempts ran, in order
 	readopted bool     // a runner re-adopted a step of this attempt
+	letGo     bool     // its failure was let go: it stays failed (keep.go)
+	// retryPoint: the points a retry --point said to run again, since
+	// its last start ("" for a whole retry, or none).
+	retryPoint string
 	// ranTotal is the running time of its ended runs; ranBefore, of those
 	// before its latest start (PhaseState.Ran), in ranRuns runs.
 	ranTotal, ranBefore time.Duration
@@ -107,6 +111,9 @@ func journalHistory(recs []record) (map[string]*phaseHistory, campaignTimes) {
 			h.skips = append(h.skips, rec)
 		case recRetry:
 			h.skips = nil // a retry runs every point again
+			h.letGo, h.retryPoint = false, rec.Reason
+		case recLetGo:
+			h.letGo = true
 		case recAdopted:
 			h.readopted = true
 		}
@@ -168,6 +175,15 @@ func (r *Runner) resume(recs []record) {
 			// finished kept.
 		case h.end != nil && changed && r.keepUnits(pr, h, true):
 			// The grid was edited: the units it had done are kept.
+		case h.end != nil && !changed && h.retryPoint != "":
+			// Retried by point, not yet started: the units it keeps are
+			// kept as the live runner kept them.
+			if again, err := pointsOf(ph, h.retryPoint); err == nil {
+				r.carryBut(pr, h, again)
+			}
+		case h.end != nil && !changed && h.end.Status == Failed && h.letGo:
+			r.restoreEnded(pr, h) // let go: it stays failed, not run again
+			pr.state.LetGo = true
 		case h.end != nil && changed:
 			pr.state.Changed = true
 			r.warnings = append(r.warnings, fmt.Sprintf("%s changed since it last ran: it runs again", ph.Label()))

@@ -257,9 +257,14 @@ func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 		r.warnings = append(r.warnings, fmt.Sprintf("steps run without a cgroup of their own (%v): each step's processes are followed by its supervisor, and a step's peak memory is its largest process's", err))
 	}
 	r.keepApprovals()
-	for _, id := range opts.Retry {
+	for _, target := range opts.Retry {
+		id, point, _ := strings.Cut(target, "@") // a point's target: phase@point (link.PointTarget)
 		if pr, err := r.find(id); err == nil && pr.state.Status.Finished() {
-			r.retry(id)
+			if point != "" {
+				r.retryPoint(id, point)
+			} else {
+				r.retry(id)
+			}
 		}
 	}
 	return r, nil
@@ -393,6 +398,12 @@ func (r *Runner) SkipPoint(id, point string) error {
 
 // Retry runs a finished phase again from its first step.
 func (r *Runner) Retry(id string) error { return r.do(func() error { return r.retry(id) }) }
+
+// RetryPoint runs again the units of the points of a finished sweep
+// phase that point names, keeping its other units as they ended.
+func (r *Runner) RetryPoint(id, point string) error {
+	return r.do(func() error { return r.retryPoint(id, point) })
+}
 
 // Greenlight opens a phase's manual gate.
 func (r *Runner) Greenlight(id string) error { return r.do(func() error { return r.greenlight(id) }) }

@@ -70,15 +70,22 @@ type Note struct {
 
 // PhaseState is the state of one phase.
 type PhaseState struct {
-	ID         string    `json:",omitzero"`
-	Title      string    `json:",omitzero"`
-	Status     Status    `json:",omitzero"`
-	Reason     string    `json:",omitzero"` // why it failed, was skipped or blocked
-	WaitReason string    `json:",omitzero"` // why a phase not yet started waits ("waits for GPU 0 held by serve")
-	Manual     bool      `json:",omitzero"`
-	Attempt    int       `json:",omitzero"` // 1 on the first run
-	Started    time.Time `json:",omitzero"`
-	Ended      time.Time `json:",omitzero"`
+	ID         string `json:",omitzero"`
+	Title      string `json:",omitzero"`
+	Status     Status `json:",omitzero"`
+	Reason     string `json:",omitzero"` // why it failed, was skipped or blocked
+	WaitReason string `json:",omitzero"` // why a phase not yet started waits ("waits for GPU 0 held by serve")
+	// Kept: a service up only for failed phases that use it, waiting for
+	// a retry that runs on it without a new load; what it waits for and
+	// the keys ("for decode, failed: r on decode retries it on this
+	// server, s on decode lets it go"). "" otherwise.
+	Kept string `json:",omitzero"`
+	// LetGo: a failed phase you let go (s, skip): no service is kept for it.
+	LetGo   bool      `json:",omitzero"`
+	Manual  bool      `json:",omitzero"`
+	Attempt int       `json:",omitzero"` // 1 on the first run
+	Started time.Time `json:",omitzero"`
+	Ended   time.Time `json:",omitzero"`
 	// Ran is the running time of its runs before this one (earlier
 	// attempts, and its attempt's runs before a stop), RanRuns how many:
 	// its duration is Ran and this run's time (RunTime).

@@ -96,7 +96,7 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	case svc && pr.state.Status == Ready:
 		ss.Status, ss.Reason = Failed, reason
 		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
-		why := quoteLast(fmt.Sprintf("the service %s died (%s)", pr.ph.ID, reason), sr.files.log)
+		why := quoteLast(fmt.Sprintf("the service %s died (%s)", pr.ph.ID, reason), sr.files.log, probedPaths(pr.ph)...)
 		for _, o := range r.phases {
 			if r.plan.Uses(o.ph.ID, pr.ph.ID) && o.state.Status == Running && o.cur != nil && !o.cur.proc.exitedSeen {
 				o.cur.proc.stopFor, o.cur.proc.stopWhy = Failed, why
@@ -107,7 +107,7 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	case svc:
 		ss.Status, ss.Reason = Failed, reason
 		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Attempt: sr.try, Status: Failed, ExitCode: st.ExitCode, Reason: reason})
-		r.endPhase(pr, Failed, quoteLast("the service "+reason+" before it was ready", sr.files.log))
+		r.endPhase(pr, Failed, quoteLast("the service "+reason+" before it was ready", sr.files.log, probedPaths(pr.ph)...))
 	case st.ExitCode == 0 || sr.step.AllowFailure:
 		ss.Status = Done
 		if st.ExitCode != 0 {
@@ -147,6 +147,10 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 			pr.state.Retried++
 			r.warn(fmt.Sprintf("%s: step %d %s failed (%s); retry %d of %d", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), reason, sr.try, pr.ph.Retries))
 			r.startStep(pr, sr.step.Index, sr.try+1, now)
+			return
+		}
+		if sw := pr.ph.Sweep; sw != nil && sw.GoOn && sr.step.Unit != nil {
+			sr.goOn(quoteLast(reason, sr.files.log), now)
 			return
 		}
 		r.endPhase(pr, Failed, quoteLast(fmt.Sprintf("step %d (%s) %s", sr.step.Index+1, sr.step.Label(), reason), sr.files.log))
@@ -235,7 +239,7 @@ func (sr *stepRun) next(now time.Time) {
 		r.startStep(pr, idx, 1, now)
 		return
 	}
-	r.endPhase(pr, Done, "")
+	r.endGrid(pr)
 }
 
 // checkQuiet waits, after a step's command ended, until the phase's

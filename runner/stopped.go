@@ -58,6 +58,12 @@ func TakeWhileStopped(plan *campaign.Plan, stateDir, verb, phase, point string) 
 		}
 		rec = record{Kind: verbs[VerbSkipPoint].record, Phase: phase, Attempt: attempt, Reason: point}
 		said = fmt.Sprintf("%s: point %s skipped: it stays skipped when the campaign runs again", phase, point)
+	case verb == "skip" && p.Status == Failed:
+		if err := Allowed(VerbSkip, ph, p, gateOpen); err != nil {
+			return "", err
+		}
+		rec = record{Kind: recordFor(VerbSkip, Failed), Phase: phase, Attempt: attempt}
+		said = fmt.Sprintf("%s let go: it stays failed, and does not run again when the campaign runs", phase)
 	case verb == "skip":
 		if err := Allowed(VerbSkip, ph, p, gateOpen); err != nil {
 			return "", err

@@ -26,9 +26,10 @@ func (pr *phaseRun) nextStep(idx int) int {
 		return pr.searchNext() // a search says which unit, not the grid's order
 	}
 	steps := pr.ph.AllSteps()
+	goOn := pr.ph.Sweep != nil && pr.ph.Sweep.GoOn
 	for ; idx < len(steps); idx++ {
-		if st := pr.state.Steps[idx].Status; st == Done || st == Skipped {
-			continue // a unit an edited grid kept, or a point skipped
+		if st := pr.state.Steps[idx].Status; st == Done || st == Skipped || (st == Failed && goOn) {
+			continue // a unit an edited grid kept, a point skipped, one failed in a grid that goes on
 		}
 		if last, decided := pr.decided(idx); decided {
 			idx = last
@@ -48,6 +49,11 @@ func (pr *phaseRun) decided(idx int) (last int, ok bool) {
 			pr.state.Steps[i].Status, pr.state.Steps[i].Reason = Skipped, why
 		}
 		return u.steps[len(u.steps)-1], true
+	}
+	if at := pr.unitFailedAt(idx); at >= 0 {
+		ss := &pr.state.Steps[idx]
+		ss.Status, ss.Reason = Skipped, fmt.Sprintf("not run: step %d of its unit failed", at+1)
+		return idx, true
 	}
 	if by := pr.cutBy(idx); by != "" {
 		ss := &pr.state.Steps[idx]
@@ -524,4 +530,126 @@ func (pr *phaseRun) unitsDoneSaid() string {
 		return ""
 	}
 	return fmt.Sprintf(" after %d of %d units", done, len(pr.state.Steps))
+}
+
+// unitFailedAt is, in a grid that goes on past failed points, the step
+// of step idx's unit before it that failed (its unit's later steps are
+// not run), or -1.
+func (pr *phaseRun) unitFailedAt(idx int) int {
+	steps := pr.ph.AllSteps()
+	if sw := pr.ph.Sweep; sw == nil || !sw.GoOn || steps[idx].Unit == nil {
+		return -1
+	}
+	for _, u := range pr.pointUnits()[steps[idx].Unit.Point] {
+		if !slices.Contains(u.steps, idx) {
+			continue
+		}
+		for _, i := range u.steps {
+			if i == idx {
+				break
+			}
+			if pr.state.Steps[i].Status == Failed {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// retryPoint runs again the units of the points spec names, as a new
+// attempt of the phase that keeps every other unit as it ended: those
+// done, and, in a grid that goes on past failed points, those failed
+// (each retried by its own retry --point). Units never run run too. The
+// journal of the attempt the phase ended with says which ended how.
+func (r *Runner) retryPoint(id, spec string) error {
+	pr, err := r.find(id)
+	if err != nil {
+		return err
+	}
+	again, err := pointsOf(pr.ph, spec)
+	if err != nil {
+		return err
+	}
+	if err := Allowed(VerbRetryPoint, pr.ph, &pr.state, pr.gateOpen); err != nil {
+		return err
+	}
+	recs, err := readJournal(r.dirs.Journal())
+	if err != nil {
+		return err
+	}
+	h, _ := journalHistory(recs)
+	pr.reset()
+	r.journal(record{Kind: verbs[VerbRetryPoint].record, Phase: id, Attempt: pr.state.Attempt, Reason: spec})
+	pr.gateOpen = true
+	for _, o := range r.phases {
+		if o.state.Status == Blocked {
+			o.reset()
+		}
+	}
+	kept := 0
+	if ph := h[id]; ph != nil {
+		kept = r.carryBut(pr, ph, again)
+	}
+	r.q.stopping, r.q.finished = false, false
+	r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("%s: point %s will run again (%d of its runs); the %d other runs that ended are kept",
+		pr.ph.Label(), spec, len(again), kept)})
+	return nil
+}
+
+// carryBut keeps, into the phase's next attempt, the units of its last
+// attempt (h) that ended, but those at the steps again: done ones, and
+// failed ones where the grid goes on past them. It returns how many.
+// Nothing is kept of a grid edited since (its units are others).
+func (r *Runner) carryBut(pr *phaseRun, h *phaseHistory, again []int) int {
+	sw := pr.ph.Sweep
+	if sw == nil || pr.ph.UnitHash == "" || h.unitHash != pr.ph.UnitHash {
+		return 0
+	}
+	pr.carried = map[int]record{}
+	for idx, start := range h.stepStart {
+		end, ok := h.stepEnd[idx]
+		if !ok || idx >= len(pr.state.Steps) || slices.Contains(again, idx) || !(end.Status == Done || end.Status == Failed && sw.GoOn) {
+			continue
+		}
+		r.restoreStep(pr, idx, start, &end)
+		pr.state.Steps[idx].Index = idx
+		pr.state.Steps[idx].Facts = h.factsOf(idx, start.Attempt)
+		pr.carried[idx] = start
+	}
+	pr.cur = nil
+	return len(pr.carried)
+}
+
+// goOn records a failed unit of a grid that goes on past it
+// (on_failure: continue): the unit's other steps are not run, the point
+// is failed in every view, and the grid goes on with the next unit.
+func (sr *stepRun) goOn(reason string, now time.Time) {
+	r, pr := sr.r, sr.pr
+	key := pr.ph.Sweep.Key(*sr.step.Unit)
+	r.warn(fmt.Sprintf("%s: point %s failed (%s); the grid goes on (on_failure: continue): greenlight retry %s --point %s runs it again alone",
+		pr.ph.Label(), key, reason, pr.ph.ID, key))
+	sr.next(now)
+}
+
+// endGrid ends a phase whose steps have all been through: done, or, where
+// a grid went on past failed points, failed, naming them and the verb
+// that runs them again alone.
+func (r *Runner) endGrid(pr *phaseRun) {
+	var failed []string
+	if sw := pr.ph.Sweep; sw != nil && sw.GoOn {
+		steps := pr.ph.AllSteps()
+		for i, ss := range pr.state.Steps {
+			if ss.Status == Failed && i < len(steps) && steps[i].Unit != nil {
+				if k := sw.Key(*steps[i].Unit); !slices.Contains(failed, k) {
+					failed = append(failed, k)
+				}
+			}
+		}
+	}
+	if len(failed) == 0 {
+		r.endPhase(pr, Done, "")
+		return
+	}
+	r.endPhase(pr, Failed, fmt.Sprintf("%d of %d points failed (%s), the others ran; greenlight retry %s --point %s runs it again alone",
+		len(failed), pr.ph.Sweep.Points, strings.Join(failed, "; "), pr.ph.ID, failed[0]))
 }

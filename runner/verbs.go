@@ -18,10 +18,11 @@ import (
 type Verb string
 
 const (
-	VerbSkip      Verb = "skip"
-	VerbSkipPoint Verb = "skip --point"
-	VerbRetry     Verb = "retry"
-	VerbApprove   Verb = "approve"
+	VerbSkip       Verb = "skip"
+	VerbSkipPoint  Verb = "skip --point"
+	VerbRetry      Verb = "retry"
+	VerbRetryPoint Verb = "retry --point"
+	VerbApprove    Verb = "approve"
 )
 
 // verbRule is a verb's row.
@@ -29,7 +30,19 @@ type verbRule struct {
 	in     []Status // the phase statuses it is taken in
 	gate   bool     // the phase must have a manual gate
 	record string   // the journal record it writes
-	refuse string   // why not, of (phase, status)
+	// failed is the record it writes for a failed phase, where that
+	// differs: skip lets a failed phase go (it stays failed; no service
+	// is kept up for it).
+	failed string
+	refuse string // why not, of (phase, status)
+}
+
+// recordFor is the journal record verb v writes for a phase in status st.
+func recordFor(v Verb, st Status) string {
+	if rule := verbs[v]; st == Failed && rule.failed != "" {
+		return rule.failed
+	}
+	return verbs[v].record
 }
 
 // notFinished are the statuses of a phase that has more to run: a stop
@@ -37,12 +50,14 @@ type verbRule struct {
 var notFinished = []Status{Pending, Waiting, Blocked, Running, Ready, Stopped}
 
 var verbs = map[Verb]verbRule{
-	VerbSkip: {in: notFinished, record: recPhaseEnd,
-		refuse: "phase %q is %s; only a phase not yet finished can be skipped (a failed one: retry it, or leave it)"},
+	VerbSkip: {in: append(slices.Clone(notFinished), Failed), record: recPhaseEnd, failed: recLetGo,
+		refuse: "phase %q is %s; only a phase not yet finished can be skipped, or a failed one let go"},
 	VerbSkipPoint: {in: notFinished, record: recPointSkip,
 		refuse: "phase %q is %s; a point can be skipped while its phase has not finished"},
 	VerbRetry: {in: []Status{Failed, Skipped, Blocked, Stopped, Done}, record: recRetry,
 		refuse: "phase %q is %s; retry a phase that has finished"},
+	VerbRetryPoint: {in: []Status{Failed, Skipped, Blocked, Stopped, Done}, record: recRetry,
+		refuse: "phase %q is %s; retry a point of a phase that has finished (its other points are kept)"},
 	VerbApprove: {in: []Status{Pending, Waiting, Stopped}, gate: true, record: recGate,
 		refuse: "phase %q is %s: past its gate"},
 }
@@ -63,6 +78,9 @@ func Allowed(v Verb, ph *campaign.Phase, p *PhaseState, gateOpen bool) error {
 	}
 	if !slices.Contains(rule.in, p.Status) {
 		return fmt.Errorf(rule.refuse, ph.ID, p.Status)
+	}
+	if p.Status == Failed && p.LetGo && recordFor(v, Failed) == recLetGo {
+		return fmt.Errorf("phase %q failed and was let go already (greenlight retry %s runs it again)", ph.ID, ph.ID)
 	}
 	return nil
 }

@@ -114,6 +114,9 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 	case runner.Ready:
 		frac = 1
 		info = m.st.ok.Render("serving") + " · up " + dur(now.Sub(p.Started))
+		if p.Kept != "" {
+			info += " · " + m.st.warn.Render(p.Kept)
+		}
 		if sj := p.Slurm; sj != nil && sj.ID != "" && sj.Nodes != "" {
 			info += " · job " + sj.ID + " on " + sj.Nodes
 		}
@@ -127,6 +130,9 @@ func (m *model) phaseRow(i int, p runner.PhaseState, width int) string {
 		info = m.st.warn.Render("waiting for your greenlight: press g")
 	case runner.Failed, runner.Blocked, runner.Skipped, runner.Stopped:
 		info = string(p.Status)
+		if p.LetGo {
+			info += " (let go)"
+		}
 		if p.Reason != "" {
 			info += ": " + p.Reason
 		}

@@ -413,16 +413,22 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 		}
 	}
 	for i, ps := range spec.Phases {
-		for j, n := range ps.Needs {
-			path := fmt.Sprintf("$.phases[%d].needs[%d]", i, j)
-			if n == ps.ID {
-				l.add(path, fmt.Sprintf("phase %q needs itself", n), "remove it from its own needs")
-			} else if _, ok := written[n]; !ok {
-				hint := "needs lists ids of other phases: " + strings.Join(sortedKeys(written), ", ")
-				if near := nearest(n, sortedKeys(written)); near != "" && near != ps.ID {
-					l.addSlip(path, fmt.Sprintf("unknown phase %q in needs", n), n, near, hint)
-				} else {
-					l.add(path, fmt.Sprintf("unknown phase %q in needs", n), hint)
+		for _, key := range []string{"needs", "after"} {
+			list := ps.Needs
+			if key == "after" {
+				list = ps.After
+			}
+			for j, n := range list {
+				path := fmt.Sprintf("$.phases[%d].%s[%d]", i, key, j)
+				if n == ps.ID {
+					l.add(path, fmt.Sprintf("phase %q lists itself in %s", n, key), "remove it from its own "+key)
+				} else if _, ok := written[n]; !ok {
+					hint := key + " lists ids of other phases: " + strings.Join(sortedKeys(written), ", ")
+					if near := nearest(n, sortedKeys(written)); near != "" && near != ps.ID {
+						l.addSlip(path, fmt.Sprintf("unknown phase %q in %s", n, key), n, near, hint)
+					} else {
+						l.add(path, fmt.Sprintf("unknown phase %q in %s", n, key), hint)
+					}
 				}
 			}
 		}
@@ -443,7 +449,7 @@ func (l *loader) resolve(spec *CampaignSpec, plan *Plan) {
 			}
 			continue
 		}
-		ph.After, ph.Point = pl.after, pl.point
+		ph.After, ph.Point = append(slices.Clone(pl.ps.After), pl.after...), pl.point
 		if pl.point != nil && ph.Service != nil {
 			// Every point's load is the same load, by its pace: its stages
 			// and duration are learned across the points.

@@ -439,6 +439,10 @@ func (l *loader) service(plan *Plan, s *ServiceSpec, at string, env map[string]s
 	}
 	sv.ReadyTimeout = l.dur(at+".ready.timeout", s.Ready.Timeout)
 	sv.StopTimeout = l.dur(at+".stop_timeout", s.StopTimeout)
+	sv.Keep = -1
+	if s.Keep != "" {
+		sv.Keep = l.dur(at+".keep", s.Keep)
+	}
 	for j, sg := range s.Stages {
 		p := fmt.Sprintf("%s.stages[%d]", at, j)
 		if sg.Name == "" {

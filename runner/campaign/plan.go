@@ -164,10 +164,14 @@ type Service struct {
 	ReadyLog      *regexp.Regexp // log line that must appear
 	ReadyTimeout  time.Duration
 	StopTimeout   time.Duration
-	Stages        []Stage
-	Model         string // the model's folder, absolute; "" when not named
-	ModelUnset    string // model: as written where a variable in it was unset ("${MODEL_DIR}"): Model is ""
-	Prewarm       bool   // read Model into the page cache before the start
+	// Keep is how long the service stays up for a failed phase that uses
+	// it, waiting for a retry that runs on it without a new load; below
+	// zero: until you retry the phase or let it go (keep: unset).
+	Keep       time.Duration
+	Stages     []Stage
+	Model      string // the model's folder, absolute; "" when not named
+	ModelUnset string // model: as written where a variable in it was unset ("${MODEL_DIR}"): Model is ""
+	Prewarm    bool   // read Model into the page cache before the start
 }
 
 // Stage is a named part of a service's start-up.

@@ -165,9 +165,9 @@ func (l *loader) expandServices(spec *CampaignSpec) []planned {
 		}
 		if svc == nil || svc.sweep == nil {
 			if swept(&ps) {
-				ps.Sweep, ps.Repeat, ps.Order, ps.Until, ps.Noise = nil, nil, "", "", "" // said above; not again
+				ps.Sweep, ps.Repeat, ps.Order, ps.Until, ps.Noise, ps.OnFailure = nil, nil, "", "", "", "" // said above; not again
 			}
-			ps.Needs = needs(ps.Needs, "", nil)
+			ps.Needs, ps.After = needs(ps.Needs, "", nil), needs(ps.After, "", nil)
 			out = append(out, planned{ps: ps, origin: i})
 			continue
 		}
@@ -195,7 +195,7 @@ func (l *loader) expandServices(spec *CampaignSpec) []planned {
 					title = id
 				}
 				cp.Title = title + " · " + sw.Key(u)
-				cp.Needs = needs(cp.Needs, slug, svc)
+				cp.Needs, cp.After = needs(cp.Needs, slug, svc), needs(cp.After, slug, svc)
 				pt := &ServicePoint{Service: strings.TrimSpace(ps.ID), Phase: id, Title: title, Key: sw.Key(u), Index: k + 1, Count: len(sw.Units)}
 				for j, a := range sw.Axes {
 					pt.Values = append(pt.Values, Setting{a.Name, a.Values[u.Values[j]].Name})
@@ -365,7 +365,7 @@ func putPhase(ps PhaseSpec, vars map[string]string) PhaseSpec {
 		return out
 	}
 	ps.Title, ps.Env = put(ps.Title, vars), putMap(ps.Env)
-	ps.Needs = slices.Clone(ps.Needs)
+	ps.Needs, ps.After = slices.Clone(ps.Needs), slices.Clone(ps.After)
 	ps.Artifacts = slices.Clone(ps.Artifacts)
 	for j := range ps.Artifacts {
 		ps.Artifacts[j] = put(ps.Artifacts[j], vars)

@@ -266,7 +266,7 @@ func TestIndentSlipsFarFromTheirError(t *testing.T) {
 		msg   string
 		at    int // where it is said, when not at line: a phase's line
 	}{
-		{"kimi-k25-vllm.yaml", 128, 0, "floor: needs the model's folder (its config.json), and this phase needs no service; the service serve says model: ${MODEL_DIR}", 126},
+		{"kimi-k25-vllm.yaml", 132, 0, "floor: needs the model's folder (its config.json), and this phase needs no service; the service serve says model: ${MODEL_DIR}", 130},
 		{"kimi-k25-slurm.yaml", 44, -2, "this line is no deeper than service: (line 39), which has nothing under it", 0},
 		{"h200-smoke.yaml", 41, -4, "this line is shallower than the keys around it", 0},
 		{"kimi-k25-slurm.yaml", 44, 2, "run: opens a block at indentation 8, and the lines under it (from line 45) are no deeper", 0},

@@ -122,9 +122,12 @@ type PreflightSpec struct {
 
 // PhaseSpec is one phase: either steps run in order, or a service.
 type PhaseSpec struct {
-	ID           string            `yaml:"id" json:"id"`
-	Title        string            `yaml:"title" json:"title,omitempty"`
-	Needs        []string          `yaml:"needs" json:"needs,omitempty"`
+	ID    string   `yaml:"id" json:"id"`
+	Title string   `yaml:"title" json:"title,omitempty"`
+	Needs []string `yaml:"needs" json:"needs,omitempty"`
+	// After are phases this one comes after, however they ended (an
+	// order only: one client on a server at a time), not phases it needs.
+	After        []string          `yaml:"after" json:"after,omitempty"`
 	Gate         string            `yaml:"gate" json:"gate,omitempty"`
 	GPUs         PhaseGPUs         `yaml:"gpus" json:"gpus,omitempty"`
 	Estimate     string            `yaml:"estimate" json:"estimate,omitempty"`
@@ -144,6 +147,10 @@ type PhaseSpec struct {
 	Order  string      `yaml:"order" json:"order,omitempty"`
 	Until  string      `yaml:"until" json:"until,omitempty"`
 	Noise  string      `yaml:"noise" json:"noise,omitempty"`
+	// OnFailure: continue lets a grid go on past a failed point (it is
+	// recorded failed, and retried alone with retry --point); stop (the
+	// default) ends the phase at it.
+	OnFailure string `yaml:"on_failure" json:"on_failure,omitempty"`
 	// Search finds the largest value of an axis that meets an SLO
 	// (search.go); it runs as a sweep of its own.
 	Search *SearchSpec `yaml:"search" json:"search,omitempty"`
@@ -199,10 +206,14 @@ type ServiceSpec struct {
 	Estimate    string            `yaml:"estimate" json:"estimate,omitempty"`
 	Progress    string            `yaml:"progress" json:"progress,omitempty"`
 	StopTimeout string            `yaml:"stop_timeout" json:"stop_timeout,omitempty"`
-	Stages      []StageSpec       `yaml:"stages" json:"stages,omitempty"`
-	Metrics     *MetricsSpec      `yaml:"metrics" json:"metrics,omitempty"`
-	Model       string            `yaml:"model" json:"model,omitempty"`     // the model's folder: its page-cache share is measured at each start
-	Prewarm     bool              `yaml:"prewarm" json:"prewarm,omitempty"` // read model: into the page cache before the service starts
+	// Keep bounds how long the service stays up for a failed phase that
+	// uses it, waiting for a retry ("30m" for a night alone); unset: until
+	// you retry the phase or let it go.
+	Keep    string       `yaml:"keep" json:"keep,omitempty"`
+	Stages  []StageSpec  `yaml:"stages" json:"stages,omitempty"`
+	Metrics *MetricsSpec `yaml:"metrics" json:"metrics,omitempty"`
+	Model   string       `yaml:"model" json:"model,omitempty"`     // the model's folder: its page-cache share is measured at each start
+	Prewarm bool         `yaml:"prewarm" json:"prewarm,omitempty"` // read model: into the page cache before the service starts
 }
 
 // PlotSpec is a trade-off chart of a sweep:

@@ -26,6 +26,9 @@ type Sweep struct {
 	Order  string  // interleaved (default) or grouped
 	Until  string  // "failed": along the last axis, stop at the first point whose expectation fails
 	Noise  float64 // coefficient of variation over which a point is marked noisy (DefaultNoise)
+	// GoOn: a failed point does not end the grid (on_failure: continue):
+	// it is recorded failed and the other points run.
+	GoOn bool
 	// NoiseSet says the campaign wrote noise:; else Noise is DefaultNoise,
 	// said as the default where it is shown.
 	NoiseSet bool
@@ -173,9 +176,29 @@ func (l *loader) sweep(ps *PhaseSpec, at func(string) string, env map[string]str
 		}
 	}
 	if len(ps.Sweep) == 0 && ps.Repeat == nil && ps.Order == "" && ps.Until == "" && ps.Noise == "" && ps.Search == nil {
+		if ps.OnFailure != "" {
+			l.add(at(".on_failure"), "on_failure: lets a sweep go on past a failed point, and this phase has no sweep: or repeat:",
+				"remove on_failure:; a phase of steps ends at its first failed step (retries: runs a step again)")
+		}
 		return nil
 	}
 	sw := &Sweep{Repeat: 1, Order: "interleaved", Noise: DefaultNoise}
+	switch ps.OnFailure {
+	case "", "stop":
+	case "continue":
+		if ps.Search != nil {
+			l.add(at(".on_failure"), "on_failure: continue is for a grid; a search judges each probe, and a failed run is a failed probe",
+				"remove on_failure:; a probe's failed run ends the search, said with its last words")
+		}
+		sw.GoOn = true
+	default:
+		hint := "on_failure: continue records a failed point and runs the others; stop (the default) ends the phase at it"
+		if near := nearest(ps.OnFailure, []string{"continue", "stop"}); near != "" {
+			l.addSlip(at(".on_failure"), fmt.Sprintf("on_failure: %q is not continue or stop", ps.OnFailure), ps.OnFailure, near, hint)
+		} else {
+			l.add(at(".on_failure"), fmt.Sprintf("on_failure: %q is not continue or stop", ps.OnFailure), hint)
+		}
+	}
 	if ps.Search == nil {
 		sw.Repeats = l.repeats(ps.Repeat, at)
 		sw.Repeat = sw.Repeats.Max

@@ -18,6 +18,7 @@ const (
 	OpSkip       Op = "skip"
 	OpSkipPoint  Op = "skip-point" // its target is PointTarget(phase, point)
 	OpRetry      Op = "retry"
+	OpRetryPoint Op = "retry-point" // its target is PointTarget(phase, point)
 	OpGreenlight Op = "greenlight"
 	OpStop       Op = "stop"
 	OpState      Op = "state" // the whole state, results included (answered by the link)
@@ -35,6 +36,7 @@ type Controls interface {
 	Skip(phase string) error
 	SkipPoint(phase, point string) error
 	Retry(phase string) error
+	RetryPoint(phase, point string) error
 	Greenlight(phase string) error
 	Note(text string) error
 }
@@ -44,19 +46,43 @@ type opEntry struct {
 	verb  string // the command a person types; "" when it has none
 	phase bool   // it names a phase
 	do    func(c Controls, phase string) error
+	said  string // what a person is told once the runner took it; %[1]s the phase, %[2]s the point
 }
 
 var ops = []opEntry{
-	{OpPause, "pause", false, func(c Controls, _ string) error { return c.Pause() }},
-	{OpResume, "resume", false, func(c Controls, _ string) error { return c.Resume() }},
-	{OpFreeze, "", false, func(c Controls, _ string) error { return c.Freeze() }},
-	{OpThaw, "", false, func(c Controls, _ string) error { return c.Thaw() }},
-	{OpStop, "stop", false, func(c Controls, _ string) error { return c.Stop() }},
-	{OpSkip, "skip", true, func(c Controls, p string) error { return c.Skip(p) }},
-	{OpSkipPoint, "", true, func(c Controls, t string) error { p, pt := SplitTarget(t); return c.SkipPoint(p, pt) }},
-	{OpRetry, "retry", true, func(c Controls, p string) error { return c.Retry(p) }},
-	{OpGreenlight, "approve", true, func(c Controls, p string) error { return c.Greenlight(p) }},
-	{OpNote, "note", false, func(c Controls, text string) error { return c.Note(text) }},
+	{OpPause, "pause", false, func(c Controls, _ string) error { return c.Pause() },
+		"paused: the running steps finish, no new one starts; `greenlight resume` lets it go on"},
+	{OpResume, "resume", false, func(c Controls, _ string) error { return c.Resume() }, "resumed"},
+	{OpFreeze, "", false, func(c Controls, _ string) error { return c.Freeze() }, "frozen"},
+	{OpThaw, "", false, func(c Controls, _ string) error { return c.Thaw() }, "thawed"},
+	{OpStop, "stop", false, func(c Controls, _ string) error { return c.Stop() },
+		"stopping the campaign's running steps; its runner ends once they have"},
+	{OpSkip, "skip", true, func(c Controls, p string) error { return c.Skip(p) },
+		"%[1]s: skipped (a running one is stopped first; a failed one is let go)"},
+	{OpSkipPoint, "", true, func(c Controls, t string) error { p, pt := SplitTarget(t); return c.SkipPoint(p, pt) },
+		"%[1]s: point %[2]s skipped; the phase goes on with its other points"},
+	{OpRetry, "retry", true, func(c Controls, p string) error { return c.Retry(p) },
+		"%[1]s: queued to run again (a new attempt); `greenlight status` follows it"},
+	{OpRetryPoint, "", true, func(c Controls, t string) error { p, pt := SplitTarget(t); return c.RetryPoint(p, pt) },
+		"%[1]s: point %[2]s queued to run again; the other points' runs are kept"},
+	{OpGreenlight, "approve", true, func(c Controls, p string) error { return c.Greenlight(p) }, "%[1]s greenlit"},
+	{OpNote, "note", false, func(c Controls, text string) error { return c.Note(text) }, "noted"},
+}
+
+// Said is what a person is told once the runner took op for target.
+func Said(op Op, target string) string {
+	e := entry(op)
+	if e == nil {
+		return string(op)
+	}
+	phase, point := SplitTarget(target)
+	if !strings.Contains(e.said, "%") {
+		return e.said
+	}
+	if point == "" {
+		return fmt.Sprintf(strings.ReplaceAll(e.said, "%[2]s", ""), phase)
+	}
+	return fmt.Sprintf(e.said, phase, point)
 }
 
 func entry(op Op) *opEntry {
@@ -121,7 +147,10 @@ func (r Remote) Skip(id string) error { return r(OpSkip, id) }
 func (r Remote) SkipPoint(id, point string) error {
 	return r(OpSkipPoint, PointTarget(id, point))
 }
-func (r Remote) Retry(id string) error      { return r(OpRetry, id) }
+func (r Remote) Retry(id string) error { return r(OpRetry, id) }
+func (r Remote) RetryPoint(id, point string) error {
+	return r(OpRetryPoint, PointTarget(id, point))
+}
 func (r Remote) Greenlight(id string) error { return r(OpGreenlight, id) }
 func (r Remote) Note(text string) error     { return r(OpNote, text) }
 
