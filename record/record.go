@@ -105,6 +105,9 @@ type Floor struct {
 	Batch   int          `json:"terms_batch,omitempty"`
 	Context int          `json:"terms_context,omitempty"`
 	Unknown string       `json:"unknown,omitempty"` // why there is no floor
+	// Verdict: the rows' bounds in one line, which batches each holds at
+	// (report/budget.go); "" when no row has one.
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // FloorPoint is one point's time per output token against its floor.
@@ -116,6 +119,41 @@ type FloorPoint struct {
 	TPOTms  float64 `json:"tpot_ms"`
 	FloorMs float64 `json:"floor_ms"`
 	Pct     float64 `json:"floor_pct"` // the floor's share of the TPOT
+	Budget  *Budget `json:"budget,omitempty"`
+}
+
+// Budget is a decode row's time per output token, term by term: the
+// floor, the all-reduce the campaign's own curve predicts (or why it is
+// not known), and what is left; its bound and the verdict in words.
+type Budget struct {
+	TPOTms           float64        `json:"tpot_ms"`
+	FloorMs          float64        `json:"floor_ms"`
+	AllReduce        *AllReduceTerm `json:"all_reduce,omitempty"`
+	AllReduceUnknown string         `json:"all_reduce_unknown,omitempty"`
+	RestMs           float64        `json:"rest_ms"` // TPOT less the terms known; below 0 when they add to more
+	RestBasis        string         `json:"rest_basis"`
+	Bound            string         `json:"bound,omitempty"` // all-reduce latency, all-reduce bandwidth, not the all-reduce; "" when not told
+	Verdict          string         `json:"verdict"`
+}
+
+// AllReduceTerm is a decode step's all-reduce, predicted from an
+// all_reduce_perf curve: its calls, each call's message and time, split
+// into the curve's small-message time (latency) and the rest (bandwidth).
+type AllReduceTerm struct {
+	GPUs         int     `json:"gpus"`
+	GPUsBasis    string  `json:"gpus_basis"`
+	Curve        string  `json:"curve"` // the step whose table it is
+	Calls        int     `json:"calls"`
+	CallsBasis   string  `json:"calls_basis"`
+	MessageB     float64 `json:"message_bytes"`
+	MessageBasis string  `json:"message_basis"`
+	CallUS       float64 `json:"call_us"`
+	LatencyUS    float64 `json:"latency_us"`
+	BandwidthUS  float64 `json:"bandwidth_us"`
+	Ms           float64 `json:"ms"`
+	LatencyMs    float64 `json:"latency_ms"`
+	BandwidthMs  float64 `json:"bandwidth_ms"`
+	BusGBs       float64 `json:"bus_gbs"` // nccl-tests' bus bandwidth at the call: message / time × 2(n−1)/n
 }
 
 // FloorTerm is one term of a decode step's reads.

@@ -393,6 +393,7 @@ type charted struct {
 	rows, attempt int
 	done          int               // its steps done: a run counts once its unit is done, not as its row lands
 	names         map[string]string // metric -> SVG beside the results file
+	sig           string            // what a chart drawn from more than its phase's rows was drawn from (budget.go)
 }
 
 // updateCharts draws a sweep phase's charts again when its rows changed

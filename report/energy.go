@@ -77,9 +77,9 @@ func (w *Writer) energySection(ph *campaign.Phase, p runner.PhaseState) string {
 // a token throughput: "75.9 J/token".
 // keyExtras are what the header says beside a phase's key result: its
 // energy per token, its share of the roofline.
-func (w *Writer) keyExtras(p runner.PhaseState) string {
+func (w *Writer) keyExtras(p runner.PhaseState, st *runner.State) string {
 	var out []string
-	for _, s := range []string{w.keyEnergy(p), w.keyRoof(p)} {
+	for _, s := range []string{w.keyEnergy(p), w.keyRoof(p), w.keyBudget(p, st)} {
 		if s != "" {
 			out = append(out, s)
 		}

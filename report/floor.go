@@ -118,6 +118,7 @@ func (w *Writer) floorOf(ph *campaign.Phase, p runner.PhaseState, st *runner.Sta
 			maxAt = i
 		}
 	}
+	w.budgetOf(ph, out, cfg, st)
 	if maxAt >= 0 {
 		top := out.Points[maxAt]
 		out.Batch, out.Context = top.Batch, top.Context
@@ -167,6 +168,7 @@ func (w *Writer) floorSection(ph *campaign.Phase, p runner.PhaseState, st *runne
 	if fl.Unknown != "" {
 		fmt.Fprintf(&b, "\n- %s\n", cell(fl.Unknown))
 	}
+	b.WriteString(w.budgetSection(ph, fl))
 	return b.String()
 }
 

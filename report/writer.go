@@ -285,6 +285,9 @@ func (w *Writer) Write(st *runner.State) error {
 		if err := w.updateCharts(&st.Phases[i]); err != nil {
 			errs = append(errs, fmt.Errorf("charts of %s: %w", st.Phases[i].ID, err))
 		}
+		if err := w.updateBudgetChart(w.plan.Phase(st.Phases[i].ID), &st.Phases[i], st); err != nil {
+			errs = append(errs, fmt.Errorf("decode budget chart of %s: %w", st.Phases[i].ID, err))
+		}
 		if err := w.updateGPUChart(&st.Phases[i]); err != nil {
 			errs = append(errs, fmt.Errorf("GPU chart of %s: %w", st.Phases[i].ID, err))
 		}
@@ -359,7 +362,7 @@ func (w *Writer) blocks() mdfile.Blocks {
 func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 	env := w.currentEnv()
 	model := w.model(st)
-	bodies := map[string]string{"header": header(w.plan, st, model, env, w.file.Remade(), w.undrawn(st), w.baseline.result(), w.keyExtras)}
+	bodies := map[string]string{"header": header(w.plan, st, model, env, w.file.Remade(), w.undrawn(st), w.baseline.result(), func(p runner.PhaseState) string { return w.keyExtras(p, st) })}
 	order := []string{"header"}
 	if len(st.Notes) > 0 {
 		bodies["notes"] = notesBlock(st.Notes)

@@ -43,6 +43,9 @@ type Config struct {
 	NopeDim   int  `json:"qk_nope_head_dim"`
 	VHeadDim  int  `json:"v_head_dim"`
 	TieEmbeds bool `json:"tie_word_embeddings"`
+	// The activations' type: torch_dtype (dtype in newer configs).
+	TorchDType string `json:"torch_dtype"`
+	DType      string `json:"dtype"`
 
 	Quant *Quant `json:"quantization_config"`
 }
@@ -91,6 +94,14 @@ func Parse(b []byte) (Config, error) {
 	}
 	if c.Quant == nil {
 		c.Quant = outer.Quant // a multimodal model quantizes at the top
+	}
+	if c.TorchDType == "" && c.DType == "" && len(outer.Text) > 0 {
+		var top struct {
+			TorchDType string `json:"torch_dtype"`
+			DType      string `json:"dtype"`
+		}
+		json.Unmarshal(b, &top)
+		c.TorchDType, c.DType = top.TorchDType, top.DType
 	}
 	if c.Hidden <= 0 || c.Layers <= 0 {
 		return Config{}, errors.New("config.json has no hidden_size or num_hidden_layers: not a decoder's config")
@@ -251,4 +262,31 @@ func (c Config) heads() (headDim, kvHeads int) {
 		kvHeads = c.Heads
 	}
 	return headDim, kvHeads
+}
+
+// ActivationBytes is the bytes an activation element takes (the hidden
+// state an all-reduce carries), from the config's torch_dtype (or
+// dtype), and what says so. Unnamed: 2 (bf16), said as assumed.
+func (c Config) ActivationBytes() (int, string) {
+	t := c.TorchDType
+	if t == "" {
+		t = c.DType
+	}
+	switch strings.TrimPrefix(t, "torch.") {
+	case "bfloat16", "float16", "half":
+		return 2, "torch_dtype " + t
+	case "float32", "float":
+		return 4, "torch_dtype " + t
+	case "":
+		return 2, "bf16 assumed: config.json names no torch_dtype"
+	}
+	return 2, "bf16 assumed: torch_dtype " + t + " is not an activation type"
+}
+
+// AllReducesPerStep is how many all-reduces a tensor-parallel decode
+// step makes, and how that is counted: vLLM's row-parallel layers reduce
+// twice a layer (after attention's output projection, after the MLP's or
+// the experts' down projection) and its vocab-parallel embedding once.
+func (c Config) AllReducesPerStep() (int, string) {
+	return 2*c.Layers + 1, fmt.Sprintf("2 a layer × %d layers (after attention's output projection and the MLP's or experts' down projection) + 1 for the vocab-parallel embedding", c.Layers)
 }

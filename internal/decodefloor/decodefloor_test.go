@@ -3,6 +3,7 @@ package decodefloor
 import (
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -108,5 +109,25 @@ func TestKimiK25(t *testing.T) {
 func TestNotADecoder(t *testing.T) {
 	if _, err := Parse([]byte(`{"model_type": "clip"}`)); err == nil {
 		t.Error("a config without hidden_size read as a decoder")
+	}
+}
+
+// TestAllReduceInputs: a step's all-reduces (two a layer and the
+// embedding's) and the activations' bytes, from the config: Llama-3-8B
+// names bf16; Kimi-K2.5 names no torch_dtype, assumed bf16 and said so; a
+// float32 model carries 4 bytes an element.
+func TestAllReduceInputs(t *testing.T) {
+	if n, how := read(t, "kimi-k2.5.json").AllReducesPerStep(); n != 123 || !strings.Contains(how, "61 layers") {
+		t.Errorf("Kimi-K2.5: %d all-reduces a step (%s); want 123", n, how)
+	}
+	if b, how := read(t, "llama-3-8b.json").ActivationBytes(); b != 2 || how != "torch_dtype bfloat16" {
+		t.Errorf("Llama-3-8B: %d bytes (%s)", b, how)
+	}
+	if b, how := read(t, "kimi-k2.5.json").ActivationBytes(); b != 2 || !strings.Contains(how, "assumed") {
+		t.Errorf("Kimi-K2.5: %d bytes (%s); want bf16, said as assumed", b, how)
+	}
+	c, err := Parse([]byte(`{"hidden_size": 4096, "num_hidden_layers": 2, "torch_dtype": "float32"}`))
+	if b, _ := c.ActivationBytes(); err != nil || b != 4 {
+		t.Errorf("float32: %d bytes (%v)", b, err)
 	}
 }

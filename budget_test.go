@@ -1,0 +1,204 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/greenlight-run/greenlight/record"
+)
+
+// budgetCampaign is Kimi-K2.5 served tensor-parallel 8 (its config.json:
+// hidden size 7168, 61 layers, bf16 activations), an interconnect phase
+// that reads the tables given (cat of saved nccl-tests output), and a
+// decode grid at batch 1, 8 and 64 whose TPOT is 19.8, 22 and 41 ms.
+func budgetCampaign(t *testing.T, dir, name string, tables ...string) (string, *record.Floor) {
+	t.Helper()
+	y := `name: ` + name + `
+phases:
+  - id: serve
+    gpus: none
+    service:
+      run: |
+        echo "vllm serve kimi --tensor-parallel-size 8"; echo up; exec sleep 60
+      ready: {log: up}
+      model: kimi
+  - id: interconnect
+    gpus: none
+    steps:
+`
+	for _, tb := range tables {
+		y += `      - results: {format: nccl-tests}
+        run: |
+          cat ` + tb + `
+`
+	}
+	y += `  - id: decode
+    needs: [serve]
+    after: [interconnect]
+    gpus: none
+    sweep: {c: [1, 8, 64]}
+    floor:
+      batch: c
+      context: 1024
+      tpot: mean_tpot_ms
+    steps:
+      - run: |
+          case ${c} in 1) t=19.8;; 8) t=22;; *) t=41;; esac
+          echo "{\"mean_tpot_ms\": $t}" >> "$GREENLIGHT_RESULTS"
+`
+	c := filepath.Join(dir, name+".yaml")
+	os.WriteFile(c, []byte(y), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:8:h100", c); code != 0 {
+		t.Fatalf("%s: exit %d\n%s", name, code, out)
+	}
+	md := readFile(t, filepath.Join(dir, name+".md"))
+	rec, err := record.Read(filepath.Join(dir, name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rec.Phases {
+		if p.Floor != nil {
+			return md, p.Floor
+		}
+	}
+	t.Fatalf("%s: no floor in the record:\n%s", name, md)
+	return "", nil
+}
+
+// TestDecodeBudget: each decode row's TPOT term by term against an 8-GPU
+// curve of an 8× RTX PRO 6000 PCIe box with NCCL's defaults (24 µs flat
+// to 64 KiB, 22.2 GB/s bus bandwidth at 1 MiB), checked by hand: a step
+// makes 2 × 61 + 1 = 123 all-reduces of batch × 7168 × 2 bytes; batch 1
+// (14 KiB) and 8 (112 KiB) are latency-bound, batch 64 (896 KiB) is
+// bandwidth-bound; the terms add up to TPOT; the campaign's verdict says
+// which batches each bound holds at; the record embeds the stacked bars.
+func TestDecodeBudget(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "kimi"), 0o755)
+	cfg, err := os.ReadFile("internal/decodefloor/testdata/kimi-k2.5.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "kimi", "config.json"), cfg, 0o644)
+	table, _ := os.ReadFile("runner/testdata/all_reduce_perf_8_pcie.txt")
+	os.WriteFile(filepath.Join(dir, "bus8.txt"), table, 0o644)
+	md, fl := budgetCampaign(t, dir, "budget", "bus8.txt")
+	// By hand, from the table's out-of-place times: log-log between the
+	// sizes either side of the message.
+	between := func(s, s0, t0, s1, t1 float64) float64 {
+		return t0 * math.Pow(t1/t0, math.Log(s/s0)/math.Log(s1/s0))
+	}
+	want := []struct {
+		batch   int
+		tpot    float64
+		callUS  float64
+		bound   string
+		message float64
+	}{
+		{1, 19.8, 24, "all-reduce latency", 14336},
+		{8, 22, between(114688, 65536, 24, 131072, 27.91), "all-reduce latency", 114688},
+		{64, 41, between(917504, 524288, 51.37, 1048576, 82.66), "all-reduce bandwidth", 917504},
+	}
+	if len(fl.Points) != 3 {
+		t.Fatalf("floor points %+v", fl.Points)
+	}
+	for i, w := range want {
+		pt := fl.Points[i]
+		b := pt.Budget
+		if b == nil || b.AllReduce == nil {
+			t.Fatalf("batch %d: no all-reduce term: %+v", w.batch, b)
+		}
+		ar := b.AllReduce
+		near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-6*math.Max(1, math.Abs(want)) }
+		if ar.Calls != 123 || ar.GPUs != 8 || ar.MessageB != w.message || !near(ar.CallUS, w.callUS) || ar.LatencyUS != 24 {
+			t.Errorf("batch %d: %d calls at %d GPUs, %v B a call, %v µs (latency %v); want 123 at 8, %v B, %v µs (24)", w.batch, ar.Calls, ar.GPUs, ar.MessageB, ar.CallUS, ar.LatencyUS, w.message, w.callUS)
+		}
+		if !near(ar.Ms, 123*w.callUS/1000) || !near(ar.LatencyMs, 123*24.0/1000) || !near(ar.BandwidthMs, 123*(w.callUS-24)/1000) {
+			t.Errorf("batch %d: all-reduce %v ms (latency %v, bandwidth %v); want %v (%v, %v)", w.batch, ar.Ms, ar.LatencyMs, ar.BandwidthMs, 123*w.callUS/1000, 2.952, 123*(w.callUS-24)/1000)
+		}
+		if !near(b.FloorMs+ar.Ms+b.RestMs, w.tpot) || b.TPOTms != w.tpot {
+			t.Errorf("batch %d: floor %v + all-reduce %v + rest %v ≠ TPOT %v", w.batch, b.FloorMs, ar.Ms, b.RestMs, w.tpot)
+		}
+		if b.Bound != w.bound {
+			t.Errorf("batch %d: bound %q; want %q (%s)", w.batch, b.Bound, w.bound, b.Verdict)
+		}
+	}
+	if want := "Decode: latency-bound all-reduce (software) at batch 1, 8; bandwidth-bound all-reduce (the bus) at batch 64"; fl.Verdict != want {
+		t.Errorf("verdict %q; want %q", fl.Verdict, want)
+	}
+	for _, s := range []string{
+		"**Decode: latency-bound all-reduce (software) at batch 1, 8; bandwidth-bound all-reduce (the bus) at batch 64.**",
+		"- batch 1: all-reduce 2.952 of 19.8 ms a token (15%; 123 calls × 24 µs at 14 KiB), latency-bound",
+		"(budget.decode.budget.svg)", // the stacked bars, embedded
+		"| decode | ✅ done | 0s | mean_tpot_ms 19.8 ms at c=1 · Decode: latency-bound all-reduce (software) at batch 1, 8; bandwidth-bound all-reduce (the bus) at batch 64 |", // the header's key result
+	} {
+		if !strings.Contains(md, s) {
+			t.Errorf("the record lacks %q:\n%s", s, md[max(0, strings.Index(md, "#### Where decode time goes")):])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "budget.decode.budget.svg")); err != nil {
+		t.Errorf("the budget chart: %v", err)
+	}
+}
+
+// TestDecodeBudgetSaysWhatIsNotKnown: no curve at the serving GPU count,
+// a curve of one size, a batch whose message is past the curve: each
+// said, with why, and no all-reduce term made up.
+func TestDecodeBudgetSaysWhatIsNotKnown(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "kimi"), 0o755)
+	cfg, _ := os.ReadFile("internal/decodefloor/testdata/kimi-k2.5.json")
+	os.WriteFile(filepath.Join(dir, "kimi", "config.json"), cfg, 0o644)
+	two, _ := os.ReadFile("runner/testdata/all_reduce_perf.txt")
+	os.WriteFile(filepath.Join(dir, "bus2.txt"), two, 0o644)
+	eight, _ := os.ReadFile("runner/testdata/all_reduce_perf_8_pcie.txt")
+	var head, one, short []string
+	for _, l := range strings.Split(string(eight), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case strings.HasPrefix(l, "#") && len(one) == 0: // the header, not the table's end
+			head = append(head, l)
+		case len(f) > 0 && f[0] == "65536":
+			one = append(one, l)
+			short = append(short, l)
+		case len(f) > 0 && len(f[0]) < 7: // up to 512 KiB
+			short = append(short, l)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "one.txt"), []byte(strings.Join(append(append([]string{}, head...), one...), "\n")+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "short.txt"), []byte(strings.Join(append(append([]string{}, head...), short...), "\n")+"\n"), 0o644)
+	for _, c := range []struct {
+		name, table, want string
+		batches         []int // the rows with no all-reduce term
+	}{
+		{"no8", "bus2.txt", "no all-reduce curve at 8 GPUs ran (the serving GPUs, tensor-parallel 8 in serve; the campaign's curves: 2 GPUs", []int{1, 8, 64}},
+		{"one", "one.txt", "has one size (64 KiB): a call's time between sizes cannot be told", []int{1, 8, 64}},
+		{"short", "short.txt", "the message at batch 64, 896 KiB, is past the 8-GPU curve's largest (512 KiB", []int{64}},
+	} {
+		md, fl := budgetCampaign(t, dir, c.name, c.table)
+		if !strings.Contains(md, c.want) {
+			t.Errorf("%s: the record lacks %q:\n%s", c.name, c.want, md[max(0, strings.Index(md, "#### Where decode time goes")):])
+		}
+		for _, pt := range fl.Points {
+			b := pt.Budget
+			unknown := false
+			for _, n := range c.batches {
+				unknown = unknown || n == pt.Batch
+			}
+			if unknown && (b.AllReduce != nil || b.AllReduceUnknown == "" || b.Bound != "") {
+				t.Errorf("%s: batch %d: a term %+v, bound %q; want none, and why", c.name, pt.Batch, b.AllReduce, b.Bound)
+			}
+			if !unknown && b.AllReduce == nil {
+				t.Errorf("%s: batch %d has no all-reduce term: %s", c.name, pt.Batch, b.AllReduceUnknown)
+			}
+			if unknown && !strings.Contains(b.Verdict, "not known") {
+				t.Errorf("%s: batch %d: verdict %q", c.name, pt.Batch, b.Verdict)
+			}
+		}
+	}
+}
