@@ -174,7 +174,7 @@ func TestDecodeBudgetSaysWhatIsNotKnown(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "short.txt"), []byte(strings.Join(append(append([]string{}, head...), short...), "\n")+"\n"), 0o644)
 	for _, c := range []struct {
 		name, table, want string
-		batches         []int // the rows with no all-reduce term
+		batches           []int // the rows with no all-reduce term
 	}{
 		{"no8", "bus2.txt", "no all-reduce curve at 8 GPUs ran (the serving GPUs, tensor-parallel 8 in serve; the campaign's curves: 2 GPUs", []int{1, 8, 64}},
 		{"one", "one.txt", "has one size (64 KiB): a call's time between sizes cannot be told", []int{1, 8, 64}},
