@@ -116,11 +116,15 @@ func (c *allReduceCurve) at(size float64) (us float64, ok bool) {
 	return last.us, true
 }
 
-// latency is the curve's small-message time: its least time a call.
+// latency is the curve's small-message time: its least time a call at
+// 64 KiB and under (where an all-reduce pays its latency, not its
+// bytes), else its smallest message's.
 func (c *allReduceCurve) latency() float64 {
 	lo := c.pts[0].us
 	for _, p := range c.pts {
-		lo = min(lo, p.us)
+		if p.size <= 64<<10 {
+			lo = min(lo, p.us)
+		}
 	}
 	return lo
 }
@@ -254,7 +258,7 @@ func (w *Writer) budgetSection(ph *campaign.Phase, fl *record.Floor) string {
 		fmt.Fprintf(&b, "- %s.\n", cell(pt.Budget.Verdict))
 	}
 	if ar != nil {
-		fmt.Fprintf(&b, "\nThe all-reduce: %d calls a step (%s), each a message of %s (at the largest batch: %s), timed on the %d-GPU curve of %s (its GPU count: %s), log-log between its sizes; its latency part is the curve's least time a call, %s µs, its bandwidth part the rest. Bus bandwidth is nccl-tests': the message over the call's time × 2(n−1)/n.\n",
+		fmt.Fprintf(&b, "\nThe all-reduce: %d calls a step (%s), each a message of %s (at the largest batch: %s), timed on the %d-GPU curve of %s (its GPU count: %s), log-log between its sizes; its latency part is the curve's least time a call at 64 KiB and under, %s µs, its bandwidth part the rest. Bus bandwidth is nccl-tests': the message over the call's time × 2(n−1)/n.\n",
 			ar.Calls, cell(ar.CallsBasis), "batch × hidden size × the activations' bytes", cell(ar.MessageBasis), ar.GPUs, ar.Curve, cell(ar.GPUsBasis), FormatNumber(ar.LatencyUS))
 	}
 	for _, u := range unknown {

@@ -23,6 +23,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/greenlight-run/greenlight/compare"
+	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/files"
 
 	"github.com/greenlight-run/greenlight/report/trace"
@@ -347,6 +348,69 @@ func (w *Writer) busSection(ph *campaign.Phase, p runner.PhaseState) string {
 	}
 	b.WriteString("\nSmall messages' time is what a decode step's all-reduce pays (hidden size × tokens × 2 bytes); bus bandwidth is nccl-tests' (algbw × 2(n−1)/n for an all-reduce).\n")
 	b.WriteString(w.smallAgainstBaseline(ph, p))
+	b.WriteString(w.againstKind(ph, p))
+	return b.String()
+}
+
+// againstKind holds each all-reduce curve of the phase against what
+// boxes of its kind reach (gpu.BoxKinds, each figure with its source):
+// its best bus bandwidth at 1 MiB and above, and its small-message time.
+// A box under gpu.BelowKind of its kind's low figure is stamped with what
+// usually causes it and how to check each. "" without a curve.
+func (w *Writer) againstKind(ph *campaign.Phase, p runner.PhaseState) string {
+	curves := w.allReduceCurves(&runner.State{Phases: []runner.PhaseState{p}})
+	if len(curves) == 0 {
+		return ""
+	}
+	board, why, ok := w.board(ph)
+	var b strings.Builder
+	b.WriteString("\n#### The box against its kind\n\n")
+	if !ok {
+		fmt.Fprintf(&b, "Not held against a kind: %s.\n", why)
+		return b.String()
+	}
+	for _, c := range curves {
+		n := float64(c.gpus)
+		best, at := 0.0, 0.0
+		for _, pt := range c.pts {
+			if bus := pt.size / (pt.us * 1e-6) / 1e9 * 2 * (n - 1) / n; pt.size >= 1<<20 && bus > best {
+				best, at = bus, pt.size
+			}
+		}
+		k, known := gpu.KindOf(board.Key, c.gpus)
+		switch {
+		case !known:
+			var kinds []string
+			for _, x := range gpu.BoxKinds {
+				kinds = append(kinds, fmt.Sprintf("%d× %s", x.GPUs, x.Board))
+			}
+			fmt.Fprintf(&b, "- %s: %d × %s is no kind greenlight has figures for (it has %s).\n", c.label, c.gpus, board.Key, strings.Join(kinds, ", "))
+			continue
+		case best == 0:
+			fmt.Fprintf(&b, "- %s: no message of 1 MiB or more: its bus bandwidth is not held against its kind's (%s–%s GB/s).\n", c.label, FormatNumber(k.BusLo), FormatNumber(k.BusHi))
+			continue
+		}
+		kind := fmt.Sprintf("%d× %s, %s: %s–%s GB/s bus bandwidth", k.GPUs, board.Key, k.Joined, FormatNumber(k.BusLo), FormatNumber(k.BusHi))
+		if k.SmallUS > 0 {
+			kind += fmt.Sprintf(", %s µs a small message", FormatNumber(k.SmallUS))
+		}
+		fmt.Fprintf(&b, "- %s: at best %s GB/s bus bandwidth (at %s), %.0f%% of its kind's low figure (%s; %s)", c.label, FormatNumber(best), campaign.SizeText(at), 100*best/k.BusLo, kind, k.Source)
+		if k.SmallUS > 0 {
+			fmt.Fprintf(&b, "; its small-message time %s µs", FormatNumber(c.latency()))
+		}
+		if best >= gpu.BelowKind*k.BusLo {
+			b.WriteString(": within its kind.\n")
+			continue
+		}
+		fmt.Fprintf(&b, ".\n  ⚠ Well below its kind (under %.0f%% of its low figure)", 100*gpu.BelowKind)
+		if k.Untuned > 0 && math.Abs(best-k.Untuned) <= 0.15*k.Untuned {
+			fmt.Fprintf(&b, "; near what such a box gives with NCCL's defaults (%s GB/s)", FormatNumber(k.Untuned))
+		}
+		b.WriteString(". What usually causes it, and how to check each:\n")
+		for _, cause := range gpu.BelowKindCauses {
+			fmt.Fprintf(&b, "  - %s\n", cell(cause))
+		}
+	}
 	return b.String()
 }
 
