@@ -108,6 +108,10 @@ type Floor struct {
 	// Verdict: the rows' bounds in one line, which batches each holds at
 	// (report/budget.go); "" when no row has one.
 	Verdict string `json:"verdict,omitempty"`
+	// AllReduce is vLLM's own choice of all-reduce for the serving
+	// service ("custom all-reduce off, ..."): its words turning custom
+	// all-reduce off, or that none did.
+	AllReduce string `json:"all_reduce_choice,omitempty"`
 }
 
 // FloorPoint is one point's time per output token against its floor.

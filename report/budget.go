@@ -133,6 +133,13 @@ func (c *allReduceCurve) latency() float64 {
 // the verdict.
 func (w *Writer) budgetOf(ph *campaign.Phase, fl *record.Floor, cfg decodefloor.Config, st *runner.State) {
 	bc := w.servingCurve(ph, st)
+	off, words, known := w.allReduceChoice(ph.ID, st)
+	switch {
+	case known && off:
+		fl.AllReduce = "custom all-reduce off, " + words + "; NCCL's all-reduce, which the curve measures, is what a step pays"
+	case known:
+		fl.AllReduce = "custom all-reduce on (" + words + "): a call may take less than NCCL's curve says; a capture's traced all-reduce tells"
+	}
 	calls, callsHow := cfg.AllReducesPerStep()
 	elem, elemHow := cfg.ActivationBytes()
 	for i := range fl.Points {
@@ -256,6 +263,9 @@ func (w *Writer) budgetSection(ph *campaign.Phase, fl *record.Floor) string {
 	b.WriteString("\n")
 	for _, pt := range fl.Points {
 		fmt.Fprintf(&b, "- %s.\n", cell(pt.Budget.Verdict))
+	}
+	if fl.AllReduce != "" {
+		fmt.Fprintf(&b, "\nvLLM's own all-reduce: %s.\n", cell(fl.AllReduce))
 	}
 	if ar != nil {
 		fmt.Fprintf(&b, "\nThe all-reduce: %d calls a step (%s), each a message of %s (at the largest batch: %s), timed on the %d-GPU curve of %s (its GPU count: %s), log-log between its sizes; its latency part is the curve's least time a call at 64 KiB and under, %s µs, its bandwidth part the rest. Bus bandwidth is nccl-tests': the message over the call's time × 2(n−1)/n.\n",

@@ -63,6 +63,7 @@ type Writer struct {
 	conds     *conditions.Book              // what the campaign ran under; nil until gathered
 	older     map[string]*runner.StepFacts  // steps' facts an older state dir kept in files of their own (stamp.go)
 	configs   map[string]decodefloor.Config // model folders' config.json, read once (floor.go)
+	arLogs    map[string]*arLog             // services' logs read for vLLM's all-reduce choice (vllmallreduce.go)
 	models    struct {                      // the last state's results model (record.go)
 		st *runner.State
 		m  *results.Model
