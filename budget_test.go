@@ -14,7 +14,7 @@ import (
 // hidden size 7168, 61 layers, bf16 activations), an interconnect phase
 // that reads the tables given (cat of saved nccl-tests output), and a
 // decode grid at batch 1, 8 and 64 whose TPOT is 19.8, 22 and 41 ms.
-func budgetCampaign(t *testing.T, dir, name string, tables ...string) (string, *record.Floor) {
+func budgetCampaign(t *testing.T, dir, name, extra string, tables ...string) (string, *record.Floor) {
 	t.Helper()
 	y := `name: ` + name + `
 phases:
@@ -50,7 +50,7 @@ phases:
       - run: |
           case ${c} in 1) t=19.8;; 8) t=22;; *) t=41;; esac
           echo "{\"mean_tpot_ms\": $t}" >> "$GREENLIGHT_RESULTS"
-`
+` + extra
 	c := filepath.Join(dir, name+".yaml")
 	os.WriteFile(c, []byte(y), 0o644)
 	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:8:h100", c); code != 0 {
@@ -88,7 +88,18 @@ func TestDecodeBudget(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "kimi", "config.json"), cfg, 0o644)
 	table, _ := os.ReadFile("runner/testdata/all_reduce_perf_8_pcie.txt")
 	os.WriteFile(filepath.Join(dir, "bus8.txt"), table, 0o644)
-	md, fl := budgetCampaign(t, dir, "budget", "bus8.txt")
+	// A capture on the same server at batch 8 (vllm bench's
+	// max_concurrency in its row): one 2 ms all-reduce a profiler step,
+	// 40% under the 3.335 ms predicted.
+	md, fl := budgetCampaign(t, dir, "budget", `  - id: prof
+    needs: [serve]
+    after: [decode]
+    gpus: none
+    artifacts: ['traces/*.pt.trace.json']
+    steps:
+      - run: |
+          echo '{"max_concurrency": 8, "mean_tpot_ms": 23}' >> "$GREENLIGHT_RESULTS"
+          `+arTrace(0, 2001), "bus8.txt")
 	// By hand, from the table's out-of-place times: log-log between the
 	// sizes either side of the message.
 	between := func(s, s0, t0, s1, t1 float64) float64 {
@@ -129,6 +140,12 @@ func TestDecodeBudget(t *testing.T) {
 			t.Errorf("batch %d: bound %q; want %q (%s)", w.batch, b.Bound, w.bound, b.Verdict)
 		}
 	}
+	if tr := fl.Points[1].Budget.Traced; tr == nil || tr.Phase != "prof" || math.Abs(tr.Ms-2.001) > 1e-9 || math.Round(tr.GapPct) != -40 || tr.Words == "" {
+		t.Errorf("batch 8's traced all-reduce: %+v; want prof's 2.001 ms, 40%% under the prediction, said", tr)
+	}
+	if fl.Points[0].Budget.Traced != nil || fl.Points[2].Budget.Traced != nil {
+		t.Error("a capture at batch 8 stands beside another batch's row")
+	}
 	if want := "Decode: latency-bound all-reduce (software) at batch 1, 8; bandwidth-bound all-reduce (the bus) at batch 64"; fl.Verdict != want {
 		t.Errorf("verdict %q; want %q", fl.Verdict, want)
 	}
@@ -136,6 +153,7 @@ func TestDecodeBudget(t *testing.T) {
 		"**Decode: latency-bound all-reduce (software) at batch 1, 8; bandwidth-bound all-reduce (the bus) at batch 64.**",
 		"- batch 1: all-reduce 2.952 of 19.8 ms a token (15%; 123 calls × 24 µs at 14 KiB), latency-bound",
 		"(budget.decode.budget.svg)", // the stacked bars, embedded
+		"  Traced: `prof`'s capture at batch 8, 2.001 ms of all-reduce kernels a profiler step against 3.335 ms predicted (-40%). ⚠ Over 20% apart: vLLM's custom all-reduce in use",
 		"vLLM's own all-reduce: custom all-reduce off, \"Custom allreduce is disabled because it's not supported on more than two PCIe-only GPUs\" (serve's log); NCCL's all-reduce, which the curve measures, is what a step pays.",
 		"| decode | ✅ done | 0s | mean_tpot_ms 19.8 ms at c=1 · Decode: latency-bound all-reduce (software) at batch 1, 8; bandwidth-bound all-reduce (the bus) at batch 64 |", // the header's key result
 	} {
@@ -183,7 +201,7 @@ func TestDecodeBudgetSaysWhatIsNotKnown(t *testing.T) {
 		{"one", "one.txt", "has one size (64 KiB): a call's time between sizes cannot be told", []int{1, 8, 64}},
 		{"short", "short.txt", "the message at batch 64, 896 KiB, is past the 8-GPU curve's largest (512 KiB", []int{64}},
 	} {
-		md, fl := budgetCampaign(t, dir, c.name, c.table)
+		md, fl := budgetCampaign(t, dir, c.name, "", c.table)
 		if !strings.Contains(md, c.want) {
 			t.Errorf("%s: the record lacks %q:\n%s", c.name, c.want, md[max(0, strings.Index(md, "#### Where decode time goes")):])
 		}

@@ -137,7 +137,19 @@ type Budget struct {
 	RestMs           float64        `json:"rest_ms"` // TPOT less the terms known; below 0 when they add to more
 	RestBasis        string         `json:"rest_basis"`
 	Bound            string         `json:"bound,omitempty"` // all-reduce latency, all-reduce bandwidth, not the all-reduce; "" when not told
-	Verdict          string         `json:"verdict"`
+	// Traced: a capture at this batch on the same server, its all-reduce
+	// kernels' time a profiler step beside the prediction.
+	Traced  *TracedAllReduce `json:"traced,omitempty"`
+	Verdict string           `json:"verdict"`
+}
+
+// TracedAllReduce is a capture's all-reduce a step against the predicted
+// term: the gap, and past 20% what may explain it.
+type TracedAllReduce struct {
+	Phase  string  `json:"phase"`
+	Ms     float64 `json:"ms"`      // a profiler step's all-reduce kernels, the mean over the ranks
+	GapPct float64 `json:"gap_pct"` // (traced − predicted) / predicted × 100
+	Words  string  `json:"words,omitempty"`
 }
 
 // AllReduceTerm is a decode step's all-reduce, predicted from an

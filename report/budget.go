@@ -142,6 +142,7 @@ func (w *Writer) budgetOf(ph *campaign.Phase, fl *record.Floor, cfg decodefloor.
 	}
 	calls, callsHow := cfg.AllReducesPerStep()
 	elem, elemHow := cfg.ActivationBytes()
+	traced := w.capturesByBatch(ph, st)
 	for i := range fl.Points {
 		pt := &fl.Points[i]
 		b := &record.Budget{TPOTms: pt.TPOTms, FloorMs: pt.FloorMs}
@@ -167,6 +168,19 @@ func (w *Writer) budgetOf(ph *campaign.Phase, fl *record.Floor, cfg decodefloor.
 				BusGBs: msg / (us * 1e-6) / 1e9 * 2 * (n - 1) / n}
 			b.AllReduce = ar
 			known += ar.Ms
+		}
+		if tr, ok := traced[pt.Batch]; ok && b.AllReduce != nil && b.AllReduce.Ms > 0 {
+			t := tr
+			t.GapPct = 100 * (t.Ms - b.AllReduce.Ms) / b.AllReduce.Ms
+			if math.Abs(t.GapPct) > 20 {
+				t.Words = fmt.Sprintf("the capture %s traced %s ms of all-reduce a step against %s predicted (%+.0f%%): ", t.Phase, FormatNumber(t.Ms), FormatNumber(b.AllReduce.Ms), t.GapPct)
+				if t.GapPct < 0 {
+					t.Words += "vLLM's custom all-reduce in use (faster than NCCL's curve), fewer calls a step than counted, or another GPU count"
+				} else {
+					t.Words += "calls slower than the curve (synchronisation, stragglers waiting at the all-reduce), more calls a step than counted, or another GPU count"
+				}
+			}
+			b.Traced = &t
 		}
 		b.RestMs = pt.TPOTms - known
 		b.RestBasis = "what is left: host, launches, idle between kernels, GEMMs above their floor (not measured apart)"
@@ -263,6 +277,13 @@ func (w *Writer) budgetSection(ph *campaign.Phase, fl *record.Floor) string {
 	b.WriteString("\n")
 	for _, pt := range fl.Points {
 		fmt.Fprintf(&b, "- %s.\n", cell(pt.Budget.Verdict))
+		if t := pt.Budget.Traced; t != nil {
+			fmt.Fprintf(&b, "  Traced: `%s`'s capture at batch %d, %s ms of all-reduce kernels a profiler step against %s ms predicted (%+.0f%%)", codeText(t.Phase), pt.Batch, FormatNumber(t.Ms), FormatNumber(pt.Budget.AllReduce.Ms), t.GapPct)
+			if t.Words != "" {
+				fmt.Fprintf(&b, ". ⚠ Over 20%% apart: %s", cell(t.Words[strings.Index(t.Words, ": ")+2:]))
+			}
+			b.WriteString(".\n")
+		}
 	}
 	if fl.AllReduce != "" {
 		fmt.Fprintf(&b, "\nvLLM's own all-reduce: %s.\n", cell(fl.AllReduce))
@@ -393,4 +414,59 @@ func (w *Writer) keyBudget(p runner.PhaseState, st *runner.State) string {
 		return fl.Verdict
 	}
 	return ""
+}
+
+// capturesByBatch are the captures on the server a decode phase uses,
+// by the batch their rows ran at (max_concurrency, concurrency or batch,
+// one value in all their rows): each one's all-reduce kernels a profiler
+// step, the mean over its ranks.
+func (w *Writer) capturesByBatch(ph *campaign.Phase, st *runner.State) map[int]record.TracedAllReduce {
+	out := map[int]record.TracedAllReduce{}
+	if st == nil || w.traces == nil {
+		return out
+	}
+	served := map[string]bool{}
+	for _, n := range w.plan.UsedPhases(ph.ID) {
+		if s := w.plan.Phase(n); s != nil && s.Service != nil {
+			served[n] = true
+		}
+	}
+	for _, q := range st.Phases {
+		shared := false
+		for _, n := range w.plan.UsedPhases(q.ID) {
+			shared = shared || served[n]
+		}
+		if q.ID == ph.ID || !shared {
+			continue
+		}
+		batch := -1
+		for _, s := range q.Steps {
+			for _, row := range s.Results {
+				v := rowValues(row)
+				f := 0.0
+				for _, c := range []string{"max_concurrency", "concurrency", "batch", "batch_size"} {
+					if x, ok := v[c].(float64); ok && x > 0 && f == 0 {
+						f = x
+					}
+				}
+				switch {
+				case f == 0:
+				case batch == -1:
+					batch = int(f)
+				case batch != int(f):
+					batch = -2 // rows at several batches: not one setting
+				}
+			}
+		}
+		if batch <= 0 {
+			continue
+		}
+		sums, _ := w.traces.phase(q)
+		_, _, perStep, _, _, _, stepped := tracedAllReduce(sums)
+		if stepped == 0 {
+			continue
+		}
+		out[batch] = record.TracedAllReduce{Phase: q.ID, Ms: perStep / float64(stepped) / 1000}
+	}
+	return out
 }

@@ -545,8 +545,19 @@ var allReduceKernel = regexp.MustCompile(`(?i)all_?reduce|cross_device_reduce`)
 // that the time lies outside every size the curve measured. Each figure
 // names what it rests on. "" when no trace holds an all-reduce kernel.
 func (w *Writer) allReduceSection(p runner.PhaseState, sums []*trace.Summary, st *runner.State) string {
-	var arUS, kernUS, perStep, stepUS float64
-	calls, ranks, stepped := 0, 0, 0
+	arUS, kernUS, perStep, stepUS, calls, ranks, stepped := tracedAllReduce(sums)
+	if ranks == 0 {
+		return ""
+	}
+	return w.allReduceWords(p, sums, st, arUS, kernUS, perStep, stepUS, calls, ranks, stepped)
+}
+
+// tracedAllReduce is what a capture's traces say of its all-reduce
+// kernels: their time and the kernels' (µs, over the ranks), their time
+// a profiler step summed over the ranks that have steps (perStep, of
+// stepped ranks; stepUS their steps' median times summed), their calls
+// and the ranks that made any.
+func tracedAllReduce(sums []*trace.Summary) (arUS, kernUS, perStep, stepUS float64, calls, ranks, stepped int) {
 	for _, s := range sums {
 		var t float64
 		n := 0
@@ -566,9 +577,10 @@ func (w *Writer) allReduceSection(p runner.PhaseState, sums []*trace.Summary, st
 			stepUS += s.StepUS
 		}
 	}
-	if ranks == 0 {
-		return ""
-	}
+	return
+}
+
+func (w *Writer) allReduceWords(p runner.PhaseState, sums []*trace.Summary, st *runner.State, arUS, kernUS, perStep, stepUS float64, calls, ranks, stepped int) string {
 	perCall := arUS / float64(calls)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n#### All-reduce in this capture\n\nAll-reduce kernels (NCCL's, vLLM's custom all-reduce): %.1f%% of the GPU's kernel time", 100*arUS/kernUS)
