@@ -98,6 +98,38 @@ type Result struct {
 	Notes      []string // a side still running, renames applied
 	Traces     []PhaseTraces
 	Roofs      []RoofChange
+	Budgets    []BudgetChange
+}
+
+// BudgetChange is one decode row's time budget on both sides: did a
+// change move the all-reduce or the rest?
+type BudgetChange struct {
+	Phase, Point string
+	Old, New     record.Budget
+}
+
+// Moved says which term of the budget moved the TPOT most, in words:
+// "the rest (-4.1 ms of -4.3)"; "" when neither side has an all-reduce.
+func (c BudgetChange) Moved() string {
+	if c.Old.AllReduce == nil || c.New.AllReduce == nil {
+		return ""
+	}
+	d := c.New.TPOTms - c.Old.TPOTms
+	terms := []struct {
+		name string
+		v    float64
+	}{
+		{"the floor", c.New.FloorMs - c.Old.FloorMs},
+		{"the all-reduce", c.New.AllReduce.Ms - c.Old.AllReduce.Ms},
+		{"the rest", c.New.RestMs - c.Old.RestMs},
+	}
+	top := terms[0]
+	for _, t := range terms[1:] {
+		if math.Abs(t.v) > math.Abs(top.v) {
+			top = t
+		}
+	}
+	return fmt.Sprintf("%s (%+.3g ms of the TPOT's %+.3g)", top.name, top.v, d)
 }
 
 // RoofChange is one point of a roofline phase on both sides: how close
@@ -302,6 +334,19 @@ func compareSides(old *record.Record, a side, new *record.Record, b side, o Opti
 			i := slices.IndexFunc(ra.Points, func(p record.RoofPoint) bool { return p.Point == nb.Point })
 			if i >= 0 {
 				res.Roofs = append(res.Roofs, RoofChange{Phase: id, Old: ra.Points[i], New: nb, OldBoard: ra.Board, NewBoard: rb.Board})
+			}
+		}
+	}
+	// Where decode time went, each side: a floor phase's rows' budgets.
+	for _, id := range b.phaseOf {
+		fa, fb := a.phases[id].Floor, b.phases[id].Floor
+		if fa == nil || fb == nil {
+			continue
+		}
+		for _, nb := range fb.Points {
+			i := slices.IndexFunc(fa.Points, func(p record.FloorPoint) bool { return p.Point == nb.Point })
+			if i >= 0 && fa.Points[i].Budget != nil && nb.Budget != nil {
+				res.Budgets = append(res.Budgets, BudgetChange{Phase: id, Point: nb.Point, Old: *fa.Points[i].Budget, New: *nb.Budget})
 			}
 		}
 	}

@@ -338,3 +338,28 @@ func TestRunsAsTheModelCountsThem(t *testing.T) {
 		t.Errorf("old side n=%d mean %v, verdict %s; want the model's 3 runs of 100, within noise (the failed unit's 40 is no run)", l.Old.N, l.Old.Mean, l.Verdict)
 	}
 }
+
+// TestBudgetMoved: a decode row's budget on both sides; a change that
+// cut the all-reduce (a one-shot kernel: 2.95 → 1.0 ms) and left the rest
+// is said to have moved the all-reduce; a row without a curve on one side
+// says nothing of what moved.
+func TestBudgetMoved(t *testing.T) {
+	rec := func(name string, ar, rest float64, curve bool) *record.Record {
+		b := &record.Budget{TPOTms: 1.1 + ar + rest, FloorMs: 1.1, RestMs: rest}
+		if curve {
+			b.AllReduce = &record.AllReduceTerm{Ms: ar}
+		}
+		return &record.Record{Campaign: record.Campaign{Name: name}, Phases: []record.Phase{{ID: "decode", Status: "done",
+			Floor: &record.Floor{Points: []record.FloorPoint{{Point: "c=1", Batch: 1, Budget: b}}}}}}
+	}
+	r := Compare(rec("nccl", 2.952, 15.7, true), rec("oneshot", 1.0, 15.6, true), Options{})
+	if len(r.Budgets) != 1 || !strings.HasPrefix(r.Budgets[0].Moved(), "the all-reduce (-1.95 ms of the TPOT's -2.05)") {
+		t.Fatalf("budgets %+v; moved %q", r.Budgets, r.Budgets[0].Moved())
+	}
+	if md := r.Markdown(0); !strings.Contains(md, "| decode | c=1 | 19.752 → 17.7 | 2.952 → 1 | 15.7 → 15.6 | the all-reduce") {
+		t.Errorf("the markdown lacks the row:\n%s", md)
+	}
+	if r := Compare(rec("a", 2.952, 15.7, false), rec("b", 1.0, 15.6, true), Options{}); len(r.Budgets) != 1 || r.Budgets[0].Moved() != "" {
+		t.Errorf("a side without a curve: %+v", r.Budgets)
+	}
+}

@@ -116,6 +116,13 @@ func (r Result) Markdown(limit int) string {
 				pctOf(rc.Old.SpecPct), pctOf(rc.New.SpecPct), pctOf(rc.Old.ClockPct), pctOf(rc.New.ClockPct))
 		}
 	}
+	if len(r.Budgets) > 0 {
+		b.WriteString("\n**Where decode time went** (ms a token: TPOT, the all-reduce the curve predicts, the rest; old → new)\n\n| Phase | Point | TPOT | All-reduce | Rest | Moved most |\n|---|---|---:|---:|---:|---|\n")
+		for _, c := range r.Budgets {
+			fmt.Fprintf(&b, "| %s | %s | %s → %s | %s → %s | %s → %s | %s |\n", md(c.Phase), md(c.Point), trim(c.Old.TPOTms), trim(c.New.TPOTms),
+				arMs(c.Old), arMs(c.New), trim(c.Old.RestMs), trim(c.New.RestMs), md(orDash(c.Moved())))
+		}
+	}
 	kernels := traceKernelRows
 	if limit == 0 {
 		kernels = 0 // all of them
@@ -195,10 +202,36 @@ func (r Result) Text() string {
 				trim(rc.Old.TFLOPS), trim(rc.New.TFLOPS), pctOf(rc.Old.SpecPct), pctOf(rc.New.SpecPct), pctOf(rc.Old.ClockPct), pctOf(rc.New.ClockPct))
 		}
 	}
+	if len(r.Budgets) > 0 {
+		b.WriteString("\nwhere decode time went (ms a token, old → new):\n")
+		for _, c := range r.Budgets {
+			fmt.Fprintf(&b, "  %s %s: TPOT %s → %s, all-reduce %s → %s, rest %s → %s", line(c.Phase), line(c.Point), trim(c.Old.TPOTms), trim(c.New.TPOTms),
+				arMs(c.Old), arMs(c.New), trim(c.Old.RestMs), trim(c.New.RestMs))
+			if m := c.Moved(); m != "" {
+				fmt.Fprintf(&b, "; moved most: %s", m)
+			}
+			b.WriteString("\n")
+		}
+	}
 	for _, t := range r.Traces {
 		fmt.Fprintf(&b, "\nwhich kernels changed in %s: %s", line(t.Phase), t.Diff.Text())
 	}
 	return b.String()
+}
+
+// arMs is a budget's all-reduce term in ms, "?" when it is not known.
+func arMs(b record.Budget) string {
+	if b.AllReduce == nil {
+		return "?"
+	}
+	return trim(b.AllReduce.Ms)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
 }
 
 // Word is a new value's change against the baseline, as the window says
