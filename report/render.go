@@ -82,7 +82,9 @@ func header(plan *campaign.Plan, st *runner.State, model *results.Model, env Env
 	} else {
 		fmt.Fprintf(&b, " · **Elapsed:** %s (as of %s)", format.Duration(st.Now.Sub(st.Started)), st.Now.Format("15:04:05"))
 	}
-	if !st.Finished {
+	if w := st.WaitsOnKept(); w != "" && !st.Finished {
+		fmt.Fprintf(&b, " · **Waits for you:** %s", cell(w))
+	} else if !st.Finished {
 		fmt.Fprintf(&b, " · **ETA:** %s", etaText(st.ETA))
 	}
 	fmt.Fprintf(&b, "\n\n**Campaign file:** `%s` (sha256 `%.12s`) · **Host:** %s\n\n", plan.File, plan.Hash, env.Host)

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"strings"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -250,6 +251,22 @@ func (s *State) Headline() Headline {
 		return HeadFrozen
 	}
 	return HeadRunning
+}
+
+// WaitsOnKept says, when all that is left of a campaign is services kept
+// up for failed phases (keep.go), what they wait for: the campaign ends
+// only when you retry or let go; "" otherwise.
+func (s *State) WaitsOnKept() string {
+	var kept []string
+	for _, p := range s.Phases {
+		switch {
+		case p.Kept != "":
+			kept = append(kept, p.ID+" "+p.Kept)
+		case p.Status == Running || p.Status == Ready || p.Status == Pending || p.Status == Waiting:
+			return ""
+		}
+	}
+	return strings.Join(kept, "; ")
 }
 
 // PhasesDone counts the phases that are through: done or skipped. A

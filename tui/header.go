@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 
 	"charm.land/lipgloss/v2"
 
@@ -54,7 +55,15 @@ func (m *model) headerView() string {
 	if s.Finished && !s.Ended.IsZero() && !s.Started.IsZero() {
 		parts[0] = "took " + dur(s.Ended.Sub(s.Started)) // the campaign's, not the window's
 	}
-	if !s.Finished {
+	if w := s.WaitsOnKept(); w != "" && !s.Finished {
+		var kept []string // the rows say for what, and the keys
+		for _, p := range s.Phases {
+			if p.Kept != "" {
+				kept = append(kept, p.ID)
+			}
+		}
+		parts = append(parts, m.st.warn.Render("waits for you: "+strings.Join(kept, ", ")+" kept"))
+	} else if !s.Finished {
 		eta := etaText(s.ETA)
 		if s.ETA.Waiting {
 			eta += " + gate"
