@@ -93,6 +93,9 @@ func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
 	if why := w.clientBound(s); why != "" {
 		f.Stamp = append(f.Stamp, why)
 	}
+	for _, row := range s.Step.Results {
+		f.Stamp = append(f.Stamp, runner.LoadStamps(row)...)
+	}
 	for _, c := range s.Claimed {
 		if trace.IsTrace(c) {
 			f.Stamp = append(f.Stamp, "a profiler capture ran (trace files written during the step)")

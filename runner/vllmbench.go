@@ -77,7 +77,14 @@ func (v *vllmBench) line(b []byte) (cols []string, vals []any, done bool) {
 // file's order, as one row; arrays and objects (per-request lists) are
 // skipped. ok is false for a file that is not one JSON object.
 func savedResult(r io.Reader) (cols []string, vals []any, ok bool) {
-	dec := json.NewDecoder(r)
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, nil, false
+	}
+	b, nulls := jsonWithNulls(b)
+	arrays := &requestArrays{has: map[string]bool{}, nulls: nulls}
+	scalars := map[string]float64{}
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil, nil, false
@@ -93,6 +100,9 @@ func savedResult(r io.Reader) (cols []string, vals []any, ok bool) {
 			return nil, nil, false
 		}
 		raw = bytes.TrimSpace(raw)
+		if len(raw) > 0 && raw[0] == '[' {
+			arrays.take(key, raw) // a per-request list (--save-detailed)
+		}
 		if len(raw) == 0 || raw[0] == '[' || raw[0] == '{' {
 			continue
 		}
@@ -109,6 +119,7 @@ func savedResult(r io.Reader) (cols []string, vals []any, ok bool) {
 				continue
 			}
 			v = f
+			scalars[key] = f
 		case nil:
 		case string, bool:
 		default:
@@ -117,7 +128,11 @@ func savedResult(r io.Reader) (cols []string, vals []any, ok bool) {
 		cols = append(cols, snake(key))
 		vals = append(vals, v)
 	}
-	return cols, vals, len(cols) > 0
+	if len(cols) == 0 {
+		return nil, nil, false
+	}
+	lc, lv := requestLoad(arrays, scalars)
+	return append(cols, lc...), append(vals, lv...), true
 }
 
 // isSavedResult says which artifacts may be --save-result files.

@@ -1,0 +1,298 @@
+package runner
+
+// The load a serving row applied, from its requests: vllm bench's
+// --save-result --save-detailed file carries each request's start
+// (start_times, where the version writes it), time to first token, the
+// gaps between its tokens, its error, and its queue time where present.
+// From them a row gets the concurrency it achieved (requests in flight,
+// time-weighted over the measured window), its decode-only counterpart,
+// the request rate, Little's law from vLLM's own figures beside it, the
+// client's queue time, and latency percentiles by one named definition.
+// A figure that cannot be told is left out and said in load_basis,
+// never made up.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// The columns a serving row's requests add.
+const (
+	ColAchieved     = "achieved_concurrency"        // time-weighted requests in flight over the window
+	ColDecodeInFlt  = "achieved_decode_concurrency" // the same, from each request's first token to its last
+	ColRate         = "achieved_request_rate"       // requests started a second over the window
+	ColLittle       = "littles_law_concurrency"     // vLLM's request_throughput × the mean end-to-end latency
+	ColQueueMean    = "client_queue_mean_ms"
+	ColE2ELP99Queue = "queue_inclusive_p99_e2el_ms"
+	ColE2ELP99      = "nearest_rank_p99_e2el_ms"
+	ColRequests     = "requests_timed" // the requests the figures rest on
+	ColLoadBasis    = "load_basis"     // what the figures rest on, and what could not be told
+)
+
+// requestArrays are the per-request lists of a --save-detailed file.
+type requestArrays struct {
+	starts, ttfts, queues []float64
+	itls                  [][]float64
+	errs                  []string
+	has                   map[string]bool
+	nulls                 int // NaN or Infinity in the file, read as missing
+}
+
+// pythonNonNumbers are the bare tokens Python's json writes for floats
+// JSON has no word for.
+var pythonNonNumbers = [][]byte{[]byte("-Infinity"), []byte("Infinity"), []byte("NaN")}
+
+// jsonWithNulls is b with Python's NaN, Infinity and -Infinity, outside
+// strings, as null: a file vllm bench wrote with a NaN in it is still
+// read, the request that holds one not counted. n is how many it put.
+func jsonWithNulls(b []byte) (out []byte, n int) {
+	if !bytes.Contains(b, []byte("NaN")) && !bytes.Contains(b, []byte("Infinity")) {
+		return b, 0
+	}
+	out = make([]byte, 0, len(b))
+	in := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case in && c == '\\' && i+1 < len(b):
+			out = append(out, c, b[i+1])
+			i++
+			continue
+		case c == '"':
+			in = !in
+		case !in:
+			replaced := false
+			for _, tok := range pythonNonNumbers {
+				if bytes.HasPrefix(b[i:], tok) {
+					out = append(out, "null"...)
+					i += len(tok) - 1
+					n++
+					replaced = true
+					break
+				}
+			}
+			if replaced {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out, n
+}
+
+// take keeps a per-request list of the file, by its key; a null (a NaN
+// the file held) is NaN.
+func (a *requestArrays) take(key string, raw json.RawMessage) {
+	nums := func(xs []*float64) []float64 {
+		out := make([]float64, len(xs))
+		for i, x := range xs {
+			out[i] = math.NaN()
+			if x != nil {
+				out[i] = *x
+			}
+		}
+		return out
+	}
+	var err error
+	switch key {
+	case "start_times", "ttfts", "queue_times":
+		var xs []*float64
+		if err = json.Unmarshal(raw, &xs); err == nil {
+			switch key {
+			case "start_times":
+				a.starts = nums(xs)
+			case "ttfts":
+				a.ttfts = nums(xs)
+			default:
+				a.queues = nums(xs)
+			}
+		}
+	case "itls":
+		var ls [][]*float64
+		if err = json.Unmarshal(raw, &ls); err == nil {
+			a.itls = make([][]float64, len(ls))
+			for i, l := range ls {
+				a.itls[i] = nums(l)
+			}
+		}
+	case "errors":
+		var es []*string
+		if err = json.Unmarshal(raw, &es); err == nil {
+			a.errs = make([]string, len(es))
+			for i, e := range es {
+				if e != nil {
+					a.errs[i] = *e
+				}
+			}
+		}
+	default:
+		return
+	}
+	if err == nil {
+		a.has[key] = true
+	}
+}
+
+// requestLoad is what a row's requests say of the load it applied, as
+// columns; scalars are the file's own (request_throughput). Nothing when
+// the file has no per-request lists.
+func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, vals []any) {
+	if len(a.has) == 0 {
+		return nil, nil
+	}
+	var said []string
+	add := func(c string, v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			cols, vals = append(cols, c), append(vals, v)
+		}
+	}
+	n := len(a.ttfts)
+	for key, l := range map[string]int{"itls": len(a.itls), "errors": len(a.errs), "start_times": len(a.starts), "queue_times": len(a.queues)} {
+		if a.has[key] && l != n {
+			said = append(said, fmt.Sprintf("%s has %d entries and ttfts %d: the lists do not line up, no per-request figure is told", key, l, n))
+			n = -1
+		}
+	}
+	if !a.has["ttfts"] || !a.has["itls"] {
+		said = append(said, "no ttfts or itls: a request's latency is not known")
+		n = -1
+	}
+	if n < 0 {
+		slices.Sort(said)
+		return append(cols, ColLoadBasis), append(vals, any(strings.Join(said, "; ")))
+	}
+	type req struct{ start, ttft, e2el, queue float64 }
+	var ok []req
+	failed, broken := 0, 0
+	for i := 0; i < n; i++ {
+		if i < len(a.errs) && a.errs[i] != "" {
+			failed++
+			continue
+		}
+		r := req{start: math.NaN(), ttft: a.ttfts[i], queue: math.NaN()}
+		r.e2el = r.ttft
+		for _, g := range a.itls[i] {
+			r.e2el += g
+		}
+		if i < len(a.starts) {
+			r.start = a.starts[i]
+		}
+		if i < len(a.queues) {
+			r.queue = a.queues[i]
+		}
+		if math.IsNaN(r.e2el) || r.ttft <= 0 || a.has["start_times"] && math.IsNaN(r.start) || a.has["queue_times"] && math.IsNaN(r.queue) {
+			broken++
+			continue
+		}
+		ok = append(ok, r)
+	}
+	if a.nulls > 0 {
+		said = append(said, fmt.Sprintf("%d NaN or Infinity value(s) in the file read as missing", a.nulls))
+	}
+	if broken > 0 {
+		said = append(said, fmt.Sprintf("%d request(s) with a missing or non-number time left out", broken))
+	}
+	if failed > 0 {
+		said = append(said, fmt.Sprintf("%d failed request(s) left out: their time in flight is not in the file", failed))
+	}
+	if len(ok) == 0 {
+		said = append(said, "no request to time")
+		return append(cols, ColLoadBasis), append(vals, any(strings.Join(said, "; ")))
+	}
+	add(ColRequests, float64(len(ok)))
+	e2els := make([]float64, len(ok))
+	sum := 0.0
+	for i, r := range ok {
+		e2els[i] = r.e2el
+		sum += r.e2el
+	}
+	mean := sum / float64(len(ok))
+	if tp, has := scalars["request_throughput"]; has && tp > 0 {
+		add(ColLittle, tp*mean)
+	}
+	if a.has["start_times"] {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		decode := 0.0
+		backwards := false
+		for _, r := range ok {
+			lo, hi = min(lo, r.start), max(hi, r.start+r.e2el)
+			decode += r.e2el - r.ttft
+		}
+		for i := 1; i < len(ok); i++ {
+			backwards = backwards || ok[i].start < ok[i-1].start-1 // a clock stepped back a second or more
+		}
+		switch window := hi - lo; {
+		case window <= 0:
+			said = append(said, "the requests' starts and ends span no time")
+		default:
+			add(ColAchieved, sum/window)
+			add(ColDecodeInFlt, decode/window)
+			add(ColRate, float64(len(ok))/window)
+			said = append(said, fmt.Sprintf("in flight time-weighted over %.3g s, from the first request's start to the last one's end", window))
+		}
+		if backwards {
+			said = append(said, "start_times go back by a second or more: the client's clock stepped, the window may be wrong")
+		}
+	} else {
+		said = append(said, "no start_times (a vllm bench that does not write them): the concurrency achieved is not told; Little's law alone stands")
+	}
+	if a.has["queue_times"] {
+		q := 0.0
+		incl := make([]float64, len(ok))
+		for i, r := range ok {
+			q += r.queue
+			incl[i] = r.queue + r.e2el
+		}
+		add(ColQueueMean, 1000*q/float64(len(ok)))
+		add(ColE2ELP99Queue, 1000*NearestRank(incl, 0.99))
+	}
+	add(ColE2ELP99, 1000*NearestRank(e2els, 0.99))
+	if k := int(math.Ceil(0.99 * float64(len(ok)))); k == len(ok) {
+		said = append(said, fmt.Sprintf("p99 of %d requests is their slowest (nearest rank)", len(ok)))
+	}
+	return append(cols, ColLoadBasis), append(vals, any(strings.Join(said, "; ")))
+}
+
+// NearestRank is the p quantile of xs by the nearest-rank definition:
+// the ⌈p·n⌉-th smallest (MLPerf LoadGen's and GuideLLM's; vLLM bench
+// interpolates between ranks). NaN for no value.
+func NearestRank(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	k := max(1, int(math.Ceil(p*float64(len(s)))))
+	return s[min(k, len(s))-1]
+}
+
+// UnderDriven is the share of the requested concurrency under which a
+// row's load was not applied.
+const UnderDriven = 0.9
+
+// LoadStamps are what a serving row's requests say against it, stamped
+// like every stamp (a search does not decide by such a run): the client
+// drove less than it was asked (achieved concurrency under 0.9 of
+// max_concurrency), and the achieved concurrency and Little's law more
+// than 5% apart (timing inconsistent).
+func LoadStamps(row Row) []string {
+	v := map[string]float64{}
+	for i, c := range row.Cols {
+		if f, ok := row.Values[i].(float64); ok {
+			v[c] = f
+		}
+	}
+	var out []string
+	a, hasA := v[ColAchieved]
+	if req := v["max_concurrency"]; hasA && req > 0 && a < UnderDriven*req {
+		out = append(out, fmt.Sprintf("load not applied: under-driven, %.3g requests in flight time-weighted of the %.0f requested (%.0f%%)", a, req, 100*a/req))
+	}
+	if l := v[ColLittle]; hasA && l > 0 && math.Abs(a-l)/l > 0.05 {
+		out = append(out, fmt.Sprintf("timing inconsistent: %.3g requests in flight from the requests' times, %.3g by Little's law from vLLM's rate and mean latency (%.0f%% apart)", a, l, 100*math.Abs(a-l)/l))
+	}
+	return out
+}
