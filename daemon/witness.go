@@ -15,6 +15,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/metrics"
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/runner"
@@ -95,6 +96,9 @@ func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
 	}
 	for _, row := range s.Step.Results {
 		f.Stamp = append(f.Stamp, runner.LoadStamps(row)...)
+	}
+	if why := w.serverCapped(s); why != "" {
+		f.Stamp = append(f.Stamp, why)
 	}
 	for _, c := range s.Claimed {
 		if trace.IsTrace(c) {
@@ -210,6 +214,42 @@ func (w *witness) condition(d gpu.Device) (gpu.Conditions, bool) {
 // throughput, whether a service it used generated more than the client
 // says it received (beyond 5%): the client, not the server, set the
 // pace. "" otherwise.
+// serverCapped stamps a serving row the server would not take at the
+// concurrency it names: while it ran, the server's running requests held
+// under 0.9 of the row's max_concurrency at their peak while requests
+// waited (vLLM's max_num_seqs, or its KV cache when that was full). ""
+// when the server's /metrics do not say so, or say nothing.
+func (w *witness) serverCapped(s runner.StepSeen) string {
+	requested := 0.0
+	for _, row := range s.Step.Results {
+		for i, c := range row.Cols {
+			if f, ok := row.Values[i].(float64); ok && c == "max_concurrency" && f > requested {
+				requested = f
+			}
+		}
+	}
+	if requested <= 0 {
+		return ""
+	}
+	for _, svc := range report.ServersOf(w.plan, w.servers, s.Phase.ID) {
+		win := w.servers[svc].Window(s.Step.Started, s.Step.Ended)
+		run, ok1 := win.Series[metrics.Running]
+		wait, ok2 := win.Series[metrics.Waiting]
+		if !ok1 || !ok2 || run.N < 2 || run.Peak >= runner.UnderDriven*requested || wait.Peak < 1 {
+			continue
+		}
+		by := "max_num_seqs"
+		if kv, ok := win.Series[metrics.KVUsage]; ok && kv.Peak >= 0.95 {
+			by = fmt.Sprintf("its KV cache (%.0f%% used at peak)", 100*kv.Peak)
+		} else if ok {
+			by += fmt.Sprintf(" (its KV cache %.0f%% used at peak)", 100*kv.Peak)
+		}
+		return fmt.Sprintf("load not applied: capped by the server %s: %s requests running at most of the %.0f requested, while up to %s waited (%s; %d scrapes)",
+			svc, report.FormatNumber(run.Peak), requested, report.FormatNumber(wait.Peak), by, win.Scrapes)
+	}
+	return ""
+}
+
 func (w *witness) clientBound(s runner.StepSeen) string {
 	if len(s.Step.Results) == 0 {
 		return ""

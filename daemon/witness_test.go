@@ -346,3 +346,37 @@ func TestClientBound(t *testing.T) {
 		t.Errorf("an input rate: stamped %q", got)
 	}
 }
+
+// TestServerCapped: a row at 32 requested while the server ran 8 at most
+// and up to 24 waited is stamped capped by the server (its max_num_seqs:
+// the KV cache 40% used); at 8 requested it is not; a server whose KV
+// cache filled is said capped by it; 20 clean rows at 8 get no stamp.
+func TestServerCapped(t *testing.T) {
+	plan := servedPlan(t, "serve", "bench", "")
+	t0 := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	scraper := func(running, waiting, kv float64) *metrics.Scraper {
+		s := &metrics.Scraper{}
+		for i := 0; i <= 60; i++ {
+			s.Add(metrics.Sample{T: t0.Add(time.Duration(i) * time.Second), V: map[string]float64{metrics.Running: running, metrics.Waiting: waiting, metrics.KVUsage: kv}})
+		}
+		return s
+	}
+	stamp := func(s *metrics.Scraper, requested float64) string {
+		wit := &witness{plan: plan}
+		wit.setServers(map[string]report.ServerView{"serve": s})
+		f := wit.facts(runner.StepSeen{Phase: plan.Phase("bench"), State: runner.PhaseState{ID: "bench"}, Step: runner.StepState{Started: t0, Ended: t0.Add(time.Minute),
+			Results: []runner.Row{{Cols: []string{"max_concurrency"}, Values: []any{requested}}}}})
+		return f.Stamped()
+	}
+	if got, want := stamp(scraper(8, 24, 0.4), 32), "load not applied: capped by the server serve: 8 requests running at most of the 32 requested, while up to 24 waited (max_num_seqs (its KV cache 40% used at peak); 61 scrapes)"; got != want {
+		t.Errorf("capped at 8 under 32: %q; want %q", got, want)
+	}
+	if got := stamp(scraper(8, 24, 0.99), 32); !strings.Contains(got, "its KV cache (99% used at peak)") {
+		t.Errorf("a full KV cache: %q", got)
+	}
+	for i := 0; i < 20; i++ {
+		if got := stamp(scraper(8, 0, 0.4), 8); got != "" {
+			t.Fatalf("a clean row at 8: stamped %q", got)
+		}
+	}
+}
