@@ -11,11 +11,9 @@ import (
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
-// IsTokenRate says a column is a token throughput (tokens per second).
-func IsTokenRate(col string) bool {
-	c := strings.ToLower(col)
-	return strings.HasSuffix(c, "tok_s") || strings.HasSuffix(c, "tok/s") || strings.HasSuffix(c, "tokens_per_s") || strings.HasSuffix(c, "tokens/s")
-}
+// IsTokenRate says a column is a token throughput (tokens per second),
+// by campaign's one rule.
+func IsTokenRate(col string) bool { return campaign.TokenRateByName(col) }
 
 // stepPower is the summed mean power of the phase's GPUs over a step, in
 // W, and how many GPUs it sums, from its facts; ok false before its end

@@ -63,7 +63,7 @@ func bestPoint(ph *campaign.Phase, p runner.PhaseState, rp *results.Phase) (text
 	var dir campaign.Direction
 	for _, m := range keyOrder(ph, metrics) {
 		d := rp.Metrics[slices.Index(metrics, m)].Better
-		if d == "" && isRate(m) {
+		if d == "" && campaign.RateByName(m) {
 			d = campaign.Higher // a rate by its name (TFLOP/s, tok_s): what a sweep is after
 		}
 		if d != "" {
@@ -120,7 +120,7 @@ func keyOrder(ph *campaign.Phase, metrics []string) []string {
 		switch {
 		case expected[m]:
 			return 0
-		case isRate(m):
+		case campaign.RateByName(m):
 			return 1
 		}
 		return 2
@@ -160,18 +160,6 @@ func unitOf(metric string) string {
 	return ""
 }
 
-// isRate says a column's name is a rate (tok/s, TFLOP/s, GB/s), not a
-// duration in seconds (benchmark_duration_s).
-func isRate(c string) bool {
-	l := strings.ToLower(c)
-	for _, r := range []string{"/s", "_per_s", "tok_s", "req_s", "tflops", "gbps", "gb_s", "throughput"} {
-		if strings.Contains(l, r) {
-			return true
-		}
-	}
-	return false
-}
-
 func rowKey(last *runner.Row, pass int) (string, string) {
 	switch pass {
 	case 0: // the first checked column
@@ -185,7 +173,7 @@ func rowKey(last *runner.Row, pass int) (string, string) {
 		}
 	case 1:
 		for i, c := range last.Cols {
-			if f, ok := last.Values[i].(float64); ok && isRate(c) {
+			if f, ok := last.Values[i].(float64); ok && campaign.RateByName(c) {
 				return fmt.Sprintf("%s = %s", c, FormatNumber(f)), c
 			}
 		}

@@ -7,12 +7,29 @@ import "regexp"
 // guessed from its name and said to be.
 
 // timeName is a metric whose name says it is a time: better lower;
-// rateName one whose name says it is a rate: better higher. A time is
-// looked for first (time_s is seconds, not a rate).
+// rateName one whose name says it is a rate: better higher; tokenRate a
+// rate of tokens. A time is looked for first (time_s and
+// benchmark_duration_s are seconds, not rates); a bare _s is a rate only
+// after a unit of things (tok_s, req_s, gb_s), else seconds. The one
+// definition, for every view that guesses a direction, a key result, a
+// unit or energy per token by a name.
 var (
-	timeName = regexp.MustCompile(`(?i)(^|_)(time|latency|duration|ttft|tpot|itl|e2el)(_|$)|_(ms|us|ns)$`)
-	rateName = regexp.MustCompile(`(?i)flops|throughput|gbps|bandwidth|(^|_)(bw|tok_s|tokens_s|req_s|per_s)$|_s$`)
+	timeName  = regexp.MustCompile(`(?i)(^|_)(time|latency|duration|elapsed|ttft|tpot|itl|e2el)(_|$)|_(ms|us|ns)$`)
+	rateName  = regexp.MustCompile(`(?i)flops|throughput|gbps|_gbs$|bandwidth|/s$|(^|_)(bus|alg)?bw(_|$)|(^|_)per_s$|(^|_)(tok|toks|tokens|req|reqs|requests|gb|mb|kb|b|bytes|flop|samples|images|it)_s$`)
+	tokenRate = regexp.MustCompile(`(?i)(^|_)(tok|toks|tokens)(_s|/s|_per_s)$`)
 )
+
+// TimeByName says a metric's name says it is a time (better lower).
+func TimeByName(metric string) bool { return timeName.MatchString(metric) }
+
+// RateByName says a metric's name says it is a rate (better higher), and
+// not a time.
+func RateByName(metric string) bool {
+	return !timeName.MatchString(metric) && rateName.MatchString(metric)
+}
+
+// TokenRateByName says a metric's name says it is tokens per second.
+func TokenRateByName(metric string) bool { return tokenRate.MatchString(metric) }
 
 // ByName is the basis of a direction a metric's name gave.
 const ByName = "by its name"
@@ -31,9 +48,9 @@ func Way(dirs map[string]Direction, metric string, guess bool) (dir Direction, b
 	}
 	switch {
 	case !guess:
-	case timeName.MatchString(metric):
+	case TimeByName(metric):
 		return Lower, ByName
-	case rateName.MatchString(metric):
+	case RateByName(metric):
 		return Higher, ByName
 	}
 	return "", ""
