@@ -445,6 +445,20 @@ type Book struct {
 // NewBook starts a book with the campaign's first reading.
 func NewBook(first Conditions) Book { return Book{First: first, Last: first} }
 
+// GPU is device d's setup as last read; false when none was (no book, or
+// the device was never listed).
+func (b *Book) GPU(d gpu.Device) (gpu.Conditions, bool) {
+	if b == nil {
+		return gpu.Conditions{}, false
+	}
+	for _, c := range b.Last.GPUs {
+		if c.Host == d.Host && c.Index == d.Index {
+			return c, true
+		}
+	}
+	return gpu.Conditions{}, false
+}
+
 const bookFile = "conditions.json"
 
 // Load reads the book a campaign kept; ok is false when it has none.

@@ -198,17 +198,7 @@ func (w *witness) late() time.Duration {
 
 // condition is a device's setup as last read (at the start of the
 // step's phase, or since).
-func (w *witness) condition(d gpu.Device) (gpu.Conditions, bool) {
-	if w.conds == nil {
-		return gpu.Conditions{}, false
-	}
-	for _, c := range w.conds.Last.GPUs {
-		if c.Host == d.Host && c.Index == d.Index {
-			return c, true
-		}
-	}
-	return gpu.Conditions{}, false
-}
+func (w *witness) condition(d gpu.Device) (gpu.Conditions, bool) { return w.conds.GPU(d) }
 
 // clientBound says, for a run whose last row is an output token
 // throughput, whether a service it used generated more than the client

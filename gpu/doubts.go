@@ -14,6 +14,20 @@ import (
 // below the board's default.
 var benignThrottle = []string{"app clocks", "sync boost", "display clock"}
 
+// ThrottleTrouble says a clock-event reason is trouble: every reason but
+// the benign ones, and "SW power cap" only where capped (the power limit
+// lowered below the board's default). The one rule, for a summary's
+// doubts and a reading's mark on the GPU chart.
+func ThrottleTrouble(reason string, capped bool) bool {
+	switch {
+	case slices.Contains(benignThrottle, reason):
+		return false
+	case reason == "SW power cap":
+		return capped
+	}
+	return true
+}
+
 // Doubts are why work measured on the GPU over the summary's window is
 // doubtful, one reason a line: a throttle that is trouble, a process not
 // of the campaign, an XID, an uncorrected ECC error, the GPU lost. cond is
@@ -22,13 +36,12 @@ var benignThrottle = []string{"app clocks", "sync boost", "display clock"}
 func (s Summary) Doubts(cond Conditions, ok bool) []string {
 	label := s.Device.Label()
 	var out, bad []string
+	capped := ok && cond.Capped()
 	for _, t := range s.Throttle {
 		switch {
-		case slices.Contains(benignThrottle, t):
+		case !ThrottleTrouble(t, capped):
 		case t == "SW power cap":
-			if ok && cond.Capped() {
-				bad = append(bad, fmt.Sprintf("SW power cap at %.0f W, below its default %.0f W", cond.PowerLimitW, cond.PowerDefault))
-			}
+			bad = append(bad, fmt.Sprintf("SW power cap at %.0f W, below its default %.0f W", cond.PowerLimitW, cond.PowerDefault))
 		default:
 			bad = append(bad, t)
 		}

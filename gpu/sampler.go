@@ -244,17 +244,12 @@ func (s *Sampler) Window(id DeviceID, from, to time.Time, max int) []Point {
 	return in
 }
 
-// Troubled says a point's clock-event reasons hold trouble (thermal, HW
-// slowdown, power brake, a lowered power cap): not app clocks, sync boost
-// or the display clock.
-func (p Point) Troubled() bool {
+// Troubled says a point's clock-event reasons hold trouble, by
+// ThrottleTrouble: thermal, HW slowdown, a power brake, and the SW power
+// cap where capped (its device's power limit lowered).
+func (p Point) Troubled(capped bool) bool {
 	for b, t := range throttleNames {
-		if p.Throttle&(1<<b) == 0 {
-			continue
-		}
-		switch t.name {
-		case "app clocks", "sync boost", "display clock", "SW power cap":
-		default:
+		if p.Throttle&(1<<b) != 0 && ThrottleTrouble(t.name, capped) {
 			return true
 		}
 	}

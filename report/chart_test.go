@@ -336,7 +336,7 @@ phases:
 
 	at := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
 	sums := []gpu.Summary{{Device: gpu.Device{Index: 0, Name: "NVIDIA H200"}}}
-	svg, err := gpuChart("short", sums, twoSamples{at}, at, at.Add(2*time.Second))
+	svg, err := gpuChart("short", sums, twoSamples{at}, at, at.Add(2*time.Second), nil)
 	if err != nil || svg == nil {
 		t.Fatalf("gpu chart: %v", err)
 	}

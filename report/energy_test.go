@@ -68,14 +68,14 @@ func TestTroubleSpans(t *testing.T) {
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	var hot uint16 // a bit that is trouble (thermal, HW slowdown)
 	for b := range 16 {
-		if (gpu.Point{Throttle: 1 << b}).Troubled() {
+		if (gpu.Point{Throttle: 1 << b}).Troubled(false) {
 			hot = 1 << b
 			break
 		}
 	}
 	g0 := []gpu.Point{{T: at(0)}, {T: at(2), Throttle: hot}, {T: at(4), Throttle: hot}, {T: at(6)}}
 	g1 := []gpu.Point{{T: at(5), Throttle: hot}, {T: at(9)}, {T: at(20), Throttle: hot}}
-	got := troubleSpans([][]gpu.Point{g0, g1}, t0, at(25), time.Second)
+	got := troubleSpans([][]gpu.Point{g0, g1}, nil, t0, at(25), time.Second)
 	want := [][2]float64{{2, 9}, {20, 25}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("spans %v, want %v", got, want)

@@ -66,20 +66,21 @@ var gpuPanels = []gpuPanel{
 
 // gpuChart draws the GPUs' history over [from, to]; nil when no GPU has a
 // point in it.
-func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) (svg []byte, err error) {
+func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time, capped func(gpu.Device) bool) (svg []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			svg, err = nil, fmt.Errorf("drawing failed: %v", r)
 		}
 	}()
 	type line struct {
-		label string
-		pts   []gpu.Point
+		label  string
+		pts    []gpu.Point
+		capped bool // its power limit lowered: its SW power cap is trouble
 	}
 	var lines []line
 	for _, s := range sums {
 		if pts := h.Window(s.Device.ID(), from, to, gpuChartPoints); len(pts) > 0 {
-			lines = append(lines, line{"GPU " + s.Device.Label(), pts})
+			lines = append(lines, line{"GPU " + s.Device.Label(), pts, capped != nil && capped(s.Device)})
 		}
 	}
 	if len(lines) == 0 {
@@ -96,10 +97,11 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time) 
 	}
 	xmax := span.Seconds() / per.Seconds()
 	var perGPU [][]gpu.Point
+	var caps []bool
 	for _, l := range lines {
-		perGPU = append(perGPU, l.pts)
+		perGPU, caps = append(perGPU, l.pts), append(caps, l.capped)
 	}
-	spans := troubleSpans(perGPU, from, to, per)
+	spans := troubleSpans(perGPU, caps, from, to, per)
 	plots := make([][]*plot.Plot, len(gpuPanels))
 	for i, panel := range gpuPanels {
 		pl := plot.New()
@@ -211,7 +213,10 @@ func (w *Writer) updateGPUChart(p *runner.PhaseState) error {
 	if !ok {
 		return nil // greenlight report: the chart drawn while it ran stays
 	}
-	svg, err := gpuChart(ph.Label(), w.gpuSummary(ph, *p, p.Ended), h, p.Started, p.Ended)
+	svg, err := gpuChart(ph.Label(), w.gpuSummary(ph, *p, p.Ended), h, p.Started, p.Ended, func(d gpu.Device) bool {
+		c, ok := w.conds.GPU(d)
+		return ok && c.Capped()
+	})
 	w.gpuCharts[p.ID] = key
 	if err != nil || svg == nil {
 		return err
@@ -250,12 +255,12 @@ func (plainTicks) Ticks(min, max float64) []plot.Tick {
 // reading says it throttled for trouble: each such reading stands for the
 // time to its GPU's next one (its last, one interval more, within the
 // phase), overlapping stretches merged.
-func troubleSpans(perGPU [][]gpu.Point, from, to time.Time, per time.Duration) [][2]float64 {
+func troubleSpans(perGPU [][]gpu.Point, capped []bool, from, to time.Time, per time.Duration) [][2]float64 {
 	x := func(t time.Time) float64 { return t.Sub(from).Seconds() / per.Seconds() }
 	var spans [][2]float64
-	for _, pts := range perGPU {
+	for g, pts := range perGPU {
 		for j, p := range pts {
-			if !p.Troubled() {
+			if !p.Troubled(g < len(capped) && capped[g]) {
 				continue
 			}
 			var end time.Time
