@@ -312,7 +312,8 @@ func pointOf(units []runner.UnitRun) Point {
 			if skipAt.IsZero() || u.Ended.Before(skipAt) {
 				skipAt = u.Ended
 			}
-		case runner.UnitPending, runner.UnitRunning:
+		}
+		if u.Outcome.Open() {
 			pt.Complete = false
 		}
 		switch u.Outcome {
@@ -328,7 +329,7 @@ func pointOf(units []runner.UnitRun) Point {
 	case has[runner.UnitFailed] > 0:
 		pt.State = Failed
 	case has[runner.UnitStopped] > 0:
-		pt.State, pt.Complete = Stopped, false
+		pt.State = Stopped
 	case has[runner.UnitPending] > 0:
 		pt.State = Pending
 	case has[runner.UnitSkipped] > 0:

@@ -250,3 +250,27 @@ func replayed(t *testing.T, p *campaign.Plan, dir string) *State {
 	}
 	return st
 }
+
+// TestAStoppedUnitLeavesItsPointOpen: a point one of whose runs a stop
+// cut is not complete (its noise is not judged: the run comes when the
+// campaign resumes), by the rule the results model's Complete uses.
+func TestAStoppedUnitLeavesItsPointOpen(t *testing.T) {
+	p := loadCampaign(t, `name: open
+phases:
+  - id: g
+    sweep: {m: [1]}
+    repeat: 2
+    steps:
+      - run: |
+          true
+`)
+	ph := p.Phase("g")
+	steps := []StepState{{Status: Done}, {Status: Stopped, Reason: "campaign stopped"}}
+	if PointComplete(ph, steps, 0) {
+		t.Error("a point with a run cut by a stop is complete")
+	}
+	steps[1] = StepState{Status: Done}
+	if !PointComplete(ph, steps, 0) {
+		t.Error("a point with both runs done is not complete")
+	}
+}

@@ -36,6 +36,11 @@ const (
 	UnitStopped   Outcome = "stopped" // cut by a stop of the campaign (or blocked)
 )
 
+// Open says a unit with this outcome has its run still to come: pending,
+// running, or cut by a stop of the campaign (it runs when the campaign
+// resumes). A point with an open unit is not complete.
+func (o Outcome) Open() bool { return o == UnitPending || o == UnitRunning || o == UnitStopped }
+
 // The reasons a unit of a sweep is skipped begin with these words; the
 // runner writes them, the results read them back.
 const (

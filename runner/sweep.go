@@ -307,8 +307,10 @@ func (sr *stepRun) sayNoisy() {
 		pr.ph.Label(), key, n, sw.NoiseWords(), strings.Join(noisy, ", "))})
 }
 
-// PointComplete says a sweep point's units have all ended (done, skipped,
-// failed, stopped as precise): its runs are all in.
+// PointComplete says a sweep point's runs are all in: none of its units
+// is open (Outcome.Open: to run, running, or cut by a stop and to run
+// when the campaign resumes). The model's Point.Complete by the same
+// rule.
 func PointComplete(ph *campaign.Phase, steps []StepState, point int) bool {
 	all := ph.AllSteps()
 	seen := false
@@ -317,7 +319,7 @@ func PointComplete(ph *campaign.Phase, steps []StepState, point int) bool {
 			continue
 		}
 		seen = true
-		if !s.Status.Finished() {
+		if outcomeOf(s.Status, s.Reason).Open() {
 			return false
 		}
 	}
