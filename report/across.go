@@ -68,11 +68,11 @@ func (a across) gather(plan *campaign.Plan, st *runner.State) (*campaign.Phase, 
 		}
 		svc.Values = append(svc.Values, campaign.AxisValue{Name: strings.Join(vals, campaign.Joined)})
 	}
-	sw := &campaign.Sweep{Axes: []campaign.Axis{svc}, Repeat: 1, Order: "interleaved", Noise: 0.05}
+	sw := &campaign.Sweep{Axes: []campaign.Axis{svc}, Repeat: 1, Order: "interleaved", Noise: campaign.DefaultNoise}
 	ownUnits, ownPoints := []campaign.Unit{{Point: 0, Repeat: 1}}, 1
 	if own != nil {
 		sw.Axes = append(sw.Axes, own.Axes...)
-		sw.Repeat, sw.Order, sw.Noise, ownUnits, ownPoints = own.Repeat, own.Order, own.Noise, own.Units, own.Points
+		sw.Repeat, sw.Order, sw.Noise, sw.NoiseSet, ownUnits, ownPoints = own.Repeat, own.Order, own.Noise, own.NoiseSet, own.Units, own.Points
 	}
 	title := first.Point.Title
 	syn := &campaign.Phase{ID: a.of, Title: title, Expect: first.Expect, Better: first.Better, BetterOf: first.BetterOf,
