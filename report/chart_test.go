@@ -356,3 +356,30 @@ func svgWidth(t *testing.T, b []byte) float64 {
 	w, _ := strconv.ParseFloat(string(m[1]), 64)
 	return w
 }
+
+// TestTradeWaysByName: a plot: whose y is a latency by its name is better
+// lower on the chart, as the results model says it (the chart took any y
+// as higher-is-better); an unnamed pair keeps lower x, higher y.
+func TestTradeWaysByName(t *testing.T) {
+	plan := parsePlan(t, "/c/c.yaml", `name: t
+phases:
+  - id: a
+    sweep: {c: [1, 2]}
+    plot: {x: tok_s, y: p99_latency_ms, label: c}
+    steps:
+      - run: |
+          true
+  - id: b
+    sweep: {c: [1, 2]}
+    plot: {x: foo, y: bar, label: c}
+    steps:
+      - run: |
+          true
+`)
+	if lowerX, higherY := tradeWays(plan.Phase("a")); lowerX || higherY {
+		t.Errorf("x tok_s, y p99_latency_ms: lower x %v, higher y %v; want higher x, lower y", lowerX, higherY)
+	}
+	if lowerX, higherY := tradeWays(plan.Phase("b")); !lowerX || !higherY {
+		t.Errorf("unnamed: lower x %v, higher y %v", lowerX, higherY)
+	}
+}

@@ -83,14 +83,7 @@ func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error
 	if len(pts) < 2 {
 		return nil, nil
 	}
-	better := campaign.Better(ph)
-	dir := func(m string, def campaign.Direction) campaign.Direction {
-		if d, _ := campaign.Way(better, m, false); d != "" {
-			return d
-		}
-		return def
-	}
-	lowerX, higherY := dir(pc.X, campaign.Lower) == campaign.Lower, dir(pc.Y, campaign.Higher) == campaign.Higher
+	lowerX, higherY := tradeWays(ph)
 	front := paretoFront(pts, lowerX, higherY)
 
 	pl := plot.New()
@@ -139,4 +132,18 @@ func labelledPoints(pl *plot.Plot, pts plotter.XYs, labels []string, c color.Col
 		l.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
 		pl.Add(l)
 	}
+}
+
+// tradeWays are which way plot:'s x and y are better: said (expect:,
+// better:), else by their names as the model reads them (a time lower, a
+// rate higher), else lower x and higher y.
+func tradeWays(ph *campaign.Phase) (lowerX, higherY bool) {
+	better := campaign.Better(ph)
+	dir := func(m string, def campaign.Direction) campaign.Direction {
+		if d, _ := campaign.Way(better, m, true); d != "" {
+			return d
+		}
+		return def
+	}
+	return dir(ph.Plot.X, campaign.Lower) == campaign.Lower, dir(ph.Plot.Y, campaign.Higher) == campaign.Higher
 }
