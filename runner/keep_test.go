@@ -274,3 +274,23 @@ phases:
 		t.Error("a point with both runs done is not complete")
 	}
 }
+
+// TestGatedIsTheVerbsRule: Gated says what approve takes: a stopped
+// phase not past its gate is gated; a gate given already is not, nor a
+// phase past it.
+func TestGatedIsTheVerbsRule(t *testing.T) {
+	for _, c := range []struct {
+		p    PhaseState
+		want bool
+	}{
+		{PhaseState{ID: "a", Manual: true, Status: Waiting}, true},
+		{PhaseState{ID: "a", Manual: true, Status: Stopped}, true},
+		{PhaseState{ID: "a", Manual: true, Status: Pending, GateOpen: true}, false},
+		{PhaseState{ID: "a", Manual: true, Status: Done}, false},
+		{PhaseState{ID: "a", Status: Waiting}, false},
+	} {
+		if got := c.p.Gated(); got != c.want {
+			t.Errorf("%s, gate given %v, manual %v: gated %v; want %v", c.p.Status, c.p.GateOpen, c.p.Manual, got, c.want)
+		}
+	}
+}

@@ -173,6 +173,7 @@ func (r *Runner) snapshot() *State {
 			ps.Slurm = &sj
 		}
 		ps.WasFrozen = pr.frozenEver
+		ps.GateOpen = pr.gateOpen
 		if ps.Status != Running {
 			ps.ETA = r.phaseRemaining(pr, now)
 		}

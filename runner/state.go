@@ -23,12 +23,12 @@ const (
 	Stopped Status = "stopped" // interrupted by the user stopping the campaign
 )
 
-// Gated says a greenlight would open the phase's gate: it has one (gate:
-// manual) and has not passed it (it waits there now, or has not reached
-// it yet). The one rule for the window's g, approve, --approve and the
-// runner.
+// Gated says a greenlight would open the phase's gate: the verbs' one
+// rule (Allowed), for the window's g, approve, --approve and the runner:
+// it has a gate (gate: manual) not yet given, and has not passed it
+// (pending, waiting there, or stopped before it).
 func (p *PhaseState) Gated() bool {
-	return p.Manual && (p.Status == Pending || p.Status == Waiting)
+	return allowed(VerbApprove, p.ID, p.Manual, p, p.GateOpen) == nil
 }
 
 // Finished reports whether the status is final for this run.
@@ -82,11 +82,13 @@ type PhaseState struct {
 	// server, s on decode lets it go"). "" otherwise.
 	Kept string `json:",omitzero"`
 	// LetGo: a failed phase you let go (s, skip): no service is kept for it.
-	LetGo   bool      `json:",omitzero"`
-	Manual  bool      `json:",omitzero"`
-	Attempt int       `json:",omitzero"` // 1 on the first run
-	Started time.Time `json:",omitzero"`
-	Ended   time.Time `json:",omitzero"`
+	LetGo bool `json:",omitzero"`
+	// GateOpen: its gate was given (a greenlight, --approve) for this work.
+	GateOpen bool      `json:",omitzero"`
+	Manual   bool      `json:",omitzero"`
+	Attempt  int       `json:",omitzero"` // 1 on the first run
+	Started  time.Time `json:",omitzero"`
+	Ended    time.Time `json:",omitzero"`
 	// Ran is the running time of its runs before this one (earlier
 	// attempts, and its attempt's runs before a stop), RanRuns how many:
 	// its duration is Ran and this run's time (RunTime).

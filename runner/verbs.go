@@ -66,21 +66,26 @@ var verbs = map[Verb]verbRule{
 // not why: the one precondition, live and stopped, for the verbs and the
 // window alike. gateOpen: the phase's gate was already given.
 func Allowed(v Verb, ph *campaign.Phase, p *PhaseState, gateOpen bool) error {
+	return allowed(v, ph.ID, ph.Manual, p, gateOpen)
+}
+
+// allowed is Allowed of a phase by its id and whether it has a gate.
+func allowed(v Verb, id string, manual bool, p *PhaseState, gateOpen bool) error {
 	rule, ok := verbs[v]
 	if !ok {
 		return fmt.Errorf("%s is not a verb of a phase", v)
 	}
-	if rule.gate && !ph.Manual {
-		return fmt.Errorf("phase %q has no manual gate", ph.ID)
+	if rule.gate && !manual {
+		return fmt.Errorf("phase %q has no manual gate", id)
 	}
 	if rule.gate && gateOpen {
-		return fmt.Errorf(rule.refuse, ph.ID, "greenlit already")
+		return fmt.Errorf(rule.refuse, id, "greenlit already")
 	}
 	if !slices.Contains(rule.in, p.Status) {
-		return fmt.Errorf(rule.refuse, ph.ID, p.Status)
+		return fmt.Errorf(rule.refuse, id, p.Status)
 	}
 	if p.Status == Failed && p.LetGo && recordFor(v, Failed) == recLetGo {
-		return fmt.Errorf("phase %q failed and was let go already (greenlight retry %s runs it again)", ph.ID, ph.ID)
+		return fmt.Errorf("phase %q failed and was let go already (greenlight retry %s runs it again)", id, id)
 	}
 	return nil
 }
