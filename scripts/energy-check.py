@@ -13,11 +13,13 @@ in the step's own span at utilization >= 50 %. Exit 1 when energy is off
 by more than 2% or the clock by more than 1%.
 """
 import csv, json, os, sys, time
-from datetime import datetime
+from datetime import datetime, timezone
 
 
 def smi_rows(path):
     out = []
+    if not os.path.exists(path):
+        return out  # not brought back: the clock is not checked
     for f in csv.reader(open(path)):
         if len(f) < 4:
             continue
@@ -29,11 +31,25 @@ def smi_rows(path):
     return out
 
 
+def step_spans(d):
+    """The gemm steps' spans as greenlight journaled them, by step (1-based)."""
+    def ts(s):
+        base, _, frac = s.rstrip("Z").partition(".")
+        return datetime.strptime(base, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp() + float("0." + (frac or "0"))
+    spans = {}
+    for line in open(os.path.join(d, "journal.jsonl")):
+        j = json.loads(line)
+        if j.get("phase") == "gemm" and j.get("kind") in ("step-start", "step-end"):
+            spans.setdefault(j.get("step", 0) + 1, {})[j["kind"]] = ts(j["t"])
+    return spans
+
+
 def main(d):
     rec = json.load(open(os.path.join(d, "energy.json")))
+    spans = step_spans(d) if os.path.exists(os.path.join(d, "journal.jsonl")) else {}
     smi = smi_rows(os.path.join(d, "smi.csv"))
     bad = 0
-    print("step  n     shell J  self J   greenlight J  vs shell  vs self  basis     smi MHz  greenlight MHz (samples)  diff")
+    print("step  n     shell J  self J   greenlight J  vs shell  vs self  basis     smi MHz  greenlight MHz (samples)  diff   gap s  gap W")
     rows = {}
     for r in rec.get("rows", []):
         if r.get("phase") == "gemm":
@@ -51,7 +67,23 @@ def main(d):
         ds = (gl_j - shell_j) / shell_j * 100 if shell_j else float("nan")
         dc = (gl_mhz - smi_mhz) / smi_mhz * 100 if busy else float("nan")
         bad += abs(ds) > 2 or abs(dc) > 1
-        print(f"{step}  {v.get('n'):5}  {shell_j or 0:8.1f} {self_j:8.1f}  {gl_j:10.1f}  {ds:+6.2f}%  {de:+6.2f}%  {g.get('energy_from', '?'):9} {smi_mhz:7.1f}  {gl_mhz:7.1f} ({g.get('sm_samples', 0)})  {dc:+5.2f}%  [{len(busy)} smi samples]")
+        # The shell's reads miss the step's first and last moments (its
+        # counter script's Python start-up, the end's detection): the
+        # difference over that gap, as a power, says whether greenlight's
+        # extra energy is those moments (an idle GPU's tens of watts) or an
+        # error.
+        gap, gap_w, smi_gap_j = float("nan"), float("nan"), float("nan")
+        sp = spans.get(step, {})
+        if shell_j and "s0" in v and "step-start" in sp and "step-end" in sp:
+            gap = (v["s0"] - sp["step-start"]) + (sp["step-end"] - v["s1"])
+            gap_w = (gl_j - shell_j) / gap if gap > 0 else float("nan")
+            # nvidia-smi's 100 ms power over the same two gaps, integrated.
+            in_gap = [p for (ts, u, c, p) in smi if sp["step-start"] <= ts <= v["s0"] or v["s1"] <= ts <= sp["step-end"]]
+            if in_gap:
+                smi_gap_j = sum(in_gap) / len(in_gap) * gap
+                dg = (gl_j - shell_j - smi_gap_j) / shell_j * 100
+                print(f"   step {step}: shell J + nvidia-smi's power over the gaps ({len(in_gap)} samples, {smi_gap_j:.1f} J) = {shell_j + smi_gap_j:.1f} J; greenlight {dg:+.2f}% off that")
+        print(f"{step}  {v.get('n'):5}  {shell_j or 0:8.1f} {self_j:8.1f}  {gl_j:10.1f}  {ds:+6.2f}%  {de:+6.2f}%  {g.get('energy_from', '?'):9} {smi_mhz:7.1f}  {gl_mhz:7.1f} ({g.get('sm_samples', 0)})  {dc:+5.2f}%  [{len(busy)} smi samples]  {gap:5.3f}  {gap_w:5.0f}")
     return 1 if bad else 0
 
 
