@@ -13,7 +13,7 @@ func TestVerdicts(t *testing.T) {
 		gated  bool
 	}{
 		{true, Waiting, true}, {true, Pending, true}, {true, Running, false}, {true, Ready, false},
-		{true, Done, false}, {true, Stopped, false}, {false, Waiting, false}, {false, Pending, false},
+		{true, Done, false}, {true, Stopped, true}, {false, Waiting, false}, {false, Pending, false}, // stopped before its gate: approve takes it (the verbs' rule)
 	} {
 		p := PhaseState{Manual: tt.manual, Status: tt.status}
 		if p.Gated() != tt.gated {
