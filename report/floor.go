@@ -17,9 +17,27 @@ import (
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
-// floorOf is a decode phase's points against their floor, the record's
-// and the block's alike; nil without floor: or without a row.
+// floorOf is a decode phase's points against their floor (and each
+// one's budget), the record's, the block's, the chart's and the header's
+// alike; nil without floor: or without a row. Worked out once a state:
+// every reader of one write reads the same.
 func (w *Writer) floorOf(ph *campaign.Phase, p runner.PhaseState, st *runner.State) *record.Floor {
+	if ph.Floor == nil {
+		return nil
+	}
+	if st == nil || w.floors.st != st {
+		w.floors.st, w.floors.of = st, map[string]*record.Floor{}
+	}
+	if fl, ok := w.floors.of[ph.ID]; ok {
+		return fl
+	}
+	fl := w.workFloor(ph, p, st)
+	w.floors.of[ph.ID] = fl
+	return fl
+}
+
+// workFloor works a decode phase's floor out from its rows (floorOf).
+func (w *Writer) workFloor(ph *campaign.Phase, p runner.PhaseState, st *runner.State) *record.Floor {
 	f := ph.Floor
 	if f == nil {
 		return nil

@@ -64,7 +64,11 @@ type Writer struct {
 	older     map[string]*runner.StepFacts  // steps' facts an older state dir kept in files of their own (stamp.go)
 	configs   map[string]decodefloor.Config // model folders' config.json, read once (floor.go)
 	arLogs    map[string]*arLog             // services' logs read for vLLM's all-reduce choice (vllmallreduce.go)
-	models    struct {                      // the last state's results model (record.go)
+	floors    struct {                      // the last state's decode floors and budgets, by phase (floor.go)
+		st *runner.State
+		of map[string]*record.Floor
+	}
+	models struct { // the last state's results model (record.go)
 		st *runner.State
 		m  *results.Model
 	}
