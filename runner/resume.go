@@ -296,6 +296,22 @@ func (h *phaseHistory) factsOf(idx, attempt int) *StepFacts {
 	return nil
 }
 
+// carry keeps the step at old of an earlier attempt (h) as step idx of
+// the phase's next attempt, as it ended: read back from its folder, its
+// facts, and its start record, which startPhase journals into the new
+// attempt (the unit it ran is the same, whatever its index now).
+func (r *Runner) carry(pr *phaseRun, h *phaseHistory, old, idx int) {
+	start, end := h.stepStart[old], h.stepEnd[old]
+	r.restoreStep(pr, idx, start, &end)
+	pr.state.Steps[idx].Index = idx
+	pr.state.Steps[idx].Facts = h.factsOf(old, start.Attempt)
+	start.Step = idx
+	if u := pr.ph.AllSteps()[idx].Unit; u != nil && pr.ph.Sweep != nil {
+		start.Unit = pr.ph.Sweep.Identity(*u)
+	}
+	pr.carried[idx] = start
+}
+
 func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory, edited bool) bool {
 	sw := pr.ph.Sweep
 	if sw == nil || pr.ph.UnitHash == "" || h.unitHash != pr.ph.UnitHash {
@@ -320,12 +336,7 @@ func (r *Runner) keepUnits(pr *phaseRun, h *phaseHistory, edited bool) bool {
 		if !ok {
 			continue
 		}
-		start, end := h.stepStart[old], h.stepEnd[old]
-		r.restoreStep(pr, idx, start, &end)
-		pr.state.Steps[idx].Index = idx
-		pr.state.Steps[idx].Facts = h.factsOf(old, start.Attempt)
-		start.Step, start.Unit = idx, sw.Identity(*st.Unit)
-		pr.carried[idx] = start
+		r.carry(pr, h, old, idx)
 		kept++
 	}
 	pr.cur = nil

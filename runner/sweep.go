@@ -608,15 +608,12 @@ func (r *Runner) carryBut(pr *phaseRun, h *phaseHistory, again []int) int {
 		return 0
 	}
 	pr.carried = map[int]record{}
-	for idx, start := range h.stepStart {
+	for idx := range h.stepStart {
 		end, ok := h.stepEnd[idx]
 		if !ok || idx >= len(pr.state.Steps) || slices.Contains(again, idx) || !(end.Status == Done || end.Status == Failed && sw.GoOn) {
 			continue
 		}
-		r.restoreStep(pr, idx, start, &end)
-		pr.state.Steps[idx].Index = idx
-		pr.state.Steps[idx].Facts = h.factsOf(idx, start.Attempt)
-		pr.carried[idx] = start
+		r.carry(pr, h, idx, idx)
 	}
 	pr.cur = nil
 	return len(pr.carried)
