@@ -462,11 +462,9 @@ func (w *Writer) capturesByBatch(ph *campaign.Phase, st *runner.State) map[int]r
 			continue
 		}
 		sums, _ := w.traces.phase(q)
-		_, _, perStep, _, _, _, stepped := tracedAllReduce(sums)
-		if stepped == 0 {
-			continue
+		if ms, ok := tracedAllReduce(sums).perStepMs(); ok {
+			out[batch] = record.TracedAllReduce{Phase: q.ID, Ms: ms}
 		}
-		out[batch] = record.TracedAllReduce{Phase: q.ID, Ms: perStep / float64(stepped) / 1000}
 	}
 	return out
 }

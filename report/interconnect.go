@@ -545,49 +545,17 @@ var allReduceKernel = regexp.MustCompile(`(?i)all_?reduce|cross_device_reduce`)
 // that the time lies outside every size the curve measured. Each figure
 // names what it rests on. "" when no trace holds an all-reduce kernel.
 func (w *Writer) allReduceSection(p runner.PhaseState, sums []*trace.Summary, st *runner.State) string {
-	arUS, kernUS, perStep, stepUS, calls, ranks, stepped := tracedAllReduce(sums)
-	if ranks == 0 {
+	tr := tracedAllReduce(sums)
+	if tr.ranks == 0 {
 		return ""
 	}
-	return w.allReduceWords(p, sums, st, arUS, kernUS, perStep, stepUS, calls, ranks, stepped)
-}
-
-// tracedAllReduce is what a capture's traces say of its all-reduce
-// kernels: their time and the kernels' (µs, over the ranks), their time
-// a profiler step summed over the ranks that have steps (perStep, of
-// stepped ranks; stepUS their steps' median times summed), their calls
-// and the ranks that made any.
-func tracedAllReduce(sums []*trace.Summary) (arUS, kernUS, perStep, stepUS float64, calls, ranks, stepped int) {
-	for _, s := range sums {
-		var t float64
-		n := 0
-		for _, k := range s.Top {
-			if allReduceKernel.MatchString(k.Name) {
-				t, n = t+k.TotalUS, n+k.Count
-			}
-		}
-		if n == 0 || s.KernelUS <= 0 {
-			continue
-		}
-		ranks++
-		arUS, kernUS, calls = arUS+t, kernUS+s.KernelUS, calls+n
-		if s.Steps > 0 && s.StepUS > 0 {
-			stepped++
-			perStep += t / float64(s.Steps)
-			stepUS += s.StepUS
-		}
-	}
-	return
-}
-
-func (w *Writer) allReduceWords(p runner.PhaseState, sums []*trace.Summary, st *runner.State, arUS, kernUS, perStep, stepUS float64, calls, ranks, stepped int) string {
-	perCall := arUS / float64(calls)
+	perCall := tr.us / float64(tr.calls)
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n#### All-reduce in this capture\n\nAll-reduce kernels (NCCL's, vLLM's custom all-reduce): %.1f%% of the GPU's kernel time", 100*arUS/kernUS)
-	if stepped > 0 {
-		fmt.Fprintf(&b, ", %.1f%% of a profiler step (%s µs of its median %s µs)", 100*perStep/stepUS, FormatNumber(perStep/float64(stepped)), FormatNumber(stepUS/float64(stepped)))
+	fmt.Fprintf(&b, "\n#### All-reduce in this capture\n\nAll-reduce kernels (NCCL's, vLLM's custom all-reduce): %.1f%% of the GPU's kernel time", 100*tr.us/tr.kernUS)
+	if tr.stepped > 0 {
+		fmt.Fprintf(&b, ", %.1f%% of a profiler step (%s µs of its median %s µs)", 100*tr.perStep/tr.stepUS, FormatNumber(tr.perStep/float64(tr.stepped)), FormatNumber(tr.stepUS/float64(tr.stepped)))
 	}
-	fmt.Fprintf(&b, "; %s µs a call over %d calls (%d rank(s)).", FormatNumber(perCall), calls, ranks)
+	fmt.Fprintf(&b, "; %s µs a call over %d calls (%d rank(s)).", FormatNumber(perCall), tr.calls, tr.ranks)
 	curves := w.allReduceCurves(st)
 	if len(curves) == 0 {
 		if w.readsAnyNCCLTests() {
@@ -633,6 +601,49 @@ func (w *Writer) allReduceWords(p runner.PhaseState, sums []*trace.Summary, st *
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// traced is what a capture's traces say of its all-reduce kernels:
+// their time and the kernels' (µs, over the ranks), their time a profiler
+// step summed over the ranks that have steps (perStep, of stepped ranks;
+// stepUS their steps' median times summed), their calls and the ranks
+// that made any.
+type traced struct {
+	us, kernUS, perStep, stepUS float64
+	calls, ranks, stepped       int
+}
+
+// perStepMs is the all-reduce a profiler step, the mean over the ranks
+// with steps, in ms; false without one.
+func (t traced) perStepMs() (float64, bool) {
+	if t.stepped == 0 {
+		return 0, false
+	}
+	return t.perStep / float64(t.stepped) / 1000, true
+}
+
+func tracedAllReduce(sums []*trace.Summary) traced {
+	var out traced
+	for _, s := range sums {
+		var t float64
+		n := 0
+		for _, k := range s.Top {
+			if allReduceKernel.MatchString(k.Name) {
+				t, n = t+k.TotalUS, n+k.Count
+			}
+		}
+		if n == 0 || s.KernelUS <= 0 {
+			continue
+		}
+		out.ranks++
+		out.us, out.kernUS, out.calls = out.us+t, out.kernUS+s.KernelUS, out.calls+n
+		if s.Steps > 0 && s.StepUS > 0 {
+			out.stepped++
+			out.perStep += t / float64(s.Steps)
+			out.stepUS += s.StepUS
+		}
+	}
+	return out
 }
 
 // allReduceCurve is one all-reduce curve the campaign measured: a step's

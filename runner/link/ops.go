@@ -75,14 +75,11 @@ func Said(op Op, target string) string {
 	if e == nil {
 		return string(op)
 	}
-	phase, point := SplitTarget(target)
 	if !strings.Contains(e.said, "%") {
 		return e.said
 	}
-	if point == "" {
-		return fmt.Sprintf(strings.ReplaceAll(e.said, "%[2]s", ""), phase)
-	}
-	return fmt.Sprintf(e.said, phase, point)
+	phase, point := SplitTarget(target)
+	return fmt.Sprintf(e.said, phase, point) // indexed verbs: an unused point is no EXTRA
 }
 
 func entry(op Op) *opEntry {
