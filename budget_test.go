@@ -80,12 +80,7 @@ phases:
 func TestDecodeBudget(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "kimi"), 0o755)
-	cfg, err := os.ReadFile("internal/decodefloor/testdata/kimi-k2.5.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "kimi", "config.json"), cfg, 0o644)
+	kimiFolder(t, dir)
 	table, _ := os.ReadFile("runner/testdata/all_reduce_perf_8_pcie.txt")
 	os.WriteFile(filepath.Join(dir, "bus8.txt"), table, 0o644)
 	// A capture on the same server at batch 8 (vllm bench's
@@ -172,9 +167,7 @@ func TestDecodeBudget(t *testing.T) {
 func TestDecodeBudgetSaysWhatIsNotKnown(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "kimi"), 0o755)
-	cfg, _ := os.ReadFile("internal/decodefloor/testdata/kimi-k2.5.json")
-	os.WriteFile(filepath.Join(dir, "kimi", "config.json"), cfg, 0o644)
+	kimiFolder(t, dir)
 	two, _ := os.ReadFile("runner/testdata/all_reduce_perf.txt")
 	os.WriteFile(filepath.Join(dir, "bus2.txt"), two, 0o644)
 	eight, _ := os.ReadFile("runner/testdata/all_reduce_perf_8_pcie.txt")
@@ -222,4 +215,16 @@ func TestDecodeBudgetSaysWhatIsNotKnown(t *testing.T) {
 			}
 		}
 	}
+}
+
+// kimiFolder makes dir/kimi a model folder holding Kimi-K2.5's
+// config.json (hidden size 7168, 61 layers), as a service's model: names.
+func kimiFolder(t *testing.T, dir string) {
+	t.Helper()
+	cfg, err := os.ReadFile("internal/decodefloor/testdata/kimi-k2.5.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "kimi"), 0o755)
+	os.WriteFile(filepath.Join(dir, "kimi", "config.json"), cfg, 0o644)
 }

@@ -182,12 +182,7 @@ func arTrace(rank int, us int) string {
 func TestAllReduceAgainstItsOwnGPUCount(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "kimi"), 0o755)
-	cfg, err := os.ReadFile("internal/decodefloor/testdata/kimi-k2.5.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "kimi", "config.json"), cfg, 0o644)
+	kimiFolder(t, dir)
 	for _, n := range []string{"", "_4", "_8"} {
 		b, _ := os.ReadFile("runner/testdata/all_reduce_perf" + n + ".txt")
 		os.WriteFile(filepath.Join(dir, "bus"+n+".txt"), b, 0o644)

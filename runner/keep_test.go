@@ -61,15 +61,8 @@ func TestAFailedPointKeepsItsServer(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	p := loadCampaign(t, keptCampaign(dir, ""))
-	r, err := New(p, testOptions(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, r: r, events: r.Subscribe()}
-	events := r.Subscribe()
-	r.Start()
-	told := make(chan struct{})
-	go func() { Notify(p, events, func(string) {}); close(told) }()
+	h, told := startNotified(t, p)
+	r := h.r
 	e := h.until(30*time.Second, "the server kept for decode", func(e Event) bool {
 		return e.Kind == Warning && e.Phase == "serve" && strings.Contains(e.Message, "kept for decode")
 	})

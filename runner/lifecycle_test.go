@@ -262,15 +262,7 @@ phases:
       - run: |
           true
 `, log))
-	r, err := New(p, testOptions(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, r: r, events: r.Subscribe()}
-	events := r.Subscribe()
-	r.Start()
-	done := make(chan struct{})
-	go func() { Notify(p, events, func(string) {}); close(done) }()
+	h, done := startNotified(t, p)
 	h.finished(20 * time.Second)
 	h.r.Close()
 	<-done

@@ -170,3 +170,19 @@ func (h *harness) kind(k EventKind, phase string) Event {
 	h.t.Helper()
 	return h.until(20*time.Second, k.String()+" "+phase, func(e Event) bool { return e.Kind == k && (phase == "" || e.Phase == phase) })
 }
+
+// startNotified starts p's runner with plan's notify: command told of
+// its events; told closes once the runner has closed and every notice ran.
+func startNotified(t *testing.T, p *campaign.Plan) (h *harness, told <-chan struct{}) {
+	t.Helper()
+	r, err := New(p, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h = &harness{t: t, r: r, events: r.Subscribe()}
+	events := r.Subscribe()
+	r.Start()
+	done := make(chan struct{})
+	go func() { Notify(p, events, func(string) {}); close(done) }()
+	return h, done
+}
