@@ -19,8 +19,9 @@ import (
 
 // floorOf is a decode phase's points against their floor (and each
 // one's budget), the record's, the block's, the chart's and the header's
-// alike; nil without floor: or without a row. Worked out once a state:
-// every reader of one write reads the same.
+// alike; nil without floor: or without a row. Worked out once a write
+// (Write forgets the last one's): every reader of one write reads the
+// same.
 func (w *Writer) floorOf(ph *campaign.Phase, p runner.PhaseState, st *runner.State) *record.Floor {
 	if ph.Floor == nil {
 		return nil

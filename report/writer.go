@@ -64,7 +64,7 @@ type Writer struct {
 	older     map[string]*runner.StepFacts  // steps' facts an older state dir kept in files of their own (stamp.go)
 	configs   map[string]decodefloor.Config // model folders' config.json, read once (floor.go)
 	arLogs    map[string]*arLog             // services' logs read for vLLM's all-reduce choice (vllmallreduce.go)
-	floors    struct {                      // the last state's decode floors and budgets, by phase (floor.go)
+	floors    struct {                      // this write's decode floors and budgets, by phase (floor.go)
 		st *runner.State
 		of map[string]*record.Floor
 	}
@@ -268,6 +268,9 @@ const endHoldWait = time.Hour
 func (w *Writer) Write(st *runner.State) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	// A write works each floor out once, from what it holds now: the same
+	// state written again (a trace summary read since) works it out anew.
+	w.floors.st = nil
 	w.keepSummaries(st)
 	w.keepEnv()
 	w.st = st
@@ -360,6 +363,7 @@ func (w *Writer) currentEnv() Env {
 
 // blocks are the results file's blocks for the state last written.
 func (w *Writer) blocks() mdfile.Blocks {
+	w.floors.st = nil // rendered again off a Write (an editor let go): as of now
 	bodies, order := w.render(w.st)
 	return mdfile.Blocks{Bodies: bodies, Order: order}
 }
