@@ -59,12 +59,7 @@ func keptWords(ids []string, until time.Time) string {
 // stays up for failed phases that may run again; the first time, it says
 // so. Past its keep: limit it goes, said.
 func (r *Runner) keep(pr *phaseRun, now time.Time) bool {
-	ids := KeptFor(r.plan, pr.ph, func(id string) *PhaseState {
-		if o, err := r.find(id); err == nil {
-			return &o.state
-		}
-		return nil
-	})
+	ids := KeptFor(r.plan, pr.ph, r.stateOf)
 	if len(ids) == 0 {
 		pr.unkeep()
 		return false
@@ -100,4 +95,12 @@ func (r *Runner) letGo(pr *phaseRun) {
 	pr.state.LetGo = true
 	r.journal(record{Kind: recordFor(VerbSkip, Failed), Phase: pr.ph.ID, Attempt: pr.state.Attempt})
 	r.emit(Event{Kind: Warning, Phase: pr.ph.ID, Message: fmt.Sprintf("%s let go: it stays failed, no service is kept up for it, and it does not run again when the campaign runs (greenlight retry %s runs it)", pr.ph.Label(), pr.ph.ID)})
+}
+
+// stateOf is the state of phase id as the loop holds it; nil for none.
+func (r *Runner) stateOf(id string) *PhaseState {
+	if o, err := r.find(id); err == nil {
+		return &o.state
+	}
+	return nil
 }

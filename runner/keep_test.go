@@ -77,6 +77,13 @@ func TestAFailedPointKeepsItsServer(t *testing.T) {
 	if e.State.Finished {
 		t.Error("the campaign finished with its server kept for a retry")
 	}
+	// The journal read alone (status with no runner, report after a
+	// kill -9) says the same: serving, kept for decode.
+	if st, err := Replay(p, string(r.dirs)); err != nil {
+		t.Fatal(err)
+	} else if s := st.Phase("serve"); s.Status != Ready || !strings.Contains(s.Kept, "kept for decode (failed)") {
+		t.Errorf("from the journal serve = %s, kept %q; want ready, kept for decode", s.Status, s.Kept)
+	}
 	if err := r.Retry("decode"); err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,9 @@ func Replay(plan *campaign.Plan, stateDir string) (*State, error) {
 		case h.open:
 			v.restoreSteps(pr, h, len(ph.AllSteps()))
 			pr.state.Status, pr.state.Started = Running, h.started
+			if ph.Service != nil && h.ready {
+				pr.state.Status = Ready // up and serving, as the live runner had it
+			}
 			pr.state.Ran, pr.state.RanRuns = h.ranBefore, h.ranRuns
 			if sr := pr.cur; sr != nil && sr.proc.exitedSeen && pr.state.Steps[sr.step.Index].Status == Done && sr.step.Index+1 < len(ph.AllSteps()) {
 				pr.state.Current = sr.step.Index + 1

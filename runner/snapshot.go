@@ -172,6 +172,13 @@ func (r *Runner) snapshot() *State {
 			sj := *ps.Slurm // the loop goes on changing its own
 			ps.Slurm = &sj
 		}
+		if ps.Status == Ready && ps.Kept == "" && (pr.cur == nil || pr.cur.proc.stopFor == "") && !r.serviceNeeded(pr) {
+			// Read back from the journal (no runner's keep decided it):
+			// kept by the same rule, its keep: limit not known here.
+			if ids := KeptFor(r.plan, pr.ph, r.stateOf); len(ids) > 0 {
+				ps.Kept = keptWords(ids, time.Time{})
+			}
+		}
 		ps.WasFrozen = pr.frozenEver
 		ps.GateOpen = pr.gateOpen
 		if ps.Status != Running {
