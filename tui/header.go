@@ -78,7 +78,7 @@ func (m *model) headerView() string {
 		count += " · stopped"
 	}
 	parts = append(parts, count)
-	if !s.Finished && s.ETA.Known && !s.ETA.Partial {
+	if !s.Finished && s.ETA.Known && !s.ETA.Partial && s.WaitsOnKept() == "" { // waiting on you, it ends when you say
 		parts = append(parts, "ends "+now.Add(s.ETA.Remaining).Format("15:04"))
 	}
 	right := ""

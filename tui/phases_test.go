@@ -211,3 +211,17 @@ func TestSmallWindowFollowsTheRunningPhase(t *testing.T) {
 		t.Errorf("selected %d (picked %v); back on the running phase it follows again", m.sel, m.picked)
 	}
 }
+
+// TestHeaderWaitsOnAKeptServer: with only a kept server left, the header
+// says it waits for you, and no end time (it ends when you say).
+func TestHeaderWaitsOnAKeptServer(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 4, 0, 0, 0, time.UTC)
+	m := newModel(Options{Runner: &fakeRunner{}, Sampler: newFakeGPUs(0), Now: func() time.Time { return t0 }, Output: io.Discard})
+	m.w = 200
+	m.state = &runner.State{Started: t0.Add(-time.Minute), ETA: runner.ETA{Known: true}, Phases: []runner.PhaseState{
+		{ID: "serve", Status: runner.Ready, Kept: "kept for decode (failed): r on decode runs it again on this server, s on it lets the server go"},
+		{ID: "decode", Status: runner.Failed}}}
+	if line := m.headerView(); !strings.Contains(line, "waits for you: serve kept") || strings.Contains(line, "ends ") {
+		t.Errorf("header %q; want it waiting for you, no end time", line)
+	}
+}
