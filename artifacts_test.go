@@ -229,6 +229,10 @@ phases:
 	if n := strings.Count(out, ": flushing traces: 1 of 1 ranks"); n != 2 || strings.Contains(out, "flushing traces: 2 of 1 ranks") {
 		t.Errorf("each copy's flush should count its one trace (%d said so):\n%s", n, out)
 	}
+	// and its own bytes: the second setting's line read both traces'.
+	if sizes := regexp.MustCompile(`: flushing traces: 1 of 1 ranks · ([^·\n]+)`).FindAllStringSubmatch(out, -1); len(sizes) == 2 && sizes[0][1] != sizes[1][1] {
+		t.Errorf("each copy's flush should count its own trace's bytes (%q, then %q):\n%s", sizes[0][1], sizes[1][1], out)
+	}
 	traces, _ := filepath.Glob(filepath.Join(dir, "traces", "*.pt.trace.json.gz"))
 	if len(traces) != 2 {
 		t.Fatalf("the server wrote %d traces, want one a setting", len(traces))

@@ -43,7 +43,23 @@ func quietOf(ph *campaign.Phase, step *campaign.Step) time.Duration {
 
 // checkFlush follows the flush at one look; it reports whether the wait
 // may end once quiet (every rank's trace there, or the flush stalled).
-func (sr *stepRun) checkFlush(c *campaign.Capture, arts []Artifact, size int64, now time.Time) bool {
+func (sr *stepRun) checkFlush(c *campaign.Capture, now time.Time) bool {
+	// The ranks written and their bytes: profiler traces this step wrote
+	// (claims.go: an earlier capture's files in the same folder, another
+	// phase's or another setting's, are not this one's), and those in its
+	// own folder changed since it started.
+	ranks, largest, size := 0, int64(0), int64(0)
+	mine, _ := sr.written(now)
+	seen := map[string]bool{}
+	for _, a := range append(mine, globArtifacts(nil, sr.pr.artDir)...) {
+		if seen[a.Path] || !tracefile.Is(a.Path) || a.Modified.Before(sr.started) || a.Size <= 0 {
+			continue
+		}
+		seen[a.Path] = true
+		ranks++
+		largest = max(largest, a.Size)
+		size += a.Size
+	}
 	q := &sr.quiet
 	if dt := now.Sub(q.at).Seconds(); dt > 0 {
 		r := float64(size-q.size) / dt
@@ -52,17 +68,6 @@ func (sr *stepRun) checkFlush(c *campaign.Capture, arts []Artifact, size int64, 
 	q.at = now
 	if size != q.size {
 		q.size, q.since, q.stallSaid = size, now, false
-	}
-	// The ranks written: profiler traces this step wrote (claims.go: an
-	// earlier capture's files in the same folder, another phase's, are not
-	// this one's), and those in its own folder changed since it started.
-	ranks, largest := 0, int64(0)
-	mine, _ := sr.written(now)
-	for _, a := range append(mine, globArtifacts(nil, sr.pr.artDir)...) {
-		if tracefile.Is(a.Path) && !a.Modified.Before(sr.started) && a.Size > 0 {
-			ranks++
-			largest = max(largest, a.Size)
-		}
 	}
 	ss := &sr.pr.state.Steps[sr.step.Index]
 	words := fmt.Sprintf("flushing traces: %d of %d ranks · %s", ranks, c.Ranks, format.Bytes(uint64(size)))

@@ -247,16 +247,11 @@ func (sr *stepRun) next(now time.Time) {
 // capture, until every rank's trace is there and quiet, or the flush has
 // stalled.
 func (sr *stepRun) checkQuiet(now time.Time) {
-	arts := globArtifacts(sr.pr.ph.Artifacts, sr.pr.artDir)
-	var size int64
-	for _, a := range arts {
-		size += a.Size
-	}
 	if c := sr.pr.ph.Capture; c != nil {
-		if !sr.checkFlush(c, arts, size, now) {
+		if !sr.checkFlush(c, now) {
 			return
 		}
-	} else if size != sr.quiet.size {
+	} else if size := artifactBytes(sr.pr.ph.Artifacts, sr.pr.artDir); size != sr.quiet.size {
 		sr.quiet.size, sr.quiet.since = size, now
 		return
 	}
@@ -267,6 +262,16 @@ func (sr *stepRun) checkQuiet(now time.Time) {
 		sr.pr.state.Steps[sr.step.Index].Stage = ""
 		sr.next(now)
 	}
+}
+
+// artifactBytes is the bytes of every file a phase's globs (and its own
+// folder) hold now.
+func artifactBytes(globs []string, dir string) int64 {
+	var size int64
+	for _, a := range globArtifacts(globs, dir) {
+		size += a.Size
+	}
+	return size
 }
 
 func exitReason(st *supervise.Status) string {
