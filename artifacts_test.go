@@ -9,6 +9,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/greenlight-run/greenlight/internal/testutil"
+	"github.com/greenlight-run/greenlight/runner"
 )
 
 // Artifacts belong to the step that made them (runner/claims.go): phases
@@ -330,4 +334,53 @@ func checkLinks(t *testing.T, dir, name, outside string) {
 			t.Errorf("%s still names %s, where the old run's file no longer is", filepath.Join(dir, name), m[1])
 		}
 	}
+}
+
+// TestRetriedPhaseListsItsArtifactsByAttempt: a bench phase that wrote its
+// --save-result file and failed, retried, lists that file under its
+// earlier attempt, not among the retry's own; report rebuilds the same.
+func TestRetriedPhaseListsItsArtifactsByAttempt(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := writeCampaign(t, dir, `name: again
+phases:
+  - id: bench
+    gpus: none
+    artifacts: ['bench/*.json']
+    steps:
+      - run: |
+          mkdir -p bench
+          if [ -e failed-once ]; then n=second; else n=first; fi
+          echo '{"output_throughput": 1}' > bench/$n.json
+          [ -e failed-once ] || { touch failed-once; exit 3; }
+`)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "none", c); code == 0 {
+		t.Fatalf("run: exit 0, want the phase to fail\n%s", out)
+	}
+	if out, code := runBin(t, dir, "retry", c, "bench"); code != 0 {
+		t.Fatalf("retry: exit %d\n%s", code, out)
+	}
+	var md string
+	testutil.Eventually(t, 20*time.Second, "the retry to finish and its runner to end", func() bool {
+		md = readFile(t, filepath.Join(dir, "again.md"))
+		_, held := runner.LockHolder(filepath.Join(dir, ".greenlight", "again"))
+		return !held && strings.Contains(md, "Status:** finished") && strings.Contains(md, "second.json")
+	})
+	block := phaseBlock(md, "bench")
+	at := strings.Index(block, "### Artifacts")
+	if at < 0 {
+		t.Fatalf("no artifacts in bench's block:\n%s", md)
+	}
+	arts := block[at:]
+	mine, earlier, found := strings.Cut(arts, "From earlier attempts of this phase (this is attempt 2")
+	if !found || !strings.Contains(mine, "bench/second.json`") || strings.Contains(mine, "first.json") ||
+		!regexp.MustCompile("bench/first\\.json`: [^\\n]* · attempt 1, step 1, try 1\\n").MatchString(earlier) {
+		t.Errorf("the retry's artifacts should list its own file, then the failed attempt's under its attempt:\n%s", arts)
+	}
+	live := recordOf(t, dir, "again")
+	os.Remove(filepath.Join(dir, "again.md"))
+	if out, code := runBin(t, dir, "report", c); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	sameRecord(t, live, recordOf(t, dir, "again"))
 }

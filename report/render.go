@@ -458,28 +458,39 @@ func expectations(b *strings.Builder, ph *campaign.Phase, p runner.PhaseState) {
 	}
 }
 
-// artifactsSection lists the phase's files: those its steps claimed (a
-// deleted one said so), then the files its artifacts: match that are not
-// its, with why (another phase's run, or no step's).
+// artifactsSection lists the phase's files: those its steps claimed in
+// this attempt (a deleted one said so, one of a step's try since retried
+// said so), then those of its earlier attempts under their own heading (a
+// retried phase's failed run wrote them: they are not this attempt's
+// results), then the files its artifacts: match that are not its, with
+// why (another phase's run, or no step's).
 func artifactsSection(p runner.PhaseState) string {
 	if len(p.Artifacts) == 0 && len(p.Unclaimed) == 0 {
 		return ""
 	}
+	var now, earlier []runner.Artifact
+	for _, a := range p.Artifacts {
+		if at, _, _, ok := runner.StepRunOf(a.Step); ok && p.Attempt > 0 && at < p.Attempt {
+			earlier = append(earlier, a)
+		} else {
+			now = append(now, a)
+		}
+	}
 	var b strings.Builder
 	b.WriteString("\n### Artifacts\n\n")
-	var total int64
-	n := 0
-	for _, a := range p.Artifacts {
-		if a.Gone {
-			fmt.Fprintf(&b, "- `%s`: %s, deleted since\n", safe.Line(a.Path, safe.Value), format.Bytes(uint64(a.Size)))
-			continue
+	listArtifacts(&b, now, func(a runner.Artifact) string {
+		at, step, try, ok := runner.StepRunOf(a.Step)
+		if !ok || at != p.Attempt || step > len(p.Steps) || p.Steps[step-1].Attempt <= try {
+			return ""
 		}
-		total += a.Size
-		n++
-		fmt.Fprintf(&b, "- `%s`: %s\n", safe.Line(a.Path, safe.Value), format.Bytes(uint64(a.Size)))
-	}
-	if n > 1 {
-		fmt.Fprintf(&b, "- total: %s in %d files\n", format.Bytes(uint64(total)), n)
+		return fmt.Sprintf(" · step %d's try %d, retried", step, try)
+	})
+	if len(earlier) > 0 {
+		fmt.Fprintf(&b, "\nFrom earlier attempts of this phase (this is attempt %d; their files are not its results):\n\n", p.Attempt)
+		listArtifacts(&b, earlier, func(a runner.Artifact) string {
+			at, step, try, _ := runner.StepRunOf(a.Step)
+			return fmt.Sprintf(" · attempt %d, step %d, try %d", at, step, try)
+		})
 	}
 	if len(p.Unclaimed) > 0 {
 		b.WriteString("\nMatched by its `artifacts:` but not this phase's (a file is the one step's during whose run it was written):\n\n")
@@ -488,4 +499,23 @@ func artifactsSection(p runner.PhaseState) string {
 		}
 	}
 	return b.String()
+}
+
+// listArtifacts writes one line a file, with what run made it where that
+// is worth saying (of), and their total.
+func listArtifacts(b *strings.Builder, arts []runner.Artifact, of func(runner.Artifact) string) {
+	var total int64
+	n := 0
+	for _, a := range arts {
+		if a.Gone {
+			fmt.Fprintf(b, "- `%s`: %s, deleted since%s\n", safe.Line(a.Path, safe.Value), format.Bytes(uint64(a.Size)), of(a))
+			continue
+		}
+		total += a.Size
+		n++
+		fmt.Fprintf(b, "- `%s`: %s%s\n", safe.Line(a.Path, safe.Value), format.Bytes(uint64(a.Size)), of(a))
+	}
+	if n > 1 {
+		fmt.Fprintf(b, "- total: %s in %d files\n", format.Bytes(uint64(total)), n)
+	}
 }

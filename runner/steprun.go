@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -94,6 +95,22 @@ func newStepDir(dirs Layout, pr *phaseRun, step *campaign.Step, try int) (string
 		dir = fmt.Sprintf("%s-%d", base, n)
 	}
 }
+
+// StepRunOf reads the name of a try's folder (a2-s3-t1, or a2-s3-t1-2
+// where that name was taken): the phase's attempt, the step's number (1
+// on the first) and its try; ok false for any other name.
+func StepRunOf(name string) (attempt, step, try int, ok bool) {
+	m := stepRunName.FindStringSubmatch(name)
+	if m == nil {
+		return 0, 0, 0, false
+	}
+	attempt, _ = strconv.Atoi(m[1])
+	step, _ = strconv.Atoi(m[2])
+	try, _ = strconv.Atoi(m[3])
+	return attempt, step, try, true
+}
+
+var stepRunName = regexp.MustCompile(`^a([1-9][0-9]{0,8})-s([1-9][0-9]{0,8})-t([1-9][0-9]{0,8})(?:-(?:[2-9]|[1-9][0-9]{1,8}))?$`)
 
 // launchStep starts one try of a step in dir, on its backend: its
 // supervisor here, detached in a session of its own, or its Slurm job.
