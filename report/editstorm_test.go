@@ -5,6 +5,8 @@ import (
 	"github.com/greenlight-run/greenlight/report/mdfile"
 	"github.com/greenlight-run/greenlight/runner"
 	"os"
+	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +42,47 @@ func (e *editor) tally(rows int) tally {
 	return t
 }
 
+// stormLoads are the loads a storm runs under: LOADS (idle, busy, hog),
+// else idle and busy.
+func stormLoads() []string {
+	if l := os.Getenv("LOADS"); l != "" {
+		return strings.Split(l, ",")
+	}
+	return []string{"idle", "busy"}
+}
+
+// loadOn puts the machine under a load for a round: idle, busy (a
+// goroutine spinning a core in this process), or hog (busy, and beside
+// it another process spinning every core: the build or benchmark beside
+// a campaign that the scheduler shares the cores with).
+func loadOn(t *testing.T, load string) (stop func()) {
+	switch load {
+	case "idle":
+		return func() {}
+	case "busy":
+		return busy(t)
+	case "hog":
+		stopBusy := busy(t)
+		var hogs []*exec.Cmd
+		for range runtime.NumCPU() {
+			c := exec.Command("sh", "-c", "while :; do :; done")
+			if err := c.Start(); err != nil {
+				t.Fatalf("a CPU hog beside the storm: %v", err)
+			}
+			hogs = append(hogs, c)
+		}
+		return func() {
+			stopBusy()
+			for _, c := range hogs {
+				c.Process.Kill()
+				c.Wait()
+			}
+		}
+	}
+	t.Fatalf("LOADS: %q is not idle, busy or hog", load)
+	return nil
+}
+
 // TestEditStorm is scripts/edit-storm's measurement, skipped unless
 // GREENLIGHT_EDIT_STORM is set: ROUNDS rounds of SAVES saves of each kind
 // (append, in-place, rename, mixed) while RESULTS results arrive, idle
@@ -60,7 +103,7 @@ func TestEditStorm(t *testing.T) {
 	}
 	fmt.Printf("%-6s %-9s %6s %6s %5s %6s %7s %8s\n", "load", "kind", "rounds", "saves", "lost", "dup", "rows", "leaked")
 	only := os.Getenv("KINDS") // e.g. "rename,mixed"
-	for _, load := range []string{"idle", "busy"} {
+	for _, load := range stormLoads() {
 		for _, k := range kinds {
 			if only != "" && !strings.Contains(","+only+",", ","+k.name+",") {
 				continue
@@ -68,14 +111,9 @@ func TestEditStorm(t *testing.T) {
 			var sum stormSum
 			start := time.Now()
 			for range rounds {
-				var stop func()
-				if load == "busy" {
-					stop = busy(t)
-				}
+				stop := loadOn(t, load)
 				got := stormOnce(t, saves, results, k.styles)
-				if stop != nil {
-					stop()
-				}
+				stop()
 				sum.add(got)
 			}
 			fmt.Printf("%-6s %-9s %6d %6d %5d %6d %3d/%-3d %8d   (%v)\n", load, k.name, rounds, rounds*saves,
@@ -133,18 +171,11 @@ func TestEditStormLive(t *testing.T) {
 		styles = []saveStyle{renameTop, inPlaceTop, appendEnd, renameEnd, inPlaceEnd}
 	}
 	fmt.Printf("%-6s %-6s %6s %6s %5s %6s %7s %8s\n", "load", "link", "rounds", "saves", "lost", "dup", "rows", "leaked")
-	loads := []string{"idle", "busy"}
-	if l := os.Getenv("LOADS"); l != "" {
-		loads = strings.Split(l, ",")
-	}
-	for _, load := range loads {
+	for _, load := range stormLoads() {
 		var sum stormSum
 		start := time.Now()
 		for range rounds {
-			var stop func()
-			if load == "busy" {
-				stop = busy(t)
-			}
+			stop := loadOn(t, load)
 			w, ed, _ := newEditedFile(t)
 			events := make(chan runner.Event, 1)
 			done := make(chan struct{})
@@ -162,9 +193,7 @@ func TestEditStormLive(t *testing.T) {
 				time.Sleep(spread / time.Duration(saves))
 			}
 			<-done
-			if stop != nil {
-				stop()
-			}
+			stop()
 			got := ed.tally(results)
 			if got.lost > 0 && os.Getenv("VERBOSE") != "" {
 				b, _ := os.ReadFile(ed.path)

@@ -42,11 +42,24 @@ func Parse(name, abs string, data []byte) (*Plan, error) {
 // parse is Parse; a probe (the loader trying an edit of a broken file)
 // wants only whether the file loads, not why it does not.
 func parse(name, abs string, data []byte, probe bool) (*Plan, error) {
-	return newLoader(name, abs, data, probe).load(data)
+	l := newLoader(name, abs, data, probe)
+	plan, err := l.load(data)
+	var errs FileErrors
+	var fe *FileError
+	switch {
+	case errors.As(err, &errs):
+		for _, e := range errs {
+			e.Fix = l.rawFix(e.Fix)
+		}
+	case errors.As(err, &fe):
+		fe.Fix = l.rawFix(fe.Fix)
+	}
+	return plan, err
 }
 
 func newLoader(name, abs string, data []byte, probe bool) *loader {
-	return &loader{name: name, path: abs, lines: strings.Split(string(data), "\n"), probe: probe, fieldLines: map[int]bool{}}
+	raw := strings.Split(string(data), "\n")
+	return &loader{name: name, path: abs, raw: raw, lines: viewOf(raw), probe: probe, fieldLines: map[int]bool{}}
 }
 
 func (l *loader) load(data []byte) (*Plan, error) {
@@ -63,6 +76,14 @@ func (l *loader) load(data []byte) (*Plan, error) {
 		if errs := l.unknownKeys(file.Docs[0].Body); len(errs) > 0 {
 			if e := l.misplaced(errs[0]); e != nil {
 				return nil, e
+			}
+			// A did-you-mean whose rename leaves a file that does not
+			// load is not the slip (heads: dedented into the phase reads
+			// as needs:): a move near it that loads is.
+			if e := errs[0]; !l.probe && e.Fix != nil && !l.loadsWith(l.rawFix(e.Fix)) {
+				if moved := l.repairNear(e.Line, 3); moved != nil {
+					return nil, moved
+				}
 			}
 			return nil, oneOrMany(errs)
 		}
@@ -128,11 +149,16 @@ type loader struct {
 	// fieldLines are the lines whose key is a field of the mapping it is
 	// in (not an entry of env: or expect:, which take any key).
 	fieldLines map[int]bool
-	tries      int // edits tried in search of a hint (repair.go)
-	bytes      int // the file's length, once counted (repair.go)
-	lines      []string
-	file       *ast.File
-	errs       FileErrors
+	tries      int         // edits tried in search of a hint (repair.go)
+	bytes      int         // the file's length, once counted (repair.go)
+	cols       map[int]int // lines starting at each column, once counted (repair.go)
+	// raw are the file's lines as written; lines its view (view.go),
+	// which the locators read: the same lines, each at its own length,
+	// written the one plain way.
+	raw   []string
+	lines []string
+	file  *ast.File
+	errs  FileErrors
 }
 
 // pos finds where a YAML path is; a missing path falls back to its parent.
@@ -154,6 +180,16 @@ func (l *loader) pos(path string) (int, int) {
 	return 0, 0
 }
 
+// exists says whether the file holds path (pos falls back to a parent).
+func (l *loader) exists(path string) bool {
+	p, err := yaml.PathString(path)
+	if err != nil || l.file == nil {
+		return false
+	}
+	n, err := p.FilterFile(l.file)
+	return err == nil && n != nil
+}
+
 func (l *loader) errAt(path, msg, hint string) *FileError {
 	line, col := l.pos(path)
 	return l.mk(line, col, msg, hint)
@@ -161,8 +197,8 @@ func (l *loader) errAt(path, msg, hint string) *FileError {
 
 func (l *loader) mk(line, col int, msg, hint string) *FileError {
 	e := &FileError{File: l.name, Line: line, Col: col, Msg: msg, Hint: hint}
-	if line > 0 && line <= len(l.lines) {
-		e.Source = l.lines[line-1]
+	if line > 0 && line <= len(l.raw) {
+		e.Source = l.raw[line-1]
 	}
 	return e
 }

@@ -23,6 +23,10 @@ var (
 	mutationN    = flag.Int("mutation.n", 4000, "mutations the mutation test tries")
 	mutationSeed = flag.Uint64("mutation.seed", 42, "the mutation test's seed")
 	mutationShow = flag.Int("mutation.show", 0, "misses of each kind the mutation test prints")
+	// A corpus the examples did not shape: each file is slipped perfile
+	// times, from the seed (TestMutationsOfACorpus).
+	mutationCorpus  = flag.String("mutation.corpus", "testdata/corpus/*.yaml", "the campaign files TestMutationsOfACorpus slips (a glob)")
+	mutationPerFile = flag.Int("mutation.perfile", 300, "slips of each corpus file")
 )
 
 // mutationFloor is the share of broken files the loader must get right:
@@ -268,28 +272,111 @@ func TestMutations(t *testing.T) {
 	if raceOn && n == 4000 {
 		n = 600
 	}
-	tried, broken, located, right := 0, 0, 0, 0
-	misses := map[string][]string{}
-	for tried < n {
-		src := srcs[r.IntN(len(srcs))]
-		m, ok := mutate(r, src)
-		if !ok {
-			continue
+	var s slips
+	for s.tried < n {
+		s.try(r, srcs[r.IntN(len(srcs))])
+	}
+	s.say(t, mutationFloor)
+}
+
+// TestMutationsOfACorpus slips each file of a corpus the loader's rules
+// were not fitted to (testdata/corpus: campaigns written as other people
+// write them, four-space indents, sequences not indented under their key,
+// flow mappings, comments at the end of lines, quoted keys) perfile times
+// from the seed, each file on its own draw: every broken file must be
+// said at its line. -mutation.corpus points it at any folder of files.
+func TestMutationsOfACorpus(t *testing.T) {
+	files, _ := filepath.Glob(*mutationCorpus)
+	if len(files) == 0 {
+		t.Fatalf("no campaign files match %s", *mutationCorpus)
+	}
+	per := *mutationPerFile
+	if raceOn && per == 300 {
+		per = 40
+	}
+	var all slips
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
 		}
-		tried++
-		v, invalid := judge(m)
-		if !invalid {
-			continue
+		if _, err := Parse(f, "/"+f, b); err != nil {
+			t.Fatalf("%s does not load as it is: %v", f, err)
 		}
-		broken++
-		if v.located {
-			located++
+		src := source{filepath.Base(f), strings.Split(string(b), "\n")}
+		r := rand.New(rand.NewPCG(*mutationSeed, 1))
+		var s slips
+		for n := 0; s.tried < per && n < 100*per; n++ {
+			s.try(r, src)
 		}
-		if v.miss == "" {
-			right++
-			continue
+		if s.broken > 0 {
+			t.Logf("%s: %d slips, %d broke it, %.1f%% said at their line", src.name, s.tried, s.broken, 100*float64(s.located)/float64(s.broken))
 		}
-		misses[m.kind] = append(misses[m.kind], m.from+": "+v.miss)
+		all.add(s)
+	}
+	all.say(t, corpusFloor)
+}
+
+// corpusFloor is the share of a corpus's broken files said right: a
+// deleted line whose loss shows only where what it held is used (a
+// phase that needs: a deleted phase, a ${PORT} whose env: line went) is
+// said there, not at the gap. testdata/corpus is at 99.8% (2,664 broken
+// at seed 1: those five alone), a second corpus written after the rules
+// at 99.8% (1,571); before the view (quoted keys, anchors, --- and merge
+// keys) and the rules it let in, 97.4% and 99.1%.
+const corpusFloor = 0.995
+
+// slips tallies a mutation test: slips tried, files broken, those said at
+// their line and those right in all (a hint's edit loads), and the
+// misses by kind.
+type slips struct {
+	tried, broken, located, right int
+	misses                        map[string][]string
+}
+
+// try makes one slip of src and judges it.
+func (s *slips) try(r *rand.Rand, src source) {
+	m, ok := mutate(r, src)
+	if !ok {
+		return
+	}
+	s.tried++
+	v, invalid := judge(m)
+	if !invalid {
+		return
+	}
+	s.broken++
+	if v.located {
+		s.located++
+	}
+	if v.miss == "" {
+		s.right++
+		return
+	}
+	if s.misses == nil {
+		s.misses = map[string][]string{}
+	}
+	s.misses[m.kind] = append(s.misses[m.kind], m.from+": "+v.miss)
+}
+
+func (s *slips) add(o slips) {
+	s.tried += o.tried
+	s.broken += o.broken
+	s.located += o.located
+	s.right += o.right
+	for k, v := range o.misses {
+		if s.misses == nil {
+			s.misses = map[string][]string{}
+		}
+		s.misses[k] = append(s.misses[k], v...)
+	}
+}
+
+// say logs the tally and its misses, and fails below the floor.
+func (s *slips) say(t *testing.T, floor float64) {
+	tried, broken, located, right, misses := s.tried, s.broken, s.located, s.right, s.misses
+	if broken == 0 {
+		t.Fatalf("%d slips broke no file", tried)
 	}
 	share := float64(right) / float64(broken)
 	t.Logf("%d mutations, %d broke the file; %.1f%% named at their line, %.1f%% also with a hint that loads", tried, broken, 100*float64(located)/float64(broken), 100*share)
@@ -307,7 +394,7 @@ func TestMutations(t *testing.T) {
 			t.Logf("    %s", s)
 		}
 	}
-	if share < mutationFloor {
-		t.Errorf("%.1f%% of broken files right; the floor is %.1f%%", 100*share, 100*mutationFloor)
+	if share < floor {
+		t.Errorf("%.1f%% of broken files right; the floor is %.1f%%", 100*share, 100*floor)
 	}
 }

@@ -168,6 +168,13 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, ps PhaseSpec, i int, slur
 		}
 		l.add(at(".service"), fmt.Sprintf("phase %q has both steps (line %d) and a service (line %d)", ph.ID, stepsLine, serviceLine), hint)
 	case ps.Service == nil && len(ps.Steps) == 0:
+		// An empty steps: is where the steps went (their lines deleted).
+		stepsLine, _ := l.pos(at(".steps"))
+		if phaseLine, _ := l.pos(at("")); stepsLine > 0 && stepsLine != phaseLine {
+			line, col := l.keyPos(at(".steps"), "steps")
+			l.errs = append(l.errs, l.mk(line, col, fmt.Sprintf("phase %q: steps: lists no step", ph.ID), "write its steps under it, each `- run: command` on a line of its own, indented"))
+			break
+		}
 		l.add(at(""), fmt.Sprintf("phase %q has neither steps nor a service", ph.ID), "add `steps:` with at least one `- run: command`")
 	case ps.Service != nil:
 		ph.Service = l.service(plan, ps.Service, at(".service"), env, ph)
@@ -285,7 +292,7 @@ func (l *loader) expandSweep(plan *Plan, ps *PhaseSpec, ph *Phase, at func(strin
 	if len(l.errs) > 0 || len(sw.Units) == 0 {
 		return
 	}
-	quiet := &loader{name: l.name, lines: l.lines, file: l.file}
+	quiet := &loader{name: l.name, raw: l.raw, lines: l.lines, file: l.file}
 	var steps []*Step
 	arts := map[string]bool{}
 	var artifacts []string

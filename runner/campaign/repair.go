@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/goccy/go-yaml/ast"
 )
 
 // Where a file is broken is rarely where YAML notices: a key indented a
@@ -57,12 +59,37 @@ func (l *loader) repairNear(n, below int) *FileError {
 	if l.probe {
 		return nil
 	}
-	for _, m := range nearby(n, below, len(l.lines)) {
-		if e := l.firstThatLoads(m, l.candidates(m)); e != nil {
-			return e
+	// A line at a column no other line of the file starts at is the
+	// likelier slip: where moving it or its neighbour both load (a key one
+	// space too deep, or the list item above it one space too shallow),
+	// it is the one out of line.
+	cols := l.columns()
+	near := nearby(n, below, len(l.lines))
+	for _, lone := range []bool{true, false} {
+		for _, m := range near {
+			if (cols[indentOf(l.lines[m-1])] == 1) != lone {
+				continue
+			}
+			if e := l.firstThatLoads(m, l.candidates(m)); e != nil {
+				return e
+			}
 		}
 	}
 	return nil
+}
+
+// columns counts the lines that start at each column, a block's text
+// left out.
+func (l *loader) columns() map[int]int {
+	if l.cols == nil {
+		l.cols = map[int]int{}
+		for j, s := range l.lines {
+			if strings.TrimSpace(s) != "" && l.blockKeyColumn(j+1) < 0 {
+				l.cols[indentOf(s)]++
+			}
+		}
+	}
+	return l.cols
 }
 
 // repairFar looks further up than repairNear, at the lines a slip leaves
@@ -142,15 +169,52 @@ func (l *loader) loadsWith(fix *Fix) bool {
 		return false
 	}
 	// A key of the campaign's moved into env: (or any mapping that takes
-	// any key) loads, but is not what the person meant.
+	// any key) loads, but is not what the person meant. A line left at
+	// its column (a colon put back) moved nowhere: a sweep's axis may be
+	// named dtype.
 	m := keyLine.FindStringSubmatch(fix.With[0])
-	return m == nil || !isKeyword[m[3]] || probe.fieldLines[fix.Line]
+	moved := fix.Line > len(l.lines) || indentOf(fix.With[0]) != indentOf(l.lines[fix.Line-1])
+	if m != nil && moved && isKeyword[m[3]] && !probe.fieldLines[fix.Line] {
+		return false
+	}
+	return probe.keysKept()
+}
+
+// keysKept says whether every line of the file written as a key (not in
+// a block's text) is a key to YAML: an edit after which a key line is
+// read on as the text of a plain value above it (run: python3 x.py, and
+// under it estimate: 10s, one more space in) loads, but is not the edit
+// a person meant.
+func (l *loader) keysKept() bool {
+	if l.file == nil || len(l.file.Docs) == 0 || l.file.Docs[0].Body == nil {
+		return true
+	}
+	v := &keyLines{at: map[int]bool{}}
+	ast.Walk(v, l.file.Docs[0].Body)
+	for j, src := range l.lines {
+		if keyLine.MatchString(src) && !v.at[j+1] && l.blockKeyColumn(j+1) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// keyLines gathers the lines YAML read a mapping key on.
+type keyLines struct{ at map[int]bool }
+
+func (v *keyLines) Visit(n ast.Node) ast.Visitor {
+	if mv, ok := n.(*ast.MappingValueNode); ok && mv.Key != nil {
+		if tk := mv.Key.GetToken(); tk != nil && tk.Position != nil {
+			v.at[tk.Position.Line] = true
+		}
+	}
+	return v
 }
 
 // loadsFixed loads the file with fix made, quietly: the probe, and
 // whether it loaded.
 func (l *loader) loadsFixed(fix *Fix) (*loader, bool) {
-	text := []byte(strings.Join(fix.Apply(l.lines), "\n"))
+	text := []byte(strings.Join(l.rawFix(fix).Apply(l.raw), "\n"))
 	probe := newLoader(l.name, l.path, text, true)
 	_, err := probe.load(text)
 	return probe, err == nil
@@ -225,9 +289,12 @@ func (l *loader) shifts(n int) []candidate {
 	} else if i := strings.IndexAny(word, " "); i > 0 {
 		word = word[:i]
 	}
+	// A line of a block's text moved out of it (to the key's column or
+	// shallower) is never the edit: the text goes with its key.
+	floor := l.blockKeyColumn(n)
 	var out []candidate
 	for _, c := range l.columnsNear(n) {
-		if c.col == cur {
+		if c.col == cur || c.col <= floor || floor >= 0 && l.swallows(n, c.col) {
 			continue
 		}
 		under := l.under(n)
@@ -247,6 +314,25 @@ func (l *loader) shifts(n int) []candidate {
 		}
 	}
 	return out
+}
+
+// swallows says whether a block's text line n, moved to column col, would
+// take the key lines after it into the block's text (the text's depth is
+// its first line's: what follows at col or deeper is text).
+func (l *loader) swallows(n, col int) bool {
+	for k := n + 1; k <= len(l.lines); k++ {
+		src := l.lines[k-1]
+		if strings.TrimSpace(src) == "" {
+			continue
+		}
+		if indentOf(src) < col {
+			return false
+		}
+		if structural(src) && l.blockKeyColumn(k) < 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // shift moves a line right by (left when by < 0, as far as its spaces go).

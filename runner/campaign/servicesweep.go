@@ -318,7 +318,7 @@ func (l *loader) checkMember(spec *CampaignSpec, m int, svc *Sweep) {
 	ps := spec.Phases[m]
 	at := func(k string) string { return fmt.Sprintf("$.phases[%d]%s", m, k) }
 	env := merge(spec.Env, ps.Env)
-	quiet := &loader{name: l.name, lines: l.lines, file: l.file}
+	quiet := &loader{name: l.name, raw: l.raw, lines: l.lines, file: l.file}
 	all := &Sweep{Axes: slices.Clone(svc.Axes)}
 	if own := quiet.sweep(&ps, at, env, true); own != nil {
 		all.Axes = append(own.Axes, all.Axes...)

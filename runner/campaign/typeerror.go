@@ -222,3 +222,80 @@ func (l *loader) keyOf(line, col int) (string, int, int) {
 	}
 	return "", 0, 0
 }
+
+// listKeys are the keys whose value is a list of mappings (steps:,
+// stages:, phases:, metrics:), from the file's types.
+var listKeys = func() []string {
+	seen := map[string]bool{}
+	for t := range levels {
+		for k, ft := range fieldsOf(t) {
+			if ft.Kind() == reflect.Slice && (ft.Elem().Kind() == reflect.Struct || ft.Elem().Kind() == reflect.Map) {
+				seen[k] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}()
+
+// strandedItems is, for a value of the wrong kind at line n inside a list
+// item, the run of items it is in that belong to another list: what a
+// lost list key line (steps:) leaves, its items read on as those of the
+// list above (metrics:). Said at the first of them, with the edit that
+// puts the key line back; nil unless that edit loads.
+func (l *loader) strandedItems(n int) *FileError {
+	if l.probe || n < 2 || n > len(l.lines) {
+		return nil
+	}
+	// The list item line n is in: the nearest item above, shallower.
+	item, c := 0, 0
+	for j := n; j >= 1 && j > n-200; j-- {
+		src := l.lines[j-1]
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") || l.blockKeyColumn(j) >= 0 {
+			continue
+		}
+		if strings.HasPrefix(strings.TrimLeft(src, " "), "- ") && (j == n || indentOf(src) < indentOf(l.lines[n-1])) {
+			item, c = j, indentOf(src)
+			break
+		}
+	}
+	if item == 0 {
+		return nil
+	}
+	// Its siblings above, back to the list's key.
+	items, parent := []int{item}, 0
+	for j := item - 1; j >= 1; j-- {
+		src := l.lines[j-1]
+		if t := strings.TrimSpace(src); t == "" || strings.HasPrefix(t, "#") || l.blockKeyColumn(j) >= 0 || indentOf(src) > c {
+			continue
+		}
+		if indentOf(src) == c && strings.HasPrefix(strings.TrimLeft(src, " "), "- ") {
+			items = append(items, j)
+			continue
+		}
+		parent = j
+		break
+	}
+	pm := keyLine.FindStringSubmatch(l.lines[max(parent, 1)-1])
+	if parent == 0 || pm == nil || !opensBlock(l.lines[parent-1]) || len(items) < 2 {
+		return nil
+	}
+	pad := strings.Repeat(" ", len(pm[1])+len(pm[2]))
+	// From the item n is in back to the second of the list: the first
+	// whose key line put back above it makes the file load.
+	for _, at := range items[:len(items)-1] {
+		for _, k := range listKeys {
+			if k == pm[3] {
+				continue
+			}
+			fix := &Fix{Line: at, N: 0, With: []string{pad + k + ":"}}
+			if !l.loadsWith(fix) {
+				continue
+			}
+			e := l.mk(at, c+1, fmt.Sprintf("the list items from here on read as %s:'s (line %d), but they are %s:'s", pm[3], parent, k),
+				fmt.Sprintf("a `%s:` line may be missing above this one: put it back, level with %s:", k, pm[3]))
+			e.Fix = fix
+			return e
+		}
+	}
+	return nil
+}

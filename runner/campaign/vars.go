@@ -87,7 +87,7 @@ func (l *loader) slippedVars(path, s string, env map[string]string) {
 // name env: sets that is one slip from it.
 func (l *loader) unsetHint(name string, env map[string]string) string {
 	line, _ := l.pos("$.env")
-	if line == 0 {
+	if line == 0 || !l.exists("$.env") {
 		return "set it in the environment or under env: in the campaign file"
 	}
 	names := make([]string, 0, len(env))

@@ -28,6 +28,15 @@ func (l *loader) fromYAML(err error) error {
 		if e := l.repairNear(pos.Line, 2); e != nil {
 			return e // text where a mapping goes, made by a lost colon or a slipped line
 		}
+		// A key or a list item indented under a key whose value is on its
+		// line (gpus: 1) is read on as that value's text, and the type is
+		// wrong lines later: a key line above it (phases:, steps:) is lost.
+		if e := l.orphanBlock(pos.Line); e != nil && structural(l.lines[e.Line-1]) {
+			return e
+		}
+		if e := l.strandedItems(pos.Line); e != nil {
+			return e
+		}
 		return l.mismatch(pos.Line, pos.Column, got, want)
 	}
 	switch {
@@ -164,7 +173,7 @@ func (l *loader) orphanBlock(n int) *FileError {
 			continue
 		}
 		if m := keyLine.FindStringSubmatch(l.lines[max(prev, 1)-1]); prev > 0 && m != nil && indentOf(src) > len(m[1])+len(m[2]) && !l.inBlock(prev) {
-			if v := strings.TrimSpace(stripComment(l.lines[prev-1])); !opensBlock(l.lines[prev-1]) && !strings.HasSuffix(v, "|") && !strings.HasSuffix(v, ">") && !strings.HasSuffix(v, "-") {
+			if v := strings.TrimSpace(stripComment(l.lines[prev-1])); !opensBlock(l.lines[prev-1]) && !strings.HasSuffix(v, "|") && !strings.HasSuffix(v, ">") && !strings.HasSuffix(v, "-") && !continues(l.lines[prev-1]) {
 				found := l.mk(j, indentOf(src)+1, fmt.Sprintf("this line is indented under %s: (line %d), which has its value on its own line", m[3], prev),
 					"a key line (steps:, service:, ...) may be missing above it, the lines under it being its value")
 				return found
@@ -175,6 +184,30 @@ func (l *loader) orphanBlock(n int) *FileError {
 		}
 	}
 	return nil
+}
+
+// continues says whether a key line's value goes on to the lines under it
+// by right: a flow mapping or list, or a quoted text, opened and not
+// closed on the line.
+func continues(s string) bool {
+	i := strings.Index(s, ":")
+	v := strings.TrimSpace(stripComment(s[i+1:]))
+	if v == "" {
+		return false
+	}
+	switch v[0] {
+	case '{', '[':
+		return strings.Count(v, string(v[0])) > strings.Count(v, map[byte]string{'{': "}", '[': "]"}[v[0]])
+	case '"', '\'':
+		return len(v) == 1 || v[len(v)-1] != v[0]
+	}
+	return false
+}
+
+// structural says whether a line is YAML's structure (a key, a list
+// item), not text.
+func structural(s string) bool {
+	return keyLine.MatchString(s) || strings.HasPrefix(strings.TrimLeft(s, " "), "- ")
 }
 
 // inBlock says whether line j is text of a | or > block above it.
@@ -195,6 +228,37 @@ func (l *loader) inBlock(j int) bool {
 		}
 	}
 	return false
+}
+
+// blockKeyColumn is, for a line of a block's text, the column of the key
+// that opens the block; -1 when the line is no block's text. The text's
+// indentation is its first line's: a line less indented ends the block.
+func (l *loader) blockKeyColumn(j int) int {
+	if strings.TrimSpace(l.lines[j-1]) == "" {
+		return -1
+	}
+	ind := indentOf(l.lines[j-1])
+	for k := j - 1; k >= 1; k-- {
+		src := l.lines[k-1]
+		if strings.TrimSpace(src) == "" || indentOf(src) >= ind {
+			continue
+		}
+		m := blockOpener.FindStringSubmatch(src)
+		if m == nil {
+			return -1
+		}
+		// The text's indentation: its first line's.
+		for t := k + 1; t < j; t++ {
+			if s := l.lines[t-1]; strings.TrimSpace(s) != "" {
+				if indentOf(s) > ind {
+					return -1 // the line is shallower than the text above it: the block ended
+				}
+				break
+			}
+		}
+		return len(m[1]) + len(m[2])
+	}
+	return -1
 }
 
 // dedentMismatch is, for a line the parser could not place, the block
@@ -224,16 +288,24 @@ func (l *loader) dedentMismatch(n int) *FileError {
 			first = j
 			continue
 		}
-		if ind == c || first == 0 {
+		m := keyLine.FindStringSubmatch(src)
+		// A list item at its key's own column is the key's (phases:
+		// with its items not indented under it): the block above it,
+		// deeper, is an item that lost its `- ` line.
+		indentless := ind == c && first != 0 && m != nil && m[2] == "" && opensBlock(src) && strings.HasPrefix(strings.TrimSpace(line), "- ")
+		if (ind == c || first == 0) && !indentless {
 			return nil // a sibling: the slip is not one of indentation
 		}
-		m := keyLine.FindStringSubmatch(src)
 		if m == nil {
 			return nil
 		}
-		return l.mk(first, indentOf(l.lines[first-1])+1,
-			fmt.Sprintf("the lines from here to line %d are indented %d under %s: (line %d), and line %d goes back to %d, a level no line above it has",
-				n-1, indentOf(l.lines[first-1]), m[3], j, n, c),
+		said := fmt.Sprintf("the lines from here to line %d are indented %d under %s: (line %d), and line %d goes back to %d, a level no line above it has",
+			n-1, indentOf(l.lines[first-1]), m[3], j, n, c)
+		if indentless {
+			said = fmt.Sprintf("the lines from here to line %d are indented %d under %s: (line %d), whose list items begin at its own column, %d (line %d): they are no item's",
+				n-1, indentOf(l.lines[first-1]), m[3], j, c, n)
+		}
+		return l.mk(first, indentOf(l.lines[first-1])+1, said,
 			fmt.Sprintf("a line may be missing above this one (a `- id:` or `- name:` that began an item at indentation %d); put it back, or indent these lines as their neighbours", c))
 	}
 	return nil
