@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
+	"github.com/greenlight-run/greenlight/runner/link"
 	"io"
 
 	"github.com/greenlight-run/greenlight/compare"
-	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -16,7 +16,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) int {
 		if !ok {
 			return "", nil, fmt.Errorf("%s: not a valid campaign file (above)", file)
 		}
-		var cfg daemon.Config
+		var cfg link.Config
 		if err := locate(plan, &cfg, io.Discard); err != nil {
 			return "", nil, err
 		}

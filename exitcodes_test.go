@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/greenlight-run/greenlight/runner/link"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
 )
@@ -211,7 +211,7 @@ func stopRunner(t *testing.T, stateDir string) {
 		b, _ := os.ReadFile(runner.Layout(stateDir).Lock())
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	}
-	ending := !held && pid > 0 && !gone(pid) && strings.Contains(readCmdline(pid), daemon.Command)
+	ending := !held && pid > 0 && !gone(pid) && strings.Contains(readCmdline(pid), link.Command)
 	if held || ending {
 		testutil.Eventually(t, 10*time.Second, fmt.Sprintf("runner %d's end", pid), func() bool { return gone(pid) })
 	}
@@ -270,7 +270,7 @@ func TestOneRunnerPerResultsFile(t *testing.T) {
 		t.Errorf("the same results file through a symlink: exit %d\n%s", code, out)
 	}
 	// The runner holds the lock itself: started without a client's check.
-	out, code = runBin(t, dir, daemon.Command, "--state-dir", filepath.Join(dir, "other3"), "--gpu", "none", c)
+	out, code = runBin(t, dir, link.Command, "--state-dir", filepath.Join(dir, "other3"), "--gpu", "none", c)
 	if code != exitLocked || !strings.Contains(out, "one runner per results file") {
 		t.Errorf("a runner started directly: exit %d\n%s", code, out)
 	}

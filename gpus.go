@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/greenlight-run/greenlight/runner/link"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -19,7 +20,7 @@ import (
 func cmdGPUs(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("gpus", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var src daemon.GPUFlag
+	var src link.GPUFlag
 	fs.Var(&src, "gpu", "auto, nvml, fake:N[:MODEL], none or dcgm:URL[,URL...]; repeat to combine")
 	asJSON := fs.Bool("json", false, "one JSON object per device and round")
 	rounds := fs.Int("samples", 1, "rounds to take")

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/greenlight-run/greenlight/runner/link"
 	"io"
 	"os"
 	"path/filepath"
@@ -227,7 +228,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case supervise.Command:
 		return supervise.Main(args[1:])
-	case daemon.Command:
+	case link.Command:
 		return daemon.Main(version, args[1:], stdout, stderr)
 	case demo.ServerCommand:
 		return demo.Server(args[1:])
@@ -267,9 +268,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // runFlags are run's and demo's flags: how to start the runner (shared
-// with it, daemon.Config) and how to watch it.
+// with it, link.Config) and how to watch it.
 type runFlags struct {
-	daemon.Config
+	link.Config
 	plain  bool
 	fresh  bool
 	detach bool // start the runner and return
@@ -327,7 +328,7 @@ func loadPlan(path string, stderr io.Writer) (*campaign.Plan, bool) {
 // (statedir.Resolve) and its results file (--report, else the one its
 // last runner was started with, else the campaign's report:). What it
 // took from the last runner is said on notes.
-func locate(plan *campaign.Plan, cfg *daemon.Config, notes io.Writer) error {
+func locate(plan *campaign.Plan, cfg *link.Config, notes io.Writer) error {
 	dir, note, err := statedir.Resolve(plan, cfg.StateDir)
 	if err != nil {
 		return err
@@ -336,7 +337,7 @@ func locate(plan *campaign.Plan, cfg *daemon.Config, notes io.Writer) error {
 		fmt.Fprintf(notes, "greenlight: %s\n", note)
 	}
 	cfg.StateDir = dir
-	switch saved := daemon.SavedReport(dir); {
+	switch saved := link.SavedReport(dir); {
 	case cfg.Report != "":
 		abs, err := filepath.Abs(cfg.Report)
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/greenlight-run/greenlight/runner/link"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/demo"
 	"github.com/greenlight-run/greenlight/internal/testutil"
 )
@@ -101,7 +101,7 @@ func runnersOf(mark string) []string {
 	var out []string
 	for _, p := range procs {
 		cmd, err := os.ReadFile(p + "/cmdline")
-		if err != nil || !bytes.Contains(cmd, []byte("\x00"+daemon.Command+"\x00")) {
+		if err != nil || !bytes.Contains(cmd, []byte("\x00"+link.Command+"\x00")) {
 			continue
 		}
 		env, err := os.ReadFile(p + "/environ")

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/greenlight-run/greenlight/runner/link"
 	"io"
 	"strings"
 
 	"github.com/greenlight-run/greenlight/client"
-	"github.com/greenlight-run/greenlight/daemon"
 )
 
 // cmdNote adds a person's note to the campaign's record (client.AddNote).
@@ -26,7 +26,7 @@ func cmdNote(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	cfg := daemon.Config{StateDir: *dir}
+	cfg := link.Config{StateDir: *dir}
 	if err := locate(plan, &cfg, stderr); err != nil {
 		fmt.Fprintf(stderr, "greenlight note: %v\n", err)
 		return exitUsage

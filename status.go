@@ -9,10 +9,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/greenlight-run/greenlight/runner/link"
 	"io"
 
 	"github.com/greenlight-run/greenlight/client"
-	"github.com/greenlight-run/greenlight/daemon"
 
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/runner"
@@ -36,7 +36,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	cfg := daemon.Config{StateDir: *stateDir}
+	cfg := link.Config{StateDir: *stateDir}
 	if err := locate(plan, &cfg, stderr); err != nil {
 		fmt.Fprintf(stderr, "greenlight status: %v\n", err)
 		return exitUsage

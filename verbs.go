@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/client"
-	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/internal/safe"
@@ -48,7 +47,7 @@ func verbArgs(name string, args []string, stderr io.Writer, follow *bool, point 
 	if !ok {
 		return nil, "", nil, exitUsage
 	}
-	cfg := daemon.Config{StateDir: *dir}
+	cfg := link.Config{StateDir: *dir}
 	if err := locate(plan, &cfg, stderr); err != nil {
 		fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
 		return nil, "", nil, exitUsage

@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/report/mdfile"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -37,7 +36,7 @@ func RunnerLog(stateDir string) string { return runner.Layout(stateDir).RunnerLo
 // with cfg when none runs (it resumes from the journal). started says
 // whether it was started here. On failure it has said why on stderr and
 // returns the exit status.
-func Attach(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (c *link.Client, started bool, code int) {
+func Attach(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer) (c *link.Client, started bool, code int) {
 	stateDir := cfg.StateDir
 	for try := 0; try < 3; try++ {
 		c, err := link.Dial(stateDir)
@@ -92,7 +91,7 @@ func Attach(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (
 }
 
 // reportOf is the results file a runner of cfg writes.
-func reportOf(plan *campaign.Plan, cfg *daemon.Config) string {
+func reportOf(plan *campaign.Plan, cfg *link.Config) string {
 	if cfg.Report != "" {
 		return cfg.Report
 	}
@@ -101,7 +100,7 @@ func reportOf(plan *campaign.Plan, cfg *daemon.Config) string {
 
 // heldBy is the runner of another state dir that writes the results file
 // (heldAfterEnd), "" when none.
-func heldBy(plan *campaign.Plan, cfg *daemon.Config) string {
+func heldBy(plan *campaign.Plan, cfg *link.Config) string {
 	return heldAfterEnd(reportOf(plan, cfg), cfg.StateDir)
 }
 
@@ -141,7 +140,7 @@ func startTurn(stateDir string) func() {
 // false where the caller should look again (another client's runner won
 // the campaign's lock, or the one started here was killed before it
 // answered).
-func attachOrStart(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (c *link.Client, done bool, code int) {
+func attachOrStart(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer) (c *link.Client, done bool, code int) {
 	stateDir := cfg.StateDir
 	{
 		if pid, held := runner.LockHolder(stateDir); held {
@@ -222,7 +221,7 @@ func sameStateDir(who, stateDir string) bool {
 // of its own and waits for its socket. A runner that exits first (bad
 // input, preflight) has its lines copied to stderr and its status
 // returned.
-func startRunner(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writer) (*link.Client, int) {
+func startRunner(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer) (*link.Client, int) {
 	stateDir := cfg.StateDir
 	exe, err := os.Executable()
 	if err != nil {
@@ -238,7 +237,7 @@ func startRunner(plan *campaign.Plan, cfg *daemon.Config, stdout, stderr io.Writ
 		return nil, runner.ExitFailed
 	}
 	cfg.File = plan.File
-	args := append([]string{daemon.Command}, cfg.Args()...)
+	args := append([]string{link.Command}, cfg.Args()...)
 	logPath := RunnerLog(stateDir)
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {

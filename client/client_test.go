@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"github.com/greenlight-run/greenlight/runner/link"
 	"io"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ func TestMain(m *testing.M) {
 		switch os.Args[1] {
 		case supervise.Command:
 			os.Exit(supervise.Main(os.Args[2:]))
-		case daemon.Command:
+		case link.Command:
 			os.Exit(daemon.Main("test", os.Args[2:], os.Stdout, os.Stderr))
 		}
 	}
@@ -64,7 +65,7 @@ phases:
       - run: |
           echo '{"x": 1}' >> "$GREENLIGHT_RESULTS"
 `)
-	cfg := &daemon.Config{StateDir: filepath.Join(dir, ".greenlight", "cl"), GPU: []string{"fake:3"}, Interval: 200 * time.Millisecond}
+	cfg := &link.Config{StateDir: filepath.Join(dir, ".greenlight", "cl"), GPU: []string{"fake:3"}, Interval: 200 * time.Millisecond}
 	c, started, code := Attach(plan, cfg, io.Discard, io.Discard)
 	if c == nil || !started {
 		t.Fatalf("Attach = %v started %v, exit %d; see %s", c, started, code, RunnerLog(cfg.StateDir))

@@ -7,7 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
@@ -49,7 +48,7 @@ func ReachFor(name, phase string, plan *campaign.Plan, stateDir string, stdout, 
 		fmt.Fprintf(stderr, "greenlight %s: %s has not run here (no journal in %s): `greenlight run %s` starts it\n", name, plan.Name, stateDir, plan.File)
 		return nil, false, runner.ExitUsage
 	}
-	cfg := &daemon.Config{StateDir: stateDir, Interval: time.Second}
+	cfg := &link.Config{StateDir: stateDir, Interval: time.Second}
 	st, err := runner.Replay(plan, stateDir)
 	switch {
 	case err == nil && st.Finished && name == "retry" && phase != "":

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -25,8 +24,8 @@ type Session struct {
 	link.Remote // the runner's controls, asked for over the link
 
 	plan *campaign.Plan
-	cfg  *daemon.Config // how to start a new runner, should this one be killed
-	log  io.Writer      // where the session says what it did (the plain printer's output)
+	cfg  *link.Config // how to start a new runner, should this one be killed
+	log  io.Writer    // where the session says what it did (the plain printer's output)
 
 	mu     sync.Mutex
 	c      *link.Client
@@ -44,7 +43,7 @@ type Session struct {
 
 // NewSession watches the runner c answers for; cfg is how a new runner
 // is started should that one be killed.
-func NewSession(plan *campaign.Plan, cfg *daemon.Config, c *link.Client, log io.Writer) *Session {
+func NewSession(plan *campaign.Plan, cfg *link.Config, c *link.Client, log io.Writer) *Session {
 	s := &Session{plan: plan, cfg: cfg, log: log, c: c, events: make(chan runner.Event, 64), ended: make(chan struct{})}
 	s.Remote = s.do
 	w := c.First.GPU

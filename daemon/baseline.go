@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"fmt"
+	"github.com/greenlight-run/greenlight/runner/link"
 	"path/filepath"
 	"strings"
 
@@ -24,7 +25,7 @@ func openBaseline(plan *campaign.Plan) (*record.Record, error) {
 			return nil, fmt.Errorf("%s is not a campaign file that loads: %v", path, err)
 		}
 		if dir, _, err := statedir.Resolve(bp, ""); err == nil {
-			if saved := SavedReport(dir); saved != "" {
+			if saved := link.SavedReport(dir); saved != "" {
 				bp.Report = saved
 			}
 		}

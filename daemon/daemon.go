@@ -50,9 +50,9 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 			defer func() { pprof.StopCPUProfile(); pf.Close() }()
 		}
 	}
-	f, err := Parse(args)
+	f, err := link.Parse(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "greenlight %s: %v\n", Command, err)
+		fmt.Fprintf(stderr, "greenlight %s: %v\n", link.Command, err)
 		return runner.ExitUsage
 	}
 	plan, err := campaign.Load(f.File)
@@ -151,7 +151,7 @@ func Main(version string, args []string, stdout, stderr io.Writer) int {
 		}
 		return runner.ExitFailed
 	}
-	f.save()
+	f.Save()
 	if err := statedir.Remember(&asWritten, f.StateDir); err != nil {
 		fmt.Fprintf(stdout, "%s warning: could not note the state dir beside the default one: %v\n", time.Now().Format("15:04:05"), err)
 	}

@@ -31,9 +31,9 @@ func TestMain(m *testing.M) {
 // TestConfigRoundTrip: what a client writes to the runner's argv is what
 // the runner reads back.
 func TestConfigRoundTrip(t *testing.T) {
-	in := Config{File: "/c/c.yaml", StateDir: "/c/.greenlight/x", Report: "/c/out.md", GPU: []string{"fake:8", "dcgm:http://n1:9400"},
+	in := link.Config{File: "/c/c.yaml", StateDir: "/c/.greenlight/x", Report: "/c/out.md", GPU: []string{"fake:8", "dcgm:http://n1:9400"},
 		Interval: 1500 * time.Millisecond, Approve: "a,b", Demo: true, Retry: "gemm"}
-	out, err := Parse(in.Args())
+	out, err := link.Parse(in.Args())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,43 +47,9 @@ func TestConfigRoundTrip(t *testing.T) {
 		{"--state-dir", "/s"},
 		{"--bogus", "c.yaml"},
 	} {
-		if _, err := Parse(bad); err == nil {
-			t.Errorf("Parse(%q) took it", bad)
+		if _, err := link.Parse(bad); err == nil {
+			t.Errorf("link.Parse(%q) took it", bad)
 		}
-	}
-}
-
-// TestConfigReuse: a runner started again without flags takes the GPU
-// source, interval and results file of the last one, and says so; a
-// flag given wins, and the difference is said.
-func TestConfigReuse(t *testing.T) {
-	dir := t.TempDir()
-	first := Config{StateDir: dir, GPU: []string{"fake:8"}, Interval: 2 * time.Second, Report: "/r/bench.md"}
-	first.save()
-	var said bytes.Buffer
-	again := Config{StateDir: dir, Interval: time.Second, Given: map[string]bool{}}
-	again.Reuse(&said)
-	if !reflect.DeepEqual(again.GPU, first.GPU) || again.Interval != first.Interval || again.Report != first.Report {
-		t.Errorf("reused %+v; want the first runner's flags", again)
-	}
-	for _, want := range []string{"--gpu fake:8, as the campaign was started with", "--report /r/bench.md, as the campaign was started with"} {
-		if !strings.Contains(said.String(), want) {
-			t.Errorf("not said: %q in\n%s", want, said.String())
-		}
-	}
-	said.Reset()
-	given := Config{StateDir: dir, GPU: []string{"none"}, Interval: time.Second, Report: "/r/other.md", Given: map[string]bool{"gpu": true, "interval": true, "report": true}}
-	given.Reuse(&said)
-	if given.GPU[0] != "none" || given.Interval != time.Second || given.Report != "/r/other.md" {
-		t.Errorf("given flags lost: %+v", given)
-	}
-	for _, want := range []string{"where the campaign was started with --gpu fake:8", "where the campaign was started with 2s", "where the campaign was started with --report /r/bench.md"} {
-		if !strings.Contains(said.String(), want) {
-			t.Errorf("not said: %q in\n%s", want, said.String())
-		}
-	}
-	if SavedReport(dir) != "/r/bench.md" {
-		t.Errorf("SavedReport = %q", SavedReport(dir))
 	}
 }
 
@@ -118,7 +84,7 @@ phases:
 `), 0o644)
 	state := filepath.Join(dir, ".greenlight", "d")
 	state = filepath.Join(dir, "elsewhere") // not the default: later commands must find it
-	cfg := Config{File: file, StateDir: state, Report: filepath.Join(dir, "out", "d.md"), GPU: []string{"fake:2"}, Interval: 200 * time.Millisecond}
+	cfg := link.Config{File: file, StateDir: state, Report: filepath.Join(dir, "out", "d.md"), GPU: []string{"fake:2"}, Interval: 200 * time.Millisecond}
 	var out syncBuf
 	code := make(chan int, 1)
 	go func() { code <- Main("test", cfg.Args(), &out, &out) }()
@@ -159,7 +125,7 @@ phases:
 	if got, note, _ := statedir.Resolve(asWritten, ""); got != state || note == "" {
 		t.Errorf("the state dir found without the flag: %q (%q); want %q", got, note, state)
 	}
-	if got := SavedReport(state); got != cfg.Report {
+	if got := link.SavedReport(state); got != cfg.Report {
 		t.Errorf("the results file found without the flag: %q; want %q", got, cfg.Report)
 	}
 	for _, want := range []string{"runner pid", "b greenlit", "campaign finished"} {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 
@@ -190,8 +191,9 @@ func DefaultStateDir(p *campaign.Plan) string {
 	return filepath.Join(filepath.Dir(p.Report), ".greenlight", campaign.SafeName(p.Name))
 }
 
-// ErrLocked means another greenlight is running this campaign.
-var ErrLocked = errors.New("another greenlight is already running this campaign")
+// ErrLocked means another greenlight is running this campaign (the one
+// error, files.ErrLocked, that the results file's lock gives too).
+var ErrLocked = files.ErrLocked
 
 // New prepares a Runner: it creates the state dir, takes its lock and
 // reads the journal to resume. Nothing runs until Start.

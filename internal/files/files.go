@@ -3,6 +3,7 @@
 package files
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 )
@@ -48,3 +49,8 @@ func Replace(path string, data []byte, sync bool) error {
 	}
 	return nil
 }
+
+// ErrLocked means another greenlight holds a campaign's lock (its runner,
+// or its results file's writer): one runner per campaign and per results
+// file.
+var ErrLocked = errors.New("another greenlight is already running this campaign")

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/internal/files"
 )
 
 // One runner writes a results file: a second one for the same file (from
@@ -28,7 +28,7 @@ func resultsLock(path string) string {
 }
 
 // LockResults takes the results file's lock for this process, which runs
-// the campaign from stateDir. It fails with runner.ErrLocked, naming the
+// the campaign from stateDir. It fails with files.ErrLocked, naming the
 // holder, when another runner has it; release lets it go.
 func LockResults(path, stateDir string) (release func(), err error) {
 	lock := resultsLock(path)
@@ -42,7 +42,7 @@ func LockResults(path, stateDir string) (release func(), err error) {
 	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
 		who, _ := os.ReadFile(lock)
 		f.Close()
-		return nil, fmt.Errorf("%w: its results file %s is written by another runner (%s); one runner per results file", runner.ErrLocked, path, strings.TrimSpace(string(who)))
+		return nil, fmt.Errorf("%w: its results file %s is written by another runner (%s); one runner per results file", files.ErrLocked, path, strings.TrimSpace(string(who)))
 	}
 	f.Truncate(0)
 	fmt.Fprintf(f, "pid %d, state dir %s\n", os.Getpid(), stateDir)

@@ -1,4 +1,4 @@
-package daemon
+package link
 
 import (
 	"encoding/json"
@@ -122,8 +122,8 @@ type saved struct {
 	Report   string   `json:"report,omitempty"`
 }
 
-// save records the flags this runner started with.
-func (c Config) save() {
+// Save records the flags this runner started with.
+func (c Config) Save() {
 	b, err := json.Marshal(saved{GPU: c.GPU, Interval: c.Interval.String(), Report: c.Report})
 	if err == nil {
 		files.WriteAtomic(filepath.Join(c.StateDir, savedName), b)
