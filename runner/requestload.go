@@ -18,6 +18,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // The columns a serving row's requests add.
@@ -29,8 +31,10 @@ const (
 	ColQueueMean    = "client_queue_mean_ms"
 	ColE2ELP99Queue = "queue_inclusive_p99_e2el_ms"
 	ColE2ELP99      = "nearest_rank_p99_e2el_ms"
-	ColRequests     = "requests_timed" // the requests the figures rest on
-	ColLoadBasis    = "load_basis"     // what the figures rest on, and what could not be told
+	ColE2ELP99Low   = "p99_e2el_ci95_low_ms"  // the p99's distribution-free 95% interval: order statistics
+	ColE2ELP99High  = "p99_e2el_ci95_high_ms" // of the requests, the binomial's 2.5% each side
+	ColRequests     = "requests_timed"        // the requests the figures rest on
+	ColLoadBasis    = "load_basis"            // what the figures rest on, and what could not be told
 )
 
 // requestArrays are the per-request lists of a --save-detailed file.
@@ -251,6 +255,13 @@ func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, v
 		add(ColE2ELP99Queue, 1000*NearestRank(incl, 0.99))
 	}
 	add(ColE2ELP99, 1000*NearestRank(e2els, 0.99))
+	if lo, hi, l, u, need, ok := QuantileInterval(e2els, 0.99, 0.95); ok {
+		add(ColE2ELP99Low, 1000*lo)
+		add(ColE2ELP99High, 1000*hi)
+		said = append(said, fmt.Sprintf("p99's 95%% interval is the %s to the %s fastest of %d requests (order statistics, no distribution assumed)", ordinal(l), ordinal(u), len(e2els)))
+	} else {
+		said = append(said, fmt.Sprintf("a 95%% interval for p99 needs %d requests, these are %d: its spread is not told", need, len(e2els)))
+	}
 	if k := int(math.Ceil(0.99 * float64(len(ok)))); k == len(ok) {
 		said = append(said, fmt.Sprintf("p99 of %d requests is their slowest (nearest rank)", len(ok)))
 	}
@@ -268,6 +279,54 @@ func NearestRank(xs []float64, p float64) float64 {
 	slices.Sort(s)
 	k := max(1, int(math.Ceil(p*float64(len(s)))))
 	return s[min(k, len(s))-1]
+}
+
+// QuantileInterval is the distribution-free two-sided interval, at level
+// (0.95), for the p quantile of what xs sample: the l-th and u-th
+// smallest of them (1-based), the widest order statistics each side of
+// which the binomial count of values below the quantile falls with at
+// most (1-level)/2. need is the fewest values for which such a u exists
+// (367 for p99 at 95%); ok false below it.
+//
+// A tail is taken as within (1-level)/2 to a hundredth of a percentage
+// point: 0.99^367 is 2.502%, and 367 is the count the literature gives.
+func QuantileInterval(xs []float64, p, level float64) (lo, hi float64, l, u, need int, ok bool) {
+	tail := (1-level)/2 + 1e-4
+	need = int(math.Ceil(math.Log(tail) / math.Log(p)))
+	n := len(xs)
+	if n < need || n == 0 {
+		return 0, 0, 0, 0, need, false
+	}
+	b := distuv.Binomial{N: float64(n), P: p}
+	// l: the largest with P(count <= l-1) <= tail; u: the smallest with
+	// P(count >= u) <= tail.
+	l = 1
+	for l+1 <= n && b.CDF(float64(l)) <= tail {
+		l++
+	}
+	u = n
+	for u-1 >= l+1 && 1-b.CDF(float64(u-2)) <= tail {
+		u--
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[l-1], s[u-1], l, u, need, true
+}
+
+// ordinal is n as a person reads a rank: 1st, 2nd, 3rd, 11th, 372nd.
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // UnderDriven is the share of the requested concurrency under which a

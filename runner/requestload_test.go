@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -169,5 +170,40 @@ func TestLoadStamps(t *testing.T) {
 	}
 	if s := LoadStamps(row(16, 15.8, 17.4)); len(s) != 1 || !strings.HasPrefix(s[0], "timing inconsistent") {
 		t.Errorf("inconsistent: %q", s)
+	}
+}
+
+// TestQuantileInterval: a p99's distribution-free 95% interval needs 367
+// requests (0.99^367 < 0.025 < 0.99^366); at 1,000 it is the 983rd to the
+// 997th; and drawn again and again from a known distribution it covers
+// the true p99 at least 95% of the time.
+func TestQuantileInterval(t *testing.T) {
+	xs := make([]float64, 366)
+	for i := range xs {
+		xs[i] = float64(i)
+	}
+	if _, _, _, _, need, ok := QuantileInterval(xs, 0.99, 0.95); ok || need != 367 {
+		t.Errorf("366 values: ok %v, need %d; want none told, 367 needed", ok, need)
+	}
+	if _, _, l, u, _, ok := QuantileInterval(append(xs, 366), 0.99, 0.95); !ok || u != 367 || l < 350 {
+		t.Errorf("367 values: ranks %d..%d (ok %v); want up to the slowest, 367", l, u, ok)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	thousand := make([]float64, 1000)
+	covered, trials := 0, 2000
+	for range trials {
+		for i := range thousand {
+			thousand[i] = r.Float64() // uniform: the true p99 is 0.99
+		}
+		lo, hi, l, u, _, ok := QuantileInterval(thousand, 0.99, 0.95)
+		if !ok || l != 983 || u != 997 {
+			t.Fatalf("1,000 values: ranks %d..%d (ok %v); want 983..997", l, u, ok)
+		}
+		if lo <= 0.99 && 0.99 <= hi {
+			covered++
+		}
+	}
+	if share := float64(covered) / float64(trials); share < 0.94 {
+		t.Errorf("the interval covered the true p99 in %.1f%% of %d draws; want 95%% or more", 100*share, trials)
 	}
 }
