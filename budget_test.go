@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/report"
 )
 
 // budgetCampaign is Kimi-K2.5 served tensor-parallel 8 (its config.json:
@@ -227,4 +229,114 @@ func kimiFolder(t *testing.T, dir string) {
 	}
 	os.MkdirAll(filepath.Join(dir, "kimi"), 0o755)
 	os.WriteFile(filepath.Join(dir, "kimi", "config.json"), cfg, 0o644)
+}
+
+// TestDecodeBudgetSplitByACapture: one GPU serves a dense model (no
+// all-reduce); a capture at batch 8 whose trace marks its profiler steps
+// on the GPU's timeline (25 ms, 20 ms of kernels in each) splits the
+// rest of that row: the GPU work beyond the floor, the idle between
+// kernels; a capture that marks no steps says so and splits nothing.
+func TestDecodeBudgetSplitByACapture(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg, _ := os.ReadFile("internal/decodefloor/testdata/llama-3-8b.json")
+	os.MkdirAll(filepath.Join(dir, "llama"), 0o755)
+	os.WriteFile(filepath.Join(dir, "llama", "config.json"), cfg, 0o644)
+	trace := func(file string, gpuSteps bool) string {
+		ann := "user_annotation"
+		if gpuSteps {
+			ann = "gpu_user_annotation"
+		}
+		return fmt.Sprintf(`mkdir -p traces; f=traces/%s.pt.trace.json
+          { printf '{"traceEvents": ['
+          for i in $(seq 0 9); do t=$(( i * 25000 ))
+            printf '{"ph":"X","cat":"%s","name":"ProfilerStep#%%d","pid":0,"tid":7,"ts":%%d,"dur":25000},' $i $t
+            printf '{"ph":"X","cat":"kernel","name":"nvjet_tst_gemm","pid":0,"tid":7,"ts":%%d,"dur":12000},' $t
+            printf '{"ph":"X","cat":"kernel","name":"flash_fwd_kernel","pid":0,"tid":7,"ts":%%d,"dur":8000},' $(( t + 12000 ))
+          done; printf '{"ph":"X","cat":"cpu_op","name":"end","pid":1,"tid":1,"ts":0,"dur":1}]}'; } > $f
+`, file, ann)
+	}
+	y := `name: split
+phases:
+  - id: serve
+    gpus: none
+    service:
+      run: |
+        echo "vllm serve llama --tensor-parallel-size 1"
+        echo up; exec sleep 60
+      ready: {log: up}
+      model: llama
+  - id: decode
+    needs: [serve]
+    gpus: none
+    sweep: {c: [1, 8]}
+    floor:
+      batch: c
+      context: 1024
+      tpot: mean_tpot_ms
+    steps:
+      - run: |
+          case ${c} in 1) t=20;; *) t=25;; esac
+          echo "{\"mean_tpot_ms\": $t}" >> "$GREENLIGHT_RESULTS"
+  - id: prof
+    needs: [serve]
+    after: [decode]
+    gpus: none
+    artifacts: ['traces/rank0.pt.trace.json']
+    steps:
+      - run: |
+          echo '{"max_concurrency": 8, "mean_tpot_ms": 25}' >> "$GREENLIGHT_RESULTS"
+          ` + trace("rank0", true) + `
+  - id: hostonly
+    needs: [serve]
+    after: [prof]
+    gpus: none
+    artifacts: ['traces/host.pt.trace.json']
+    steps:
+      - run: |
+          echo '{"max_concurrency": 1, "mean_tpot_ms": 20}' >> "$GREENLIGHT_RESULTS"
+          ` + trace("host", false)
+	c := filepath.Join(dir, "split.yaml")
+	os.WriteFile(c, []byte(y), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:1:h100", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	rec, err := record.Read(filepath.Join(dir, "split.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fl *record.Floor
+	for _, p := range rec.Phases {
+		if p.ID == "decode" {
+			fl = p.Floor
+		}
+	}
+	if fl == nil || len(fl.Points) != 2 {
+		t.Fatalf("decode's floor: %+v", fl)
+	}
+	one, eight := fl.Points[0].Budget, fl.Points[1].Budget
+	cs := eight.Captured
+	if cs == nil {
+		t.Fatalf("batch 8's budget has no captured step: %+v", eight)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-6*math.Max(1, math.Abs(want)) }
+	// By hand: a 25 ms step, 20 ms of it kernels; the floor from the
+	// config at batch 8; no all-reduce on one GPU.
+	floor := fl.Points[1].FloorMs
+	if cs.Phase != "prof" || !near(cs.StepMs, 25) || !near(cs.BusyMs, 20) || !near(cs.IdleMs, 5) || !near(cs.OtherMs, 20-floor) || !near(cs.GapPct, 0) {
+		t.Errorf("batch 8 captured: %+v; want prof's 25 ms step, 20 busy, 5 idle, %v other", cs, 20-floor)
+	}
+	if !near(floor+cs.OtherMs+cs.IdleMs, eight.TPOTms) {
+		t.Errorf("floor %v + other %v + idle %v ≠ TPOT %v", floor, cs.OtherMs, cs.IdleMs, eight.TPOTms)
+	}
+	if one.Captured != nil || !strings.Contains(one.RestBasis, "the capture hostonly's steps are timed on the host only") {
+		t.Errorf("batch 1's capture marks its steps on the host alone: nothing split, and said: %+v", one)
+	}
+	if ar := eight.AllReduce; ar == nil || ar.Calls != 0 || ar.Ms != 0 || eight.Bound != "not the all-reduce" || !strings.Contains(ar.CallsBasis, "waits for a run on two GPUs or more") {
+		t.Errorf("one GPU makes no all-reduce: %+v", eight)
+	}
+	md := readFile(t, filepath.Join(dir, "split.md"))
+	if want := fmt.Sprintf("  Captured: `prof`'s step at batch 8 spans 25 ms on the GPU (+0%% of the TPOT), 20 ms of it busy: beyond the floor (%s ms) and the all-reduce, %s ms of other GPU work", report.FormatNumber(floor), report.FormatNumber(20-floor)); !strings.Contains(md, want) {
+		t.Errorf("the record lacks %q:\n%s", want, md[max(0, strings.Index(md, "#### Where decode time goes")):])
+	}
 }

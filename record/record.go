@@ -139,8 +139,27 @@ type Budget struct {
 	Bound            string         `json:"bound,omitempty"` // all-reduce latency, all-reduce bandwidth, not the all-reduce; "" when not told
 	// Traced: a capture at this batch on the same server, its all-reduce
 	// kernels' time a profiler step beside the prediction.
-	Traced  *TracedAllReduce `json:"traced,omitempty"`
-	Verdict string           `json:"verdict"`
+	Traced *TracedAllReduce `json:"traced,omitempty"`
+	// Captured: a capture at this batch on the same server whose trace
+	// marks profiler steps splits the rest: the GPU busy beyond the floor
+	// and the all-reduce (GEMMs above their floor, attention, the other
+	// kernels), and the GPU idle between kernels (host, launches).
+	Captured *CapturedStep `json:"captured,omitempty"`
+	Verdict  string        `json:"verdict"`
+}
+
+// CapturedStep is a decode step as a capture's trace saw it (the median
+// profiler step's span on the GPU's timeline, the mean over the ranks),
+// and the rest of the token's time split by it.
+type CapturedStep struct {
+	Phase   string  `json:"phase"`
+	Ranks   int     `json:"ranks"`
+	StepMs  float64 `json:"step_ms"`  // the median profiler step's span
+	BusyMs  float64 `json:"busy_ms"`  // GPU activity in it (the union of kernels and copies)
+	IdleMs  float64 `json:"idle_ms"`  // the span less the busy: host, launches, waits between kernels
+	OtherMs float64 `json:"other_ms"` // the busy less the floor and the all-reduce (traced, else predicted): GEMMs above their floor, attention, the rest of the kernels
+	GapPct  float64 `json:"gap_pct"`  // (step − TPOT) / TPOT × 100: how far the capture's step is from the row's token time
+	Basis   string  `json:"basis"`
 }
 
 // TracedAllReduce is a capture's all-reduce a step against the predicted

@@ -33,6 +33,7 @@ import (
 	"github.com/greenlight-run/greenlight/internal/decodefloor"
 	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -55,6 +56,7 @@ type budgetCurve struct {
 	gpus    int
 	basis   string // the GPU count's
 	unknown string
+	none    bool // one GPU serves: a step makes no all-reduce
 }
 
 // servingCurve is the campaign's all-reduce curve at the GPU count of a
@@ -71,7 +73,7 @@ func (w *Writer) servingCurve(ph *campaign.Phase, st *runner.State) budgetCurve 
 		bc.unknown = "the serving GPU count is not known (no tensor-parallel size in a service it uses, no floor: gpus)"
 		return bc
 	case tp == 1:
-		bc.unknown = "one GPU serves: no all-reduce"
+		bc.none = true
 		return bc
 	}
 	curves := w.allReduceCurves(st)
@@ -149,6 +151,9 @@ func (w *Writer) budgetOf(ph *campaign.Phase, fl *record.Floor, cfg decodefloor.
 		pt.Budget = b
 		known := pt.FloorMs
 		switch {
+		case bc.none:
+			b.AllReduce = &record.AllReduceTerm{GPUs: 1, GPUsBasis: bc.basis,
+				CallsBasis: "one GPU serves: a step makes no all-reduce (the term waits for a run on two GPUs or more)"}
 		case bc.c == nil:
 			b.AllReduceUnknown = bc.unknown
 		default:
@@ -169,8 +174,9 @@ func (w *Writer) budgetOf(ph *campaign.Phase, fl *record.Floor, cfg decodefloor.
 			b.AllReduce = ar
 			known += ar.Ms
 		}
-		if tr, ok := traced[pt.Batch]; ok && b.AllReduce != nil && b.AllReduce.Ms > 0 {
-			t := tr
+		cap := traced[pt.Batch]
+		if cap.ar != nil && b.AllReduce != nil && b.AllReduce.Ms > 0 {
+			t := *cap.ar
 			t.GapPct = 100 * (t.Ms - b.AllReduce.Ms) / b.AllReduce.Ms
 			if math.Abs(t.GapPct) > 20 {
 				t.Words = fmt.Sprintf("the capture %s traced %s ms of all-reduce a step against %s predicted (%+.0f%%): ", t.Phase, FormatNumber(t.Ms), FormatNumber(b.AllReduce.Ms), t.GapPct)
@@ -187,6 +193,23 @@ func (w *Writer) budgetOf(ph *campaign.Phase, fl *record.Floor, cfg decodefloor.
 		if b.AllReduce == nil {
 			b.RestBasis = "what is left, the all-reduce in it: " + b.AllReduceUnknown
 		}
+		if c := cap.step; c != nil && pt.TPOTms > 0 {
+			cs := *c
+			ar, arHow := 0.0, "no all-reduce"
+			switch {
+			case b.Traced != nil:
+				ar, arHow = b.Traced.Ms, "the traced all-reduce"
+			case b.AllReduce != nil:
+				ar, arHow = b.AllReduce.Ms, "the predicted all-reduce"
+			}
+			cs.OtherMs = cs.BusyMs - pt.FloorMs - ar
+			cs.GapPct = 100 * (cs.StepMs - pt.TPOTms) / pt.TPOTms
+			cs.Basis = fmt.Sprintf("the capture %s: its median profiler step on the GPU's timeline, the GPU busy a step (the union of kernels and copies over its steps), the mean over %d rank(s); other GPU work is the busy less the floor and %s", cs.Phase, cs.Ranks, arHow)
+			b.Captured = &cs
+			b.RestBasis = fmt.Sprintf("what is left; the capture at this batch splits it: %s ms of GPU work beyond the floor and the all-reduce (GEMMs above their floor, attention, the other kernels), %s ms idle between kernels (host, launches)", FormatNumber(cs.OtherMs), FormatNumber(cs.IdleMs))
+		} else if cap.stepErr != "" {
+			b.RestBasis += "; " + cap.stepErr
+		}
 		b.Bound, b.Verdict = verdictOf(pt, b)
 	}
 	fl.Verdict = campaignVerdict(fl)
@@ -201,6 +224,13 @@ func verdictOf(pt *record.FloorPoint, b *record.Budget) (string, string) {
 	ar := b.AllReduce
 	if ar == nil {
 		return "", head + fmt.Sprintf("the floor is %.0f%% of %s ms a token; the all-reduce's part is not known (%s)", 100*b.FloorMs/pt.TPOTms, FormatNumber(pt.TPOTms), b.AllReduceUnknown)
+	}
+	if ar.Calls == 0 {
+		rest := fmt.Sprintf("the rest %s ms (host, launches, GEMMs above their floor)", FormatNumber(b.RestMs))
+		if c := b.Captured; c != nil {
+			rest = fmt.Sprintf("other GPU work %s ms, GPU idle %s ms (the capture %s)", FormatNumber(c.OtherMs), FormatNumber(c.IdleMs), c.Phase)
+		}
+		return boundNeither, head + fmt.Sprintf("one GPU, no all-reduce: the floor is %.0f%% of %s ms a token, %s", 100*b.FloorMs/pt.TPOTms, FormatNumber(pt.TPOTms), rest)
 	}
 	share := ar.Ms / pt.TPOTms
 	said := fmt.Sprintf("all-reduce %s of %s ms a token (%.0f%%; %d calls × %s µs at %s)", FormatNumber(ar.Ms), FormatNumber(pt.TPOTms), 100*share, ar.Calls, FormatNumber(ar.CallUS), campaign.SizeText(ar.MessageB))
@@ -259,7 +289,12 @@ func (w *Writer) budgetSection(ph *campaign.Phase, fl *record.Floor) string {
 	for _, pt := range fl.Points {
 		bd := pt.Budget
 		a, l, bw, bus := "?", "?", "?", "?"
-		if t := bd.AllReduce; t != nil {
+		if t := bd.AllReduce; t != nil && t.Calls == 0 {
+			a, l, bw, bus = "0 ms (one GPU)", "—", "—", "—"
+			if !slices.Contains(unknown, t.CallsBasis) {
+				unknown = append(unknown, t.CallsBasis)
+			}
+		} else if t != nil {
 			a, l, bw, bus = FormatNumber(t.Ms)+" ms", FormatNumber(t.LatencyMs)+" ms", FormatNumber(t.BandwidthMs)+" ms", FormatNumber(t.BusGBs)
 			ar = t
 		} else if !slices.Contains(unknown, bd.AllReduceUnknown) {
@@ -284,6 +319,14 @@ func (w *Writer) budgetSection(ph *campaign.Phase, fl *record.Floor) string {
 			}
 			b.WriteString(".\n")
 		}
+		if c := pt.Budget.Captured; c != nil {
+			fmt.Fprintf(&b, "  Captured: `%s`'s step at batch %d spans %s ms on the GPU (%+.0f%% of the TPOT), %s ms of it busy: beyond the floor (%s ms) and the all-reduce, %s ms of other GPU work (GEMMs above their floor, attention, the rest of the kernels); %s ms idle between kernels (host, launches)",
+				codeText(c.Phase), pt.Batch, FormatNumber(c.StepMs), c.GapPct, FormatNumber(c.BusyMs), FormatNumber(pt.FloorMs), FormatNumber(c.OtherMs), FormatNumber(c.IdleMs))
+			if math.Abs(c.GapPct) > 10 {
+				b.WriteString(". ⚠ The capture's step is over 10% from the row's TPOT: the profiler's overhead, or another setting than the row's")
+			}
+			b.WriteString(".\n")
+		}
 	}
 	if fl.AllReduce != "" {
 		fmt.Fprintf(&b, "\nvLLM's own all-reduce: %s.\n", cell(fl.AllReduce))
@@ -293,9 +336,13 @@ func (w *Writer) budgetSection(ph *campaign.Phase, fl *record.Floor) string {
 			ar.Calls, cell(ar.CallsBasis), "batch × hidden size × the activations' bytes", cell(ar.MessageBasis), ar.GPUs, ar.Curve, cell(ar.GPUsBasis), FormatNumber(ar.LatencyUS))
 	}
 	for _, u := range unknown {
+		if strings.HasPrefix(u, "one GPU serves") {
+			fmt.Fprintf(&b, "\n- The all-reduce's part is none: %s.\n", cell(u))
+			continue
+		}
 		fmt.Fprintf(&b, "\n- The all-reduce's part is not known: %s.\n", cell(u))
 	}
-	b.WriteString("\nThe rest is what is left of the token's time: host, launches, idle between kernels, and the GEMMs' time above their floor, not measured apart here. A rest below zero (⚠) says the terms add to more than was measured: the floor's bandwidth or the curve's times are not this box's, or the all-reduce overlaps compute.\n")
+	b.WriteString("\nThe rest is what is left of the token's time: host, launches, idle between kernels, and the GEMMs' time above their floor, measured apart only where a capture at that batch marks its profiler steps (Captured). A rest below zero (⚠) says the terms add to more than was measured: the floor's bandwidth or the curve's times are not this box's, or the all-reduce overlaps compute.\n")
 	return b.String()
 }
 
@@ -366,7 +413,24 @@ func budgetChart(ph *campaign.Phase, fl *record.Floor) ([]byte, error) {
 			}
 			return b.AllReduce.BandwidthMs
 		}},
-		{"the rest (host, launches…)", func(b *record.Budget) float64 { return max(b.RestMs, 0) }},
+		{"other GPU work (captured)", func(b *record.Budget) float64 {
+			if b.Captured == nil {
+				return 0
+			}
+			return max(b.Captured.OtherMs, 0)
+		}},
+		{"GPU idle (captured)", func(b *record.Budget) float64 {
+			if b.Captured == nil {
+				return 0
+			}
+			return max(b.Captured.IdleMs, 0)
+		}},
+		{"the rest, not apart", func(b *record.Budget) float64 {
+			if c := b.Captured; c != nil {
+				return max(b.RestMs-max(c.OtherMs, 0)-max(c.IdleMs, 0), 0)
+			}
+			return max(b.RestMs, 0)
+		}},
 	}
 	pl := plot.New()
 	pl.BackgroundColor = color.White
@@ -420,8 +484,17 @@ func (w *Writer) keyBudget(p runner.PhaseState, st *runner.State) string {
 // by the batch their rows ran at (max_concurrency, concurrency or batch,
 // one value in all their rows): each one's all-reduce kernels a profiler
 // step, the mean over its ranks.
-func (w *Writer) capturesByBatch(ph *campaign.Phase, st *runner.State) map[int]record.TracedAllReduce {
-	out := map[int]record.TracedAllReduce{}
+// captured is a capture at one batch: its all-reduce a step, where its
+// trace has all-reduce kernels and steps, and its step's span and busy
+// time, where its trace marks steps.
+type captured struct {
+	ar      *record.TracedAllReduce
+	step    *record.CapturedStep
+	stepErr string // why no step is told
+}
+
+func (w *Writer) capturesByBatch(ph *campaign.Phase, st *runner.State) map[int]captured {
+	out := map[int]captured{}
 	if st == nil || w.traces == nil {
 		return out
 	}
@@ -462,9 +535,48 @@ func (w *Writer) capturesByBatch(ph *campaign.Phase, st *runner.State) map[int]r
 			continue
 		}
 		sums, _ := w.traces.phase(q)
+		var c captured
 		if ms, ok := tracedAllReduce(sums).perStepMs(); ok {
-			out[batch] = record.TracedAllReduce{Phase: q.ID, Ms: ms}
+			c.ar = &record.TracedAllReduce{Phase: q.ID, Ms: ms}
+		}
+		c.step, c.stepErr = capturedStep(q.ID, sums)
+		if c.ar != nil || c.step != nil || c.stepErr != "" {
+			out[batch] = c
 		}
 	}
 	return out
+}
+
+// capturedStep is a capture's decode step: the median profiler step's
+// span on the GPU's timeline and the GPU's busy time a step (the union of
+// its activity over the steps the trace holds), the mean over the ranks
+// whose trace marks steps there; nil with why where none does.
+func capturedStep(phase string, sums []*trace.Summary) (*record.CapturedStep, string) {
+	if len(sums) == 0 {
+		return nil, ""
+	}
+	c := &record.CapturedStep{Phase: phase}
+	host := 0
+	for _, s := range sums {
+		if s.Steps == 0 || s.StepUS <= 0 || s.WindowUS <= 0 {
+			continue
+		}
+		if s.StepBasis != "GPU" {
+			host++
+			continue
+		}
+		c.Ranks++
+		c.StepMs += s.StepUS / 1000
+		c.BusyMs += min(s.BusyUS/float64(s.Steps), s.StepUS) / 1000
+	}
+	if c.Ranks == 0 {
+		if host > 0 {
+			return nil, fmt.Sprintf("the capture %s's steps are timed on the host only (the profiler's overhead in them): the rest is not split", phase)
+		}
+		return nil, fmt.Sprintf("the capture %s marks no profiler steps (vLLM's server profiler marks none): the rest is not split by it", phase)
+	}
+	c.StepMs /= float64(c.Ranks)
+	c.BusyMs /= float64(c.Ranks)
+	c.IdleMs = c.StepMs - c.BusyMs
+	return c, ""
 }
