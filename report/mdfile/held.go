@@ -3,6 +3,7 @@ package mdfile
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,8 +32,12 @@ type heldFile struct {
 }
 
 const (
-	heldFor  = 10 * time.Second // a displaced file quiet this long is let go
-	heldMax  = 256
+	heldFor = 10 * time.Second // a displaced file quiet this long is let go
+	// heldMax bounds the displaced files held at once (each an open file
+	// and a watch): a storm of saves on a busy machine displaces hundreds
+	// in 10 s (200 in the storm test idle), and one let go early loses
+	// what a writer stalled between its open and its write puts in it.
+	heldMax  = 4096
 	maxTries = 50
 )
 
@@ -56,11 +61,14 @@ func isAppend(old, now string) bool {
 }
 
 // late collects what was written into displaced files since we took them
-// in. Text appended to one is returned as appended. A rewrite of one is
-// the user's newest version, returned as rewrite (the newest if several),
-// unless it looks mid-save or unsettled: then wait says when to look
-// again, and it is left for then.
-func (fl *fileState) late() (appended string, rewrite *snapshot, base string, wait time.Time) {
+// in. Text appended to one is returned as appended. A rewrite of one is a
+// version of the user's, returned among rewrites with what it was edited
+// from, oldest first: each is merged (several displaced files rewritten
+// between two writes of ours, on a busy machine, each hold a line of the
+// user's; taking the newest alone lost the others'), unless it looks
+// mid-save or unsettled: then wait says when to look again, and it is
+// left for then.
+func (fl *fileState) late() (appended string, rewrites []lateRewrite, wait time.Time) {
 	keep := fl.held[:0]
 	later := func(t time.Time) {
 		if wait.IsZero() || t.Before(wait) {
@@ -87,10 +95,7 @@ func (fl *fileState) late() (appended string, rewrite *snapshot, base string, wa
 				keep = append(keep, h)
 				continue
 			default:
-				if rewrite == nil || snap.id.mtime.After(rewrite.id.mtime) {
-					s := snap
-					rewrite, base = &s, h.base
-				}
+				rewrites = append(rewrites, lateRewrite{snap: snap, base: h.base})
 				fl.versions.keep(snap.data, KeptLate)
 			}
 			h.data, h.base, h.id, h.since, h.suspect = snap.data, snap.data, snap.id, time.Now(), false
@@ -106,7 +111,15 @@ func (fl *fileState) late() (appended string, rewrite *snapshot, base string, wa
 		fl.watch.Close()
 		fl.watch = nil
 	}
-	return appended, rewrite, base, wait
+	slices.SortStableFunc(rewrites, func(a, b lateRewrite) int { return a.snap.id.mtime.Compare(b.snap.id.mtime) })
+	return appended, rewrites, wait
+}
+
+// lateRewrite is a displaced file the user rewrote, and what the rewrite
+// was most likely edited from: the base of its merge.
+type lateRewrite struct {
+	snap snapshot
+	base string
 }
 
 // hold keeps a displaced file open and watches it.
@@ -281,10 +294,21 @@ type exposure struct {
 // that does holds the file, and nothing is written under it).
 const exposedFor = 2 * time.Minute
 
+// exposedMax bounds the exposures looked for at once (each is set against
+// every write's file): a busy machine's storm of saves may put back more
+// than a few before an editor's stale save lands, and one dropped before
+// then loses that save's line from the file.
+const exposedMax = 32
+
 func (fl *fileState) expose(ours, theirs string) {
 	fl.exposed = append(fl.exposed, exposure{ours: ours, theirs: theirs, at: time.Now()})
-	if len(fl.exposed) > 8 {
-		fl.exposed = fl.exposed[len(fl.exposed)-8:]
+	if len(fl.exposed) > exposedMax {
+		// Those let go are kept as versions: a save built on their ours
+		// may still land, and theirs is then recoverable at least.
+		for _, e := range fl.exposed[:len(fl.exposed)-exposedMax] {
+			fl.versions.keep(e.theirs, KeptOverrode)
+		}
+		fl.exposed = fl.exposed[len(fl.exposed)-exposedMax:]
 	}
 }
 

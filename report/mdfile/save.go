@@ -25,13 +25,12 @@ type fileState struct {
 	// What came late into displaced files and is not yet in a file we put
 	// in place: kept across writes, so a write that gives up (the file
 	// keeps changing) loses none of it.
-	carried     string
-	rewrite     *snapshot
-	rewriteBase string     // what the rewritten file held before: the merge's base
-	injected    []string   // late lines put in place, watched for a save that drops them
-	injectedAt  time.Time  // when
-	exposed     []exposure // our file stood at the path a moment before a save was put back (held.go)
-	versions    *versions
+	carried    string
+	rewrites   []lateRewrite // displaced files rewritten, oldest first, with what each was edited from
+	injected   []string      // late lines put in place, watched for a save that drops them
+	injectedAt time.Time     // when
+	exposed    []exposure    // our file stood at the path a moment before a save was put back (held.go)
+	versions   *versions
 
 	watch   *fsnotify.Watcher // the held files, by /proc/self/fd/N
 	changed chan struct{}     // a held file changed
@@ -79,11 +78,9 @@ func (f *File) write(tg target) error {
 	f.hook("read")
 	start := time.Now()
 	for try := 0; try < maxTries; try++ {
-		appended, rw, rwBase, wait := fl.late()
+		appended, rws, wait := fl.late()
 		fl.carried += appended
-		if rw != nil {
-			fl.rewrite, fl.rewriteBase = rw, rwBase
-		}
+		fl.rewrites = append(fl.rewrites, rws...)
 		if !wait.IsZero() {
 			if !fl.waitHeld(wait, start) {
 				return fmt.Errorf("%s: a file greenlight replaced is still being written; will try again", filepath.Base(f.path))
@@ -92,8 +89,8 @@ func (f *File) write(tg target) error {
 		}
 		src = fl.unexposed(src)
 		base := src
-		if fl.rewrite != nil {
-			base = fl.withRewrite(src, *fl.rewrite, fl.rewriteBase)
+		for _, rw := range fl.rewrites {
+			base = fl.withRewrite(base, rw.snap, rw.base)
 		}
 		out := f.compose(base, fl.carried)
 		if out == at.data && at.exists {
@@ -173,7 +170,7 @@ func (f *File) write(tg target) error {
 				case isAppend(out, back.data): // appended to ours in that instant
 					fl.carried += ensureNL(back.data[len(out):])
 				default: // saved over ours in that instant too: merged with theirs
-					fl.rewrite, fl.rewriteBase = back, out
+					fl.rewrites = append(fl.rewrites, lateRewrite{snap: *back, base: out})
 				}
 				continue
 			}
@@ -203,7 +200,7 @@ func (f *File) write(tg target) error {
 		os.Remove(tmp) // now the name of the file we displaced, held open
 		fl.ours, fl.out = id, out
 		fl.remember(fl.carried)
-		fl.carried, fl.rewrite, fl.rewriteBase, fl.away = "", nil, "", false
+		fl.carried, fl.rewrites, fl.away = "", nil, false
 		syncDir(filepath.Dir(path))
 		at = snapshot{data: out, exists: true, id: id}
 		if !fl.lateWrites() {
