@@ -95,6 +95,9 @@ func TestTheHouse(t *testing.T) {
 		// reads: above the runner and the record, below the views.
 		case dir == "results":
 			below(dir, "runner", "internal")
+		// history reads records through compare's identity of a measure.
+		case dir == "history":
+			below(dir, "compare", "record", "conditions", "runner/campaign", "internal")
 		case dir == "metrics":
 			below(dir)
 		case dir == "report/trace":

@@ -19,6 +19,7 @@ import (
 	"github.com/greenlight-run/greenlight/compare"
 	"github.com/greenlight-run/greenlight/daemon"
 	"github.com/greenlight-run/greenlight/demo"
+	"github.com/greenlight-run/greenlight/history"
 	"github.com/greenlight-run/greenlight/internal/statedir"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -44,6 +45,7 @@ Usage:
   greenlight report --versions CAMPAIGN.yaml  the versions of your results file that writes replaced
   greenlight trace [--top N] [--csv F] TRACE...  where the GPU time went in profiler traces
   greenlight compare [flags] OLD NEW      better or worse than last time, and is it noise?
+  greenlight history [flags] DIR...       where each metric moved over many campaigns, and with what
   greenlight demo [flags]                 run the bundled demo (no GPU needed)
   greenlight gpus [--gpu S] [--json]      print what the GPU source reads now
   greenlight version                      print the version
@@ -194,6 +196,7 @@ kernels with their full names. Exit 0 when every trace was read whole;
 summary says which, and covers what was read.
 `,
 	"compare": compare.Help,
+	"history": history.Help,
 	"gpus": `Usage: greenlight gpus [--gpu SOURCE] [--json] [--samples N] [--interval DUR]
 
 Prints what the GPU source reads now.
@@ -256,6 +259,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdTrace(args[1:], stdout, stderr)
 	case "compare":
 		return cmdCompare(args[1:], stdout, stderr)
+	case "history":
+		return history.Command(args[1:], parseAnywhere, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "greenlight", version)
 		return 0

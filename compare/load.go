@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // Load reads the record at path: a record (NAME.json), or a results file
@@ -52,4 +53,32 @@ func recordPath(path string) (string, error) {
 		}
 	}
 	return p, nil
+}
+
+// Measure is one metric at one point of one phase as one campaign
+// measured it: the identity compare holds two campaigns by (a point's
+// axes, a table's measurement, a metric renamed), the campaign's values
+// (its results model's runs where it has one, else its rows), which way
+// is better and on what basis, and the stamps its rows carry.
+type Measure struct {
+	Phase, Point, Metric string
+	Stat                 Stat
+	Better               campaign.Direction
+	BetterBasis          string // "" where the phase says; else how the name was read
+	Stamps               []string
+}
+
+// Measures reads the record at path (NAME.json, or the results file it is
+// beside), its rows streamed: each measure once, in the record's order.
+func Measures(path string, rename map[string]string) (*record.Record, []Measure, error) {
+	r, s, err := loadSide(path, rename)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]Measure, 0, len(s.order))
+	for _, k := range s.order {
+		dir, basis := better(k, s.phases)
+		out = append(out, Measure{Phase: k.phase, Point: k.point, Metric: k.metric, Stat: s.statFor(k), Better: dir, BetterBasis: basis, Stamps: s.stamps[k]})
+	}
+	return r, out, nil
 }

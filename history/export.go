@@ -1,0 +1,153 @@
+package history
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"gonum.org/v1/gonum/stat/distuv"
+	"google.golang.org/protobuf/proto"
+)
+
+// The exports, each in its format's own shape, so the tools people
+// already run read a history: Otava's CSV (a row per campaign: its time,
+// its commit, a column per series), Bencher's BMF JSON (one campaign:
+// each series' value with its 95% interval as lower and upper), and
+// OpenMetrics text with timestamps (a series per metric, the phase and
+// the point's axes as labels, a sample per campaign at its start).
+
+// Formats are the exports' names.
+var Formats = []string{"otava-csv", "bmf", "openmetrics"}
+
+// Export writes the history in format to w.
+func (h *History) Export(w io.Writer, format string) error {
+	switch format {
+	case "otava-csv":
+		return h.otavaCSV(w)
+	case "bmf":
+		return h.bmf(w, len(h.Campaigns)-1)
+	case "openmetrics":
+		return h.openMetrics(w)
+	}
+	return fmt.Errorf("no export %q: %s", format, strings.Join(Formats, ", "))
+}
+
+// otavaCSV is Otava's CSV: time, commit, then a column per series.
+func (h *History) otavaCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	head := []string{"time", "commit"}
+	for _, s := range h.Series {
+		head = append(head, s.Name())
+	}
+	cw.Write(head)
+	rows := make([][]string, len(h.Campaigns))
+	for i, c := range h.Campaigns {
+		rows[i] = make([]string, len(head))
+		rows[i][0], rows[i][1] = c.Started.Format("2006-01-02 15:04:05 -0700"), c.Commit
+	}
+	for si, s := range h.Series {
+		for _, v := range s.Values {
+			rows[v.Campaign][2+si] = strconv.FormatFloat(v.Mean, 'g', -1, 64)
+		}
+	}
+	cw.WriteAll(rows)
+	return cw.Error()
+}
+
+// bmf is Bencher's Metric Format for campaign i: a benchmark per phase
+// and point, a measure per metric, its value the mean of the runs with
+// their 95% t-interval as lower and upper where there are repeats.
+func (h *History) bmf(w io.Writer, i int) error {
+	type value struct {
+		Value float64  `json:"value"`
+		Lower *float64 `json:"lower_value,omitempty"`
+		Upper *float64 `json:"upper_value,omitempty"`
+	}
+	out := map[string]map[string]value{}
+	for _, s := range h.Series {
+		for _, v := range s.Values {
+			if v.Campaign != i || math.IsNaN(v.Mean) || math.IsInf(v.Mean, 0) {
+				continue
+			}
+			bench := strings.TrimSpace(s.Phase + " " + s.Point)
+			if out[bench] == nil {
+				out[bench] = map[string]value{}
+			}
+			bv := value{Value: v.Mean}
+			if v.N >= 2 {
+				half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(v.N - 1)}.Quantile(0.975) * v.SD / math.Sqrt(float64(v.N))
+				lo, hi := v.Mean-half, v.Mean+half
+				bv.Lower, bv.Upper = &lo, &hi
+			}
+			out[bench][s.Metric] = bv
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// openMetrics is the history as OpenMetrics: a gauge family per metric,
+// a series per phase and point, a sample per campaign at its start.
+func (h *History) openMetrics(w io.Writer) error {
+	families := map[string]*dto.MetricFamily{}
+	var order []string
+	for _, s := range h.Series {
+		name := "greenlight_" + promName(s.Metric)
+		f := families[name]
+		if f == nil {
+			f = &dto.MetricFamily{Name: proto.String(name), Help: proto.String("greenlight's " + s.Metric + ", a campaign's mean"), Type: dto.MetricType_GAUGE.Enum()}
+			families[name] = f
+			order = append(order, name)
+		}
+		labels := []*dto.LabelPair{{Name: proto.String("phase"), Value: proto.String(s.Phase)}}
+		if s.Point != "" {
+			labels = append(labels, &dto.LabelPair{Name: proto.String("point"), Value: proto.String(s.Point)})
+			for _, kv := range strings.Split(s.Point, ",") {
+				k, v, ok := strings.Cut(kv, "=")
+				if ok && labelName.MatchString(k) && k != "phase" && k != "point" {
+					labels = append(labels, &dto.LabelPair{Name: proto.String(k), Value: proto.String(v)})
+				}
+			}
+		}
+		for _, v := range s.Values {
+			if math.IsNaN(v.Mean) {
+				continue
+			}
+			f.Metric = append(f.Metric, &dto.Metric{Label: labels, Gauge: &dto.Gauge{Value: proto.Float64(v.Mean)},
+				TimestampMs: proto.Int64(h.Campaigns[v.Campaign].Started.UnixMilli())})
+		}
+	}
+	for _, name := range order {
+		if _, err := expfmt.MetricFamilyToOpenMetrics(w, families[name]); err != nil {
+			return err
+		}
+	}
+	_, err := expfmt.FinalizeOpenMetrics(w)
+	return err
+}
+
+var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// promName is a metric's name as Prometheus spells one: [a-zA-Z0-9_],
+// per-second as _per_s ("tok/s": tok_per_s).
+func promName(m string) string {
+	m = strings.ReplaceAll(m, "/", "_per_")
+	var b strings.Builder
+	for _, r := range m {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
