@@ -178,5 +178,24 @@ func Load(paths []string) (*History, error) {
 			s.Values = append(s.Values, Value{Campaign: i, Mean: m.Stat.Mean, SD: m.Stat.SD, N: m.Stat.N, Stamped: len(m.Stamps) > 0})
 		}
 	}
+	h.sayRenamed()
 	return h, nil
+}
+
+// sayRenamed says where a series ends at the campaign another, of the
+// same point and metric in a phase of another name, begins: a phase
+// renamed reads as two series, each too short to judge across the rename.
+func (h *History) sayRenamed() {
+	for _, a := range h.Series {
+		end := a.Values[len(a.Values)-1].Campaign
+		if end == len(h.Campaigns)-1 {
+			continue
+		}
+		for _, b := range h.Series {
+			if b.Phase != a.Phase && b.Point == a.Point && b.Metric == a.Metric && b.Values[0].Campaign == end+1 {
+				h.Said = append(h.Said, fmt.Sprintf("%s ends at %s and %s begins at the next campaign: a phase renamed reads as two series, each judged alone",
+					a.Name(), h.Campaigns[end].Path, b.Name()))
+			}
+		}
+	}
 }

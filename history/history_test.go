@@ -199,3 +199,44 @@ func BenchmarkHistory(b *testing.B) {
 		})
 	}
 }
+
+// TestHistoryBadInput: two records that started at once are ordered by
+// their paths and said; a metric whose direction changed is judged by
+// the newest and said; a phase renamed is said as two series; a record
+// cut short is left out with why, the others read.
+func TestHistoryBadInput(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 11, 1, 2, 0, 0, 0, time.UTC)
+	write := func(name string, day int, phase string, better campaign.Direction, v float64) {
+		rec := record.Record{Kind: record.KindName, Schema: record.Schema,
+			Campaign: record.Campaign{Name: "n", File: "n.yaml", Report: "n.md", State: "finished", Started: start.Add(time.Duration(day) * 24 * time.Hour)},
+			Phases:   []record.Phase{{ID: phase, Status: "done", Better: map[string]campaign.Direction{"ms": better}}},
+			Rows:     []record.Row{{Phase: phase, Step: 1, Values: map[string]any{"ms": v}}}}
+		b, _ := json.Marshal(rec)
+		os.WriteFile(filepath.Join(dir, name+".json"), b, 0o644)
+	}
+	write("a", 0, "gemm", campaign.Lower, 10)
+	write("b", 1, "gemm", campaign.Lower, 10.1)
+	write("c", 1, "gemm", campaign.Higher, 9.9) // the same start as b
+	write("d", 2, "matmul", campaign.Higher, 10)
+	write("e", 3, "matmul", campaign.Higher, 10.2)
+	os.WriteFile(filepath.Join(dir, "f.json"), []byte(`{"kind": "greenlight-results", "schema": 3, "campaign": {"name": "cut`), 0o644)
+	h, err := Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := strings.Join(h.Said, "\n")
+	for _, want := range []string{
+		"b.json and " + filepath.Join(dir, "c.json") + " started at the same time",
+		"gemm ms: better lower up to " + filepath.Join(dir, "c.json") + ", higher from it on: judged by the newest",
+		"gemm ms ends at " + filepath.Join(dir, "c.json") + " and matmul ms begins at the next campaign",
+		"f.json: a greenlight record cut short",
+	} {
+		if !strings.Contains(said, want) {
+			t.Errorf("said lacks %q:\n%s", want, said)
+		}
+	}
+	if len(h.Campaigns) != 5 || h.Campaigns[1].Path != filepath.Join(dir, "b.json") || h.Campaigns[2].Path != filepath.Join(dir, "c.json") {
+		t.Errorf("campaigns %+v; want a, b, c, d, e (b before c by path)", h.Campaigns)
+	}
+}
