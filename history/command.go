@@ -29,6 +29,8 @@ Flags:
   --min-change PCT    a change smaller than this is dropped (min_magnitude; default 0)
   --otava             Otava's raw p (default: × √n, for the choice of split)
   --json              the history as JSON (campaigns, series, changes, causes)
+  --markdown FILE     also write a page: each moved series with its chart
+                      (FILE.N.svg beside it), the conditions changed, ranked
   --export FORMAT     write the history as otava-csv, bmf (the newest campaign)
                       or openmetrics (with timestamps) to --out, or stdout
   --out FILE          where --export writes
@@ -59,6 +61,7 @@ func Command(args []string, parse func(*flag.FlagSet, []string) ([]string, error
 	asJSON := fs.Bool("json", false, "")
 	export := fs.String("export", "", "")
 	out := fs.String("out", "", "")
+	page := fs.String("markdown", "", "")
 	failOn := fs.Bool("fail-on-change", false, "")
 	paths, err := parse(fs, args)
 	switch {
@@ -88,6 +91,12 @@ func Command(args []string, parse func(*flag.FlagSet, []string) ([]string, error
 		return ExitUsage
 	}
 	h.Analyze(o)
+	if *page != "" {
+		if _, err := h.WritePage(*page); err != nil {
+			fmt.Fprintf(stderr, "greenlight history: %v\n", err)
+			return ExitUsage
+		}
+	}
 	switch {
 	case *export != "":
 		w := stdout

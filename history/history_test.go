@@ -89,6 +89,21 @@ func TestHistoryFindsTheDriver(t *testing.T) {
 	if len(h.Causes) == 0 || !strings.Contains(h.Causes[0].What, "580.95 → 590.12") || h.Causes[0].Moved != 2 {
 		t.Errorf("causes %+v; want the driver first, 2 series moved", h.Causes)
 	}
+	// The page: each moved series with its chart beside it.
+	page := filepath.Join(t.TempDir(), "history.md")
+	files, err := h.WritePage(page)
+	if err != nil || len(files) != 3 {
+		t.Fatalf("page: %v, %v; want the page and two charts", err, files)
+	}
+	md, _ := os.ReadFile(page)
+	for _, s := range []string{"## decode c=8 tok_s", "## decode c=8 tpot_ms", "](history.1.svg)", "](history.2.svg)", "| driver 580.95 → 590.12 |"} {
+		if !strings.Contains(string(md), s) {
+			t.Errorf("the page lacks %q:\n%s", s, md)
+		}
+	}
+	if svg, _ := os.ReadFile(files[1]); !strings.Contains(string(svg), "<svg") || !strings.Contains(string(svg), "change +") {
+		t.Errorf("the chart %s is no chart of the change", files[1])
+	}
 	lines := strings.Join(h.Lines(), "\n")
 	for _, s := range []string{"20 campaigns", "decode c=8 tok_s: -", "worse; with it: driver 580.95 → 590.12", "  driver 580.95 → 590.12 at ", ": 2 series moved", "1 JSON file(s) that are not greenlight records left out"} {
 		if !strings.Contains(lines, s) {
