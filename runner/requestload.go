@@ -31,10 +31,13 @@ const (
 	ColQueueMean    = "client_queue_mean_ms"
 	ColE2ELP99Queue = "queue_inclusive_p99_e2el_ms"
 	ColE2ELP99      = "nearest_rank_p99_e2el_ms"
-	ColE2ELP99Low   = "p99_e2el_ci95_low_ms"  // the p99's distribution-free 95% interval: order statistics
-	ColE2ELP99High  = "p99_e2el_ci95_high_ms" // of the requests, the binomial's 2.5% each side
-	ColRequests     = "requests_timed"        // the requests the figures rest on
-	ColLoadBasis    = "load_basis"            // what the figures rest on, and what could not be told
+	ColTTFTP99      = "nearest_rank_p99_ttft_ms"
+	ColTPOTP99      = "nearest_rank_p99_tpot_ms" // a request's (E2EL − TTFT) over its gaps between tokens
+	ColITLP99       = "nearest_rank_p99_itl_ms"  // every gap between tokens of every request
+	ColE2ELP99Low   = "p99_e2el_ci95_low_ms"     // the p99's distribution-free 95% interval: order statistics
+	ColE2ELP99High  = "p99_e2el_ci95_high_ms"    // of the requests, the binomial's 2.5% each side
+	ColRequests     = "requests_timed"           // the requests the figures rest on
+	ColLoadBasis    = "load_basis"               // what the figures rest on, and what could not be told
 )
 
 // requestArrays are the per-request lists of a --save-detailed file.
@@ -169,7 +172,7 @@ func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, v
 		slices.Sort(said)
 		return append(cols, ColLoadBasis), append(vals, any(strings.Join(said, "; ")))
 	}
-	type req struct{ start, ttft, e2el, queue float64 }
+	type req struct{ start, ttft, e2el, queue, tpot float64 }
 	var ok []req
 	failed, broken := 0, 0
 	for i := 0; i < n; i++ {
@@ -177,10 +180,13 @@ func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, v
 			failed++
 			continue
 		}
-		r := req{start: math.NaN(), ttft: a.ttfts[i], queue: math.NaN()}
+		r := req{start: math.NaN(), ttft: a.ttfts[i], queue: math.NaN(), tpot: math.NaN()}
 		r.e2el = r.ttft
 		for _, g := range a.itls[i] {
 			r.e2el += g
+		}
+		if len(a.itls[i]) > 0 {
+			r.tpot = (r.e2el - r.ttft) / float64(len(a.itls[i]))
 		}
 		if i < len(a.starts) {
 			r.start = a.starts[i]
@@ -255,6 +261,46 @@ func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, v
 		add(ColE2ELP99Queue, 1000*NearestRank(incl, 0.99))
 	}
 	add(ColE2ELP99, 1000*NearestRank(e2els, 0.99))
+	// TTFT, TPOT and ITL by the same definition, and vLLM's own p99 of
+	// each held against ours: vLLM interpolates between ranks, so at a
+	// few hundred requests the two may part past rounding, and that is
+	// said with the count.
+	var ttfts, tpots, itls []float64
+	for _, r := range ok {
+		ttfts = append(ttfts, r.ttft)
+		if !math.IsNaN(r.tpot) {
+			tpots = append(tpots, r.tpot)
+		}
+	}
+	for i := 0; i < n; i++ {
+		if i < len(a.errs) && a.errs[i] != "" {
+			continue
+		}
+		for _, g := range a.itls[i] {
+			if !math.IsNaN(g) {
+				itls = append(itls, g)
+			}
+		}
+	}
+	var apart []string
+	for _, m := range []struct {
+		col, vllm, name string
+		xs              []float64
+	}{{ColTTFTP99, "p99_ttft_ms", "TTFT", ttfts}, {ColTPOTP99, "p99_tpot_ms", "TPOT", tpots}, {ColITLP99, "p99_itl_ms", "ITL", itls}, {ColE2ELP99, "p99_e2el_ms", "E2EL", e2els}} {
+		if len(m.xs) == 0 {
+			continue
+		}
+		ours := 1000 * NearestRank(m.xs, 0.99)
+		if m.col != ColE2ELP99 {
+			add(m.col, ours)
+		}
+		if theirs, has := scalars[m.vllm]; has && theirs > 0 && math.Abs(ours-theirs)/theirs > 0.01 {
+			apart = append(apart, fmt.Sprintf("%s %.4g ms (ours, of %d) against vLLM's %.4g ms", m.name, ours, len(m.xs), theirs))
+		}
+	}
+	if len(apart) > 0 {
+		said = append(said, "p99 by nearest rank parts from vLLM's interpolated p99 past 1%: "+strings.Join(apart, ", "))
+	}
 	if lo, hi, l, u, need, ok := QuantileInterval(e2els, 0.99, 0.95); ok {
 		add(ColE2ELP99Low, 1000*lo)
 		add(ColE2ELP99High, 1000*hi)

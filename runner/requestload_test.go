@@ -207,3 +207,48 @@ func TestQuantileInterval(t *testing.T) {
 		t.Errorf("the interval covered the true p99 in %.1f%% of %d draws; want 95%% or more", 100*share, trials)
 	}
 }
+
+// TestPercentilesByOneDefinition: 71 requests whose TTFTs run 100 to
+// 169 ms, and a straggler at 2 s: our p99 of each is the slowest (nearest
+// rank: the 71st), TPOT a request's decode time over its gaps, ITL every
+// gap pooled; vLLM's own p99 TTFT (interpolated 30% of the way from the
+// 70th to the 71st: 718.3 ms) stays beside ours, the two parting past 1%
+// said with the count.
+func TestPercentilesByOneDefinition(t *testing.T) {
+	n := 71
+	var ttfts []float64
+	var itls [][]float64
+	var starts []float64
+	var errs []string
+	for i := 0; i < n; i++ {
+		ttfts = append(ttfts, 0.1+0.001*float64(i))
+		if i == n-1 {
+			ttfts[i] = 2.0
+		}
+		gaps := []float64{0.02, 0.02, 0.02 + 0.0001*float64(i)} // the last request's slowest gap: 27 ms
+		itls = append(itls, gaps)
+		starts = append(starts, float64(i))
+		errs = append(errs, "")
+	}
+	b, _ := json.Marshal(map[string]any{"max_concurrency": 1, "completed": n, "request_throughput": 1.0,
+		"p99_ttft_ms": 718.3, "p99_tpot_ms": 22.3, "p99_itl_ms": 26.93, "start_times": starts, "ttfts": ttfts, "itls": itls, "errors": errs})
+	got := loadOf(t, b)
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+	if v := got[ColTTFTP99].(float64); !near(v, 2000) {
+		t.Errorf("p99 TTFT %v ms; want 2000 (the slowest of 71)", v)
+	}
+	if v := got[ColTPOTP99].(float64); !near(v, (40+20+0.1*70)/3) {
+		t.Errorf("p99 TPOT %v ms; want %v (the last request's decode over its 3 gaps)", v, (40+20+0.1*70)/3)
+	}
+	if v := got[ColITLP99].(float64); !near(v, 20+0.1*float64(int(math.Ceil(0.99*213))-1-142)) {
+		// 213 gaps: 142 of 20 ms, then 20 + 0.1·i ms for i = 0..70; the 211th smallest
+		t.Errorf("p99 ITL %v ms; want %v", v, 20+0.1*float64(int(math.Ceil(0.99*213))-1-142))
+	}
+	basis := got[ColLoadBasis].(string)
+	if !strings.Contains(basis, "p99 by nearest rank parts from vLLM's interpolated p99 past 1%: TTFT 2000 ms (ours, of 71) against vLLM's 718.3 ms") {
+		t.Errorf("basis %q", basis)
+	}
+	if strings.Contains(basis, "ITL") {
+		t.Errorf("ITL agrees within 1%% and is not said: %q", basis)
+	}
+}
