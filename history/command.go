@@ -31,8 +31,8 @@ Flags:
   --json              the history as JSON (campaigns, series, changes, causes)
   --markdown FILE     also write a page: each moved series with its chart
                       (FILE.N.svg beside it), the conditions changed, ranked
-  --export FORMAT     write the history as otava-csv, bmf (the newest campaign)
-                      or openmetrics (with timestamps) to --out, or stdout
+  --export FORMAT     write the history as otava-csv, bmf (the newest campaign),
+                      openmetrics (with timestamps) or parquet to --out, or stdout
   --out FILE          where --export writes
   --fail-on-change    exit 1 when a change point lies at the newest campaign
 

@@ -7,24 +7,32 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/parquet-go/parquet-go"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"gonum.org/v1/gonum/stat/distuv"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/greenlight-run/greenlight/record"
 )
 
 // The exports, each in its format's own shape, so the tools people
 // already run read a history: Otava's CSV (a row per campaign: its time,
 // its commit, a column per series), Bencher's BMF JSON (one campaign:
-// each series' value with its 95% interval as lower and upper), and
+// each series' value with its 95% interval as lower and upper),
 // OpenMetrics text with timestamps (a series per metric, the phase and
-// the point's axes as labels, a sample per campaign at its start).
+// the point's axes as labels, a sample per campaign at its start), and
+// Parquet (parquet-go: a row per result row and metric of every
+// campaign, with its point, repeat, stamp and GPU facts, for DuckDB and
+// pandas).
 
 // Formats are the exports' names.
-var Formats = []string{"otava-csv", "bmf", "openmetrics"}
+var Formats = []string{"otava-csv", "bmf", "openmetrics", "parquet"}
 
 // Export writes the history in format to w.
 func (h *History) Export(w io.Writer, format string) error {
@@ -35,6 +43,8 @@ func (h *History) Export(w io.Writer, format string) error {
 		return h.bmf(w, len(h.Campaigns)-1)
 	case "openmetrics":
 		return h.openMetrics(w)
+	case "parquet":
+		return h.parquet(w)
 	}
 	return fmt.Errorf("no export %q: %s", format, strings.Join(Formats, ", "))
 }
@@ -150,4 +160,59 @@ func promName(m string) string {
 		}
 	}
 	return b.String()
+}
+
+// ParquetRow is one value of one result row of one campaign.
+type ParquetRow struct {
+	Campaign string    `parquet:"campaign"`
+	Record   string    `parquet:"record"`
+	Started  time.Time `parquet:"started,timestamp(millisecond)"`
+	Commit   string    `parquet:"commit"`
+	Phase    string    `parquet:"phase"`
+	Step     int32     `parquet:"step"`
+	Point    string    `parquet:"point"`
+	Repeat   int32     `parquet:"repeat"`
+	Time     time.Time `parquet:"time,timestamp(millisecond)"`
+	Metric   string    `parquet:"metric"`
+	Value    float64   `parquet:"value"`
+	Stamp    string    `parquet:"stamp"` // why the row was taken under bad conditions; "" when it was not
+	PowerW   float64   `parquet:"gpu_power_w,optional"`
+	EnergyWh float64   `parquet:"gpu_energy_wh,optional"`
+	SMMHz    float64   `parquet:"gpu_sm_mhz,optional"`
+}
+
+// parquet streams every campaign's rows again, in campaign order: one
+// record's rows in memory at a time, never the history's.
+func (h *History) parquet(w io.Writer) error {
+	pw := parquet.NewGenericWriter[ParquetRow](w)
+	for _, c := range h.Campaigns {
+		var batch []ParquetRow
+		_, err := record.Stream(c.Path, func(row record.Row) error {
+			names := make([]string, 0, len(row.Values))
+			for m := range row.Values {
+				names = append(names, m)
+			}
+			slices.Sort(names)
+			for _, m := range names {
+				f, ok := row.Values[m].(float64)
+				if !ok {
+					continue
+				}
+				pr := ParquetRow{Campaign: c.Name, Record: c.Path, Started: c.Started, Commit: c.Commit, Phase: row.Phase, Step: int32(row.Step),
+					Point: row.Point, Repeat: int32(row.Repeat), Time: row.Time, Metric: m, Value: f, Stamp: strings.Join(row.Stamp, "; ")}
+				if g := row.GPU; g != nil {
+					pr.PowerW, pr.EnergyWh, pr.SMMHz = g.PowerW, g.EnergyWh, g.SMClockMHz
+				}
+				batch = append(batch, pr)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if _, err := pw.Write(batch); err != nil {
+			return err
+		}
+	}
+	return pw.Close()
 }

@@ -8,11 +8,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/parquet-go/parquet-go"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -160,6 +162,20 @@ func TestExportsReadBack(t *testing.T) {
 	if samples != 6*len(h.Series) {
 		t.Errorf("openmetrics: %d samples; want %d\n%s", samples, 6*len(h.Series), text)
 	}
+	// Parquet: read back by parquet-go, a row per result row and metric.
+	b.Reset()
+	if err := h.Export(&b, "parquet"); err != nil {
+		t.Fatal(err)
+	}
+	prows, err := parquet.Read[ParquetRow](bytes.NewReader(b.Bytes()), int64(b.Len()))
+	if err != nil {
+		t.Fatalf("parquet: %v", err)
+	}
+	// 6 campaigns × 3 repeats × 4 numbers (c, tok_s, tpot_ms, prefill_ms).
+	if len(prows) != 6*3*4 || prows[0].Campaign != "nightly" || prows[0].Started.IsZero() || prows[0].Point != "c=8" {
+		t.Errorf("parquet: %d rows, first %+v; want 72", len(prows), prows[0])
+	}
+	b.Reset()
 	// BMF: benchmark -> measure -> value with lower and upper around it.
 	b.Reset()
 	if err := h.Export(&b, "bmf"); err != nil {
@@ -253,5 +269,29 @@ func TestHistoryBadInput(t *testing.T) {
 	}
 	if len(h.Campaigns) != 5 || h.Campaigns[1].Path != filepath.Join(dir, "b.json") || h.Campaigns[2].Path != filepath.Join(dir, "c.json") {
 		t.Errorf("campaigns %+v; want a, b, c, d, e (b before c by path)", h.Campaigns)
+	}
+}
+
+// TestParquetByPyarrow: the Parquet export read by pyarrow, where Python
+// has it (skipped, said, where not).
+func TestParquetByPyarrow(t *testing.T) {
+	if err := exec.Command("python3", "-c", "import pyarrow.parquet").Run(); err != nil {
+		t.Skip("python3 with pyarrow is not on this machine: the export is read back by parquet-go alone (TestExportsReadBack)")
+	}
+	dir := t.TempDir()
+	nightly(t, dir, 4, 2)
+	h, err := Load([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "h.parquet")
+	f, _ := os.Create(path)
+	if err := h.Export(f, "parquet"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out, err := exec.Command("python3", "-c", "import sys, pyarrow.parquet as pq; t = pq.read_table(sys.argv[1]); print(t.num_rows, ','.join(t.column_names))", path).CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "48 campaign,record,started,commit,phase,step,point,repeat,time,metric,value,stamp") {
+		t.Errorf("pyarrow: %v: %s", err, out)
 	}
 }
