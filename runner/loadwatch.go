@@ -240,6 +240,12 @@ func (sr *stepRun) recordLoad(now time.Time) {
 		return
 	}
 	pr := sr.pr
+	// A runner killed between keeping the load and journaling it ready
+	// left the row: the load this runner took over is that one, and its
+	// ready time the row's, not the moment this runner looked.
+	if sr.adopted && sr.r.loadKept(pr.ph.ID, pr.state.Attempt, sr.started) {
+		return
+	}
 	l := Load{T: now, Phase: pr.ph.ID, Attempt: pr.state.Attempt, ReadyS: now.Sub(sr.started).Seconds(), Server: w.server}
 	if pt := pr.ph.Point; pt != nil {
 		l.Point, l.Service = pt.Key, pt.Service
@@ -275,6 +281,18 @@ func (sr *stepRun) recordLoad(now time.Time) {
 		}
 		sr.r.keepLoad(l)
 	}()
+}
+
+// loadKept says whether loads.jsonl holds a load of the phase's attempt
+// that became ready after since (the start of the service's process).
+func (r *Runner) loadKept(phase string, attempt int, since time.Time) bool {
+	loads, _ := ReadLoads(string(r.dirs))
+	for _, l := range loads {
+		if l.Phase == phase && l.Attempt == attempt && !l.T.Before(since) {
+			return true
+		}
+	}
+	return false
 }
 
 // keepLoad appends one load to loads.jsonl, fsynced: loads are few, and

@@ -417,3 +417,58 @@ func TestWarmthSaysAnEvictedPrewarm(t *testing.T) {
 		t.Errorf("warmth %q; want warm (prewarmed)", w)
 	}
 }
+
+// TestLoadKeptBeforeItsReadyWasJournaled: a runner killed between keeping
+// a service's load and journaling it ready (here: the journal's ready
+// record taken out after the kill) left the row; the next runner re-adopts
+// the server, finds it ready and keeps no second row: one load, its ready
+// time the first runner's.
+func TestLoadKeptBeforeItsReadyWasJournaled(t *testing.T) {
+	t.Parallel()
+	model := modelDir(t)
+	dir := t.TempDir()
+	gate := filepath.Join(dir, "gate")
+	path := filepath.Join(dir, "c.yaml")
+	p := writeCampaign(t, path, fmt.Sprintf(`
+name: kept
+phases:
+  - id: serve
+    service:
+      run: |
+        echo "INFO:     Application startup complete."; sleep 30
+      ready: {log: "Application startup complete", timeout: 60s}
+      model: %[2]s
+  - id: use
+    needs: [serve]
+    steps:
+      - run: |
+          while [ ! -e %[1]s ]; do sleep 0.05; done
+`, gate, model))
+	state := filepath.Join(dir, "state")
+	killRunnerWhen(t, p.File, state, "kept the service's load and journaled it ready", func() bool {
+		loads, _ := ReadLoads(state)
+		b, _ := os.ReadFile(filepath.Join(state, "journal.jsonl"))
+		return len(loads) == 1 && strings.Contains(string(b), `"kind":"service-ready"`)
+	})
+	first, _ := ReadLoads(state)
+	// As if the kill came between the two: no ready in the journal.
+	jp := filepath.Join(state, "journal.jsonl")
+	b, _ := os.ReadFile(jp)
+	var kept []string
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if !strings.Contains(l, `"kind":"service-ready"`) {
+			kept = append(kept, l)
+		}
+	}
+	os.WriteFile(jp, []byte(strings.Join(kept, "")), 0o644)
+	h := startAgain(t, p, state)
+	os.WriteFile(gate, nil, 0o644)
+	st := h.finished(30 * time.Second)
+	if s := st.Phase("use"); s.Status != Done {
+		t.Fatalf("use = %s %q", s.Status, s.Reason)
+	}
+	loads, err := ReadLoads(state)
+	if err != nil || len(loads) != 1 || len(first) != 1 || loads[0].ReadyS != first[0].ReadyS {
+		t.Fatalf("loads = %+v, %v; want the first runner's one (%+v)", loads, err, first)
+	}
+}
