@@ -335,6 +335,14 @@ phases:
 	if ar := eight.AllReduce; ar == nil || ar.Calls != 0 || ar.Ms != 0 || eight.Bound != "not the all-reduce" || !strings.Contains(ar.CallsBasis, "waits for a run on two GPUs or more") {
 		t.Errorf("one GPU makes no all-reduce: %+v", eight)
 	}
+	// greenlight report from the state dir alone writes the same record.
+	live := recordOf(t, dir, "split")
+	os.Remove(filepath.Join(dir, "split.md"))
+	os.Remove(filepath.Join(dir, "split.json"))
+	if out, code := runBin(t, dir, "report", c); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	sameRecord(t, live, recordOf(t, dir, "split"))
 	md := readFile(t, filepath.Join(dir, "split.md"))
 	if want := fmt.Sprintf("  Captured: `prof`'s step at batch 8 spans 25 ms on the GPU (+0%% of the TPOT), 20 ms of it busy: beyond the floor (%s ms) and the all-reduce, %s ms of other GPU work", report.FormatNumber(floor), report.FormatNumber(20-floor)); !strings.Contains(md, want) {
 		t.Errorf("the record lacks %q:\n%s", want, md[max(0, strings.Index(md, "#### Where decode time goes")):])

@@ -2,11 +2,11 @@ package history
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/greenlight-run/greenlight/conditions"
+	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
@@ -128,7 +128,7 @@ func (h *History) Lines() []string {
 		s := h.Series[c.Series]
 		at := h.Campaigns[c.Campaign]
 		line := fmt.Sprintf("%s: %+.1f%% (%s → %s, p %.2g; %d campaigns before, %d after) at %s (%s), %s",
-			s.Name(), c.ChangePct, num(c.Mean1), num(c.Mean2), c.P, c.N1, c.N2, at.Path, at.Started.Format("2006-01-02 15:04"), c.Verdict)
+			s.Name(), c.ChangePct, format.Number(c.Mean1), format.Number(c.Mean2), c.P, c.N1, c.N2, at.Path, at.Started.Format("2006-01-02 15:04"), c.Verdict)
 		if len(c.Conditions) > 0 {
 			line += "; with it: " + strings.Join(c.Conditions, "; ")
 		} else if len(c.Near) > 0 {
@@ -150,12 +150,4 @@ func (h *History) Lines() []string {
 		out = append(out, "note: "+s)
 	}
 	return out
-}
-
-// num says a value at four significant digits.
-func num(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.4g", v)
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/greenlight-run/greenlight/internal/safe"
 )
 
 // Help is `greenlight history`'s help.
@@ -119,7 +121,7 @@ func Command(args []string, parse func(*flag.FlagSet, []string) ([]string, error
 		enc.Encode(h)
 	default:
 		for _, l := range h.Lines() {
-			fmt.Fprintln(stdout, l)
+			fmt.Fprintln(stdout, safe.Line(l, safe.CSV)) // paths and conditions are what the machine said
 		}
 	}
 	if *failOn {

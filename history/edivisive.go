@@ -22,6 +22,7 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -264,8 +265,9 @@ func test(index int, qhat float64, xs []float64, iv [][2]int) ChangePoint {
 	if len(left) == 0 || len(right) == 0 {
 		return c
 	}
-	c.Mean1, c.Std1 = meanStd(left)
-	c.Mean2, c.Std2 = meanStd(right)
+	// Population standard deviations (numpy's std), as Otava passes them.
+	c.Mean1, c.Std1 = stat.PopMeanStdDev(left, nil)
+	c.Mean2, c.Std2 = stat.PopMeanStdDev(right, nil)
 	df := float64(len(left) + len(right) - 2)
 	if df <= 0 {
 		return c
@@ -283,19 +285,4 @@ func test(index int, qhat float64, xs []float64, iv [][2]int) ChangePoint {
 		c.P = 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(c.T))
 	}
 	return c
-}
-
-// meanStd is xs's mean and population standard deviation (numpy's std).
-func meanStd(xs []float64) (mean, std float64) {
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if len(xs) < 2 {
-		return mean, 0
-	}
-	for _, x := range xs {
-		std += (x - mean) * (x - mean)
-	}
-	return mean, math.Sqrt(std / float64(len(xs)))
 }

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/internal/safe"
 )
 
@@ -29,7 +30,7 @@ func (h *History) WritePage(path string) ([]string, error) {
 	base := strings.TrimSuffix(path, filepath.Ext(path))
 	var b strings.Builder
 	lines := h.Lines()
-	fmt.Fprintf(&b, "# History: %s\n\n%s\n\n", safe.Line(h.Campaigns[0].Name, safe.Value), safe.Line(lines[0], safe.Value))
+	fmt.Fprintf(&b, "# History: %s\n\n%s\n\n", cell(h.Campaigns[0].Name), cell(lines[0]))
 	written := []string{path}
 	bySeries := map[int][]Change{}
 	var order []int
@@ -44,16 +45,16 @@ func (h *History) WritePage(path string) ([]string, error) {
 	}
 	for n, si := range order {
 		s := h.Series[si]
-		fmt.Fprintf(&b, "## %s\n\n", safe.Line(s.Name(), safe.Value))
+		fmt.Fprintf(&b, "## %s\n\n", cell(s.Name()))
 		for _, c := range bySeries[si] {
 			at := h.Campaigns[c.Campaign]
-			fmt.Fprintf(&b, "- %+.1f%% (%s → %s, p %.2g), %s, at `%s` (%s)", c.ChangePct, num(c.Mean1), num(c.Mean2), c.P, c.Verdict,
-				safe.Line(at.Path, safe.Value), at.Started.Format("2006-01-02 15:04"))
+			fmt.Fprintf(&b, "- %+.1f%% (%s → %s, p %.2g), %s, at `%s` (%s)", c.ChangePct, format.Number(c.Mean1), format.Number(c.Mean2), c.P, c.Verdict,
+				cell(at.Path), at.Started.Format("2006-01-02 15:04"))
 			switch {
 			case len(c.Conditions) > 0:
-				fmt.Fprintf(&b, ": with it, %s", safe.Line(strings.Join(c.Conditions, "; "), safe.Value))
+				fmt.Fprintf(&b, ": with it, %s", cell(strings.Join(c.Conditions, "; ")))
 			case len(c.Near) > 0:
-				fmt.Fprintf(&b, ": nothing changed between the two campaigns, but %s", safe.Line(strings.Join(c.Near, "; "), safe.Value))
+				fmt.Fprintf(&b, ": nothing changed between the two campaigns, but %s", cell(strings.Join(c.Near, "; ")))
 			}
 			b.WriteString("\n")
 		}
@@ -66,7 +67,7 @@ func (h *History) WritePage(path string) ([]string, error) {
 			return written, err
 		}
 		written = append(written, name)
-		fmt.Fprintf(&b, "\n![%s](%s)\n\n", safe.Line(s.Name(), safe.Value), filepath.Base(name))
+		fmt.Fprintf(&b, "\n![%s](%s)\n\n", cell(s.Name()), filepath.Base(name))
 	}
 	if len(h.Causes) > 0 {
 		b.WriteString("## What changed in the conditions\n\nRanked by the series that moved with each (at it, or a campaign either side):\n\n| Change | At | Series moved |\n|---|---|---:|\n")
@@ -77,14 +78,14 @@ func (h *History) WritePage(path string) ([]string, error) {
 	if len(h.Said) > 0 {
 		b.WriteString("\n## Notes\n\n")
 		for _, s := range h.Said {
-			fmt.Fprintf(&b, "- %s\n", safe.Line(s, safe.Value))
+			fmt.Fprintf(&b, "- %s\n", cell(s))
 		}
 	}
 	return written, os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
-// cell is text safe in a table cell.
-func cell(s string) string { return strings.ReplaceAll(safe.Line(s, safe.Value), "|", "\\|") }
+// cell is text safe in a table cell or a list item of the page.
+func cell(s string) string { return safe.Markdown(safe.Text(s, safe.CSV)) }
 
 // chart is a series over its campaigns: each mean with its runs' spread
 // (± a standard deviation), each change a dashed line with the two

@@ -11,43 +11,10 @@ import (
 
 // cell makes text safe inside a markdown table cell or list item: control
 // bytes shown as escapes, and the table's own syntax escaped.
-func cell(s string) string { return mdEscape(safe.Text(s, safe.CSV)) }
+func cell(s string) string { return safe.Markdown(safe.Text(s, safe.CSV)) }
 
 // valueCell is cell for a step's value: also cut to a readable size.
-func valueCell(s string) string { return mdEscape(safe.Text(s, safe.Value)) }
-
-func mdEscape(s string) string {
-	s = strings.TrimSpace(s)
-	s = strings.ReplaceAll(s, "\\", "\\\\")
-	s = strings.ReplaceAll(s, "|", "\\|")
-	s = noTags(s)
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = strings.ReplaceAll(s, "\n", "<br>")
-	s = strings.ReplaceAll(s, "\r", " ")
-	return s
-}
-
-// noTags keeps step text from opening HTML in the rendered file: "<!--"
-// in a value would hide everything after it. A "<" that cannot start a
-// tag ("<= 5") is left as it is.
-func noTags(s string) string {
-	if !strings.Contains(s, "<") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '<' && i+1 < len(s) && isTagStart(s[i+1]) {
-			b.WriteString("&lt;")
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func isTagStart(c byte) bool {
-	return c == '!' || c == '/' || c == '?' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}
+func valueCell(s string) string { return safe.Markdown(safe.Text(s, safe.Value)) }
 
 // FormatNumber prints a result value the way a person compares them
 // (format.Number).
@@ -158,7 +125,7 @@ func tableRow(b *strings.Builder, cols *columns, r *runner.Row) {
 	}
 	b.WriteString("|")
 	for _, v := range vals {
-		b.WriteString(" " + mdEscape(v) + " |")
+		b.WriteString(" " + safe.Markdown(v) + " |")
 	}
 	b.WriteString("\n")
 }

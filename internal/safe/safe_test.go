@@ -80,3 +80,20 @@ func TestShellQuotesOneWord(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdown: a table's own syntax and HTML that would hide the rest
+// of the file are escaped; a "<" that opens no tag is left alone.
+func TestMarkdown(t *testing.T) {
+	for in, want := range map[string]string{
+		"a|b":        `a\|b`,
+		"<!-- hide":  "&lt;!-- hide",
+		"p99 <= 50":  "p99 <= 50",
+		"two\nlines": "two<br>lines",
+		`back\slash`: `back\\slash`,
+		"  padded  ": "padded",
+	} {
+		if got := Markdown(in); got != want {
+			t.Errorf("Markdown(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
