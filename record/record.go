@@ -159,7 +159,11 @@ type CapturedStep struct {
 	IdleMs  float64 `json:"idle_ms"`  // the span less the busy: host, launches, waits between kernels
 	OtherMs float64 `json:"other_ms"` // the busy less the floor and the all-reduce (traced, else predicted): GEMMs above their floor, attention, the rest of the kernels
 	GapPct  float64 `json:"gap_pct"`  // (step − TPOT) / TPOT × 100: how far the capture's step is from the row's token time
-	Basis   string  `json:"basis"`
+	// Splits: the step within 10% of the TPOT, so it splits the row's
+	// rest; false, its figures stand beside the row, not in its terms
+	// (the profiler's overhead, or another setting than the row's).
+	Splits bool   `json:"splits"`
+	Basis  string `json:"basis"`
 }
 
 // TracedAllReduce is a capture's all-reduce a step against the predicted

@@ -38,6 +38,10 @@ import (
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
+// captureFit is how far, in percent, a capture's step may be from a row's
+// TPOT and still split the row's rest.
+const captureFit = 10
+
 // arShareMin is the share of a token's time under which the all-reduce
 // is not what bounds decode.
 const arShareMin = 0.10
@@ -205,8 +209,13 @@ func (w *Writer) budgetOf(ph *campaign.Phase, fl *record.Floor, cfg decodefloor.
 			cs.OtherMs = cs.BusyMs - pt.FloorMs - ar
 			cs.GapPct = 100 * (cs.StepMs - pt.TPOTms) / pt.TPOTms
 			cs.Basis = fmt.Sprintf("the capture %s: its median profiler step on the GPU's timeline, the GPU busy a step (the union of kernels and copies over its steps), the mean over %d rank(s); other GPU work is the busy less the floor and %s", cs.Phase, cs.Ranks, arHow)
+			cs.Splits = math.Abs(cs.GapPct) <= captureFit
 			b.Captured = &cs
-			b.RestBasis = fmt.Sprintf("what is left; the capture at this batch splits it: %s ms of GPU work beyond the floor and the all-reduce (GEMMs above their floor, attention, the other kernels), %s ms idle between kernels (host, launches)", FormatNumber(cs.OtherMs), FormatNumber(cs.IdleMs))
+			if cs.Splits {
+				b.RestBasis = fmt.Sprintf("what is left; the capture at this batch splits it: %s ms of GPU work beyond the floor and the all-reduce (GEMMs above their floor, attention, the other kernels), %s ms idle between kernels (host, launches)", FormatNumber(cs.OtherMs), FormatNumber(cs.IdleMs))
+			} else {
+				b.RestBasis += fmt.Sprintf("; the capture %s at this batch is %+.0f%% from the TPOT (the profiler's overhead, or another setting than the row's): it does not split the rest", cs.Phase, cs.GapPct)
+			}
 		} else if cap.stepErr != "" {
 			b.RestBasis += "; " + cap.stepErr
 		}
@@ -227,7 +236,7 @@ func verdictOf(pt *record.FloorPoint, b *record.Budget) (string, string) {
 	}
 	if ar.Calls == 0 {
 		rest := fmt.Sprintf("the rest %s ms (host, launches, GEMMs above their floor)", FormatNumber(b.RestMs))
-		if c := b.Captured; c != nil {
+		if c := b.Captured; c != nil && c.Splits {
 			rest = fmt.Sprintf("other GPU work %s ms, GPU idle %s ms (the capture %s)", FormatNumber(c.OtherMs), FormatNumber(c.IdleMs), c.Phase)
 		}
 		return boundNeither, head + fmt.Sprintf("one GPU, no all-reduce: the floor is %.0f%% of %s ms a token, %s", 100*b.FloorMs/pt.TPOTms, FormatNumber(pt.TPOTms), rest)
@@ -322,8 +331,8 @@ func (w *Writer) budgetSection(ph *campaign.Phase, fl *record.Floor) string {
 		if c := pt.Budget.Captured; c != nil {
 			fmt.Fprintf(&b, "  Captured: `%s`'s step at batch %d spans %s ms on the GPU (%+.0f%% of the TPOT), %s ms of it busy: beyond the floor (%s ms) and the all-reduce, %s ms of other GPU work (GEMMs above their floor, attention, the rest of the kernels); %s ms idle between kernels (host, launches)",
 				codeText(c.Phase), pt.Batch, FormatNumber(c.StepMs), c.GapPct, FormatNumber(c.BusyMs), FormatNumber(pt.FloorMs), FormatNumber(c.OtherMs), FormatNumber(c.IdleMs))
-			if math.Abs(c.GapPct) > 10 {
-				b.WriteString(". ⚠ The capture's step is over 10% from the row's TPOT: the profiler's overhead, or another setting than the row's")
+			if !c.Splits {
+				b.WriteString(". ⚠ The capture's step is over 10% from the row's TPOT (the profiler's overhead, or another setting than the row's): its figures stand beside the row, not in its terms")
 			}
 			b.WriteString(".\n")
 		}
@@ -414,19 +423,19 @@ func budgetChart(ph *campaign.Phase, fl *record.Floor) ([]byte, error) {
 			return b.AllReduce.BandwidthMs
 		}},
 		{"other GPU work (captured)", func(b *record.Budget) float64 {
-			if b.Captured == nil {
+			if b.Captured == nil || !b.Captured.Splits {
 				return 0
 			}
 			return max(b.Captured.OtherMs, 0)
 		}},
 		{"GPU idle (captured)", func(b *record.Budget) float64 {
-			if b.Captured == nil {
+			if b.Captured == nil || !b.Captured.Splits {
 				return 0
 			}
 			return max(b.Captured.IdleMs, 0)
 		}},
 		{"the rest, not apart", func(b *record.Budget) float64 {
-			if c := b.Captured; c != nil {
+			if c := b.Captured; c != nil && c.Splits {
 				return max(b.RestMs-max(c.OtherMs, 0)-max(c.IdleMs, 0), 0)
 			}
 			return max(b.RestMs, 0)
