@@ -76,9 +76,16 @@ func TestTheHouse(t *testing.T) {
 	for dir := range pkgs {
 		switch {
 		case dir == "runner/link":
-			below(dir, "runner", "internal", "gpu") // the GPU rounds travel on it
+			below(dir, "runner/state", "internal", "gpu") // the GPU rounds travel on it; below the runner
+		// The state types every reader of a campaign's results needs, as
+		// the journal replays them: below the engine (a job's Slurm words
+		// and the plan are all they read).
+		case dir == "runner/state":
+			below(dir, "runner/campaign", "runner/slurm/words", "internal")
+		case dir == "runner/slurm/words" || dir == "runner/search":
+			below(dir)
 		case dir == "runner" || strings.HasPrefix(dir, "runner/"):
-			below(dir, "runner", "internal")
+			below(dir, "runner", "results", "internal")
 		case dir == "gpu":
 			below(dir)
 		case strings.HasPrefix(dir, "internal/") && dir != "internal/statedir":
@@ -92,9 +99,10 @@ func TestTheHouse(t *testing.T) {
 		case dir == "compare":
 			below(dir, "record", "conditions", "runner/campaign", "report/trace", "results", "internal")
 		// results is the one model of a campaign's results every view
-		// reads: above the runner and the record, below the views.
+		// reads, and its rules, which the runner calls: above the state
+		// types, below the runner and every view.
 		case dir == "results":
-			below(dir, "runner", "internal")
+			below(dir, "runner/state", "runner/campaign", "runner/search", "internal")
 		// history reads records through compare's identity of a measure.
 		case dir == "history":
 			below(dir, "compare", "record", "conditions", "runner/campaign", "internal")
@@ -134,7 +142,33 @@ func TestTheHouse(t *testing.T) {
 			t.Errorf("%s imports tui: only the commands (and a client) may", dir)
 		}
 	}
+	// The record and compare build without the engine: nothing they
+	// import, however far down, is the runner or what runs steps.
+	for _, dir := range []string{"record", "compare", "results"} {
+		for dep := range depsOf(pkgs, dir) {
+			switch dep {
+			case "runner", "runner/supervise", "runner/slurm", "runner/modelload":
+				t.Errorf("%s builds %s (through its imports): the state types it reads live in runner/state", dir, dep)
+			}
+		}
+	}
 	if rootLines >= 1500 {
 		t.Errorf("the root package has %d lines of non-test Go: it holds commands only (under 1,500)", rootLines)
 	}
+}
+
+// depsOf is every package of ours dir imports, however far down.
+func depsOf(pkgs map[string]map[string]bool, dir string) map[string]bool {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(d string) {
+		for im := range pkgs[d] {
+			if !seen[im] {
+				seen[im] = true
+				walk(im)
+			}
+		}
+	}
+	walk(dir)
+	return seen
 }

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/testutil"
-	"github.com/greenlight-run/greenlight/runner/slurm"
 	"github.com/greenlight-run/greenlight/runner/slurm/slurmtest"
+	"github.com/greenlight-run/greenlight/runner/slurm/words"
 )
 
 // TestTwoNodeSlurmExample runs examples/kimi-k25-slurm.yaml as written on
@@ -104,7 +104,7 @@ func TestTwoNodeSlurmExample(t *testing.T) {
 	if m == nil || !strings.Contains(serve, "**Status:** ✅ done") {
 		t.Fatalf("serve's block does not say it ran as one job over two nodes, done:\n%s", serve)
 	}
-	nodes := slurm.Hostnames(m[1])
+	nodes := words.Hostnames(m[1])
 	for _, n := range nodes {
 		for g := range 8 {
 			if !strings.Contains(serve, fmt.Sprintf("| %s:%d |", n, g)) {

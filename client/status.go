@@ -3,11 +3,11 @@ package client
 import (
 	"errors"
 	"fmt"
-	"github.com/greenlight-run/greenlight/report/mdfile"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/report/mdfile"
 	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -158,7 +158,7 @@ type StatusSearch struct {
 	Done      bool   `json:"done,omitempty"`
 	Words     string `json:"words,omitempty"` // what it found, as the record says it
 	// Slip: the search stopped because its SLO names a column no run
-	// wrote (runner.SearchSlip); no limit is given.
+	// wrote (results.SearchSlip); no limit is given.
 	Slip string `json:"slip,omitempty"`
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
-	"github.com/greenlight-run/greenlight/runner/slurm"
+	"github.com/greenlight-run/greenlight/runner/slurm/words"
 )
 
 // feedSessions tells the sampler which sessions are the campaign's.
@@ -52,7 +52,7 @@ func feedHolders(s *gpu.Sampler, r *runner.Runner, every time.Duration, done <-c
 // followSlurmNodes keeps the scraped exporters (dcgm:slurm-nodes:PORT) on
 // the nodes of the campaign's running Slurm jobs: as a job starts its
 // nodes are added, as it ends they stop being scraped. Node lists are
-// expanded as `scontrol show hostnames` does (slurm.Hostnames).
+// expanded as `scontrol show hostnames` does (words.Hostnames).
 func followSlurmNodes(src gpu.Source, events <-chan runner.Event) {
 	if !gpu.FollowsSlurm(src) {
 		for range events {
@@ -76,7 +76,7 @@ func followSlurmNodes(src gpu.Source, events <-chan runner.Event) {
 		}
 		var nodes []string
 		for _, l := range lists {
-			nodes = append(nodes, slurm.Hostnames(l)...)
+			nodes = append(nodes, words.Hostnames(l)...)
 		}
 		last = key
 		gpu.FollowNodes(src, nodes)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -137,7 +138,7 @@ func acrossBlock(a across, syn *campaign.Phase, ps runner.PhaseState, charts map
 // better lower (expect:, better:, or a time by its name: record.Way); a
 // metric with no direction is said as highest.
 func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
-	metrics, vals := runner.PointValues(syn, ps.Steps)
+	metrics, vals := results.PointValues(syn, ps.Steps)
 	svc := syn.Sweep.Axes[0]
 	own := syn.Sweep.Points / len(svc.Values)
 	names := make([]string, own) // the phase's own points, as the tables' columns say them

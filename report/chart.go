@@ -409,7 +409,7 @@ func (w *Writer) updateCharts(p *runner.PhaseState) error {
 	rows, done := 0, 0
 	for _, s := range p.Steps {
 		rows += len(s.Results)
-		// A run counts once its unit is done (runner.PointUnits), a
+		// A run counts once its unit is done (results.PointUnits), a
 		// search's limit moves as a probe ends, a roofline's clock is fixed
 		// as a step ends: each is drawn again then, not as a row lands.
 		if s.Status == runner.Done {

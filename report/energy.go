@@ -9,6 +9,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // IsTokenRate says a column is a token throughput (tokens per second),
@@ -60,7 +61,7 @@ func (w *Writer) energySection(ph *campaign.Phase, p runner.PhaseState) string {
 		case f != nil && !f.ReadFrom.IsZero():
 			drew = fmt.Sprintf(", read from %s only", f.ReadFrom.Format("15:04:05"))
 		case f != nil && f.EnergyWh > 0:
-			drew = fmt.Sprintf(", %s Wh drawn by %s", FormatNumber(f.EnergyWh), runner.EnergyBasis(f.EnergyFrom))
+			drew = fmt.Sprintf(", %s Wh drawn by %s", FormatNumber(f.EnergyWh), state.EnergyBasis(f.EnergyFrom))
 		}
 		lines = append(lines, fmt.Sprintf("- step %d: %s %s tok/s at %s W (%d GPUs, their mean power while the step ran%s): **%s J/token**",
 			s.Index+1, cell(col), FormatNumber(rate), FormatNumber(float64(int(watts+0.5))), gpus, drew, FormatNumber(j)))

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -56,7 +57,7 @@ func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error
 		}
 	}()
 	pc, sw := ph.Plot, ph.Sweep
-	_, vals := runner.PointValues(ph, p.Steps)
+	_, vals := results.PointValues(ph, p.Steps)
 	labelAxis := -1
 	for i, a := range sw.Axes {
 		if a.Name == pc.Label {

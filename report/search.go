@@ -22,7 +22,7 @@ import (
 // term that binds there, whether the margin falls off a cliff past it,
 // each probe (value, runs, verdict, the SLO metrics' means), and a chart
 // of each SLO metric against the axis with its limit drawn. All of it
-// replayed from the units' rows (runner.SearchProbes), as the runner
+// replayed from the units' rows (results.SearchProbes), as the runner
 // decided.
 
 // cliffRatio: past the limit, the binding term's margin falls this many

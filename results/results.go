@@ -1,26 +1,30 @@
 // Package results is the one model of a campaign's results: for every
 // phase, its points and their runs (each unit counted by the runner's one
-// rule, runner.PointUnits), each metric's mean, 95% interval and n, the
+// rule, PointUnits), each metric's mean, 95% interval and n, the
 // verdicts (noisy, precise, skipped and by whom, cut), a search's result
 // as a typed value, each metric's direction and its basis, and the
 // phase's running time over all its runs. It is a function of the plan
-// and the campaign's state alone (the runner's own live, runner.Replay's
+// and the campaign's state alone (the runner's own live, Replay's
 // from the state dir after any restart): the same inputs give the same
 // model. Every view reads it and none decides a verdict of its own: the
 // record's blocks and NAME.json (package report), `status` and `status
 // --json` (package client), the window and its charts (package tui).
 //
-// results imports runner and its sub-packages; nothing above them. Its
-// types are the record's (NAME.json) and status --json's as they are.
+// Its rules (units.go: a point's units and their typed outcomes, noise;
+// searchrules.go: a search's probes and the words of its conclusion;
+// slips.go) are the runner's too: the runner calls them for its own
+// decisions. results imports the state types (runner/state), the plan
+// and the search's judge; never the runner. Its types are the record's
+// (NAME.json) and status --json's as they are.
 package results
 
 import (
 	"slices"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/search"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // Model is a campaign's results, phase by phase in plan order.
@@ -165,7 +169,7 @@ type Stat struct {
 func (s Stat) Values() []float64 { return s.values }
 
 // Of is the model of the campaign's results in st, as plan says.
-func Of(plan *campaign.Plan, st *runner.State) *Model {
+func Of(plan *campaign.Plan, st *state.State) *Model {
 	m := &Model{}
 	if st == nil {
 		return m
@@ -196,7 +200,7 @@ func (m *Model) Phase(id string) *Phase {
 }
 
 // PhaseOf is one phase's results: O(its steps and rows).
-func PhaseOf(ph *campaign.Phase, p *runner.PhaseState, now time.Time) Phase {
+func PhaseOf(ph *campaign.Phase, p *state.PhaseState, now time.Time) Phase {
 	out := Phase{ID: p.ID, Status: string(p.Status), Kind: KindSteps, phase: ph}
 	if now.IsZero() {
 		now = time.Now()
@@ -215,12 +219,12 @@ func PhaseOf(ph *campaign.Phase, p *runner.PhaseState, now time.Time) Phase {
 		out.Kind = KindSweep
 	}
 	if ph.Sweep == nil || len(ph.Sweep.Units) == 0 {
-		out.Metrics = metricsOf(ph, runner.PhaseMetrics(ph, runner.ResultColumns(ph, p.Steps)))
+		out.Metrics = metricsOf(ph, PhaseMetrics(ph, ResultColumns(ph, p.Steps)))
 		return out
 	}
 	sw := ph.Sweep
-	units := runner.PointUnits(ph, p.Steps)
-	names, vals := runner.ValuesOf(ph, units)
+	units := PointUnits(ph, p.Steps)
+	names, vals := ValuesOf(ph, units)
 	out.Metrics = metricsOf(ph, names)
 	out.Repeat = &Repeat{Min: sw.Repeats.Min, Max: sw.Repeats.Max, Precision: sw.Repeats.Precision}
 	if sw.Search != nil {
@@ -256,7 +260,7 @@ func PhaseOf(ph *campaign.Phase, p *runner.PhaseState, now time.Time) Phase {
 				continue
 			}
 			s := StatOf(name, xs)
-			s.Noisy = judgeNoise && pt.Complete && runner.Noisy(xs, sw.Noise)
+			s.Noisy = judgeNoise && pt.Complete && Noisy(xs, sw.Noise)
 			pt.Noisy = pt.Noisy || s.Noisy
 			pt.Stats = append(pt.Stats, s)
 		}
@@ -275,12 +279,12 @@ func PhaseOf(ph *campaign.Phase, p *runner.PhaseState, now time.Time) Phase {
 
 // probesEnded are the points (by index) of a search's probes that
 // have ended: judged, or out of runs. nil for a grid.
-func probesEnded(ph *campaign.Phase, p *runner.PhaseState) map[int]bool {
+func probesEnded(ph *campaign.Phase, p *state.PhaseState) map[int]bool {
 	ss := ph.Sweep.Search
 	if ss == nil {
 		return nil
 	}
-	s, _ := runner.SearchProbes(ph, p.Steps)
+	s, _ := SearchProbes(ph, p.Steps)
 	out := map[int]bool{}
 	for _, pr := range s.Probes {
 		if i := slices.Index(ss.Values, pr.Value); i >= 0 {
@@ -294,21 +298,21 @@ func probesEnded(ph *campaign.Phase, p *runner.PhaseState) map[int]bool {
 // first, then a failure, a stop; a point with runs to come is pending;
 // else, of a point through, what cut its runs short (skipped by you, not
 // needed as precise, until:, the search not asking), or done.
-func pointOf(units []runner.UnitRun) Point {
+func pointOf(units []UnitRun) Point {
 	pt := Point{Planned: len(units), Complete: true}
-	has := map[runner.Outcome]int{}
+	has := map[Outcome]int{}
 	var skipAt time.Time
 	for _, u := range units {
 		has[u.Outcome]++
 		switch u.Outcome {
-		case runner.UnitDone:
+		case UnitDone:
 			pt.Runs++
 			if u.Stamp != "" {
 				pt.Stamped++
 			}
-		case runner.UnitStamped:
+		case UnitStamped:
 			pt.Stamped++
-		case runner.UnitSkipped:
+		case UnitSkipped:
 			if skipAt.IsZero() || u.Ended.Before(skipAt) {
 				skipAt = u.Ended
 			}
@@ -317,33 +321,33 @@ func pointOf(units []runner.UnitRun) Point {
 			pt.Complete = false
 		}
 		switch u.Outcome {
-		case runner.UnitFailed, runner.UnitStopped, runner.UnitCut, runner.UnitNotProbed:
+		case UnitFailed, UnitStopped, UnitCut, UnitNotProbed:
 			if pt.Reason == "" {
 				pt.Reason = u.Reason
 			}
 		}
 	}
 	switch {
-	case has[runner.UnitRunning] > 0:
+	case has[UnitRunning] > 0:
 		pt.State = Running
-	case has[runner.UnitFailed] > 0:
+	case has[UnitFailed] > 0:
 		pt.State = Failed
-	case has[runner.UnitStopped] > 0:
+	case has[UnitStopped] > 0:
 		pt.State = Stopped
-	case has[runner.UnitPending] > 0:
+	case has[UnitPending] > 0:
 		pt.State = Pending
-	case has[runner.UnitSkipped] > 0:
+	case has[UnitSkipped] > 0:
 		pt.State = Skipped
-		pt.Skip = &Skip{By: "you", AfterRuns: pt.Runs, NotRun: has[runner.UnitSkipped]}
+		pt.Skip = &Skip{By: "you", AfterRuns: pt.Runs, NotRun: has[UnitSkipped]}
 		if !skipAt.IsZero() {
 			at := skipAt.UTC()
 			pt.Skip.At = &at
 		}
-	case has[runner.UnitPrecise] > 0:
+	case has[UnitPrecise] > 0:
 		pt.State = Precise
-	case has[runner.UnitCut] > 0: // its first runs may have run before until: cut the rest
+	case has[UnitCut] > 0: // its first runs may have run before until: cut the rest
 		pt.State = Cut
-	case has[runner.UnitNotProbed] > 0 && pt.Runs == 0 && pt.Stamped == 0:
+	case has[UnitNotProbed] > 0 && pt.Runs == 0 && pt.Stamped == 0:
 		pt.State = NotProbed
 	default:
 		pt.State = Done
@@ -391,7 +395,7 @@ func StatOf(metric string, xs []float64) Stat {
 		s.Mean = xs[0]
 	default:
 		s.Mean, _, s.Half = search.Interval(xs)
-		s.CV = runner.CV(xs)
+		s.CV = CV(xs)
 	}
 	// JSON has no NaN or infinity: a value that overflowed is said as 0
 	// (its rows, in the CSV and the record, keep what was written).

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 func plan(t testing.TB, body string) *campaign.Plan {
@@ -32,18 +32,19 @@ phases:
 
 // unit is one run's step: its status, its reason, its tflops.
 type unit struct {
-	st  runner.Status
+	st  state.Status
 	why string
 	v   float64
+	by  state.SkipBy
 }
 
-func state(ph *campaign.Phase, units [][]unit, at time.Time) *runner.PhaseState {
-	p := &runner.PhaseState{ID: ph.ID, Status: runner.Running, Started: at}
+func phaseState(ph *campaign.Phase, units [][]unit, at time.Time) *state.PhaseState {
+	p := &state.PhaseState{ID: ph.ID, Status: state.Running, Started: at}
 	for i, s := range ph.AllSteps() {
 		u := units[s.Unit.Point][s.Unit.Repeat-1]
-		ss := runner.StepState{Index: i, Status: u.st, Reason: u.why, Ended: at}
-		if u.st == runner.Done {
-			ss.Results = []runner.Row{{Phase: ph.ID, Step: i, Cols: []string{"m", "repeat", "tflops"}, Values: []any{"1", float64(s.Unit.Repeat), u.v}}}
+		ss := state.StepState{Index: i, Status: u.st, Reason: u.why, Skip: u.by, Ended: at}
+		if u.st == state.Done {
+			ss.Results = []state.Row{{Phase: ph.ID, Step: i, Cols: []string{"m", "repeat", "tflops"}, Values: []any{"1", float64(s.Unit.Repeat), u.v}}}
 		}
 		p.Steps = append(p.Steps, ss)
 	}
@@ -56,16 +57,16 @@ func TestPointStates(t *testing.T) {
 	p := plan(t, grid)
 	ph := p.Phase("g")
 	at := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
-	d, s, pend := runner.Done, runner.Skipped, runner.Pending
+	d, s, pend := state.Done, state.Skipped, state.Pending
 	units := [][]unit{
-		{{d, "", 100}, {d, "", 100}, {d, "", 100}, {s, "precise after 3 runs: every metric's 95% interval within 2% of its mean", 0}},
-		{{d, "", 100}, {d, "", 140}, {d, "", 120}, {d, "", 130}},   // noisy, ran to its max
-		{{d, "", 100}, {d, "", 140}, {pend, "", 0}, {pend, "", 0}}, // disagrees, but not done: not judged
-		{{d, "", 100}, {d, "", 101}, {s, "skipped by you (point m=4)", 0}, {s, "skipped by you (point m=4)", 0}},
-		{{s, "until: failed: m=4 missed its expectation", 0}, {s, "until: failed: m=4 missed its expectation", 0}, {s, "until: failed: x", 0}, {s, "until: failed: x", 0}},
-		{{d, "", 100}, {runner.Stopped, "stopped by you", 0}, {pend, "", 0}, {pend, "", 0}},
+		{{d, "", 100, ""}, {d, "", 100, ""}, {d, "", 100, ""}, {s, "precise after 3 runs: every metric's 95% interval within 2% of its mean", 0, state.SkipPrecise}},
+		{{d, "", 100, ""}, {d, "", 140, ""}, {d, "", 120, ""}, {d, "", 130, ""}},   // noisy, ran to its max
+		{{d, "", 100, ""}, {d, "", 140, ""}, {pend, "", 0, ""}, {pend, "", 0, ""}}, // disagrees, but not done: not judged
+		{{d, "", 100, ""}, {d, "", 101, ""}, {s, "skipped by you (point m=4)", 0, state.SkipByYou}, {s, "skipped by you (point m=4)", 0, state.SkipByYou}},
+		{{s, "until: failed: m=4 missed its expectation", 0, state.SkipCut}, {s, "until: failed: m=4 missed its expectation", 0, state.SkipCut}, {s, "until: failed: x", 0, state.SkipCut}, {s, "until: failed: x", 0, state.SkipCut}},
+		{{d, "", 100, ""}, {state.Stopped, "stopped by you", 0, ""}, {pend, "", 0, ""}, {pend, "", 0, ""}},
 	}
-	rp := PhaseOf(ph, state(ph, units, at), at.Add(time.Minute))
+	rp := PhaseOf(ph, phaseState(ph, units, at), at.Add(time.Minute))
 	want := []struct {
 		state    PointState
 		runs     int
@@ -94,15 +95,15 @@ func TestPointStates(t *testing.T) {
 		t.Errorf("metrics: %+v", m)
 	}
 	// A point cut by until: after its first run is cut, with that run.
-	units[4][0] = unit{d, "", 90}
-	if pt := PhaseOf(ph, state(ph, units, at), at).Points[4]; pt.State != Cut || pt.Runs != 1 {
+	units[4][0] = unit{d, "", 90, ""}
+	if pt := PhaseOf(ph, phaseState(ph, units, at), at).Points[4]; pt.State != Cut || pt.Runs != 1 {
 		t.Errorf("m=5 cut after a run: %s after %d runs; want cut after 1", pt.State, pt.Runs)
 	}
-	units[4][0] = unit{s, "until: failed: m=4 missed its expectation", 0}
+	units[4][0] = unit{s, "until: failed: m=4 missed its expectation", 0, state.SkipCut}
 	// The third run lands and settles m=3: judged now, and not noisy
 	// when it agrees... it does not: 100, 140, 120 disagree.
-	units[2][2], units[2][3] = unit{d, "", 120}, unit{d, "", 121}
-	rp = PhaseOf(ph, state(ph, units, at), at)
+	units[2][2], units[2][3] = unit{d, "", 120, ""}, unit{d, "", 121, ""}
+	rp = PhaseOf(ph, phaseState(ph, units, at), at)
 	if pt := rp.Points[2]; pt.State != Done || !pt.Complete || !pt.Noisy {
 		t.Errorf("m=3 once its runs are in: %+v", pt)
 	}
@@ -113,11 +114,11 @@ func TestPointStates(t *testing.T) {
 func TestUnitValueIsTheMeanOfItsRows(t *testing.T) {
 	p := plan(t, strings.Replace(grid, "{until: 2%, max: 4}", "2", 1))
 	ph := p.Phase("g")
-	st := &runner.PhaseState{ID: "g", Status: runner.Done}
+	st := &state.PhaseState{ID: "g", Status: state.Done}
 	for i := range ph.AllSteps() {
-		ss := runner.StepState{Index: i, Status: runner.Done}
+		ss := state.StepState{Index: i, Status: state.Done}
 		for _, v := range []float64{10, 20} {
-			ss.Results = append(ss.Results, runner.Row{Cols: []string{"tflops"}, Values: []any{v + float64(i%2)}})
+			ss.Results = append(ss.Results, state.Row{Cols: []string{"tflops"}, Values: []any{v + float64(i%2)}})
 		}
 		st.Steps = append(st.Steps, ss)
 	}
@@ -128,19 +129,19 @@ func TestUnitValueIsTheMeanOfItsRows(t *testing.T) {
 }
 
 // bigState is a finished grid of points × repeats units, one row each.
-func bigState(b testing.TB, points, repeats int) (*campaign.Plan, *runner.State) {
+func bigState(b testing.TB, points, repeats int) (*campaign.Plan, *state.State) {
 	vals := make([]string, points)
 	for i := range vals {
 		vals[i] = fmt.Sprint(i + 1)
 	}
 	p := plan(b, fmt.Sprintf("name: c\nphases:\n  - id: g\n    sweep: {m: [%s]}\n    repeat: %d\n    steps:\n      - run: |\n          true\n", strings.Join(vals, ", "), repeats))
 	ph := p.Phase("g")
-	ps := runner.PhaseState{ID: "g", Status: runner.Done}
+	ps := state.PhaseState{ID: "g", Status: state.Done}
 	for i, s := range ph.AllSteps() {
-		ps.Steps = append(ps.Steps, runner.StepState{Index: i, Status: runner.Done, Results: []runner.Row{{
+		ps.Steps = append(ps.Steps, state.StepState{Index: i, Status: state.Done, Results: []state.Row{{
 			Cols: []string{"m", "repeat", "tflops", "time_us"}, Values: []any{"1", float64(s.Unit.Repeat), 100 + float64(i%7), 50 + float64(i%3)}}}})
 	}
-	return p, &runner.State{Phases: []runner.PhaseState{ps}, Now: time.Now()}
+	return p, &state.State{Phases: []state.PhaseState{ps}, Now: time.Now()}
 }
 
 // BenchmarkModel: the model of a campaign of 1,000, 5,000 and 20,000
@@ -179,14 +180,14 @@ phases:
 `)
 	ph := p.Phase("limit")
 	at := time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)
-	ps := &runner.PhaseState{ID: ph.ID, Status: runner.Stopped, Started: at}
+	ps := &state.PhaseState{ID: ph.ID, Status: state.Stopped, Started: at}
 	values := ph.Sweep.Search.Values
 	for i, s := range ph.AllSteps() {
 		v := values[s.Unit.Point]
-		ss := runner.StepState{Index: i, Status: runner.Pending, Ended: at}
+		ss := state.StepState{Index: i, Status: state.Pending, Ended: at}
 		if (v == 1 || v == 2) && s.Unit.Repeat <= 3 {
-			ss.Status = runner.Done
-			ss.Results = []runner.Row{{Phase: ph.ID, Step: i, Cols: []string{"concurrency", "repeat", "tpot_ms"}, Values: []any{fmt.Sprint(v), float64(s.Unit.Repeat), float64(v) + float64(s.Unit.Repeat)/100}}}
+			ss.Status = state.Done
+			ss.Results = []state.Row{{Phase: ph.ID, Step: i, Cols: []string{"concurrency", "repeat", "tpot_ms"}, Values: []any{fmt.Sprint(v), float64(s.Unit.Repeat), float64(v) + float64(s.Unit.Repeat)/100}}}
 		}
 		ps.Steps = append(ps.Steps, ss)
 	}
@@ -206,5 +207,28 @@ phases:
 	}
 	if s := rp.Search; s == nil || len(s.Probes) != 2 || s.Done {
 		t.Errorf("search %+v; want 2 probes, not done", s)
+	}
+}
+
+// TestOutcomeIsTyped: a skipped unit is counted by the typed reason the
+// runner gave (state.SkipBy), never by the words of its Reason.
+func TestOutcomeIsTyped(t *testing.T) {
+	p := plan(t, grid)
+	ph := p.Phase("g")
+	at := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	d, s := state.Done, state.Skipped
+	units := make([][]unit, 6)
+	for i := range units {
+		units[i] = []unit{{d, "", 100, ""}, {d, "", 100, ""}, {d, "", 100, ""}, {d, "", 100, ""}}
+	}
+	// Words that say one thing, a type that says another: the type wins.
+	units[0][3] = unit{s, "skipped by you (point m=1)", 0, state.SkipPrecise}
+	units[1][3] = unit{s, "precise after 3 runs", 0, state.SkipByYou}
+	units[2][3] = unit{s, "", 0, state.SkipCut}
+	got := PointUnits(ph, phaseState(ph, units, at).Steps)
+	for point, want := range map[int]Outcome{0: UnitPrecise, 1: UnitSkipped, 2: UnitCut} {
+		if o := got[point][3].Outcome; o != want {
+			t.Errorf("point %d's last unit: %s; want %s (by its typed skip)", point, o, want)
+		}
 	}
 }

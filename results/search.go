@@ -1,13 +1,13 @@
 package results
 
 import (
-	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/search"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // Search is what an SLO search concluded, replayed from its units' rows
-// as the runner decided (runner.SearchProbes): the limit, its bracket,
+// as the runner decided (SearchProbes): the limit, its bracket,
 // the term that binds there and its margin, each probe.
 type Search struct {
 	Axis      string `json:"axis"`
@@ -76,9 +76,9 @@ func (s *Search) Probe(v int) *Probe {
 	return nil
 }
 
-func searchOf(ph *campaign.Phase, p *runner.PhaseState, units map[int][]runner.UnitRun) *Search {
+func searchOf(ph *campaign.Phase, p *state.PhaseState, units map[int][]UnitRun) *Search {
 	ss := ph.Sweep.Search
-	s, _ := runner.SearchProbes(ph, p.Steps)
+	s, _ := SearchProbes(ph, p.Steps)
 	out := &Search{Axis: ss.Axis, Lo: ss.Lo, Hi: ss.Hi, MaxProbes: ss.MaxProbes(), s: s}
 	for _, t := range ss.SLO {
 		out.SLO = append(out.SLO, Term{Metric: t.Metric, Op: t.Op, Limit: t.Limit})
@@ -93,7 +93,7 @@ func searchOf(ph *campaign.Phase, p *runner.PhaseState, units map[int][]runner.U
 		out.Runs += pr.Repeats
 		out.Probes = append(out.Probes, probe)
 	}
-	if why := runner.SearchSlip(ph, p.Steps); why != "" {
+	if why := SearchSlip(ph, p.Steps); why != "" {
 		out.Slip, out.Done, out.Words = why, p.Status.Finished(), "stopped: "+why
 		return out
 	}
@@ -111,7 +111,7 @@ func searchOf(ph *campaign.Phase, p *runner.PhaseState, units map[int][]runner.U
 		out.Indeterminate = a.Verdict == search.Indeterminate
 	}
 	if len(s.Probes) > 0 {
-		out.Words = runner.SearchWords(ss, s)
+		out.Words = SearchWords(ss, s)
 		if !out.Done {
 			out.Words += ", so far"
 		}
@@ -119,13 +119,13 @@ func searchOf(ph *campaign.Phase, p *runner.PhaseState, units map[int][]runner.U
 	// The value probed now: a unit of it runs.
 	steps := ph.AllSteps()
 	for i, st := range p.Steps {
-		if st.Status != runner.Running || i >= len(steps) || steps[i].Unit == nil {
+		if st.Status != state.Running || i >= len(steps) || steps[i].Unit == nil {
 			continue
 		}
 		u := steps[i].Unit
 		out.Probing = ss.Values[u.Point]
 		for _, run := range units[u.Point] {
-			if run.Outcome == runner.UnitDone || run.Outcome == runner.UnitRunning || run.Outcome == runner.UnitStamped {
+			if run.Outcome == UnitDone || run.Outcome == UnitRunning || run.Outcome == UnitStamped {
 				out.Run++
 			}
 		}

@@ -43,13 +43,6 @@ type Claim struct {
 	Outside bool `json:"outside,omitempty"`
 }
 
-// Unclaimed is a file a phase's artifacts match that is not its: said in
-// its block, with why.
-type Unclaimed struct {
-	Path string
-	Why  string
-}
-
 // claimSlack is how far before a step's start a file's time may be and
 // still be its, on a filesystem that keeps times to the second; one that
 // keeps finer times is given fineSlack (a clock read a little apart), so

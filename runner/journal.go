@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner/supervise"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/greenlight-run/greenlight/runner/state"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // record is one line of the journal: a transition, fsynced before anyone
@@ -26,6 +28,7 @@ type record struct {
 	Unit     string           `json:"unit,omitempty"`      // at a sweep step's start: its unit's identity (campaign.Sweep.Identity)
 	Status   Status           `json:"status,omitempty"`
 	Reason   string           `json:"reason,omitempty"`
+	Skip     state.SkipBy     `json:"skip,omitempty"` // a step skipped by a decision: why, typed (Reason says it in words)
 	Dir      string           `json:"dir,omitempty"`
 	ExitCode int              `json:"exit,omitempty"`
 	PID      int              `json:"pid,omitempty"`   // the step's supervisor
@@ -68,6 +71,16 @@ const (
 	recFinished    = "campaign-end"
 	recClaim       = "claim" // Claims: files the step in Dir made (Step -1: said to be no step's)
 )
+
+// skipBy is a step end's typed skip. A journal written before skips were
+// typed has only its words: the one skip journaled with a step's end is
+// a point skipped by you, whose words begin whyByYou.
+func (rec record) skipBy() state.SkipBy {
+	if rec.Skip == "" && rec.Status == Skipped && strings.HasPrefix(rec.Reason, whyByYou) {
+		return state.SkipByYou
+	}
+	return rec.Skip
+}
 
 // factsOf are the facts a facts record (or an older journal's stamp)
 // holds.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
@@ -208,12 +209,12 @@ phases:
 	if got := fileLines(t, filepath.Join(dir, "ran")); !slices.Equal(got, []string{"1", "64", "1", "64"}) {
 		t.Errorf("ran %v; want every other point's runs", got)
 	}
-	units := PointUnits(p.Phase("decode"), d.Steps)
+	units := results.PointUnits(p.Phase("decode"), d.Steps)
 	for pt, runs := range units {
 		for _, u := range runs {
-			want := UnitDone
+			want := results.UnitDone
 			if pt == 1 {
-				want = UnitFailed
+				want = results.UnitFailed
 			}
 			if u.Outcome != want {
 				t.Errorf("point %d repeat %d: %s; want %s", pt, u.Repeat, u.Outcome, want)
@@ -266,11 +267,11 @@ phases:
 `)
 	ph := p.Phase("g")
 	steps := []StepState{{Status: Done}, {Status: Stopped, Reason: "campaign stopped"}}
-	if PointComplete(ph, steps, 0) {
+	if results.PointComplete(ph, steps, 0) {
 		t.Error("a point with a run cut by a stop is complete")
 	}
 	steps[1] = StepState{Status: Done}
-	if !PointComplete(ph, steps, 0) {
+	if !results.PointComplete(ph, steps, 0) {
 		t.Error("a point with both runs done is not complete")
 	}
 }

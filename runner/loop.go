@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/greenlight-run/greenlight/internal/format"
-	"github.com/greenlight-run/greenlight/runner/supervise"
-
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/runner/state"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 func (r *Runner) loop() {
@@ -173,7 +174,7 @@ func (r *Runner) skip(id string) error {
 	if err != nil {
 		return err
 	}
-	if err := Allowed(VerbSkip, pr.ph, &pr.state, pr.gateOpen); err != nil {
+	if err := state.Allowed(VerbSkip, pr.ph, &pr.state, pr.gateOpen); err != nil {
 		return err
 	}
 	why := "by you" + pr.unitsDoneSaid()
@@ -182,8 +183,7 @@ func (r *Runner) skip(id string) error {
 		r.letGo(pr)
 	case st == Running || st == Ready:
 		if pr.cur != nil && !pr.cur.proc.exitedSeen {
-			pr.cur.proc.stopFor = Skipped
-			pr.cur.proc.stopWhy = why
+			pr.cur.proc.stopFor, pr.cur.proc.stopWhy, pr.cur.proc.pointOnly = Skipped, why, false
 			pr.cur.stop(r.opts.Grace)
 			r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("stopping %s to skip it", pr.ph.Label())})
 		} else {
@@ -200,11 +200,11 @@ func (r *Runner) retry(id string) error {
 	if err != nil {
 		return err
 	}
-	if err := Allowed(VerbRetry, pr.ph, &pr.state, pr.gateOpen); err != nil {
+	if err := state.Allowed(VerbRetry, pr.ph, &pr.state, pr.gateOpen); err != nil {
 		return err
 	}
 	pr.reset()
-	r.journal(record{Kind: verbs[VerbRetry].record, Phase: id, Attempt: pr.state.Attempt})
+	r.journal(record{Kind: verbRecords[VerbRetry], Phase: id, Attempt: pr.state.Attempt})
 	pr.gateOpen = true // the person asked for it just now
 	for _, o := range r.phases {
 		if o.state.Status == Blocked {
@@ -221,14 +221,14 @@ func (r *Runner) greenlight(id string) error {
 	if err != nil {
 		return err
 	}
-	if err := Allowed(VerbApprove, pr.ph, &pr.state, pr.gateOpen); err != nil {
+	if err := state.Allowed(VerbApprove, pr.ph, &pr.state, pr.gateOpen); err != nil {
 		return err
 	}
 	pr.gateOpen = true
 	if pr.state.Status == Waiting {
 		pr.state.Status = Pending
 	}
-	r.journal(record{Kind: verbs[VerbApprove].record, Phase: id})
+	r.journal(record{Kind: verbRecords[VerbApprove], Phase: id})
 	r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("%s greenlit", pr.ph.Label())})
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
@@ -22,10 +23,10 @@ type phaseRun struct {
 	frozenFor      time.Duration // frozen time of this attempt, before frozenAt
 	artDir         string
 	artScanPending bool
-	savedRead      map[string]bool     // --save-result files already read as rows
-	noisySaid      map[string]bool     // a sweep's points said noisy, by point and metric
-	metricsSaid    bool                // its metrics: names were held against its first rows (slips.go)
-	byPoint        map[int][]sweepUnit // a sweep's units by point (pointUnits)
+	savedRead      map[string]bool        // --save-result files already read as rows
+	noisySaid      map[string]bool        // a sweep's points said noisy, by point and metric
+	metricsSaid    bool                   // its metrics: names were held against its first rows (slips.go)
+	byPoint        map[int][]results.Unit // a sweep's units by point (pointUnits)
 	// carried are the units of an edited grid done in an earlier attempt,
 	// by step index, with the record of their start (their folder): they
 	// are journaled into the next attempt as done, not run again.
@@ -286,7 +287,7 @@ func (r *Runner) startPhase(pr *phaseRun, now time.Time) {
 			if f := ss.Facts; f != nil {
 				r.journal(record{Kind: recFacts, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Facts: f})
 			}
-			r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Status: ss.Status, ExitCode: ss.ExitCode, Reason: ss.Reason})
+			r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: idx, Attempt: start.Attempt, Status: ss.Status, Skip: ss.Skip, ExitCode: ss.ExitCode, Reason: ss.Reason})
 		}
 	}
 	pr.carried = nil

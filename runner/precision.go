@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner/search"
 )
 
@@ -17,9 +18,9 @@ import (
 // when each unit comes up, so a runner started again decides the same.
 
 // pointUnits are the phase's units by point, made once.
-func (pr *phaseRun) pointUnits() map[int][]sweepUnit {
+func (pr *phaseRun) pointUnits() map[int][]results.Unit {
 	if pr.byPoint == nil {
-		pr.byPoint = unitsByPoint(pr.ph)
+		pr.byPoint = results.UnitsByPoint(pr.ph)
 	}
 	return pr.byPoint
 }
@@ -30,7 +31,7 @@ func (pr *phaseRun) pointUnits() map[int][]sweepUnit {
 func (pr *phaseRun) pointRuns(point int) (map[string][]float64, int) {
 	runs, n := map[string][]float64{}, 0
 	var cols []string
-	for _, u := range gather(pr.ph, pr.pointUnits()[point], pr.state.Steps, pr.ph.PointColumns()) {
+	for _, u := range results.Gather(pr.ph, pr.pointUnits()[point], pr.state.Steps, pr.ph.PointColumns()) {
 		if !u.Counts() {
 			continue
 		}
@@ -42,7 +43,7 @@ func (pr *phaseRun) pointRuns(point int) (map[string][]float64, int) {
 			runs[c] = append(runs[c], u.Values[i])
 		}
 	}
-	metrics := PhaseMetrics(pr.ph, cols)
+	metrics := results.PhaseMetrics(pr.ph, cols)
 	for c := range runs {
 		if !slices.Contains(metrics, c) {
 			delete(runs, c)
@@ -76,24 +77,24 @@ func imprecise(runs map[string][]float64, share float64) []string {
 // point is measured as tightly as repeat: until: asks, after at least min
 // runs ("" when it must run). A unit is decided at its first step, and
 // runs or is skipped whole.
-func (pr *phaseRun) preciseAlready(idx int) (sweepUnit, string) {
+func (pr *phaseRun) preciseAlready(idx int) (results.Unit, string) {
 	sw := pr.ph.Sweep
 	u := pr.ph.AllSteps()[idx].Unit
 	if sw == nil || u == nil || sw.Repeats.Precision == 0 || u.Repeat <= sw.Repeats.Min {
-		return sweepUnit{}, ""
+		return results.Unit{}, ""
 	}
-	var unit sweepUnit
+	var unit results.Unit
 	for _, x := range pr.pointUnits()[u.Point] {
-		if x.repeat == u.Repeat {
+		if x.Repeat == u.Repeat {
 			unit = x
 		}
 	}
-	if len(unit.steps) == 0 || unit.steps[0] != idx {
-		return sweepUnit{}, ""
+	if len(unit.Steps) == 0 || unit.Steps[0] != idx {
+		return results.Unit{}, ""
 	}
 	runs, n := pr.pointRuns(u.Point)
 	if n < sw.Repeats.Min || len(runs) == 0 || len(imprecise(runs, sw.Repeats.Precision)) > 0 {
-		return sweepUnit{}, ""
+		return results.Unit{}, ""
 	}
 	return unit, fmt.Sprintf(whyPrecise+"%d runs: %s", n, sw.Repeats.Rule())
 }
@@ -114,24 +115,19 @@ func (sr *stepRun) sayImprecise() {
 // expectedRuns is how many runs a point of a repeat: until: sweep is
 // expected to take: the mean, rounded up, of the runs of the points this
 // attempt settled by the rule (precise after N runs, or all max run),
-// as the results count a unit's outcome (outcomeOf); max before any has.
+// as the results count a unit's outcome (results.PointUnits); max before any has.
 // A point you skipped, or one with a failed or stopped unit, says nothing
 // of how many runs a point takes.
 func (pr *phaseRun) expectedRuns() int {
 	sw := pr.ph.Sweep
 	total, points := 0, 0
-	for _, units := range pr.pointUnits() {
+	for _, units := range results.PointUnits(pr.ph, pr.state.Steps) {
 		ran, precise, other := 0, false, false
 		for _, u := range units {
-			st, at := u.state(pr.state.Steps)
-			why := ""
-			if at >= 0 && at < len(pr.state.Steps) {
-				why = pr.state.Steps[at].Reason
-			}
-			switch outcomeOf(st, why) {
-			case UnitDone:
+			switch u.Outcome {
+			case results.UnitDone:
 				ran++
-			case UnitPrecise:
+			case results.UnitPrecise:
 				precise = true
 			default:
 				other = true

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // TestRepeatUntilPrecise: repeat: {until: 2%, max: 6} stops a steady
@@ -94,7 +96,7 @@ phases:
 		t.Errorf("the unit's second step decided on its own: %v %q", u, why)
 	}
 	u, why := pr.preciseAlready(6)
-	if why != "precise after 3 runs: every metric's 95% interval within 2% of its mean" || !slices.Equal(u.steps, []int{6, 7}) {
+	if why != "precise after 3 runs: every metric's 95% interval within 2% of its mean" || !slices.Equal(u.Steps, []int{6, 7}) {
 		t.Errorf("unit 4: %v %q; want skipped whole, precise by its named metric", u, why)
 	}
 	if next := pr.nextStep(6); next != len(pr.state.Steps) || pr.state.Steps[7].Status != Skipped || pr.state.Steps[9].Status != Skipped {
@@ -123,6 +125,9 @@ phases:
 		ss := &pr.state.Steps[point*6+repeat]
 		ss.Status, ss.Reason = st, why
 	}
+	skip := func(point, repeat int, by state.SkipBy, why string) {
+		skipStep(&pr.state.Steps[point*6+repeat], by, why)
+	}
 	if got := pr.expectedRuns(); got != 6 {
 		t.Errorf("before any point settled: %d; want max, 6", got)
 	}
@@ -130,14 +135,14 @@ phases:
 		if r < 3 {
 			set(0, r, Done, "")
 		} else {
-			set(0, r, Skipped, whyPrecise+"3 runs: every metric's 95% interval within 2% of its mean")
+			skip(0, r, state.SkipPrecise, whyPrecise+"3 runs: every metric's 95% interval within 2% of its mean")
 		}
 	}
 	for r := range 6 { // m=2: skipped by you after its first run
 		if r == 0 {
 			set(1, r, Done, "")
 		} else {
-			set(1, r, Skipped, whyByYou+"m=2)")
+			skip(1, r, state.SkipByYou, whyByYou+"m=2)")
 		}
 	}
 	set(2, 0, Done, "") // m=3: under way

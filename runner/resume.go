@@ -258,11 +258,11 @@ func (r *Runner) restoreStep(pr *phaseRun, idx int, start record, end *record) *
 		ss.PGID = st.PGID
 		if st.CommandEnded() {
 			ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
-			ss.takeEnd(st)
+			takeEnd(ss, st)
 		}
 	}
 	if end != nil {
-		ss.Status, ss.Reason = end.Status, end.Reason
+		ss.Status, ss.Reason, ss.Skip = end.Status, end.Reason, end.skipBy()
 		sr.proc.exitedSeen = true
 	}
 	if end != nil || st != nil && st.CommandEnded() {

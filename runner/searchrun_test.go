@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/search"
 )
@@ -38,7 +39,7 @@ phases:
 // probesOf is a finished search phase's probes, replayed from its units.
 func probesOf(t *testing.T, p *campaign.Plan, st *State) (*search.Search, search.Result) {
 	t.Helper()
-	s, next := SearchProbes(p.Phase("limit"), st.Phase("limit").Steps)
+	s, next := results.SearchProbes(p.Phase("limit"), st.Phase("limit").Steps)
 	if next >= 0 {
 		t.Fatalf("the search asks for unit %d after its phase ended", next)
 	}

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
-	"github.com/greenlight-run/greenlight/runner/supervise"
-
 	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/slurm"
+	"github.com/greenlight-run/greenlight/runner/slurm/words"
+	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // A step of a phase with `slurm:` runs as a Slurm job: sbatch of a script
@@ -258,7 +258,7 @@ func (sr *stepRun) slurmSaw(job *slurm.Job, now time.Time) {
 		sj.QueueWait = now.Sub(sj.Submitted)
 		ss.Stage = "queued in Slurm"
 		if job.Reason != "" {
-			ss.Stage += ": " + pendWords(job.Reason)
+			ss.Stage += ": " + words.Reason(job.Reason)
 		}
 		sr.started = now // the step's own clock starts when the job does
 	default:

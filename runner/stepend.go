@@ -3,14 +3,17 @@ package runner
 import (
 	"cmp"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -42,7 +45,7 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	}
 	ss := &pr.state.Steps[sr.step.Index]
 	ss.Ended, ss.ExitCode = st.Ended, st.ExitCode
-	ss.takeEnd(st)
+	takeEnd(ss, st)
 	if len(st.Kept) > 0 {
 		r.kept = append(r.kept, st.Kept...)
 		r.journal(record{Kind: recKept, Phase: pr.ph.ID, Step: sr.step.Index, Kept: st.Kept})
@@ -76,11 +79,11 @@ func (sr *stepRun) onExit(st *supervise.Status, now time.Time) {
 	}
 	svc := pr.ph.Service != nil
 	switch {
-	case sr.proc.pointOnly && sr.proc.stopFor == Skipped && strings.HasPrefix(sr.proc.stopWhy, whyByYou):
+	case sr.proc.pointOnly && sr.proc.stopFor == Skipped:
 		// Only its point was skipped (a later skip of the phase, a stop or
 		// a timeout says otherwise).
-		ss.Status, ss.Reason = Skipped, sr.proc.stopWhy
-		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Skipped, ExitCode: st.ExitCode, Reason: sr.proc.stopWhy})
+		skipStep(ss, state.SkipByYou, sr.proc.stopWhy)
+		r.journal(record{Kind: recStepEnd, Phase: pr.ph.ID, Step: sr.step.Index, Attempt: sr.try, Status: Skipped, Skip: ss.Skip, ExitCode: st.ExitCode, Reason: sr.proc.stopWhy})
 		r.emit(Event{Kind: StepFinished, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: step %d %s %s", pr.ph.Label(), sr.step.Index+1, sr.step.Label(), sr.proc.stopWhy)})
 		sr.next(now)
 	case sr.proc.stopFor != "":
@@ -218,10 +221,10 @@ func (sr *stepRun) next(now time.Time) {
 	sr.sayNoisy()
 	sr.sayImprecise()
 	sr.sayMetricsSlip()
-	if why := SearchSlip(pr.ph, pr.state.Steps); why != "" {
+	if why := results.SearchSlip(pr.ph, pr.state.Steps); why != "" {
 		for i := range pr.state.Steps {
 			if ss := &pr.state.Steps[i]; ss.Status == Pending {
-				ss.Status, ss.Reason = Skipped, whyNotProbed+"the search stopped (its SLO names a column no run wrote)"
+				skipStep(ss, state.SkipNotProbed, whyNotProbed+"the search stopped (its SLO names a column no run wrote)")
 			}
 		}
 		r.endPhase(pr, Failed, why)
@@ -321,4 +324,10 @@ func signalWords(said string) string {
 		return out
 	}
 	return said
+}
+
+// takeEnd takes what a step's supervisor said of its tree at its end.
+func takeEnd(ss *StepState, st *supervise.Status) {
+	ss.CPU, ss.PeakMem, ss.PeakOf = st.CPU, st.PeakMem, st.PeakOf
+	ss.Left, ss.LeftPIDs, ss.LeftKept = st.Left, st.LeftPIDs, len(st.Kept) > 0
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // A verb said to a stopped campaign (no runner runs it) is taken as any
@@ -44,33 +45,33 @@ func TakeWhileStopped(plan *campaign.Plan, stateDir, verb, phase, point string) 
 	var said string
 	switch {
 	case verb == "approve":
-		if err := Allowed(VerbApprove, ph, p, gateOpen); err != nil {
+		if err := state.Allowed(VerbApprove, ph, p, gateOpen); err != nil {
 			return "", err
 		}
-		rec = record{Kind: verbs[VerbApprove].record, Phase: phase}
+		rec = record{Kind: verbRecords[VerbApprove], Phase: phase}
 		said = fmt.Sprintf("%s greenlit: it starts when the campaign runs again", phase)
 	case verb == "skip" && point != "":
 		if _, err := pointsOf(ph, point); err != nil {
 			return "", err
 		}
-		if err := Allowed(VerbSkipPoint, ph, p, gateOpen); err != nil {
+		if err := state.Allowed(VerbSkipPoint, ph, p, gateOpen); err != nil {
 			return "", err
 		}
-		rec = record{Kind: verbs[VerbSkipPoint].record, Phase: phase, Attempt: attempt, Reason: point}
+		rec = record{Kind: verbRecords[VerbSkipPoint], Phase: phase, Attempt: attempt, Reason: point}
 		said = fmt.Sprintf("%s: point %s skipped: it stays skipped when the campaign runs again", phase, point)
 	case verb == "skip" && p.Status == Failed:
-		if err := Allowed(VerbSkip, ph, p, gateOpen); err != nil {
+		if err := state.Allowed(VerbSkip, ph, p, gateOpen); err != nil {
 			return "", err
 		}
 		rec = record{Kind: recordFor(VerbSkip, Failed), Phase: phase, Attempt: attempt}
 		said = fmt.Sprintf("%s let go: it stays failed, and does not run again when the campaign runs", phase)
 	case verb == "skip":
-		if err := Allowed(VerbSkip, ph, p, gateOpen); err != nil {
+		if err := state.Allowed(VerbSkip, ph, p, gateOpen); err != nil {
 			return "", err
 		}
 		// It ends with the campaign's stop: the record reads it ended
 		// then, the campaign still stopped, not run past its end.
-		rec = record{Kind: verbs[VerbSkip].record, T: times.prevEnded, Phase: phase, Attempt: attempt, Hash: ph.Hash, Status: Skipped, Reason: "by you, while the campaign was stopped" + (&phaseRun{ph: ph, state: *p}).unitsDoneSaid()}
+		rec = record{Kind: verbRecords[VerbSkip], T: times.prevEnded, Phase: phase, Attempt: attempt, Hash: ph.Hash, Status: Skipped, Reason: "by you, while the campaign was stopped" + (&phaseRun{ph: ph, state: *p}).unitsDoneSaid()}
 		said = fmt.Sprintf("%s skipped: what it measured is kept; the campaign goes on without it when it runs again", phase)
 	default:
 		return "", fmt.Errorf("%s is not taken while the campaign is stopped", verb)

@@ -9,9 +9,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner/campaign"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/greenlight-run/greenlight/results"
+	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // A sweep's units run as the phase's steps (campaign.Sweep); what the
@@ -45,19 +48,19 @@ func (pr *phaseRun) nextStep(idx int) int {
 // says so, with the last step it marked.
 func (pr *phaseRun) decided(idx int) (last int, ok bool) {
 	if u, why := pr.preciseAlready(idx); why != "" {
-		for _, i := range u.steps { // the unit whole
-			pr.state.Steps[i].Status, pr.state.Steps[i].Reason = Skipped, why
+		for _, i := range u.Steps { // the unit whole
+			skipStep(&pr.state.Steps[i], state.SkipPrecise, why)
 		}
-		return u.steps[len(u.steps)-1], true
+		return u.Steps[len(u.Steps)-1], true
 	}
 	if at := pr.unitFailedAt(idx); at >= 0 {
 		ss := &pr.state.Steps[idx]
-		ss.Status, ss.Reason = Skipped, fmt.Sprintf("not run: step %d of its unit failed", at+1)
+		skipStep(ss, state.SkipUnitFailed, fmt.Sprintf("not run: step %d of its unit failed", at+1))
 		return idx, true
 	}
 	if by := pr.cutBy(idx); by != "" {
 		ss := &pr.state.Steps[idx]
-		ss.Status, ss.Reason = Skipped, whyUntil+by+" missed its expectation"
+		skipStep(ss, state.SkipCut, whyUntil+by+" missed its expectation")
 		return idx, true
 	}
 	return idx, false
@@ -149,94 +152,6 @@ func (sr *stepRun) withPoint(row Row) Row {
 	return row
 }
 
-// sweepUnit is one run of a sweep's point: its steps' indices, run in
-// order.
-type sweepUnit struct {
-	point, repeat int
-	steps         []int
-}
-
-// unitsByPoint are a sweep phase's units by point, each point's in
-// repeat order.
-func unitsByPoint(ph *campaign.Phase) map[int][]sweepUnit {
-	out := map[int][]sweepUnit{}
-	for i, st := range ph.AllSteps() {
-		u := st.Unit
-		if u == nil {
-			continue
-		}
-		us := out[u.Point]
-		if n := len(us); n > 0 && us[n-1].repeat == u.Repeat {
-			us[n-1].steps = append(us[n-1].steps, i)
-		} else {
-			us = append(us, sweepUnit{point: u.Point, repeat: u.Repeat, steps: []int{i}})
-		}
-		out[u.Point] = us
-	}
-	return out
-}
-
-// state is where the unit stands: Done when each of its steps is, else
-// its first other step's status, with that step.
-func (u sweepUnit) state(steps []StepState) (Status, int) {
-	for _, i := range u.steps {
-		st := Pending
-		if i < len(steps) {
-			st = steps[i].Status
-		}
-		if st != Done {
-			return st, i
-		}
-	}
-	return Done, -1
-}
-
-// eachNumber calls fn with each numeric value of rows whose column is not
-// in skip (a sweep's axes and repeat: where a row was measured, not what).
-func eachNumber(rows []Row, skip map[string]bool, fn func(col string, v float64)) {
-	for _, row := range rows {
-		for j, c := range row.Cols {
-			if f, ok := row.Values[j].(float64); ok && !skip[c] {
-				fn(c, f)
-			}
-		}
-	}
-}
-
-// PointValues are a sweep phase's numeric results by metric and point:
-// each point's runs (its units that count, PointUnits) in repeat order,
-// metrics in the order they first appear (the axes' columns and repeat
-// are not metrics).
-func PointValues(ph *campaign.Phase, steps []StepState) (metrics []string, vals map[string]map[int][]float64) {
-	return ValuesOf(ph, PointUnits(ph, steps))
-}
-
-// ValuesOf is PointValues of units already gathered.
-func ValuesOf(ph *campaign.Phase, units map[int][]UnitRun) (metrics []string, vals map[string]map[int][]float64) {
-	vals = map[string]map[int][]float64{}
-	if ph.Sweep == nil {
-		return nil, vals
-	}
-	for _, u := range ph.Sweep.Units { // points in plan order: metrics first seen first
-		if u.Repeat != 1 {
-			continue
-		}
-		for _, run := range units[u.Point] {
-			if !run.Counts() {
-				continue
-			}
-			for i, c := range run.Cols {
-				if vals[c] == nil {
-					vals[c] = map[int][]float64{}
-					metrics = append(metrics, c)
-				}
-				vals[c][run.Point] = append(vals[c][run.Point], run.Values[i])
-			}
-		}
-	}
-	return PhaseMetrics(ph, metrics), vals
-}
-
 // pointOf is a sweep step's point as the runner's plan has it
 // ("m=64,shape=down"), for its StepState; "" outside a sweep.
 func pointOf(ph *campaign.Phase, s *campaign.Step) string {
@@ -244,29 +159,6 @@ func pointOf(ph *campaign.Phase, s *campaign.Step) string {
 		return ""
 	}
 	return ph.Sweep.Key(*s.Unit)
-}
-
-// PhaseMetrics are, of the numeric columns cols, the phase's metrics in
-// the order its metrics: lists them (a --save-result name finds the
-// column the printed block names: output_throughput is
-// output_token_throughput_tok_s); every column where it lists none, or
-// none of them came.
-func PhaseMetrics(ph *campaign.Phase, cols []string) []string {
-	if len(ph.Metrics) == 0 {
-		return cols
-	}
-	var out []string
-	for _, m := range ph.Metrics {
-		for _, c := range cols {
-			if slices.Contains(m.Names(), c) && !slices.Contains(out, c) {
-				out = append(out, c)
-			}
-		}
-	}
-	if len(out) == 0 {
-		return cols
-	}
-	return out
 }
 
 // sayNoisy tells, as an event, of a point whose runs are all in and
@@ -282,7 +174,7 @@ func (sr *stepRun) sayNoisy() {
 		return
 	}
 	key := sw.Key(*u)
-	if pr.noisySaid[key] || !PointComplete(pr.ph, pr.state.Steps, u.Point) {
+	if pr.noisySaid[key] || !results.PointComplete(pr.ph, pr.state.Steps, u.Point) {
 		return
 	}
 	runs, _ := pr.pointRuns(u.Point)
@@ -290,10 +182,10 @@ func (sr *stepRun) sayNoisy() {
 	n := 0
 	for _, c := range slices.Sorted(maps.Keys(runs)) {
 		xs := runs[c]
-		if !Noisy(xs, sw.Noise) {
+		if !results.Noisy(xs, sw.Noise) {
 			continue
 		}
-		noisy = append(noisy, fmt.Sprintf("%s (%.1f%%)", c, CV(xs)*100))
+		noisy = append(noisy, fmt.Sprintf("%s (%.1f%%)", c, results.CV(xs)*100))
 		n = max(n, len(xs))
 	}
 	if len(noisy) == 0 {
@@ -305,25 +197,6 @@ func (sr *stepRun) sayNoisy() {
 	pr.noisySaid[key] = true
 	sr.r.emit(Event{Kind: Progress, Phase: pr.ph.ID, Step: sr.step.Index, Message: fmt.Sprintf("%s: point %s is noisy: its %d runs disagree by more than %s (coefficient of variation) in %s",
 		pr.ph.Label(), key, n, sw.NoiseWords(), strings.Join(noisy, ", "))})
-}
-
-// PointComplete says a sweep point's runs are all in: none of its units
-// is open (Outcome.Open: to run, running, or cut by a stop and to run
-// when the campaign resumes). The model's Point.Complete by the same
-// rule.
-func PointComplete(ph *campaign.Phase, steps []StepState, point int) bool {
-	all := ph.AllSteps()
-	seen := false
-	for i, s := range steps {
-		if i >= len(all) || all[i].Unit == nil || all[i].Unit.Point != point {
-			continue
-		}
-		seen = true
-		if outcomeOf(s.Status, s.Reason).Open() {
-			return false
-		}
-	}
-	return seen
 }
 
 // pointsOf are the units of a sweep phase that a point spec names: each
@@ -393,7 +266,7 @@ func (r *Runner) skipPoint(id, spec string) error {
 	if err != nil {
 		return err
 	}
-	if err := Allowed(VerbSkipPoint, pr.ph, &pr.state, pr.gateOpen); err != nil {
+	if err := state.Allowed(VerbSkipPoint, pr.ph, &pr.state, pr.gateOpen); err != nil {
 		return err
 	}
 	attempt := pr.state.Attempt
@@ -401,7 +274,7 @@ func (r *Runner) skipPoint(id, spec string) error {
 		attempt++ // the attempt it is about to start
 	}
 	at := r.opts.Now() // the journal's time too: a runner started again says the same
-	r.journal(record{T: at, Kind: verbs[VerbSkipPoint].record, Phase: id, Attempt: attempt, Reason: spec})
+	r.journal(record{T: at, Kind: verbRecords[VerbSkipPoint], Phase: id, Attempt: attempt, Reason: spec})
 	why := whyByYou + spec + ")"
 	n := markSkipped(pr, units, why, at)
 	if sr := pr.cur; sr != nil && !sr.proc.exitedSeen && slices.Contains(units, sr.step.Index) {
@@ -413,13 +286,14 @@ func (r *Runner) skipPoint(id, spec string) error {
 	return nil
 }
 
-// markSkipped marks the units not started yet as skipped, at: when it
+// markSkipped marks the units not started yet as skipped by you, at: when it
 // was said; it returns how many it marked.
 func markSkipped(pr *phaseRun, units []int, why string, at time.Time) int {
 	n := 0
 	for _, idx := range units {
 		if ss := &pr.state.Steps[idx]; ss.Status == Pending {
-			ss.Status, ss.Reason, ss.Ended = Skipped, why, at
+			skipStep(ss, state.SkipByYou, why)
+			ss.Ended = at
 			n++
 		}
 	}
@@ -543,10 +417,10 @@ func (pr *phaseRun) unitFailedAt(idx int) int {
 		return -1
 	}
 	for _, u := range pr.pointUnits()[steps[idx].Unit.Point] {
-		if !slices.Contains(u.steps, idx) {
+		if !slices.Contains(u.Steps, idx) {
 			continue
 		}
-		for _, i := range u.steps {
+		for _, i := range u.Steps {
 			if i == idx {
 				break
 			}
@@ -572,7 +446,7 @@ func (r *Runner) retryPoint(id, spec string) error {
 	if err != nil {
 		return err
 	}
-	if err := Allowed(VerbRetryPoint, pr.ph, &pr.state, pr.gateOpen); err != nil {
+	if err := state.Allowed(VerbRetryPoint, pr.ph, &pr.state, pr.gateOpen); err != nil {
 		return err
 	}
 	recs, err := readJournal(r.dirs.Journal())
@@ -581,7 +455,7 @@ func (r *Runner) retryPoint(id, spec string) error {
 	}
 	h, _ := journalHistory(recs)
 	pr.reset()
-	r.journal(record{Kind: verbs[VerbRetryPoint].record, Phase: id, Attempt: pr.state.Attempt, Reason: spec})
+	r.journal(record{Kind: verbRecords[VerbRetryPoint], Phase: id, Attempt: pr.state.Attempt, Reason: spec})
 	pr.gateOpen = true
 	for _, o := range r.phases {
 		if o.state.Status == Blocked {

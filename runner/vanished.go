@@ -126,7 +126,7 @@ func (r *Runner) memoryJournal() []record {
 			}
 			if ss.Status.Finished() {
 				recs = append(recs, record{T: ss.Ended, Kind: recStepEnd, Phase: ps.ID, Step: ss.Index, Attempt: ss.Attempt,
-					Status: ss.Status, ExitCode: ss.ExitCode, Reason: ss.Reason})
+					Status: ss.Status, Skip: ss.Skip, ExitCode: ss.ExitCode, Reason: ss.Reason})
 			}
 		}
 		if ps.Status == Ready {

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // Client is one connection to a campaign's runner.
@@ -26,9 +26,9 @@ type Client struct {
 	nextID  int
 	pending map[int]chan *Msg
 	msgs    chan *Msg
-	last    time.Time     // when the runner last said anything
-	state   *runner.State // the campaign as the runner last said it
-	err     error         // why the stream ended
+	last    time.Time    // when the runner last said anything
+	state   *state.State // the campaign as the runner last said it
+	err     error        // why the stream ended
 	done    chan struct{}
 }
 
@@ -259,7 +259,7 @@ func (c *Client) Close() error { return c.conn.Close() }
 // merge is the whole state an event stands for: its phases over those the
 // client last had. A client that cannot place them (a phase count it did
 // not expect) keeps what came, which is whole or close to it.
-func (c *Client) merge(m *Msg) *runner.State {
+func (c *Client) merge(m *Msg) *state.State {
 	if m.NPhases == 0 { // a whole state
 		c.state = m.State
 		return m.State
@@ -268,7 +268,7 @@ func (c *Client) merge(m *Msg) *runner.State {
 		return m.State
 	}
 	st := *m.State
-	st.Phases = append([]runner.PhaseState(nil), c.state.Phases...)
+	st.Phases = append([]state.PhaseState(nil), c.state.Phases...)
 	for j, i := range m.Changed {
 		if i >= 0 && i < len(st.Phases) {
 			st.Phases[i] = m.State.Phases[j]

@@ -14,16 +14,16 @@ import (
 
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/internal/testutil"
-	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 type fakeHandler struct {
 	mu  sync.Mutex
 	ops []string
-	st  *runner.State
+	st  *state.State
 }
 
-func (h *fakeHandler) Snapshot() (*runner.State, *GPURound) {
+func (h *fakeHandler) Snapshot() (*state.State, *GPURound) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.st, &GPURound{Hosts: []gpu.HostState{{Name: "n1"}}}
@@ -41,7 +41,7 @@ func (h *fakeHandler) Do(op Op, phase string) error {
 
 func listen(t *testing.T, dir string) (*Server, *fakeHandler) {
 	t.Helper()
-	h := &fakeHandler{st: &runner.State{Name: "c", Phases: []runner.PhaseState{{ID: "a", Steps: []runner.StepState{{Results: []runner.Row{{Cols: []string{"x"}, Values: []any{1.0}}}}}}}}}
+	h := &fakeHandler{st: &state.State{Name: "c", Phases: []state.PhaseState{{ID: "a", Steps: []state.StepState{{Results: []state.Row{{Cols: []string{"x"}, Values: []any{1.0}}}}}}}}}
 	s, err := Listen(dir, "test", "planhash", h)
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestSocketIsPrivate(t *testing.T) {
 func TestSnapshotEventsAndRequests(t *testing.T) {
 	dir := t.TempDir()
 	s, h := listen(t, dir)
-	s.Event(runner.Event{Kind: runner.PhaseStarted, Time: time.Now(), Phase: "a", Message: "a started", State: h.st})
+	s.Event(state.Event{Kind: state.PhaseStarted, Time: time.Now(), Phase: "a", Message: "a started", State: h.st})
 	c1, err := Dial(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -102,10 +102,10 @@ func TestSnapshotEventsAndRequests(t *testing.T) {
 	if g := c1.First.GPU; g == nil || len(g.Hosts) != 1 || g.Hosts[0].Name != "n1" {
 		t.Errorf("gpu %+v", g)
 	}
-	s.Event(runner.Event{Kind: runner.ResultRecorded, Time: time.Now(), Phase: "a", Message: "x=1", State: h.st})
+	s.Event(state.Event{Kind: state.ResultRecorded, Time: time.Now(), Phase: "a", Message: "x=1", State: h.st})
 	for _, c := range []*Client{c1, c2} {
 		m := <-c.Messages()
-		if m.Kind != KindEvent || m.Event.Kind != runner.ResultRecorded || m.Event.Message != "x=1" {
+		if m.Kind != KindEvent || m.Event.Kind != state.ResultRecorded || m.Event.Message != "x=1" {
 			t.Fatalf("got %+v", m)
 		}
 		if r := m.State.Phases[0].Steps[0].Results; r != nil {
@@ -282,8 +282,8 @@ func TestSocketComesBack(t *testing.T) {
 func TestEventsCarryChangedPhasesOnly(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := listen(t, dir)
-	st := func(a, b string) *runner.State {
-		return &runner.State{Name: "c", Phases: []runner.PhaseState{{ID: "a", Reason: a}, {ID: "b", Reason: b}, {ID: "c"}}}
+	st := func(a, b string) *state.State {
+		return &state.State{Name: "c", Phases: []state.PhaseState{{ID: "a", Reason: a}, {ID: "b", Reason: b}, {ID: "c"}}}
 	}
 	c, err := Dial(dir)
 	if err != nil {
@@ -300,9 +300,9 @@ func TestEventsCarryChangedPhasesOnly(t *testing.T) {
 	line, _ := encode(&Msg{Kind: KindHello, Proto: Protocol})
 	raw.Write(line)
 	rd.next() // snapshot
-	s.Event(runner.Event{Kind: runner.Progress, Time: time.Now(), State: st("1", "1")})
-	s.Event(runner.Event{Kind: runner.Progress, Time: time.Now(), State: st("1", "2")})
-	s.Event(runner.Event{Kind: runner.Progress, Time: time.Now(), State: st("1", "2")})
+	s.Event(state.Event{Kind: state.Progress, Time: time.Now(), State: st("1", "1")})
+	s.Event(state.Event{Kind: state.Progress, Time: time.Now(), State: st("1", "2")})
+	s.Event(state.Event{Kind: state.Progress, Time: time.Now(), State: st("1", "2")})
 	// On the wire: whole, then phase 1 alone, then none.
 	for i, want := range [][]int{nil, {1}, {}} {
 		m, err := rd.next()

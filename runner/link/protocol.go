@@ -21,7 +21,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // Protocol is the version of the messages below. A change that an older
@@ -57,8 +57,8 @@ type Msg struct {
 	Plan string `json:"plan,omitempty"`
 
 	// snapshot, event, reply to OpState
-	Event *Event        `json:"event,omitempty"`
-	State *runner.State `json:"state,omitempty"`
+	Event *Event       `json:"event,omitempty"`
+	State *state.State `json:"state,omitempty"`
 	// GPU is the sampler's side (gpu.go).
 	GPU *GPURound `json:"gpu,omitempty"`
 	// NPhases, on an event, says its State carries only the phases listed
@@ -80,15 +80,15 @@ type Msg struct {
 	Text string `json:"text,omitempty"` // refused, bye
 }
 
-// Event is a runner.Event on the wire; its State travels without the
+// Event is a state.Event on the wire; its State travels without the
 // results rows (a client that needs them asks for OpState), so an event's
 // size does not grow with the campaign's results.
 type Event struct {
-	Kind    runner.EventKind `json:"kind"`
-	Time    time.Time        `json:"time"`
-	Phase   string           `json:"phase,omitempty"`
-	Step    int              `json:"step,omitempty"`
-	Message string           `json:"msg,omitempty"`
+	Kind    state.EventKind `json:"kind"`
+	Time    time.Time       `json:"time"`
+	Phase   string          `json:"phase,omitempty"`
+	Step    int             `json:"step,omitempty"`
+	Message string          `json:"msg,omitempty"`
 }
 
 // maxLine bounds one message: a snapshot with 20k results rows and eight
@@ -132,25 +132,25 @@ func encode(m *Msg) ([]byte, error) {
 }
 
 // WireEvent is e as it travels.
-func WireEvent(e runner.Event) *Event {
+func WireEvent(e state.Event) *Event {
 	return &Event{Kind: e.Kind, Time: e.Time, Phase: e.Phase, Step: e.Step, Message: e.Message}
 }
 
-// Event is the wire event back as a runner.Event over st.
-func (e *Event) Event(st *runner.State) runner.Event {
-	return runner.Event{Kind: e.Kind, Time: e.Time, Phase: e.Phase, Step: e.Step, Message: e.Message, State: st}
+// Event is the wire event back as a state.Event over st.
+func (e *Event) Event(st *state.State) state.Event {
+	return state.Event{Kind: e.Kind, Time: e.Time, Phase: e.Phase, Step: e.Step, Message: e.Message, State: st}
 }
 
 // Lite is st without its results rows, for an event: a copy, st is shared.
-func Lite(st *runner.State) *runner.State {
+func Lite(st *state.State) *state.State {
 	if st == nil {
 		return nil
 	}
 	c := *st
-	c.Phases = make([]runner.PhaseState, len(st.Phases))
+	c.Phases = make([]state.PhaseState, len(st.Phases))
 	for i, p := range st.Phases {
 		if len(p.Steps) > 0 {
-			steps := make([]runner.StepState, len(p.Steps))
+			steps := make([]state.StepState, len(p.Steps))
 			for j, s := range p.Steps {
 				s.Results = nil
 				steps[j] = s

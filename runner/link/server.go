@@ -11,14 +11,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // Handler is the runner process's side of the link.
 type Handler interface {
 	// Snapshot is what a client gets on connecting: the whole state and
 	// the GPU side (inventory, hosts, recent history).
-	Snapshot() (*runner.State, *GPURound)
+	Snapshot() (*state.State, *GPURound)
 	// Do carries out a client's request; OpState is answered by the
 	// server from Snapshot.
 	Do(op Op, phase string) error
@@ -35,8 +35,8 @@ type Server struct {
 	h       Handler
 
 	mu       sync.Mutex
-	recent   []*Event            // the last events said, for a client that attaches
-	last     []runner.PhaseState // the phases as the last event said them
+	recent   []*Event           // the last events said, for a client that attaches
+	last     []state.PhaseState // the phases as the last event said them
 	clients  map[*peer]struct{}
 	closed   bool
 	attached chan struct{} // closed when the first client has said hello
@@ -155,7 +155,7 @@ func (s *Server) Clients() int {
 const keepRecent = 200
 
 // Event says e to every client.
-func (s *Server) Event(e runner.Event) {
+func (s *Server) Event(e state.Event) {
 	w := WireEvent(e)
 	lite := Lite(e.State)
 	s.mu.Lock()

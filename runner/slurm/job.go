@@ -4,18 +4,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// State is Slurm's word for where a job is: PENDING, RUNNING, SUSPENDED,
-// COMPLETING, COMPLETED, FAILED, TIMEOUT, CANCELLED, NODE_FAIL,
-// OUT_OF_MEMORY, PREEMPTED, BOOT_FAIL, DEADLINE, ...
-type State string
+	"github.com/greenlight-run/greenlight/runner/slurm/words"
+)
 
 // Job is what Slurm says of one job.
 type Job struct {
 	ID        string
 	Name      string
-	State     State
+	State     words.State
 	Reason    string // why it pends, or why it ended ("None" left out)
 	Nodes     string // the node list as Slurm writes it: gpu[01-02]
 	BatchHost string // the node the batch script runs on
@@ -32,29 +29,6 @@ type Job struct {
 	// requeued, with Slurm's reason ("n4 (Not responding)"): filled in by
 	// FailedNodes, not by scontrol's line about the job.
 	Failed []string
-}
-
-// Pending: queued, not yet on a node.
-func (s State) Pending() bool { return s == "PENDING" || s == "REQUEUED" || s == "REQUEUE_HOLD" }
-
-// Terminal: the job is over; its processes are gone or going.
-func (s State) Terminal() bool {
-	switch s {
-	case "COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL", "OUT_OF_MEMORY",
-		"PREEMPTED", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED":
-		return true
-	}
-	return false
-}
-
-// Abnormal: Slurm ended the job itself, which says more than the exit
-// code does (a TIMEOUT's step dies of a signal like any other).
-func (s State) Abnormal() bool {
-	switch s {
-	case "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "CANCELLED":
-		return true
-	}
-	return false
 }
 
 // Code is the job's exit code and the signal that ended it, from
@@ -106,7 +80,7 @@ func (j *Job) FailedWords() string {
 // part of the value before it.
 func ParseJob(line string) *Job {
 	f := fields(line)
-	j := &Job{ID: f["JobId"], Name: f["JobName"], State: State(f["JobState"]), Reason: f["Reason"],
+	j := &Job{ID: f["JobId"], Name: f["JobName"], State: words.State(f["JobState"]), Reason: f["Reason"],
 		Nodes: f["NodeList"], BatchHost: f["BatchHost"], ExitCode: f["ExitCode"], TimeLimit: f["TimeLimit"],
 		Submitted: parseTime(f["SubmitTime"]), Started: parseTime(f["StartTime"]), Ended: parseTime(f["EndTime"])}
 	j.Restarts, _ = strconv.Atoi(f["Restarts"])
@@ -155,75 +129,4 @@ func parseTime(s string) time.Time {
 		return time.Time{}
 	}
 	return t
-}
-
-// Hostnames expands a Slurm node list ("gpu[01-03,07],login1",
-// "rack[1-2]-gpu[1-2]") into names, as `scontrol show hostnames` does,
-// without asking Slurm: ranges keep their zero padding. A list it cannot
-// read is returned as one name, whole.
-func Hostnames(list string) []string {
-	var out []string
-	for _, item := range splitTop(list) {
-		if item == "" || item == "(null)" {
-			continue
-		}
-		out = append(out, expandItem(item)...)
-	}
-	return out
-}
-
-// splitTop splits at the commas outside brackets.
-func splitTop(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i, c := range s {
-		switch c {
-		case '[':
-			depth++
-		case ']':
-			depth--
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	return append(out, s[start:])
-}
-
-func expandItem(item string) []string {
-	open := strings.IndexByte(item, '[')
-	if open < 0 {
-		return []string{item}
-	}
-	end := strings.IndexByte(item[open:], ']')
-	if end < 0 {
-		return []string{item}
-	}
-	end += open
-	prefix, body, rest := item[:open], item[open+1:end], item[end+1:]
-	var out []string
-	for _, part := range strings.Split(body, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || b < a || b-a > 100000 {
-			return []string{item}
-		}
-		for n := a; n <= b; n++ {
-			num := strconv.Itoa(n)
-			for len(num) < len(lo) {
-				num = "0" + num
-			}
-			for _, tail := range expandItem(rest) {
-				out = append(out, prefix+num+tail)
-			}
-		}
-	}
-	return out
 }

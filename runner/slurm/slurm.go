@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/greenlight-run/greenlight/runner/slurm/words"
 )
 
 // Timeout bounds every Slurm command; slurmctld's own MessageTimeout is
@@ -181,7 +183,7 @@ func Accounting(ctx context.Context, id string) (*Job, error) {
 		if len(f) < 9 || f[0] != id {
 			continue
 		}
-		j := &Job{ID: f[0], Name: f[1], State: State(strings.Fields(f[2] + " ")[0]), ExitCode: f[3],
+		j := &Job{ID: f[0], Name: f[1], State: words.State(strings.Fields(f[2] + " ")[0]), ExitCode: f[3],
 			Nodes: f[4], Reason: f[8], Submitted: parseTime(f[5]), Started: parseTime(f[6]), Ended: parseTime(f[7])}
 		return j, nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/runner/slurm"
 	"github.com/greenlight-run/greenlight/runner/slurm/slurmtest"
+	"github.com/greenlight-run/greenlight/runner/slurm/words"
 )
 
 // A line as scontrol 22.05 writes it, with a folder holding spaces.
@@ -34,7 +35,7 @@ func TestParseJob(t *testing.T) {
 }
 
 func TestWhySlurmEndedIt(t *testing.T) {
-	for state, want := range map[slurm.State]string{
+	for state, want := range map[words.State]string{
 		"NODE_FAIL":     "a node of the job failed: gpu[01-02]",
 		"OUT_OF_MEMORY": "out of its memory",
 		"PREEMPTED":     "higher priority",
@@ -49,10 +50,10 @@ func TestWhySlurmEndedIt(t *testing.T) {
 	if got := j.Why(); got != "Slurm ended the job: NODE_FAIL (node n4 (Not responding) failed; the job ran on n[3-4])" {
 		t.Errorf("NODE_FAIL with the failed node known: %q", got)
 	}
-	if s := slurm.State("COMPLETED"); s.Abnormal() || !s.Terminal() {
+	if s := words.State("COMPLETED"); s.Abnormal() || !s.Terminal() {
 		t.Error("COMPLETED is a normal end")
 	}
-	if s := slurm.State("RUNNING"); s.Terminal() || s.Pending() {
+	if s := words.State("RUNNING"); s.Terminal() || s.Pending() {
 		t.Error("RUNNING is neither over nor queued")
 	}
 }
@@ -134,7 +135,7 @@ func TestHostnames(t *testing.T) {
 		"odd[x-y]":             "odd[x-y]",
 		"a[1-2],b,c[3]":        "a1 a2 b c3",
 	} {
-		if got := strings.Join(slurm.Hostnames(list), " "); got != want {
+		if got := strings.Join(words.Hostnames(list), " "); got != want {
 			t.Errorf("Hostnames(%q) = %q, want %q", list, got, want)
 		}
 	}

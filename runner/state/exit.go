@@ -1,4 +1,4 @@
-package runner
+package state
 
 // Exit statuses of greenlight's commands and of the runner process, as
 // the README documents them.

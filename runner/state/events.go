@@ -1,6 +1,8 @@
-package runner
+package state
 
-import "time"
+import (
+	"time"
+)
 
 // EventKind says what happened.
 type EventKind int

@@ -1,4 +1,4 @@
-package runner
+package state
 
 import (
 	"fmt"
@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
-
-	"github.com/greenlight-run/greenlight/runner/slurm"
+	"github.com/greenlight-run/greenlight/runner/slurm/words"
 )
 
 // What the window, `status` and the results file show of a phase's Slurm
@@ -36,28 +35,7 @@ type SlurmJob struct {
 
 // Queued says the job waits in Slurm's queue.
 func (j *SlurmJob) Queued() bool {
-	return j != nil && (j.State == "SUBMITTING" || slurm.State(j.State).Pending())
-}
-
-// pendWords says Slurm's pending reason with what it means.
-func pendWords(reason string) string {
-	switch reason {
-	case "Resources":
-		return "Resources (waiting for nodes to free up)"
-	case "Priority":
-		return "Priority (jobs of higher priority go first)"
-	case "BeginTime":
-		return "BeginTime (not before its start time)"
-	case "Dependency":
-		return "Dependency (waits for another job)"
-	case "QOSMaxJobsPerUserLimit", "AssocMaxJobsLimit", "QOSMaxGRESPerUser":
-		return reason + " (a limit of your account or QOS)"
-	case "PartitionNodeLimit", "PartitionTimeLimit":
-		return reason + " (the request exceeds what the partition allows: it will never start)"
-	case "ReqNodeNotAvail":
-		return reason + " (a node it needs is down, drained or reserved)"
-	}
-	return reason
+	return j != nil && (j.State == "SUBMITTING" || words.State(j.State).Pending())
 }
 
 // NodeNames are the job's nodes, its node list expanded.
@@ -65,7 +43,7 @@ func (j *SlurmJob) NodeNames() []string {
 	if j == nil {
 		return nil
 	}
-	return slurm.Hostnames(j.Nodes)
+	return words.Hostnames(j.Nodes)
 }
 
 // OnThisMachine says whether the job runs (or ran) on the machine this
@@ -113,7 +91,7 @@ func (j *SlurmJob) Words(now time.Time) string {
 	if j.Nodes != "" {
 		s += " on " + j.Nodes
 	}
-	if j.Reason != "" && slurm.State(j.State).Terminal() {
+	if j.Reason != "" && words.State(j.State).Terminal() {
 		s += " (" + j.Reason + ")"
 	}
 	if !j.Started.IsZero() {

@@ -1,11 +1,10 @@
-package runner
+package state
 
 import (
 	"strings"
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
-	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
 // Status of a phase or a step.
@@ -23,13 +22,18 @@ const (
 	Stopped Status = "stopped" // interrupted by the user stopping the campaign
 )
 
-// Gated says a greenlight would open the phase's gate: the verbs' one
-// rule (Allowed), for the window's g, approve, --approve and the runner:
-// it has a gate (gate: manual) not yet given, and has not passed it
-// (pending, waiting there, or stopped before it).
-func (p *PhaseState) Gated() bool {
-	return allowed(VerbApprove, p.ID, p.Manual, p, p.GateOpen) == nil
-}
+// SkipBy is why a step of a sweep was skipped, as the runner decided it:
+// the results count its unit by it (results.Outcome), never by the words
+// of its Reason.
+type SkipBy string
+
+const (
+	SkipByYou      SkipBy = "by-you"      // its point skipped by a person (x, skip --point)
+	SkipPrecise    SkipBy = "precise"     // its point was already precise (repeat: {until:})
+	SkipCut        SkipBy = "cut"         // until: failed cut it
+	SkipNotProbed  SkipBy = "not-probed"  // the search did not ask for it
+	SkipUnitFailed SkipBy = "unit-failed" // an earlier step of its unit failed
+)
 
 // Finished reports whether the status is final for this run.
 func (s Status) Finished() bool {
@@ -121,14 +125,17 @@ type StepState struct {
 	Ended    time.Time `json:",omitzero"`
 	ExitCode int       `json:",omitzero"`
 	Reason   string    `json:",omitzero"`
-	Log      string    `json:",omitzero"` // path of the log file
-	Results  []Row     `json:",omitzero"`
-	Summary  string    `json:",omitzero"` // what the step appended to $GREENLIGHT_SUMMARY
-	Stage    string    `json:",omitzero"` // service start-up stage
-	Progress float64   `json:",omitzero"` // 0..1, or -1 when unknown
-	ETA      ETA       `json:",omitzero"`
-	PGID     int       `json:",omitzero"`
-	Job      string    `json:",omitzero"` // its Slurm job id, on Slurm
+	// Skip: of a skipped step of a sweep, why, typed (Reason says it in
+	// words); "" for any other step.
+	Skip     SkipBy  `json:",omitzero"`
+	Log      string  `json:",omitzero"` // path of the log file
+	Results  []Row   `json:",omitzero"`
+	Summary  string  `json:",omitzero"` // what the step appended to $GREENLIGHT_SUMMARY
+	Stage    string  `json:",omitzero"` // service start-up stage
+	Progress float64 `json:",omitzero"` // 0..1, or -1 when unknown
+	ETA      ETA     `json:",omitzero"`
+	PGID     int     `json:",omitzero"`
+	Job      string  `json:",omitzero"` // its Slurm job id, on Slurm
 	// Facts are what the monitor saw of its GPUs while it ran, and why
 	// its rows are doubtful (its stamp), fixed at its end (facts.go);
 	// nil before, or without a monitor.
@@ -144,12 +151,6 @@ type StepState struct {
 	Left     []string      `json:",omitzero"` // processes still running when its command ended ("pid 1480 python3")
 	LeftPIDs []int         `json:",omitzero"`
 	LeftKept bool          `json:",omitzero"` // kept running (leave_running) rather than stopped
-}
-
-// takeEnd takes what a step's supervisor said of its tree at its end.
-func (ss *StepState) takeEnd(st *supervise.Status) {
-	ss.CPU, ss.PeakMem, ss.PeakOf = st.CPU, st.PeakMem, st.PeakOf
-	ss.Left, ss.LeftPIDs, ss.LeftKept = st.Left, st.LeftPIDs, len(st.Kept) > 0
 }
 
 // Row is one result: columns in first-seen order.
@@ -317,4 +318,11 @@ func (p PhaseState) RunTime(now time.Time) (time.Duration, int) {
 		end = now
 	}
 	return p.Ran + end.Sub(p.Started), p.RanRuns + 1
+}
+
+// Unclaimed is a file a phase's artifacts match that is not its: said in
+// its block, with why.
+type Unclaimed struct {
+	Path string
+	Why  string
 }
