@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -171,4 +172,37 @@ func depsOf(pkgs map[string]map[string]bool, dir string) map[string]bool {
 	}
 	walk(dir)
 	return seen
+}
+
+// TestOneVerbTable: what a verb takes, what it writes, when it is taken
+// and its words are its row of the one table (runner/state/verbs.go): no
+// other file decides by a verb's typed name, where such a second rule is
+// one line to add (name == "retry"). The root's dispatch of commands to
+// cmdControl is the one list of commands, not a rule.
+func TestOneVerbTable(t *testing.T) {
+	byName := regexp.MustCompile(`(==|!=) "(approve|pause|resume|skip|retry|stop|greenlight|skip-point|retry-point)"`)
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == filepath.Join("runner", "state", "verbs.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if byName.MatchString(line) {
+				t.Errorf("%s:%d decides by a verb's name (%s): read its row of the verbs' table (state.Typed, and the Verb's methods)", path, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -10,17 +10,23 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/greenlight-run/greenlight/client"
-	"github.com/greenlight-run/greenlight/runner/campaign"
-
 	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
+
+// isGate says the command opens gates: it names phases as a campaign
+// names them (approve decode: every copy of a phase run per service point).
+func isGate(command string) bool {
+	v, ok := state.Typed(command)
+	return ok && v.Gate()
+}
 
 // verbArgs parses [--state-dir DIR] CAMPAIGN [PHASE...] and loads the plan.
 func verbArgs(name string, args []string, stderr io.Writer, follow *bool, point *string) (plan *campaign.Plan, stateDir string, rest []string, code int) {
@@ -55,7 +61,7 @@ func verbArgs(name string, args []string, stderr io.Writer, follow *bool, point 
 	stateDir = cfg.StateDir
 	var ids []string // approve decode: every copy of a phase run per service point
 	for _, id := range pos[1:] {
-		if err := plan.CheckPhaseID(id); err != nil && (name != "approve" || plan.Named(id) == nil) {
+		if err := plan.CheckPhaseID(id); err != nil && (!isGate(name) || plan.Named(id) == nil) {
 			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
 			return nil, "", nil, exitUsage
 		}
@@ -64,86 +70,79 @@ func verbArgs(name string, args []string, stderr io.Writer, follow *bool, point 
 	return plan, stateDir, ids, exitOK
 }
 
-// cmdControl is approve, pause, resume, skip, retry and stop.
+// cmdControl is approve, pause, resume, skip, retry and stop: what each
+// takes (phases, a --point, a gate) is its row of the verbs' one table.
 func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
+	verb, _ := state.Typed(name)
 	var point string
 	var pointFlag *string
-	if name == "skip" || name == "retry" {
+	if verb.WithPoint() != "" {
 		pointFlag = &point
 	}
 	plan, stateDir, phases, code := verbArgs(name, args, stderr, nil, pointFlag)
 	if plan == nil {
 		return code
 	}
-	switch name {
-	case "skip", "retry":
-		if len(phases) != 1 {
-			fmt.Fprintf(stderr, "greenlight %s: give one phase\n\n%s", name, commandHelp[name])
-			return exitUsage
-		}
-	case "approve":
+	switch {
+	case verb.Gate():
 		if len(phases) == 0 {
-			fmt.Fprintf(stderr, "greenlight approve: give the phases whose gates to open\n\n%s", commandHelp[name])
+			fmt.Fprintf(stderr, "greenlight %s: give the phases whose gates to open\n\n%s", name, commandHelp[name])
 			return exitUsage
 		}
 		for _, id := range phases {
 			if ph := plan.Phase(id); ph != nil && !ph.Manual {
-				fmt.Fprintf(stderr, "greenlight approve: %s has no gate to open (no `gate: manual` in %s): it runs when its needs are met\n", id, plan.File)
+				fmt.Fprintf(stderr, "greenlight %s: %s has no gate to open (no `gate: manual` in %s): it runs when its needs are met\n", name, id, plan.File)
 				return exitUsage
 			}
+		}
+	case verb.TakesPhase():
+		if len(phases) != 1 {
+			fmt.Fprintf(stderr, "greenlight %s: give one phase\n\n%s", name, commandHelp[name])
+			return exitUsage
 		}
 	default:
 		if len(phases) != 0 {
 			fmt.Fprintf(stderr, "greenlight %s: takes no phase\n\n%s", name, commandHelp[name])
 			return exitUsage
 		}
+		phases = []string{""}
 	}
-	if point != "" {
+	if point != "" { // one point of a sweep, not the phase
 		if err := runner.CheckPoint(plan.Phase(phases[0]), point); err != nil {
 			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
 			return exitUsage
 		}
+		verb, phases = verb.WithPoint(), []string{state.PointTarget(phases[0], point)}
 	}
-	if taken, code := client.TakeIfStopped(name, phases, point, plan, stateDir, stdout, stderr); taken {
+	if taken, code := client.TakeIfStopped(name, verb, phases, plan, stateDir, stdout, stderr); taken {
 		return code
 	}
-	target := link.PointTarget(strings.Join(phases[:min(1, len(phases))], ""), point) // what a retry may start a finished campaign's runner for
-	c, retried, code := client.ReachFor(name, target, plan, stateDir, stdout, stderr)
+	target := phases[0] // what a retry may start a finished campaign's runner for
+	c, retried, code := client.ReachFor(name, verb, target, plan, stateDir, stdout, stderr)
 	if c == nil {
 		return code
 	}
+	defer c.Close()
 	if retried {
-		defer c.Close()
 		fmt.Fprintf(stdout, "greenlight: %s: queued to run again (a new attempt); its runner runs it now and ends after (`greenlight run %s` attaches to watch)\n", target, plan.File)
 		return exitOK
 	}
-	defer c.Close()
-	op, _ := link.OpOfVerb(name)
-	if name == "resume" {
+	if verb == state.VerbResume {
 		// Resume undoes a freeze too: that is what a person who says
 		// "resume" from another shell means.
 		if st := c.First.State; st != nil && st.Frozen {
-			if _, err := c.Request(link.OpThaw, ""); err != nil {
+			if _, err := c.Request(state.VerbThaw, ""); err != nil {
 				fmt.Fprintf(stderr, "greenlight resume: %v\n", err)
 				return exitFailed
 			}
 		}
 	}
-	if len(phases) == 0 {
-		phases = []string{""}
-	}
-	if point != "" { // one point of a sweep, not the phase
-		op, phases = link.OpSkipPoint, []string{link.PointTarget(phases[0], point)}
-		if name == "retry" {
-			op = link.OpRetryPoint
-		}
-	}
 	for _, id := range phases {
-		if _, err := c.Request(op, id); err != nil {
+		if _, err := c.Request(verb, id); err != nil {
 			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
 			return client.RequestExit(err)
 		}
-		fmt.Fprintf(stdout, "greenlight: %s\n", link.Said(op, id))
+		fmt.Fprintf(stdout, "greenlight: %s\n", state.Said(verb, id))
 	}
 	return exitOK
 }

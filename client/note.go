@@ -8,6 +8,7 @@ import (
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // AddNote gives a person's note to the campaign's runner when one runs
@@ -18,7 +19,7 @@ func AddNote(plan *campaign.Plan, stateDir, text string, stdout io.Writer) (rebu
 	c, err := link.Dial(stateDir)
 	if err == nil {
 		defer c.Close()
-		if _, err := c.Request(link.OpNote, text); err != nil {
+		if _, err := c.Request(state.VerbNote, text); err != nil {
 			return false, err
 		}
 		fmt.Fprintf(stdout, "greenlight: note added to %s (its runner, pid %d, writes it)\n", plan.Report, c.PID())

@@ -10,6 +10,7 @@ import (
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // HasJournal reports whether the campaign has run here.
@@ -22,15 +23,15 @@ func HasJournal(stateDir string) bool {
 // when the campaign ran here and is not finished (said on stderr). A
 // campaign that never ran, or has finished, has none: code says so.
 func Reach(name string, plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) (*link.Client, int) {
-	c, _, code := ReachFor(name, "", plan, stateDir, stdout, stderr)
+	c, _, code := ReachFor(name, "", "", plan, stateDir, stdout, stderr)
 	return c, code
 }
 
-// ReachFor is Reach for a verb that names a phase: `retry` of a
-// phase on a finished campaign starts a runner that runs it again (and
-// what it needs) and ends; retried says so, and the retry is not asked
-// again.
-func ReachFor(name, phase string, plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) (c *link.Client, retried bool, code int) {
+// ReachFor is Reach for verb v said for target: a verb whose row says so
+// (retry, of a phase or a point) on a finished campaign starts a runner
+// that runs it again (and what it needs) and ends; retried says so, and
+// the verb is not asked again.
+func ReachFor(name string, v state.Verb, phase string, plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) (c *link.Client, retried bool, code int) {
 	c, err := link.Dial(stateDir)
 	if err == nil {
 		return c, false, runner.ExitOK
@@ -51,8 +52,8 @@ func ReachFor(name, phase string, plan *campaign.Plan, stateDir string, stdout, 
 	cfg := &link.Config{StateDir: stateDir, Interval: time.Second}
 	st, err := runner.Replay(plan, stateDir)
 	switch {
-	case err == nil && st.Finished && name == "retry" && phase != "":
-		fmt.Fprintf(stderr, "greenlight retry: %s has finished: starting its runner to run %s again (and what it needs); it ends after\n", plan.Name, phase)
+	case err == nil && st.Finished && v.RunsFinished() && phase != "":
+		fmt.Fprintf(stderr, "greenlight %s: %s has finished: starting its runner to run %s again (and what it needs); it ends after\n", name, plan.Name, phase)
 		cfg.Retry = phase
 	case err == nil && st.Finished:
 		fmt.Fprintf(stderr, "greenlight %s: %s has finished (%s); nothing runs it now; `greenlight run --fresh %s` starts it over\n",
@@ -84,13 +85,14 @@ func LiveState(dir string) (st *runner.State, pid int, problem error) {
 	return m.State, c.PID(), nil
 }
 
-// TakeIfStopped takes a verb ("skip", "approve") said to a campaign that
-// was stopped and that no runner runs now: it is journaled, to act when
-// the campaign runs again, rather than starting a runner the person did
-// not ask for. taken is false when the campaign is not so (a runner runs
-// it, or it never ran, or it finished): the verb goes on its usual way.
-func TakeIfStopped(name string, phases []string, point string, plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) (taken bool, code int) {
-	if name != "skip" && name != "approve" || !HasJournal(stateDir) {
+// TakeIfStopped takes verb v (one a stopped campaign takes: approve,
+// skip, a point's skip) said for targets of a campaign that was stopped
+// and that no runner runs now: it is journaled, to act when the campaign
+// runs again, rather than starting a runner the person did not ask for.
+// taken is false when the campaign is not so (a runner runs it, or it
+// never ran, or it finished): the verb goes on its usual way.
+func TakeIfStopped(name string, v state.Verb, targets []string, plan *campaign.Plan, stateDir string, stdout, stderr io.Writer) (taken bool, code int) {
+	if !v.TakenStopped() || !HasJournal(stateDir) {
 		return false, 0
 	}
 	if c, err := link.Dial(stateDir); err == nil {
@@ -108,8 +110,8 @@ func TakeIfStopped(name string, phases []string, point string, plan *campaign.Pl
 			return false, 0 // its runner died mid-phase: a new one resumes it
 		}
 	}
-	for _, id := range phases {
-		said, err := runner.TakeWhileStopped(plan, stateDir, name, id, point)
+	for _, target := range targets {
+		said, err := runner.TakeWhileStopped(plan, stateDir, v, target)
 		if err != nil {
 			fmt.Fprintf(stderr, "greenlight %s: %v\n", name, err)
 			return true, runner.ExitUsage

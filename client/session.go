@@ -13,6 +13,7 @@ import (
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // Session is a client's view of the campaign: the runner's events as
@@ -21,7 +22,7 @@ import (
 // the session starts a new one, which resumes from the journal, and goes
 // on with it.
 type Session struct {
-	link.Remote // the runner's controls, asked for over the link
+	state.Remote // the runner's controls, asked for over the link
 
 	plan *campaign.Plan
 	cfg  *link.Config // how to start a new runner, should this one be killed
@@ -207,7 +208,7 @@ func (s *Session) Servers() map[string]*link.ServerLine {
 	return s.srvs
 }
 
-func (s *Session) do(op link.Op, phase string) error {
+func (s *Session) do(op state.Verb, phase string) error {
 	_, err := s.client().Request(op, phase)
 	return err
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/runner/state"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -314,14 +315,14 @@ func (s *server) Snapshot() (*runner.State, *link.GPURound) {
 }
 
 // Do implements link.Handler.
-func (s *server) Do(op link.Op, phase string) error {
+func (s *server) Do(op state.Verb, phase string) error {
 	if op.TakesPhase() {
-		id, _ := link.SplitTarget(phase) // a point's op names its phase too
+		id, _ := state.SplitTarget(phase) // a point's op names its phase too
 		if err := s.r.Plan().CheckPhaseID(id); err != nil {
 			return err
 		}
 	}
-	if err := link.Apply(s.r, op, phase); err != nil {
+	if err := state.Apply(s.r, op, phase); err != nil {
 		return fmt.Errorf("this runner (greenlight %s): %v", s.version, err)
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/runner/state"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -82,26 +83,26 @@ phases:
       - run: |
           echo b ran
 `), 0o644)
-	state := filepath.Join(dir, ".greenlight", "d")
-	state = filepath.Join(dir, "elsewhere") // not the default: later commands must find it
-	cfg := link.Config{File: file, StateDir: state, Report: filepath.Join(dir, "out", "d.md"), GPU: []string{"fake:2"}, Interval: 200 * time.Millisecond}
+	stateDir := filepath.Join(dir, ".greenlight", "d")
+	stateDir = filepath.Join(dir, "elsewhere") // not the default: later commands must find it
+	cfg := link.Config{File: file, StateDir: stateDir, Report: filepath.Join(dir, "out", "d.md"), GPU: []string{"fake:2"}, Interval: 200 * time.Millisecond}
 	var out syncBuf
 	code := make(chan int, 1)
 	go func() { code <- Main("test", cfg.Args(), &out, &out) }()
 	var c *link.Client
 	testutil.Eventually(t, 20*time.Second, "the runner's socket", func() bool {
 		var err error
-		c, err = link.Dial(state)
+		c, err = link.Dial(stateDir)
 		return err == nil
 	})
 	defer c.Close()
 	if c.First.State == nil || len(c.First.State.Phases) != 2 || c.First.GPU == nil || c.First.GPU.Inv == nil || len(c.First.GPU.Inv.Devices) != 2 {
-		t.Fatalf("snapshot: state %+v, gpu %+v", c.First.State, c.First.GPU)
+		t.Fatalf("snapshot: stateDir %+v, gpu %+v", c.First.State, c.First.GPU)
 	}
-	if _, err := c.Request(link.OpGreenlight, "b"); err != nil {
+	if _, err := c.Request(state.VerbApprove, "b"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Request(link.OpSkip, "nope"); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, err := c.Request(state.VerbSkip, "nope"); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("a request for an unknown phase: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "go"), nil, 0o644)
@@ -117,15 +118,15 @@ phases:
 	if !strings.Contains(string(md), "Status:** finished") {
 		t.Errorf("results file:\n%s", md)
 	}
-	// A later command given neither --state-dir nor --report finds both.
+	// A later command given neither --stateDir-dir nor --report finds both.
 	asWritten, err := campaign.Load(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, note, _ := statedir.Resolve(asWritten, ""); got != state || note == "" {
-		t.Errorf("the state dir found without the flag: %q (%q); want %q", got, note, state)
+	if got, note, _ := statedir.Resolve(asWritten, ""); got != stateDir || note == "" {
+		t.Errorf("the stateDir dir found without the flag: %q (%q); want %q", got, note, stateDir)
 	}
-	if got := link.SavedReport(state); got != cfg.Report {
+	if got := link.SavedReport(stateDir); got != cfg.Report {
 		t.Errorf("the results file found without the flag: %q; want %q", got, cfg.Report)
 	}
 	for _, want := range []string{"runner pid", "b greenlit", "campaign finished"} {

@@ -398,7 +398,7 @@ type charted struct {
 
 // updateCharts draws a sweep phase's charts again when its rows changed
 // (this runs with the file's coalesced writes, never on the loop).
-func (w *Writer) updateCharts(p *runner.PhaseState) error {
+func (w *Writer) updateCharts(_ *campaign.Phase, p *runner.PhaseState, _ *runner.State) error {
 	ph := w.plan.Phase(p.ID)
 	if ph != nil && ph.Sweep == nil && readsNCCLTests(ph) {
 		return w.updateBusChart(ph, p)

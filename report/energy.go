@@ -43,7 +43,7 @@ func (w *Writer) tokenEnergy(p runner.PhaseState, s runner.StepState, row runner
 
 // energySection is the phase's energy per token: one line per step whose
 // last row is a token throughput.
-func (w *Writer) energySection(ph *campaign.Phase, p runner.PhaseState) string {
+func (w *Writer) energySection(ph *campaign.Phase, p runner.PhaseState, _ *runner.State) string {
 	if ph.Sweep != nil {
 		return ""
 	}

@@ -199,7 +199,7 @@ func gpuChart(title string, sums []gpu.Summary, h windowed, from, to time.Time, 
 
 // updateGPUChart draws a finished phase's GPU chart once per attempt;
 // the name is "" when there is none (no history, no reading).
-func (w *Writer) updateGPUChart(p *runner.PhaseState) error {
+func (w *Writer) updateGPUChart(_ *campaign.Phase, p *runner.PhaseState, _ *runner.State) error {
 	ph := w.plan.Phase(p.ID)
 	if ph == nil || !p.Status.Finished() || p.Started.IsZero() || p.Ended.IsZero() {
 		return nil

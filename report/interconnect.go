@@ -39,7 +39,7 @@ type pairBW struct{ read, write float64 }
 
 // interconnectSection is the block of a phase whose steps read
 // nvbandwidth's JSON: "" without a read and a write matrix of one kind.
-func interconnectSection(ph *campaign.Phase, p runner.PhaseState) string {
+func (*Writer) interconnectSection(ph *campaign.Phase, p runner.PhaseState, _ *runner.State) string {
 	if !slices.ContainsFunc(ph.AllSteps(), func(s *campaign.Step) bool { return s.ResultsFormat == campaign.FormatNVBandwidth }) {
 		return ""
 	}
@@ -294,7 +294,7 @@ func (byteTicks) Ticks(lo, hi float64) []plot.Tick {
 // busSection is a phase's all-reduce (or sibling) table in short: the
 // small messages' time (8 to 64 KiB: what a decode step's all-reduce
 // sends) and the largest's bus bandwidth, a step a row, and the chart.
-func (w *Writer) busSection(ph *campaign.Phase, p runner.PhaseState) string {
+func (w *Writer) busSection(ph *campaign.Phase, p runner.PhaseState, _ *runner.State) string {
 	if !readsNCCLTests(ph) {
 		return ""
 	}

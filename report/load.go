@@ -15,7 +15,7 @@ import (
 	"github.com/greenlight-run/greenlight/runner/modelload"
 )
 
-func (w *Writer) loadSection(ph *campaign.Phase) string {
+func (w *Writer) loadSection(ph *campaign.Phase, _ runner.PhaseState, _ *runner.State) string {
 	if ph.Service == nil || ph.Service.Model == "" || w.stateDir == "" {
 		return ""
 	}

@@ -46,7 +46,7 @@ func ServersOf(plan *campaign.Plan, servers map[string]ServerView, phase string)
 
 // serverSection is the "Server" table of a phase that used a scraped
 // service.
-func (w *Writer) serverSection(ph *campaign.Phase, p runner.PhaseState) string {
+func (w *Writer) serverSection(ph *campaign.Phase, p runner.PhaseState, _ *runner.State) string {
 	if p.Started.IsZero() {
 		return ""
 	}

@@ -287,17 +287,11 @@ func (w *Writer) Write(st *runner.State) error {
 	}
 	var errs []error
 	for i := range st.Phases {
-		if err := w.updateCSV(&st.Phases[i]); err != nil {
-			errs = append(errs, fmt.Errorf("results table of %s: %w", st.Phases[i].ID, err))
-		}
-		if err := w.updateCharts(&st.Phases[i]); err != nil {
-			errs = append(errs, fmt.Errorf("charts of %s: %w", st.Phases[i].ID, err))
-		}
-		if err := w.updateBudgetChart(w.plan.Phase(st.Phases[i].ID), &st.Phases[i], st); err != nil {
-			errs = append(errs, fmt.Errorf("decode budget chart of %s: %w", st.Phases[i].ID, err))
-		}
-		if err := w.updateGPUChart(&st.Phases[i]); err != nil {
-			errs = append(errs, fmt.Errorf("GPU chart of %s: %w", st.Phases[i].ID, err))
+		p := &st.Phases[i]
+		for _, f := range phaseFiles {
+			if err := f.write(w, w.plan.Phase(p.ID), p, st); err != nil {
+				errs = append(errs, fmt.Errorf("%s of %s: %w", f.what, p.ID, err))
+			}
 		}
 	}
 	if err := w.updateAcross(st); err != nil {
@@ -321,7 +315,7 @@ func (w *Writer) Write(st *runner.State) error {
 	return errors.Join(errs...)
 }
 
-func (w *Writer) updateCSV(p *runner.PhaseState) error {
+func (w *Writer) updateCSV(_ *campaign.Phase, p *runner.PhaseState, _ *runner.State) error {
 	rows := 0
 	for _, s := range p.Steps {
 		rows += len(s.Results)
@@ -397,7 +391,7 @@ func (w *Writer) render(st *runner.State) (map[string]string, []string) {
 		}
 		id := "phase:" + p.ID
 		bodies[id] = phaseBlock(phaseView{ph: ph, p: p, now: st.Now, gpus: w.gpuSummary(ph, p, st.Now), results: results, csv: csv,
-			charts: w.charts[p.ID].names, gpuChart: w.gpuChartLink(ph, p), facts: func(i int) *runner.StepFacts { return w.factsOf(p, p.Steps[i]) }, nodes: readsNodes(w.plan), res: model.Phase(p.ID)}) + w.energySection(ph, p) + w.rooflineSection(ph, p, st) + w.floorSection(ph, p, st) + interconnectSection(ph, p) + w.busSection(ph, p) + w.serverSection(ph, p) + w.loadSection(ph) + w.traceSection(p, st)
+			charts: w.charts[p.ID].names, gpuChart: w.gpuChartLink(ph, p), facts: func(i int) *runner.StepFacts { return w.factsOf(p, p.Steps[i]) }, nodes: readsNodes(w.plan), res: model.Phase(p.ID)}) + w.sectionsOf(ph, p, st)
 		order = append(order, id)
 	}
 	return bodies, w.acrossBlocks(bodies, order)
@@ -445,7 +439,7 @@ func LoadEnv(stateDir string) (Env, error) {
 
 // traceSection is the phase's traces summarised, its kernels CSV written
 // beside the results file when the summaries changed.
-func (w *Writer) traceSection(p runner.PhaseState, st *runner.State) string {
+func (w *Writer) traceSection(_ *campaign.Phase, p runner.PhaseState, st *runner.State) string {
 	sums, notes := w.traces.phase(p)
 	if ph := w.plan.Phase(p.ID); ph != nil && ph.Capture != nil && p.Status.Finished() && p.Status != runner.Skipped {
 		// A trace still being read, or unreadable, appeared: not missing.

@@ -51,23 +51,23 @@ type record struct {
 const (
 	recCampaign    = "campaign"
 	recPhaseStart  = "phase-start"
-	recPhaseEnd    = "phase-end"
+	recPhaseEnd    = state.RecordPhaseEnd
 	recStepStart   = "step-start"
 	recStepPID     = "step-pid"
 	recStepJob     = "step-job"
 	recStepEnd     = "step-end"
 	recReady       = "service-ready"
-	recGate        = "greenlight"
-	recKept        = "kept"         // Kept: processes a step left running on purpose, stopped at the campaign's end
-	recKeptStopped = "kept-stopped" // the campaign's end stopped them
-	recPointSkip   = "point-skip"   // Reason: the points skipped (a point spec); Attempt: the phase's attempt when said; holds until a retry
-	recRetry       = "retry"        // the phase runs again from scratch: its points skipped run again
-	recLetGo       = "let-go"       // a failed phase will not run again: no service is kept up for it (skip of a failed phase)
-	recAdopted     = "adopted"      // a runner started again took over a step of the attempt
-	recNote        = "note"         // Reason: a person's note (greenlight note), for the record
-	recWarning     = "warning"      // Reason: a warning the runner said, as the record says it
-	recFacts       = "facts"        // Facts: what the monitor saw of a step's run, and its stamp (facts.go)
-	recStamp       = "stamp"        // Reason: a stamp alone, as journals before facts have it (read back as facts)
+	recGate        = state.RecordGate
+	recKept        = "kept"                // Kept: processes a step left running on purpose, stopped at the campaign's end
+	recKeptStopped = "kept-stopped"        // the campaign's end stopped them
+	recPointSkip   = state.RecordPointSkip // Reason: the points skipped (a point spec); Attempt: the phase's attempt when said; holds until a retry
+	recRetry       = state.RecordRetry     // the phase runs again from scratch: its points skipped run again
+	recLetGo       = state.RecordLetGo     // a failed phase will not run again: no service is kept up for it (skip of a failed phase)
+	recAdopted     = "adopted"             // a runner started again took over a step of the attempt
+	recNote        = "note"                // Reason: a person's note (greenlight note), for the record
+	recWarning     = "warning"             // Reason: a warning the runner said, as the record says it
+	recFacts       = "facts"               // Facts: what the monitor saw of a step's run, and its stamp (facts.go)
+	recStamp       = "stamp"               // Reason: a stamp alone, as journals before facts have it (read back as facts)
 	recFinished    = "campaign-end"
 	recClaim       = "claim" // Claims: files the step in Dir made (Step -1: said to be no step's)
 )

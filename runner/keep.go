@@ -15,6 +15,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // KeptFor lists the failed phases the service svc stays up for: each
@@ -93,7 +94,7 @@ func (pr *phaseRun) unkeep() { pr.keptSince, pr.state.Kept = time.Time{}, "" }
 // nothing for it either.
 func (r *Runner) letGo(pr *phaseRun) {
 	pr.state.LetGo = true
-	r.journal(record{Kind: recordFor(VerbSkip, Failed), Phase: pr.ph.ID, Attempt: pr.state.Attempt})
+	r.journal(record{Kind: state.Record(VerbSkip, Failed), Phase: pr.ph.ID, Attempt: pr.state.Attempt})
 	r.emit(Event{Kind: Warning, Phase: pr.ph.ID, Message: fmt.Sprintf("%s let go: it stays failed, no service is kept up for it, and it does not run again when the campaign runs (greenlight retry %s runs it)", pr.ph.Label(), pr.ph.ID)})
 }
 

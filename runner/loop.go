@@ -204,7 +204,7 @@ func (r *Runner) retry(id string) error {
 		return err
 	}
 	pr.reset()
-	r.journal(record{Kind: verbRecords[VerbRetry], Phase: id, Attempt: pr.state.Attempt})
+	r.journal(record{Kind: state.Record(VerbRetry, pr.state.Status), Phase: id, Attempt: pr.state.Attempt})
 	pr.gateOpen = true // the person asked for it just now
 	for _, o := range r.phases {
 		if o.state.Status == Blocked {
@@ -228,7 +228,7 @@ func (r *Runner) greenlight(id string) error {
 	if pr.state.Status == Waiting {
 		pr.state.Status = Pending
 	}
-	r.journal(record{Kind: verbRecords[VerbApprove], Phase: id})
+	r.journal(record{Kind: state.Record(VerbApprove, pr.state.Status), Phase: id})
 	r.emit(Event{Kind: Warning, Phase: id, Message: fmt.Sprintf("%s greenlit", pr.ph.Label())})
 	return nil
 }

@@ -12,11 +12,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/supervise"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // Options tune a Runner; the zero value works.
@@ -260,7 +260,7 @@ func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 	}
 	r.keepApprovals()
 	for _, target := range opts.Retry {
-		id, point, _ := strings.Cut(target, "@") // a point's target: phase@point (link.PointTarget)
+		id, point, _ := strings.Cut(target, "@") // a point's target: phase@point (state.PointTarget)
 		if pr, err := r.find(id); err == nil && pr.state.Status.Finished() {
 			if point != "" {
 				r.retryPoint(id, point)

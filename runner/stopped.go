@@ -13,10 +13,13 @@ import (
 // fact is: journaled under the state dir's lock, it acts when the
 // campaign runs again, which reads it back as a runner would have.
 
-// TakeWhileStopped journals verb ("skip", or "approve") for phase (and,
-// for a skip, point: one point of a sweep, or "") of a campaign that no
-// runner runs. It returns what to tell the person.
-func TakeWhileStopped(plan *campaign.Plan, stateDir, verb, phase, point string) (string, error) {
+// TakeWhileStopped journals verb v (one whose row says a stopped
+// campaign takes it: approve, skip, a point's skip) for target (a phase,
+// or state.PointTarget of a phase and a point) of a campaign that no
+// runner runs, by the verbs' one precondition. It returns what to tell
+// the person, from the same row.
+func TakeWhileStopped(plan *campaign.Plan, stateDir string, v state.Verb, target string) (string, error) {
+	phase, point := state.SplitTarget(target)
 	dirs := Layout(stateDir)
 	lock, err := takeLock(dirs.Lock())
 	if err != nil {
@@ -32,6 +35,15 @@ func TakeWhileStopped(plan *campaign.Plan, stateDir, verb, phase, point string) 
 	if ph == nil || p == nil {
 		return "", fmt.Errorf("no phase %q", phase)
 	}
+	said, ok := state.SaidStopped(v, target, p.Status)
+	if !ok {
+		return "", fmt.Errorf("%s is not taken while the campaign is stopped", v)
+	}
+	if point != "" {
+		if _, err := pointsOf(ph, point); err != nil {
+			return "", err
+		}
+	}
 	recs, err := readJournal(dirs.Journal())
 	if err != nil {
 		return "", err
@@ -41,40 +53,15 @@ func TakeWhileStopped(plan *campaign.Plan, stateDir, verb, phase, point string) 
 	if h := hist[phase]; h != nil {
 		attempt, gateOpen = h.attempt, h.gate
 	}
-	var rec record
-	var said string
-	switch {
-	case verb == "approve":
-		if err := state.Allowed(VerbApprove, ph, p, gateOpen); err != nil {
-			return "", err
-		}
-		rec = record{Kind: verbRecords[VerbApprove], Phase: phase}
-		said = fmt.Sprintf("%s greenlit: it starts when the campaign runs again", phase)
-	case verb == "skip" && point != "":
-		if _, err := pointsOf(ph, point); err != nil {
-			return "", err
-		}
-		if err := state.Allowed(VerbSkipPoint, ph, p, gateOpen); err != nil {
-			return "", err
-		}
-		rec = record{Kind: verbRecords[VerbSkipPoint], Phase: phase, Attempt: attempt, Reason: point}
-		said = fmt.Sprintf("%s: point %s skipped: it stays skipped when the campaign runs again", phase, point)
-	case verb == "skip" && p.Status == Failed:
-		if err := state.Allowed(VerbSkip, ph, p, gateOpen); err != nil {
-			return "", err
-		}
-		rec = record{Kind: recordFor(VerbSkip, Failed), Phase: phase, Attempt: attempt}
-		said = fmt.Sprintf("%s let go: it stays failed, and does not run again when the campaign runs", phase)
-	case verb == "skip":
-		if err := state.Allowed(VerbSkip, ph, p, gateOpen); err != nil {
-			return "", err
-		}
-		// It ends with the campaign's stop: the record reads it ended
-		// then, the campaign still stopped, not run past its end.
-		rec = record{Kind: verbRecords[VerbSkip], T: times.prevEnded, Phase: phase, Attempt: attempt, Hash: ph.Hash, Status: Skipped, Reason: "by you, while the campaign was stopped" + (&phaseRun{ph: ph, state: *p}).unitsDoneSaid()}
-		said = fmt.Sprintf("%s skipped: what it measured is kept; the campaign goes on without it when it runs again", phase)
-	default:
-		return "", fmt.Errorf("%s is not taken while the campaign is stopped", verb)
+	if err := state.Allowed(v, ph, p, gateOpen); err != nil {
+		return "", err
+	}
+	rec := record{Kind: state.Record(v, p.Status), Phase: phase, Attempt: attempt, Reason: point}
+	if rec.Kind == recPhaseEnd {
+		// A skip ends the phase with the campaign's stop: the record reads
+		// it ended then, the campaign still stopped, not run past its end.
+		rec.T, rec.Hash, rec.Status = times.prevEnded, ph.Hash, Skipped
+		rec.Reason = "by you, while the campaign was stopped" + (&phaseRun{ph: ph, state: *p}).unitsDoneSaid()
 	}
 	if err := appendTo(dirs, rec); err != nil {
 		return "", err

@@ -274,7 +274,7 @@ func (r *Runner) skipPoint(id, spec string) error {
 		attempt++ // the attempt it is about to start
 	}
 	at := r.opts.Now() // the journal's time too: a runner started again says the same
-	r.journal(record{T: at, Kind: verbRecords[VerbSkipPoint], Phase: id, Attempt: attempt, Reason: spec})
+	r.journal(record{T: at, Kind: state.Record(VerbSkipPoint, pr.state.Status), Phase: id, Attempt: attempt, Reason: spec})
 	why := whyByYou + spec + ")"
 	n := markSkipped(pr, units, why, at)
 	if sr := pr.cur; sr != nil && !sr.proc.exitedSeen && slices.Contains(units, sr.step.Index) {
@@ -455,7 +455,7 @@ func (r *Runner) retryPoint(id, spec string) error {
 	}
 	h, _ := journalHistory(recs)
 	pr.reset()
-	r.journal(record{Kind: verbRecords[VerbRetryPoint], Phase: id, Attempt: pr.state.Attempt, Reason: spec})
+	r.journal(record{Kind: state.Record(VerbRetryPoint, pr.state.Status), Phase: id, Attempt: pr.state.Attempt, Reason: spec})
 	pr.gateOpen = true
 	for _, o := range r.phases {
 		if o.state.Status == Blocked {

@@ -214,7 +214,7 @@ func (c *Client) read(rd *reader) {
 
 // Request asks the runner for op on phase and waits for its answer, at
 // most Timeout: a runner that does not answer is said so, never waited on.
-func (c *Client) Request(op Op, phase string) (*Msg, error) {
+func (c *Client) Request(op state.Verb, phase string) (*Msg, error) {
 	ch := make(chan *Msg, 1)
 	c.mu.Lock()
 	c.nextID++

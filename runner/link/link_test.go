@@ -29,7 +29,7 @@ func (h *fakeHandler) Snapshot() (*state.State, *GPURound) {
 	return h.st, &GPURound{Hosts: []gpu.HostState{{Name: "n1"}}}
 }
 
-func (h *fakeHandler) Do(op Op, phase string) error {
+func (h *fakeHandler) Do(op state.Verb, phase string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if phase == "nope" {
@@ -115,10 +115,10 @@ func TestSnapshotEventsAndRequests(t *testing.T) {
 	if h.st.Phases[0].Steps[0].Results == nil {
 		t.Error("Lite changed the runner's own state")
 	}
-	if _, err := c2.Request(OpSkip, "a"); err != nil {
+	if _, err := c2.Request(state.VerbSkip, "a"); err != nil {
 		t.Error(err)
 	}
-	if _, err := c1.Request(OpSkip, "nope"); err == nil || err.Error() != "no phase nope" {
+	if _, err := c1.Request(state.VerbSkip, "nope"); err == nil || err.Error() != "no phase nope" {
 		t.Errorf("error %v; want the handler's", err)
 	}
 	m, err := c1.Request(OpState, "")

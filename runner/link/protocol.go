@@ -72,10 +72,10 @@ type Msg struct {
 	Recent []*Event `json:"recent,omitempty"`
 
 	// req and reply
-	ID    int    `json:"id,omitempty"`
-	Op    Op     `json:"op,omitempty"`
-	Phase string `json:"phase,omitempty"`
-	Err   string `json:"err,omitempty"`
+	ID    int        `json:"id,omitempty"`
+	Op    state.Verb `json:"op,omitempty"`
+	Phase string     `json:"phase,omitempty"`
+	Err   string     `json:"err,omitempty"`
 
 	Text string `json:"text,omitempty"` // refused, bye
 }

@@ -1,6 +1,8 @@
 package link
 
-import "net"
+import (
+	"net"
+)
 
 func rawDial(dir string) (net.Conn, error) {
 	addr, release, err := shortPath(dir + "/" + SocketName)

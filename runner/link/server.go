@@ -21,7 +21,7 @@ type Handler interface {
 	Snapshot() (*state.State, *GPURound)
 	// Do carries out a client's request; OpState is answered by the
 	// server from Snapshot.
-	Do(op Op, phase string) error
+	Do(op state.Verb, phase string) error
 }
 
 // Server is the runner's end: it accepts clients, says every event and
