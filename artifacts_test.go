@@ -183,7 +183,7 @@ func TestCaptureUnderASweptServiceSharesTheTraceFolder(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	exe, _ := os.Executable()
-	fixture, _ := filepath.Abs("report/trace/testdata/rank0.1796288149011725086.pt.trace.json.gz")
+	fixture, _ := filepath.Abs("trace/testdata/rank0.1796288149011725086.pt.trace.json.gz")
 	port := freePort(t)
 	post := func(path string) string {
 		return fmt.Sprintf("GREENLIGHT_TEST_POST=http://127.0.0.1:%d/%s %q", port, path, exe)

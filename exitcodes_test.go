@@ -442,7 +442,7 @@ func TestSkipPointBadInput(t *testing.T) {
 func TestTraceReadInPartExits1(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	whole, _ := filepath.Glob("report/trace/testdata/rank0.*.pt.trace.json.gz")
+	whole, _ := filepath.Glob("trace/testdata/rank0.*.pt.trace.json.gz")
 	b, err := os.ReadFile(whole[0])
 	if err != nil {
 		t.Fatal(err)

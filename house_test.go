@@ -93,12 +93,12 @@ func TestTheHouse(t *testing.T) {
 			below(dir, "internal")
 		case dir == "conditions":
 			below(dir, "gpu", "runner/campaign", "internal")
-		// report/trace is a leaf (traces to summaries and captures): the
+		// trace is a leaf (traces to summaries and captures): the
 		// record keeps captures, and compare diffs them, through it.
 		case dir == "record":
-			below(dir, "conditions", "runner/campaign", "report/trace", "results", "internal")
+			below(dir, "conditions", "runner/campaign", "trace", "results", "internal")
 		case dir == "compare":
-			below(dir, "record", "conditions", "runner/campaign", "report/trace", "results", "internal")
+			below(dir, "record", "conditions", "runner/campaign", "trace", "results", "internal")
 		// results is the one model of a campaign's results every view
 		// reads, and its rules, which the runner calls: above the state
 		// types, below the runner and every view.
@@ -109,15 +109,15 @@ func TestTheHouse(t *testing.T) {
 			below(dir, "compare", "record", "conditions", "runner/campaign", "internal")
 		case dir == "metrics":
 			below(dir)
-		case dir == "report/trace":
+		case dir == "trace":
 			below(dir, "internal")
 		// The results file's writer knows files, not campaigns.
 		case dir == "report/mdfile":
 			below(dir, "internal")
 		case dir == "report" || strings.HasPrefix(dir, "report/"):
-			below(dir, "report", "results", "record", "compare", "conditions", "metrics", "runner", "gpu", "internal")
+			below(dir, "report", "results", "record", "compare", "trace", "conditions", "metrics", "runner", "gpu", "internal")
 		case dir == "daemon":
-			below(dir, "runner", "report", "results", "record", "compare", "conditions", "metrics", "gpu", "internal")
+			below(dir, "runner", "report", "results", "record", "compare", "trace", "conditions", "metrics", "gpu", "internal")
 		// A client reaches the runner through its link (the protocol and
 		// the runner's config): never the runner process's own package.
 		case dir == "client":

@@ -101,7 +101,7 @@ func lifeCampaign(port int, m []int) string {
 		ms[i] = strconv.Itoa(v)
 	}
 	exe, _ := os.Executable()
-	trace, _ := filepath.Abs("report/trace/testdata/rank0.1796288149011725086.pt.trace.json.gz")
+	trace, _ := filepath.Abs("trace/testdata/rank0.1796288149011725086.pt.trace.json.gz")
 	return fmt.Sprintf(`name: life
 baseline: base.json
 conditions:

@@ -7,7 +7,7 @@
 // its results file as results arrive, and says each new result's change
 // as it lands.
 //
-// compare imports record, conditions, runner/campaign and report/trace
+// compare imports record, conditions, runner/campaign and trace
 // (captures and their summaries, for the trace diff), nothing above them.
 package compare
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/format"
-	"github.com/greenlight-run/greenlight/report/trace"
+	"github.com/greenlight-run/greenlight/trace"
 )
 
 // traceCommand is `greenlight compare --traces OLD NEW`: two folders of

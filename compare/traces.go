@@ -19,7 +19,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/greenlight-run/greenlight/internal/safe"
-	"github.com/greenlight-run/greenlight/report/trace"
+	"github.com/greenlight-run/greenlight/trace"
 )
 
 // Trace verdicts beyond the metrics' ones.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/greenlight-run/greenlight/report/trace"
+	"github.com/greenlight-run/greenlight/trace"
 )
 
 // synth is n captures of a workload whose families take base µs a step
@@ -135,7 +135,7 @@ func TestTraceDiffWithoutSteps(t *testing.T) {
 // TestFolderCapturesGroupsRanks: traces in subfolders are a capture a
 // folder; loose ones are grouped where a rank comes again.
 func TestFolderCapturesGroupsRanks(t *testing.T) {
-	src, err := os.ReadFile("../report/trace/testdata/rank0.1796288149011725086.pt.trace.json.gz")
+	src, err := os.ReadFile("../trace/testdata/rank0.1796288149011725086.pt.trace.json.gz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/greenlight-run/greenlight/report/trace"
+	"github.com/greenlight-run/greenlight/trace"
 )
 
 // The trace diff against real noise: captures made by torch.profiler on

@@ -6,7 +6,7 @@
 // reader refuses a version it does not know and fields it does not know,
 // so that a change of meaning is never read as the old one.
 //
-// record imports conditions, runner/campaign and report/trace (the
+// record imports conditions, runner/campaign and trace (the
 // captures' type, a leaf), nothing above them.
 package record
 
@@ -22,9 +22,9 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/conditions"
-	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/trace"
 )
 
 // Schema is the version of the record's format this greenlight

@@ -33,9 +33,9 @@ import (
 	"github.com/greenlight-run/greenlight/internal/decodefloor"
 	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/record"
-	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/trace"
 )
 
 // captureFit is how far, in percent, a capture's step may be from a row's

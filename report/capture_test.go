@@ -3,8 +3,8 @@ package report
 import (
 	"testing"
 
-	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/trace"
 )
 
 // TestMissingRanks: the ranks a capture expected and never got are named

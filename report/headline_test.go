@@ -3,7 +3,7 @@ package report
 import (
 	"testing"
 
-	"github.com/greenlight-run/greenlight/report/trace"
+	"github.com/greenlight-run/greenlight/trace"
 )
 
 // TestHeadline: a trace where the GPU was busy 2.6 % of the window says

@@ -29,8 +29,8 @@ import (
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/internal/format"
-	"github.com/greenlight-run/greenlight/report/trace"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/trace"
 )
 
 const tracesFile = "trace-summaries.json"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """An independent aggregation of torch.profiler Chrome traces, to check
-greenlight's summaries against (report/trace/testdata/reference.json):
+greenlight's summaries against (trace/testdata/reference.json):
 per file, GPU kernel count and time, memcpy/memset time, the top kernels,
-time per category (the same rules as report/trace/rules.go, first match
+time per category (the same rules as trace/rules.go, first match
 wins, case-insensitive), the traced window and the busy time (the union of
 all GPU activity). Usage: trace-reference.py TRACE... > reference.json
 """
