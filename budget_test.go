@@ -348,3 +348,130 @@ phases:
 		t.Errorf("the record lacks %q:\n%s", want, md[max(0, strings.Index(md, "#### Where decode time goes")):])
 	}
 }
+
+// TestDecodeBudgetGEMMs: one GPU serves Llama-3-8B (its config.json:
+// hidden 4096, 32 layers, 32 heads of 128, 8 KV heads, MLP 14336, vocab
+// 128256); a roofline phase measured its GEMM shapes at M = 1 (all five)
+// and M = 8 (all but lm_head). Each row's GEMM term is checked by hand:
+// each shape's time a call less its bytes over the floor's bandwidth,
+// times its calls (32 a layer's, 1 lm_head); the terms add up to TPOT; a
+// shape not measured at the row's M is said in the rest; a batch no
+// roofline measured (64) has no GEMM term, said why.
+func TestDecodeBudgetGEMMs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg, _ := os.ReadFile("internal/decodefloor/testdata/llama-3-8b.json")
+	os.MkdirAll(filepath.Join(dir, "llama"), 0o755)
+	os.WriteFile(filepath.Join(dir, "llama", "config.json"), cfg, 0o644)
+	type shape struct {
+		name     string
+		m, n, k  int
+		calls    int
+		ms1, ms8 float64 // measured at M = 1 and 8; 0: not measured
+	}
+	shapes := []shape{
+		{"qkv_proj", 0, 6144, 4096, 32, 0.0250, 0.0262},
+		{"o_proj", 0, 4096, 4096, 32, 0.0180, 0.0190},
+		{"gate_up_proj", 0, 28672, 4096, 32, 0.0950, 0.0990},
+		{"down_proj", 0, 4096, 14336, 32, 0.0500, 0.0520},
+		{"lm_head", 0, 128256, 4096, 1, 0.4100, 0},
+	}
+	rows := ""
+	for _, s := range shapes {
+		for m, ms := range map[int]float64{1: s.ms1, 8: s.ms8} {
+			if ms > 0 {
+				rows += fmt.Sprintf("          echo '{\"m\": %d, \"n\": %d, \"k\": %d, \"time_ms\": %g}' >> \"$GREENLIGHT_RESULTS\"\n", m, s.n, s.k, ms)
+			}
+		}
+	}
+	y := `name: gemms
+phases:
+  - id: roof
+    gpus: none
+    roofline:
+      flops: 2*m*n*k
+      bytes: 2*(m*k + k*n + m*n)
+      seconds: time_ms / 1000
+      dtype: bf16
+    steps:
+      - run: |
+` + rows + `  - id: serve
+    gpus: none
+    service:
+      run: |
+        echo "vllm serve llama --tensor-parallel-size 1"
+        echo up; exec sleep 60
+      ready: {log: up}
+      model: llama
+  - id: decode
+    needs: [serve]
+    after: [roof]
+    gpus: none
+    sweep: {c: [1, 8, 64]}
+    floor:
+      batch: c
+      context: 1024
+      tpot: mean_tpot_ms
+    steps:
+      - run: |
+          case ${c} in 1) t=9;; 8) t=10;; *) t=14;; esac
+          echo "{\"mean_tpot_ms\": $t}" >> "$GREENLIGHT_RESULTS"
+`
+	c := filepath.Join(dir, "gemms.yaml")
+	os.WriteFile(c, []byte(y), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:1:h100", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	rec, err := record.Read(filepath.Join(dir, "gemms.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fl *record.Floor
+	for _, p := range rec.Phases {
+		if p.ID == "decode" {
+			fl = p.Floor
+		}
+	}
+	if fl == nil || len(fl.Points) != 3 || fl.GBs <= 0 {
+		t.Fatalf("decode's floor: %+v", fl)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-6*math.Max(1, math.Abs(want)) }
+	for i, m := range []int{1, 8} {
+		b := fl.Points[i].Budget
+		want, measured := 0.0, 0
+		for _, s := range shapes {
+			ms := map[int]float64{1: s.ms1, 8: s.ms8}[m]
+			if ms == 0 {
+				continue
+			}
+			bytes := 2 * float64(m*s.k+s.k*s.n+m*s.n)
+			want += float64(s.calls) * (ms*1000 - bytes/(fl.GBs*1e9)*1e6) / 1000
+			measured++
+		}
+		g := b.GEMM
+		if g == nil {
+			t.Fatalf("batch %d: no GEMM term (%s)", m, b.GEMMUnknown)
+		}
+		if !near(g.Ms, want) || len(g.Shapes) != measured || len(g.Phases) != 1 || g.Phases[0] != "roof" {
+			t.Errorf("batch %d: GEMMs %v ms over %d shapes from %v; want %v over %d from roof", m, g.Ms, len(g.Shapes), g.Phases, want, measured)
+		}
+		if !near(b.FloorMs+g.Ms+b.RestMs, b.TPOTms) {
+			t.Errorf("batch %d: floor %v + GEMMs %v + rest %v ≠ TPOT %v", m, b.FloorMs, g.Ms, b.RestMs, b.TPOTms)
+		}
+		if !strings.Contains(b.Verdict, "the GEMMs "+report.FormatNumber(g.Ms)+" ms above their floor") {
+			t.Errorf("batch %d's verdict: %q", m, b.Verdict)
+		}
+	}
+	if miss := strings.Join(fl.Points[1].Budget.GEMM.Missing, "; "); !strings.Contains(miss, "lm_head 8×128256×4096") || !strings.Contains(fl.Points[1].Budget.RestBasis, "lm_head 8×128256×4096") {
+		t.Errorf("batch 8's unmeasured lm_head: missing %q, rest %q", miss, fl.Points[1].Budget.RestBasis)
+	}
+	if b := fl.Points[2].Budget; b.GEMM != nil || !strings.Contains(b.GEMMUnknown, "at M = 64") || !near(b.FloorMs+b.RestMs, b.TPOTms) {
+		t.Errorf("batch 64, measured at no M of its own: %+v", b)
+	}
+	md := readFile(t, filepath.Join(dir, "gemms.md"))
+	for _, s := range []string{"| GEMMs above floor |", "  GEMMs: ", "qkv_proj 1×6144×4096 25 µs against", "The GEMMs' part is not known apart"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("the record lacks %q:\n%s", s, md[max(0, strings.Index(md, "#### Where decode time goes")):])
+		}
+	}
+}

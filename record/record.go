@@ -145,7 +145,39 @@ type Budget struct {
 	// and the all-reduce (GEMMs above their floor, attention, the other
 	// kernels), and the GPU idle between kernels (host, launches).
 	Captured *CapturedStep `json:"captured,omitempty"`
-	Verdict  string        `json:"verdict"`
+	// GEMM: the model's GEMMs' time a step above their floor, where a
+	// roofline phase measured their shapes at the row's batch;
+	// GEMMUnknown says why there is none.
+	GEMM        *GEMMTerm `json:"gemm_excess,omitempty"`
+	GEMMUnknown string    `json:"gemm_excess_unknown,omitempty"`
+	Verdict     string    `json:"verdict"`
+}
+
+// GEMMTerm is the GEMMs' excess over their floor in a decode step: each
+// of the model's GEMM shapes (one GPU's shard) a roofline phase measured
+// at M = the row's batch, its time a call less its bytes over the floor's
+// bandwidth, times its calls a step. Missing are the model's shapes it
+// did not measure (and the step's parts that are no plain GEMM): their
+// excess stays in the rest.
+type GEMMTerm struct {
+	Ms      float64     `json:"ms"`
+	Phases  []string    `json:"phases"` // the roofline phases measured in
+	Shapes  []GEMMShape `json:"shapes"`
+	Missing []string    `json:"missing,omitempty"`
+	Basis   string      `json:"basis"`
+}
+
+// GEMMShape is one of the model's GEMMs as a roofline phase measured it.
+type GEMMShape struct {
+	Name     string  `json:"name"`
+	M        int     `json:"m"`
+	N        int     `json:"n"`
+	K        int     `json:"k"`
+	Calls    int     `json:"calls"`     // a step
+	US       float64 `json:"us"`        // measured, a call: the mean over its runs
+	FloorUS  float64 `json:"floor_us"`  // its bytes over the floor's bandwidth
+	ExcessUS float64 `json:"excess_us"` // US − FloorUS
+	Runs     int     `json:"runs"`
 }
 
 // CapturedStep is a decode step as a capture's trace saw it (the median

@@ -149,6 +149,7 @@ func (w *Writer) budgetOf(ph *campaign.Phase, fl *record.Floor, cfg decodefloor.
 	calls, callsHow := cfg.AllReducesPerStep()
 	elem, elemHow := cfg.ActivationBytes()
 	traced := w.capturesByBatch(ph, st)
+	measured := w.measuredGEMMs(st)
 	for i := range fl.Points {
 		pt := &fl.Points[i]
 		b := &record.Budget{TPOTms: pt.TPOTms, FloorMs: pt.FloorMs}
@@ -178,6 +179,12 @@ func (w *Writer) budgetOf(ph *campaign.Phase, fl *record.Floor, cfg decodefloor.
 			b.AllReduce = ar
 			known += ar.Ms
 		}
+		if g, why := gemmTerm(pt.Batch, fl.GPUs, fl.GBs, cfg, measured); g != nil {
+			b.GEMM = g
+			known += g.Ms
+		} else {
+			b.GEMMUnknown = why
+		}
 		cap := traced[pt.Batch]
 		if cap.ar != nil && b.AllReduce != nil && b.AllReduce.Ms > 0 {
 			t := *cap.ar
@@ -193,7 +200,7 @@ func (w *Writer) budgetOf(ph *campaign.Phase, fl *record.Floor, cfg decodefloor.
 			b.Traced = &t
 		}
 		b.RestMs = pt.TPOTms - known
-		b.RestBasis = "what is left: host, launches, idle between kernels, GEMMs above their floor (not measured apart)"
+		b.RestBasis = "what is left: " + restHolds(b)
 		if b.AllReduce == nil {
 			b.RestBasis = "what is left, the all-reduce in it: " + b.AllReduceUnknown
 		}
@@ -207,12 +214,16 @@ func (w *Writer) budgetOf(ph *campaign.Phase, fl *record.Floor, cfg decodefloor.
 				ar, arHow = b.AllReduce.Ms, "the predicted all-reduce"
 			}
 			cs.OtherMs = cs.BusyMs - pt.FloorMs - ar
+			if b.GEMM != nil {
+				cs.OtherMs -= b.GEMM.Ms
+				arHow += " and the GEMMs' excess"
+			}
 			cs.GapPct = 100 * (cs.StepMs - pt.TPOTms) / pt.TPOTms
 			cs.Basis = fmt.Sprintf("the capture %s: its median profiler step on the GPU's timeline, the GPU busy a step (the union of kernels and copies over its steps), the mean over %d rank(s); other GPU work is the busy less the floor and %s", cs.Phase, cs.Ranks, arHow)
 			cs.Splits = math.Abs(cs.GapPct) <= captureFit
 			b.Captured = &cs
 			if cs.Splits {
-				b.RestBasis = fmt.Sprintf("what is left; the capture at this batch splits it: %s ms of GPU work beyond the floor and the all-reduce (GEMMs above their floor, attention, the other kernels), %s ms idle between kernels (host, launches)", FormatNumber(cs.OtherMs), FormatNumber(cs.IdleMs))
+				b.RestBasis = fmt.Sprintf("what is left; the capture at this batch splits it: %s ms of GPU work beyond the floor and the terms above (%s), %s ms idle between kernels (host, launches)", FormatNumber(cs.OtherMs), otherHolds(b), FormatNumber(cs.IdleMs))
 			} else {
 				b.RestBasis += fmt.Sprintf("; the capture %s at this batch is %+.0f%% from the TPOT (the profiler's overhead, or another setting than the row's): it does not split the rest", cs.Phase, cs.GapPct)
 			}
@@ -222,6 +233,42 @@ func (w *Writer) budgetOf(ph *campaign.Phase, fl *record.Floor, cfg decodefloor.
 		b.Bound, b.Verdict = verdictOf(pt, b)
 	}
 	fl.Verdict = campaignVerdict(fl)
+}
+
+// restHolds says what a row's rest holds: what no term measured.
+func restHolds(b *record.Budget) string {
+	if b.GEMM == nil {
+		return "host, launches, idle between kernels, attention, GEMMs above their floor (not measured apart: " + b.GEMMUnknown + ")"
+	}
+	return "host, launches, idle between kernels, attention, and the GEMMs' excess the roofline did not measure (" + strings.Join(b.GEMM.Missing, "; ") + ")"
+}
+
+// otherHolds says what a capture's other GPU work holds.
+func otherHolds(b *record.Budget) string {
+	if b.GEMM == nil {
+		return "GEMMs above their floor, attention, the other kernels"
+	}
+	return "attention, the other kernels, GEMMs the roofline did not measure"
+}
+
+// restWords is a row's rest in a verdict: the capture's split where it
+// splits it, else the rest and what it holds.
+func restWords(b *record.Budget) string {
+	if c := b.Captured; c != nil && c.Splits {
+		return fmt.Sprintf("other GPU work %s ms, GPU idle %s ms (the capture %s)", FormatNumber(c.OtherMs), FormatNumber(c.IdleMs), c.Phase)
+	}
+	if b.GEMM != nil {
+		return fmt.Sprintf("the rest %s ms (host, launches, attention)", FormatNumber(b.RestMs))
+	}
+	return fmt.Sprintf("the rest %s ms (host, launches, GEMMs above their floor)", FormatNumber(b.RestMs))
+}
+
+// gemmWords is a row's GEMM term in a verdict; "" without one.
+func gemmWords(b *record.Budget) string {
+	if b.GEMM == nil {
+		return ""
+	}
+	return fmt.Sprintf(", the GEMMs %s ms above their floor (%d shapes measured)", FormatNumber(b.GEMM.Ms), len(b.GEMM.Shapes))
 }
 
 // verdictOf is a row's bound and its words, from its numbers.
@@ -235,17 +282,13 @@ func verdictOf(pt *record.FloorPoint, b *record.Budget) (string, string) {
 		return "", head + fmt.Sprintf("the floor is %.0f%% of %s ms a token; the all-reduce's part is not known (%s)", 100*b.FloorMs/pt.TPOTms, FormatNumber(pt.TPOTms), b.AllReduceUnknown)
 	}
 	if ar.Calls == 0 {
-		rest := fmt.Sprintf("the rest %s ms (host, launches, GEMMs above their floor)", FormatNumber(b.RestMs))
-		if c := b.Captured; c != nil && c.Splits {
-			rest = fmt.Sprintf("other GPU work %s ms, GPU idle %s ms (the capture %s)", FormatNumber(c.OtherMs), FormatNumber(c.IdleMs), c.Phase)
-		}
-		return boundNeither, head + fmt.Sprintf("one GPU, no all-reduce: the floor is %.0f%% of %s ms a token, %s", 100*b.FloorMs/pt.TPOTms, FormatNumber(pt.TPOTms), rest)
+		return boundNeither, head + fmt.Sprintf("one GPU, no all-reduce: the floor is %.0f%% of %s ms a token%s, %s", 100*b.FloorMs/pt.TPOTms, FormatNumber(pt.TPOTms), gemmWords(b), restWords(b))
 	}
 	share := ar.Ms / pt.TPOTms
 	said := fmt.Sprintf("all-reduce %s of %s ms a token (%.0f%%; %d calls × %s µs at %s)", FormatNumber(ar.Ms), FormatNumber(pt.TPOTms), 100*share, ar.Calls, FormatNumber(ar.CallUS), campaign.SizeText(ar.MessageB))
 	switch {
 	case share < arShareMin:
-		return boundNeither, head + said + fmt.Sprintf(": not what bounds decode; the floor is %.0f%%, the rest %s ms (host, launches, GEMMs above their floor)", 100*b.FloorMs/pt.TPOTms, FormatNumber(b.RestMs))
+		return boundNeither, head + said + fmt.Sprintf(": not what bounds decode; the floor is %.0f%%%s, %s", 100*b.FloorMs/pt.TPOTms, gemmWords(b), restWords(b))
 	case ar.LatencyMs >= ar.BandwidthMs:
 		return boundLatency, head + said + fmt.Sprintf(", latency-bound: %s ms of it is the curve's small-message time (%s µs a call), which a faster small-message all-reduce (a one-shot kernel, vLLM's custom all-reduce) can win back; the bus is idle: software", FormatNumber(ar.LatencyMs), FormatNumber(ar.LatencyUS))
 	}
@@ -292,7 +335,7 @@ func (w *Writer) budgetSection(ph *campaign.Phase, fl *record.Floor) string {
 	if fl.Verdict != "" {
 		fmt.Fprintf(&b, "**%s.**\n\n", cell(fl.Verdict))
 	}
-	b.WriteString("| Point | Batch | TPOT | Floor | All-reduce | its latency | its bandwidth | Bus GB/s | Rest | Bound |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| Point | Batch | TPOT | Floor | All-reduce | its latency | its bandwidth | Bus GB/s | GEMMs above floor | Rest | Bound |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	var ar *record.AllReduceTerm
 	var unknown []string
 	for _, pt := range fl.Points {
@@ -313,7 +356,11 @@ func (w *Writer) budgetSection(ph *campaign.Phase, fl *record.Floor) string {
 		if bd.RestMs < 0 {
 			rest = "⚠ " + rest
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s ms | %s ms | %s | %s | %s | %s | %s | %s |\n", cell(pt.Point), pt.Batch, FormatNumber(pt.TPOTms), FormatNumber(pt.FloorMs), a, l, bw, bus, rest, cell(orDashText(bd.Bound)))
+		gemm := "?"
+		if bd.GEMM != nil {
+			gemm = FormatNumber(bd.GEMM.Ms) + " ms"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %s ms | %s ms | %s | %s | %s | %s | %s | %s | %s |\n", cell(pt.Point), pt.Batch, FormatNumber(pt.TPOTms), FormatNumber(pt.FloorMs), a, l, bw, bus, gemm, rest, cell(orDashText(bd.Bound)))
 	}
 	if name := w.charts[budgetKey(ph.ID)].names[budgetKey(ph.ID)]; name != "" {
 		fmt.Fprintf(&b, "\n![%s: where decode time goes](%s)\n", cell(ph.Label()), name)
@@ -325,6 +372,17 @@ func (w *Writer) budgetSection(ph *campaign.Phase, fl *record.Floor) string {
 			fmt.Fprintf(&b, "  Traced: `%s`'s capture at batch %d, %s ms of all-reduce kernels a profiler step against %s ms predicted (%+.0f%%)", codeText(t.Phase), pt.Batch, FormatNumber(t.Ms), FormatNumber(pt.Budget.AllReduce.Ms), t.GapPct)
 			if t.Words != "" {
 				fmt.Fprintf(&b, ". ⚠ Over 20%% apart: %s", cell(t.Words[strings.Index(t.Words, ": ")+2:]))
+			}
+			b.WriteString(".\n")
+		}
+		if g := pt.Budget.GEMM; g != nil {
+			var shapes []string
+			for _, s := range g.Shapes {
+				shapes = append(shapes, fmt.Sprintf("%s %d×%d×%d %s µs against %s µs × %d", s.Name, s.M, s.N, s.K, FormatNumber(s.US), FormatNumber(s.FloorUS), s.Calls))
+			}
+			fmt.Fprintf(&b, "  GEMMs: %s ms a step above their floor: %s", FormatNumber(g.Ms), cell(strings.Join(shapes, "; ")))
+			if len(g.Missing) > 0 {
+				fmt.Fprintf(&b, "; in the rest, not measured: %s", cell(strings.Join(g.Missing, "; ")))
 			}
 			b.WriteString(".\n")
 		}
@@ -351,7 +409,21 @@ func (w *Writer) budgetSection(ph *campaign.Phase, fl *record.Floor) string {
 		}
 		fmt.Fprintf(&b, "\n- The all-reduce's part is not known: %s.\n", cell(u))
 	}
-	b.WriteString("\nThe rest is what is left of the token's time: host, launches, idle between kernels, and the GEMMs' time above their floor, measured apart only where a capture at that batch marks its profiler steps (Captured). A rest below zero (⚠) says the terms add to more than was measured: the floor's bandwidth or the curve's times are not this box's, or the all-reduce overlaps compute.\n")
+	gemmKnown, gemmWhy := false, ""
+	for _, pt := range fl.Points {
+		if pt.Budget.GEMM != nil {
+			gemmKnown = true
+		} else if gemmWhy == "" {
+			gemmWhy = pt.Budget.GEMMUnknown
+		}
+	}
+	if gemmKnown {
+		fmt.Fprintf(&b, "\nThe GEMMs above their floor: each of the model's GEMM shapes (one GPU's shard) that a roofline phase measured at M = the row's batch, its time a call less its bytes over %s GB/s (the floor's bandwidth a GPU), times its calls a step; a shape not measured at that M stays in the rest.\n", FormatNumber(fl.GBs))
+	}
+	if gemmWhy != "" {
+		fmt.Fprintf(&b, "\n- The GEMMs' part is not known apart (\"?\"): %s; a roofline phase of the model's shapes (m, n, k) at the rows' batches measures it.\n", cell(gemmWhy))
+	}
+	b.WriteString("\nThe rest is what is left of the token's time: host, launches, idle between kernels, attention, and the GEMMs' time above their floor where no roofline measured it, measured apart only where a capture at that batch marks its profiler steps (Captured). A rest below zero (⚠) says the terms add to more than was measured: the floor's bandwidth or the curve's times are not this box's, or the all-reduce overlaps compute.\n")
 	return b.String()
 }
 
@@ -421,6 +493,12 @@ func budgetChart(ph *campaign.Phase, fl *record.Floor) ([]byte, error) {
 				return 0
 			}
 			return b.AllReduce.BandwidthMs
+		}},
+		{"GEMMs over floor (roofline)", func(b *record.Budget) float64 {
+			if b.GEMM == nil {
+				return 0
+			}
+			return max(b.GEMM.Ms, 0)
 		}},
 		{"other GPU work (captured)", func(b *record.Budget) float64 {
 			if b.Captured == nil || !b.Captured.Splits {

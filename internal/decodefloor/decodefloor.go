@@ -290,3 +290,70 @@ func (c Config) ActivationBytes() (int, string) {
 func (c Config) AllReducesPerStep() (int, string) {
 	return 2*c.Layers + 1, fmt.Sprintf("2 a layer × %d layers (after attention's output projection and the MLP's or experts' down projection) + 1 for the vocab-parallel embedding", c.Layers)
 }
+
+// GEMM is one of a decode step's linear layers as one GPU of tensor
+// parallelism tp computes it: an M×K activation (M the batch's tokens)
+// times its K×N shard of the weight, Calls times a step.
+type GEMM struct {
+	Name  string
+	N, K  int
+	Calls int
+	How   string // the layer and how it is sharded
+}
+
+// GEMMs are a decode step's plain GEMMs on one GPU of tensor parallelism
+// tp, as vLLM shards them (column-parallel layers split N, row-parallel
+// ones K; MLA's down projections are replicated), and the parts of the
+// step that are no plain GEMM and are not counted (the routed experts:
+// a fused MoE kernel; attention itself).
+func (c Config) GEMMs(tp int) (out []GEMM, left []string) {
+	tp = max(tp, 1)
+	h := c.Hidden
+	add := func(name string, n, k, calls int, how string) {
+		if n > 0 && k > 0 && calls > 0 {
+			out = append(out, GEMM{Name: name, N: n, K: k, Calls: calls, How: how})
+		}
+	}
+	col := fmt.Sprintf("column-parallel: N ÷ %d", tp)
+	row := fmt.Sprintf("row-parallel: K ÷ %d", tp)
+	if c.KVLoRA > 0 { // MLA
+		qk := c.NopeDim + c.RopeDim
+		if c.QLoRA > 0 {
+			add("q_a_proj", c.QLoRA, h, c.Layers, "MLA's q down projection, replicated")
+			add("q_b_proj", c.Heads*qk/tp, c.QLoRA, c.Layers, "MLA's q up projection, "+col)
+		} else {
+			add("q_proj", c.Heads*qk/tp, h, c.Layers, col)
+		}
+		add("kv_a_proj", c.KVLoRA+c.RopeDim, h, c.Layers, "MLA's kv down projection, replicated")
+		add("kv_b_proj", c.Heads*(c.NopeDim+c.VHeadDim)/tp, c.KVLoRA, c.Layers, "MLA's kv up projection, "+col)
+		add("o_proj", h, c.Heads*c.VHeadDim/tp, c.Layers, row)
+	} else {
+		hd, kvh := c.heads()
+		kvShard := max(kvh/tp, 1) // fewer KV heads than GPUs: each holds one, replicated
+		add("qkv_proj", (c.Heads/tp+2*kvShard)*hd, h, c.Layers, fmt.Sprintf("q, k and v fused, %s (KV heads %d a GPU)", col, kvShard))
+		add("o_proj", h, c.Heads*hd/tp, c.Layers, row)
+	}
+	routed := c.routed()
+	moeLayers := 0
+	if routed > 0 {
+		moeLayers = c.Layers - c.FirstDense
+	}
+	if dense := c.Layers - moeLayers; dense > 0 && c.Intermediate > 0 {
+		add("gate_up_proj", 2*c.Intermediate/tp, h, dense, "the dense MLP's gate and up fused, "+col)
+		add("down_proj", h, c.Intermediate/tp, dense, "the dense MLP's down, "+row)
+	}
+	if moeLayers > 0 {
+		inter := c.MoEIntermediate
+		if inter == 0 {
+			inter = c.Intermediate
+		}
+		if c.Shared > 0 {
+			add("shared_experts.gate_up_proj", 2*inter*c.Shared/tp, h, moeLayers, "the shared experts' gate and up fused, "+col)
+			add("shared_experts.down_proj", h, inter*c.Shared/tp, moeLayers, "the shared experts' down, "+row)
+		}
+		left = append(left, fmt.Sprintf("the routed experts (%d layers: a fused MoE kernel, not a plain GEMM)", moeLayers))
+	}
+	add("lm_head", c.Vocab/tp, h, 1, "the vocabulary, "+col)
+	left = append(left, "attention over the KV cache")
+	return out, left
+}

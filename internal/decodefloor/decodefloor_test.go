@@ -131,3 +131,46 @@ func TestAllReduceInputs(t *testing.T) {
 		t.Errorf("float32: %d bytes (%v)", b, err)
 	}
 }
+
+// TestGEMMs: the shapes one GPU computes, by hand. Llama-3-8B at TP 8:
+// q, k, v fused (32/8 heads + 2 × 1 KV head) × 128 = 768 by 4096; o
+// 4096 by 512; gate and up 2 × 14336 / 8 by 4096; down 4096 by 1792;
+// lm_head 128256 / 8 by 4096. Kimi-K2.5 at TP 8 (MLA, one dense layer,
+// 60 MoE layers with a shared expert): MLA's down projections replicated,
+// its up projections and o split; the routed experts left out, said.
+func TestGEMMs(t *testing.T) {
+	shapes := func(gs []GEMM) map[string][3]int {
+		m := map[string][3]int{}
+		for _, g := range gs {
+			m[g.Name] = [3]int{g.N, g.K, g.Calls}
+		}
+		return m
+	}
+	llama, left := read(t, "llama-3-8b.json").GEMMs(8)
+	want := map[string][3]int{"qkv_proj": {768, 4096, 32}, "o_proj": {4096, 512, 32}, "gate_up_proj": {3584, 4096, 32}, "down_proj": {4096, 1792, 32}, "lm_head": {16032, 4096, 1}}
+	if got := shapes(llama); len(got) != len(want) {
+		t.Errorf("Llama at TP 8: %v; want %v", got, want)
+	} else {
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("Llama at TP 8, %s: %v; want %v", k, got[k], v)
+			}
+		}
+	}
+	if len(left) != 1 || !strings.Contains(left[0], "attention") {
+		t.Errorf("Llama's parts left out: %v", left)
+	}
+	kimi, left := read(t, "kimi-k2.5.json").GEMMs(8)
+	want = map[string][3]int{"q_a_proj": {1536, 7168, 61}, "q_b_proj": {64 * 192 / 8, 1536, 61}, "kv_a_proj": {576, 7168, 61}, "kv_b_proj": {64 * 256 / 8, 512, 61},
+		"o_proj": {7168, 64 * 128 / 8, 61}, "gate_up_proj": {2 * 18432 / 8, 7168, 1}, "down_proj": {7168, 18432 / 8, 1},
+		"shared_experts.gate_up_proj": {2 * 2048 / 8, 7168, 60}, "shared_experts.down_proj": {7168, 2048 / 8, 60}, "lm_head": {163840 / 8, 7168, 1}}
+	got := shapes(kimi)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("Kimi at TP 8, %s: %v; want %v", k, got[k], v)
+		}
+	}
+	if len(got) != len(want) || len(left) != 2 || !strings.Contains(left[0], "routed experts (60 layers") {
+		t.Errorf("Kimi: %d shapes (%v), left %v", len(got), got, left)
+	}
+}
