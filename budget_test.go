@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -467,6 +468,26 @@ phases:
 	}
 	if b := fl.Points[2].Budget; b.GEMM != nil || !strings.Contains(b.GEMMUnknown, "at M = 64") || !near(b.FloorMs+b.RestMs, b.TPOTms) {
 		t.Errorf("batch 64, measured at no M of its own: %+v", b)
+	}
+	// status --json and status say the same budget and verdict, read from
+	// the record, not worked out again.
+	out, code := runBin(t, dir, "status", "--json", c)
+	var st struct {
+		Phases []struct {
+			ID    string        `json:"id"`
+			Floor *record.Floor `json:"floor"`
+		} `json:"phases"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
+		t.Fatalf("status --json: exit %d, %v\n%s", code, err, out)
+	}
+	for _, p := range st.Phases {
+		if p.ID == "decode" && (p.Floor == nil || p.Floor.Verdict != fl.Verdict || p.Floor.Points[0].Budget.GEMM == nil || p.Floor.Points[0].Budget.GEMM.Ms != fl.Points[0].Budget.GEMM.Ms) {
+			t.Errorf("status --json's decode floor: %+v; want the record's, verdict %q", p.Floor, fl.Verdict)
+		}
+	}
+	if out, _ := runBin(t, dir, "status", c); !strings.Contains(out, fl.Verdict+" (the record's budget") {
+		t.Errorf("status does not say the verdict %q:\n%s", fl.Verdict, out)
 	}
 	md := readFile(t, filepath.Join(dir, "gemms.md"))
 	for _, s := range []string{"| GEMMs above floor |", "  GEMMs: ", "qkv_proj 1×6144×4096 25 µs against", "The GEMMs' part is not known apart"} {

@@ -121,7 +121,7 @@ func TestTheHouse(t *testing.T) {
 		// A client reaches the runner through its link (the protocol and
 		// the runner's config): never the runner process's own package.
 		case dir == "client":
-			below(dir, "runner", "report/mdfile", "results", "gpu", "internal")
+			below(dir, "runner", "report/mdfile", "results", "record", "gpu", "internal")
 		// The window draws what the link sends and the results model says.
 		case dir == "tui":
 			below(dir, "runner", "report/mdfile", "results", "gpu", "internal")

@@ -9,13 +9,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/greenlight-run/greenlight/runner/link"
 	"io"
 
 	"github.com/greenlight-run/greenlight/client"
-
 	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/internal/safe"
+	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/link"
 )
 
 func cmdStatus(args []string, stdout, stderr io.Writer) int {
@@ -128,6 +129,9 @@ func printStatus(w io.Writer, s client.Status) {
 			line += " · " + p.Slurm.Text
 		}
 		fmt.Fprintln(w, line)
+		if p.Floor != nil && p.Floor.Verdict != "" {
+			fmt.Fprintf(w, "  %-14s %s (the record's budget, %s)\n", "", safe.Line(p.Floor.Verdict, 0), record.Name(s.Report))
+		}
 	}
 	fmt.Fprintf(w, "results: %s\n", s.Report)
 	if s.ReportHeld != "" {

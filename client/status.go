@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/report/mdfile"
 	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
@@ -99,6 +100,10 @@ type StatusPhase struct {
 	// it: every point's state, runs, stats and verdicts, a search's
 	// result.
 	Model *results.Phase `json:"model,omitempty"`
+	// Floor is a decode phase's floor and time budget, row by row, with
+	// the verdict (where decode time goes, and whether it is the bus), as
+	// the record (NAME.json) last written has it; nil before it is.
+	Floor *record.Floor `json:"floor,omitempty"`
 }
 
 // StatusServicePoint is the point of a swept service a phase runs under:
@@ -297,6 +302,7 @@ func StatusOf(plan *campaign.Plan, dir string, st *runner.State) Status {
 		out.ReportHeld = (&mdfile.Held{Path: plan.Report, By: *h}).Error()
 	}
 	model := results.Of(plan, st)
+	floors := floorsOf(plan)
 	for _, p := range st.Phases {
 		sp := StatusPhase{ID: p.ID, Title: p.Title, Status: string(p.Status), Reason: p.Reason, Waiting: p.WaitReason, Kept: p.Kept, LetGo: p.LetGo,
 			Gate: p.Manual, Attempt: p.Attempt, Started: timePtr(p.Started), Ended: timePtr(p.Ended), ExpectFailed: p.ExpectFailed}
@@ -318,7 +324,29 @@ func StatusOf(plan *campaign.Plan, dir string, st *runner.State) Status {
 			sp.Model = model.Phase(p.ID)
 			sp.Points, sp.ServicePoint = pointsOf(ph, p, sp.Model), servicePointOf(ph)
 		}
+		sp.Floor = floors[p.ID]
 		out.Phases = append(out.Phases, sp)
+	}
+	return out
+}
+
+// floorsOf are the decode phases' floors and budgets by phase id, as the
+// campaign's record (NAME.json) last written has them: worked out by the
+// writer from the rows, the curves, the roofline and the traces, and read
+// here, not worked out again. None before the record is written.
+func floorsOf(plan *campaign.Plan) map[string]*record.Floor {
+	out := map[string]*record.Floor{}
+	if plan.Report == "" {
+		return out
+	}
+	rec, err := record.Read(record.Name(plan.Report))
+	if err != nil {
+		return out
+	}
+	for _, p := range rec.Phases {
+		if p.Floor != nil {
+			out[p.ID] = p.Floor
+		}
 	}
 	return out
 }
