@@ -115,13 +115,23 @@ func (c BudgetChange) Moved() string {
 		return ""
 	}
 	d := c.New.TPOTms - c.Old.TPOTms
-	terms := []struct {
+	type term struct {
 		name string
 		v    float64
-	}{
-		{"the floor", c.New.FloorMs - c.Old.FloorMs},
-		{"the all-reduce", c.New.AllReduce.Ms - c.Old.AllReduce.Ms},
-		{"the rest", c.New.RestMs - c.Old.RestMs},
+	}
+	terms := []term{{"the floor", c.New.FloorMs - c.Old.FloorMs}, {"the all-reduce", c.New.AllReduce.Ms - c.Old.AllReduce.Ms}}
+	if c.Old.GEMM != nil && c.New.GEMM != nil {
+		terms = append(terms, term{"the GEMMs above their floor", c.New.GEMM.Ms - c.Old.GEMM.Ms}, term{"the rest", c.New.RestMs - c.Old.RestMs})
+	} else {
+		// Measured on one side only, the GEMMs' excess is in the other's
+		// rest: the two are held as one.
+		withGEMM := func(b record.Budget) float64 {
+			if b.GEMM != nil {
+				return b.RestMs + b.GEMM.Ms
+			}
+			return b.RestMs
+		}
+		terms = append(terms, term{"the rest", withGEMM(c.New) - withGEMM(c.Old)})
 	}
 	top := terms[0]
 	for _, t := range terms[1:] {

@@ -362,4 +362,20 @@ func TestBudgetMoved(t *testing.T) {
 	if r := Compare(rec("a", 2.952, 15.7, false), rec("b", 1.0, 15.6, true), Options{}); len(r.Budgets) != 1 || r.Budgets[0].Moved() != "" {
 		t.Errorf("a side without a curve: %+v", r.Budgets)
 	}
+	// A change of GEMM kernels: both sides measured the GEMMs' excess
+	// (3 → 1 ms) and the rest held: the GEMMs moved. Measured on one side
+	// only, the excess is held with the other's rest.
+	withGEMM := func(r *record.Record, ms float64) *record.Record {
+		b := r.Phases[0].Floor.Points[0].Budget
+		b.GEMM, b.RestMs, b.TPOTms = &record.GEMMTerm{Ms: ms}, b.RestMs-ms, b.TPOTms
+		return r
+	}
+	r = Compare(withGEMM(rec("old", 2.952, 15.7, true), 3), withGEMM(rec("new", 2.952, 13.7, true), 1), Options{})
+	if got := r.Budgets[0].Moved(); !strings.HasPrefix(got, "the GEMMs above their floor (-2 ms of the TPOT's -2)") {
+		t.Errorf("a GEMM change: moved %q", got)
+	}
+	r = Compare(withGEMM(rec("old", 2.952, 15.7, true), 3), rec("new", 2.952, 13.7, true), Options{})
+	if got := r.Budgets[0].Moved(); !strings.HasPrefix(got, "the rest (-2 ms") {
+		t.Errorf("GEMMs measured on one side: moved %q; want the rest, the GEMMs in it", got)
+	}
 }
