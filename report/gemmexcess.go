@@ -73,13 +73,17 @@ func (w *Writer) measuredGEMMs(st *runner.State) map[gemmKey]*gemmRun {
 	return out
 }
 
-// mnkOf is a roofline row's M, N and K: named m, n and k at the top of
-// its values, or under one axis (shape: {m, n, k}).
+// mnkOf is a roofline row's M, N and K: named m, n and k (or M, N and K,
+// as gemm_bench.py writes them) at the top of its values, or under one
+// axis (shape: {m, n, k}).
 func mnkOf(vals map[string]any) (gemmKey, bool) {
 	get := func(v map[string]any) (gemmKey, bool) {
 		var x [3]int
 		for i, name := range []string{"m", "n", "k"} {
 			f, ok := numberOf(v[name])
+			if !ok {
+				f, ok = numberOf(v[strings.ToUpper(name)])
+			}
 			if !ok || f <= 0 || f != float64(int(f)) {
 				return gemmKey{}, false
 			}

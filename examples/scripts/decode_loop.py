@@ -39,8 +39,10 @@ def main():
     w = lambda n, k: torch.randn(n, k, device=dev, dtype=dt) * 0.02
     layers = []
     for _ in range(L):
-        layers.append(dict(q=w(heads * hd, h), k=w(kvh * hd, h), v=w(kvh * hd, h), o=w(h, heads * hd),
-                           gate=w(inter, h), up=w(inter, h), down=w(h, inter),
+        # q, k and v fused, gate and up fused: the GEMMs vLLM runs
+        # (QKVParallelLinear, MergedColumnParallelLinear), one a layer each.
+        layers.append(dict(qkv=w((heads + 2 * kvh) * hd, h), o=w(h, heads * hd),
+                           gate_up=w(2 * inter, h), down=w(h, inter),
                            kc=torch.randn(B, kvh, a.context, hd, device=dev, dtype=dt),
                            vc=torch.randn(B, kvh, a.context, hd, device=dev, dtype=dt)))
     lm = w(vocab, h)
@@ -50,13 +52,14 @@ def main():
         for ly in layers:
             r = x
             y = norm(x)
-            q = (y @ ly["q"].T).view(B, 1, heads, hd).transpose(1, 2)
-            y @ ly["k"].T, y @ ly["v"].T  # the new token's K and V (the cache is not grown: a fixed context)
+            qkv = y @ ly["qkv"].T  # the new token's K and V with q (the cache is not grown: a fixed context)
+            q = qkv[:, : heads * hd].reshape(B, 1, heads, hd).transpose(1, 2)
             att = torch.nn.functional.scaled_dot_product_attention(q, ly["kc"], ly["vc"], enable_gqa=kvh != heads)
             x = r + att.transpose(1, 2).reshape(B, heads * hd) @ ly["o"].T
             r = x
             y = norm(x)
-            x = r + (torch.nn.functional.silu(y @ ly["gate"].T) * (y @ ly["up"].T)) @ ly["down"].T
+            gu = y @ ly["gate_up"].T
+            x = r + (torch.nn.functional.silu(gu[:, :inter]) * gu[:, inter:]) @ ly["down"].T
         return (norm(x) @ lm.T).argmax(-1)
 
     x = torch.randn(B, h, device=dev, dtype=dt)
