@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -396,6 +397,11 @@ func TestDemoFinishesWithNoWindow(t *testing.T) {
 	md := waitFinished(t, filepath.Join(dir, "greenlight", "demo", "demo-results.md"), 150*time.Second)
 	if n := strings.Count(md, "✅ done"); n < 5 {
 		t.Errorf("the demo finished with %d phases done; want all 5:\n%s", n, md)
+	}
+	// The server's /metrics was read every 0.5 s while the phase that
+	// used it ran (its requests held against the row's load), said so.
+	if !regexp.MustCompile(`scrapes from [0-9:]+ to [0-9:]+, one every 0\.(4|5)[0-9]* s \(the median\)`).MatchString(md) {
+		t.Errorf("the demo's Server table does not say a 0.5 s cadence:\n%s", md[max(0, strings.Index(md, "### Server")):])
 	}
 	// Its runner ends once its last writes are done: the folder is left
 	// to the test's cleanup only then.

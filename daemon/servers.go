@@ -14,8 +14,13 @@ import (
 	"github.com/greenlight-run/greenlight/runner/link"
 )
 
-// scrapeEvery is how often a service's /metrics is read while it is up.
-const scrapeEvery = 2 * time.Second
+// A service's /metrics is read every scrapeEvery while it is up, and every
+// scrapeServing while a phase that uses it runs (a serving row: its
+// running and waiting requests held against the row's load).
+const (
+	scrapeEvery   = 2 * time.Second
+	scrapeServing = 500 * time.Millisecond
+)
 
 // startScrapers reads each service's metrics: (off the runner's loop, one
 // request at a time) while the service is up, until ctx ends. A service
@@ -24,7 +29,8 @@ const scrapeEvery = 2 * time.Second
 func startScrapers(ctx context.Context, plan *campaign.Plan, stateDir string, events <-chan runner.Event) map[string]*metrics.Scraper {
 	var mu sync.Mutex
 	up := map[string]bool{}
-	node := map[string]string{} // a Slurm service's job's node address
+	serving := map[string]bool{} // a phase that uses the service runs
+	node := map[string]string{}  // a Slurm service's job's node address
 	out := map[string]*metrics.Scraper{}
 	for _, ph := range plan.Phases {
 		sv := ph.Service
@@ -35,7 +41,12 @@ func startScrapers(ctx context.Context, plan *campaign.Plan, stateDir string, ev
 		// The scrapes of earlier runners first: the record's Server tables
 		// of the phases they saw stay whole.
 		s, _ := metrics.Load(runner.Layout(stateDir).Metrics(id))
-		s.URL, s.Extra, s.Interval = sv.MetricsURL, sv.MetricsSeries, scrapeEvery
+		s.URL, s.Extra, s.Interval, s.FastInterval = sv.MetricsURL, sv.MetricsSeries, scrapeEvery, scrapeServing
+		s.Fast = func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return serving[id]
+		}
 		onNode := strings.Contains(sv.MetricsURL, campaign.NodeVar)
 		if onNode {
 			s.Where = func() string {
@@ -61,6 +72,17 @@ func startScrapers(ctx context.Context, plan *campaign.Plan, stateDir string, ev
 				continue
 			}
 			mu.Lock()
+			clear(serving)
+			for _, p := range e.State.Phases {
+				if p.Status != runner.Running {
+					continue
+				}
+				for id := range out {
+					if id != p.ID && plan.Uses(p.ID, id) {
+						serving[id] = true
+					}
+				}
+			}
 			for _, p := range e.State.Phases {
 				if _, ok := out[p.ID]; ok {
 					up[p.ID] = p.Status == runner.Ready

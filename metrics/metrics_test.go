@@ -12,6 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // TestBothGenerations: vLLM's metrics of either name generation read
@@ -170,4 +173,71 @@ func TestScrapeFailuresSaid(t *testing.T) {
 			t.Errorf("%s: %d scrapes, failed %q; want %q", c.path, sum.Scrapes, sum.FailedSaid(), c.want)
 		}
 	}
+}
+
+// TestCadence: a scraper reads at its fast interval while a serving row
+// runs (Fast) and at its slow one otherwise, and a window says its
+// cadence: the median time between its scrapes, not their mean (a gap
+// while nothing ran does not stretch it).
+func TestCadence(t *testing.T) {
+	serving := false
+	s := &Scraper{Interval: 2 * time.Second, FastInterval: 500 * time.Millisecond, Fast: func() bool { return serving }}
+	if got := s.every(); got != 2*time.Second {
+		t.Errorf("no row runs: every %s; want 2s", got)
+	}
+	if serving = true; s.every() != 500*time.Millisecond {
+		t.Errorf("a row runs: every %s; want 500ms", s.every())
+	}
+	if got := (&Scraper{}).every(); got != 2*time.Second {
+		t.Errorf("no interval set: every %s; want 2s", got)
+	}
+	at := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
+	for i, gap := range []time.Duration{0, 500, 500, 500, 500, 30000, 500, 500} {
+		at = at.Add(gap * time.Millisecond)
+		s.Add(Sample{T: at, V: map[string]float64{Running: float64(i)}})
+	}
+	if sum := s.Window(at.Add(-time.Hour), at); sum.Every != 500*time.Millisecond || sum.Scrapes != 8 {
+		t.Errorf("cadence %s over %d scrapes; want 500ms over 8", sum.Every, sum.Scrapes)
+	}
+}
+
+// BenchmarkParseAServingPage: one scrape's parse of a /metrics page of
+// a busy server (about 470 KiB: twelve histograms of 40 buckets on each
+// of 8 engines beside the gauges and counters), the cost the runner pays
+// every 0.5 s while a serving row runs, against the page parsed whole:
+//
+//	go test -run X -bench ParseAServingPage ./metrics
+func BenchmarkParseAServingPage(b *testing.B) {
+	v1, _ := os.ReadFile("testdata/vllm-v1.txt")
+	page := strings.Replace(string(v1), "GEN", "4.2e+07", 1)
+	var sb strings.Builder
+	for _, h := range []string{"e2e_request_latency", "time_per_output_token", "request_queue_time", "request_prefill_time", "request_decode_time",
+		"request_inference_time", "iteration_tokens", "request_prompt_tokens", "request_generation_tokens", "request_max_num_generation_tokens", "request_params_n", "inter_token_latency"} {
+		fmt.Fprintf(&sb, "# HELP vllm:%s_seconds a histogram.\n# TYPE vllm:%s_seconds histogram\n", h, h)
+		for e := range 8 {
+			for q := range 40 {
+				fmt.Fprintf(&sb, "vllm:%s_seconds_bucket{engine=\"%d\",le=\"%g\",model_name=\"moonshotai/Kimi-K2-Instruct\"} %d.0\n", h, e, 0.001*math.Pow(1.4, float64(q)), q*31)
+			}
+		}
+	}
+	page += sb.String()
+	b.Run("ours", func(b *testing.B) { // Parse: our families' lines only
+		b.SetBytes(int64(len(page)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Parse(strings.NewReader(page), nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("whole", func(b *testing.B) { // the page parsed whole, as before
+		b.SetBytes(int64(len(page)))
+		b.ReportAllocs()
+		for b.Loop() {
+			p := expfmt.NewTextParser(model.UTF8Validation)
+			if _, err := p.TextToMetricFamilies(strings.NewReader(page)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

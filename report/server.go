@@ -89,7 +89,11 @@ func (w *Writer) serverSection(ph *campaign.Phase, p runner.PhaseState, _ *runne
 		if h, q := sum.Series[metrics.PrefixHits], sum.Series[metrics.PrefixQuery]; q.Delta > 0 {
 			fmt.Fprintf(&b, "| prefix cache hit rate | | | %s %% |\n", FormatNumber(100*h.Delta/q.Delta))
 		}
-		fmt.Fprintf(&b, "\n%d scrapes from %s to %s.", sum.Scrapes, sum.From.Format("15:04:05"), sum.To.Format("15:04:05"))
+		fmt.Fprintf(&b, "\n%d scrapes from %s to %s", sum.Scrapes, sum.From.Format("15:04:05"), sum.To.Format("15:04:05"))
+		if sum.Every > 0 {
+			fmt.Fprintf(&b, ", one every %s s (the median)", FormatNumber(sum.Every.Seconds()))
+		}
+		b.WriteString(".")
 		if f := sum.FailedSaid(); f != "" {
 			fmt.Fprintf(&b, " Failed: %s.", cell(f))
 		}
