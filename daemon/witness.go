@@ -205,10 +205,12 @@ func (w *witness) condition(d gpu.Device) (gpu.Conditions, bool) { return w.cond
 // says it received (beyond 5%): the client, not the server, set the
 // pace. "" otherwise.
 // serverCapped stamps a serving row the server would not take at the
-// concurrency it names: while it ran, the server's running requests held
-// under 0.9 of the row's max_concurrency at their peak while requests
-// waited (vLLM's max_num_seqs, or its KV cache when that was full). ""
-// when the server's /metrics do not say so, or say nothing.
+// concurrency it names: while it ran, the server's running requests
+// never reached the row's max_concurrency while requests waited, half a
+// request or more on the mean (vLLM's max_num_seqs, or its KV cache when
+// that was full). One request short is capped: a search must not claim
+// 25 of a server that runs 24. "" when the server's /metrics do not say
+// so, or say nothing.
 func (w *witness) serverCapped(s runner.StepSeen) string {
 	requested := 0.0
 	for _, row := range s.Step.Results {
@@ -225,7 +227,10 @@ func (w *witness) serverCapped(s runner.StepSeen) string {
 		win := w.servers[svc].Window(s.Step.Started, s.Step.Ended)
 		run, ok1 := win.Series[metrics.Running]
 		wait, ok2 := win.Series[metrics.Waiting]
-		if !ok1 || !ok2 || run.N < 2 || run.Peak >= runner.UnderDriven*requested || wait.Peak < 1 {
+		// Capped: the server never ran as many as the row names, while
+		// requests waited for most of the row (a closed-loop client keeps
+		// its requests in flight: what the server does not run, waits).
+		if !ok1 || !ok2 || run.N < 2 || run.Peak >= requested-0.5 || wait.Mean < 0.5 {
 			continue
 		}
 		by := "max_num_seqs"

@@ -379,4 +379,21 @@ func TestServerCapped(t *testing.T) {
 			t.Fatalf("a clean row at 8: stamped %q", got)
 		}
 	}
+	// One request short is capped: 24 running of 25, one waiting.
+	if got := stamp(scraper(24, 1, 0.4), 25); !strings.Contains(got, "24 requests running at most of the 25 requested") {
+		t.Errorf("24 running under 25: %q", got)
+	}
+	// A burst at the row's start that waited a moment is no cap: running
+	// reached 8 of 8 requested.
+	burst := &metrics.Scraper{}
+	for i := 0; i <= 60; i++ {
+		run, wait := 8.0, 0.0
+		if i == 0 {
+			run, wait = 5, 3
+		}
+		burst.Add(metrics.Sample{T: t0.Add(time.Duration(i) * time.Second), V: map[string]float64{metrics.Running: run, metrics.Waiting: wait, metrics.KVUsage: 0.4}})
+	}
+	if got := stamp(burst, 8); got != "" {
+		t.Errorf("a burst that waited once: stamped %q", got)
+	}
 }

@@ -41,7 +41,8 @@ func SearchProbes(ph *campaign.Phase, steps []state.StepState) (*search.Search, 
 		case running:
 			return s, -1 // its run in flight decides
 		case next < 0: // its spare units all spent on stamped runs
-			s.Record(search.Probe{Value: v, Repeats: used, Judgement: search.Judge(ss.SLO, runs), Runs: runs})
+			n, why := stampedOf(ph, byPoint[point], steps, skip)
+			s.Record(search.Probe{Value: v, Repeats: used, Judgement: search.Judge(ss.SLO, runs), Runs: runs, Stamped: n, Why: why})
 			continue
 		}
 		return s, next
@@ -73,6 +74,19 @@ func ProbeRuns(ph *campaign.Phase, units []Unit, steps []state.StepState, skip m
 	return runs, used, next, running
 }
 
+// stampedOf is how many of a probe's runs were taken under bad
+// conditions, and the first one's stamp.
+func stampedOf(ph *campaign.Phase, units []Unit, steps []state.StepState, skip map[string]bool) (n int, why string) {
+	for _, run := range Gather(ph, units, steps, skip) {
+		if run.Outcome == UnitStamped {
+			if n++; why == "" {
+				why = run.Stamp
+			}
+		}
+	}
+	return n, why
+}
+
 // SearchWords says what a search found, the one wording of its
 // conclusion (the runner's skip reason, status, the record): "found
 // concurrency 181 (199 fails p99_tpot_ms <= 50)", or "(199 could not be
@@ -86,6 +100,9 @@ func SearchWords(ss *campaign.Search, s *search.Search) string {
 			}
 			if p.Verdict == search.Fail {
 				return fmt.Sprintf("%d fails %s", v, p.Binding)
+			}
+			if p.Repeats == 0 && p.Stamped > 0 {
+				return fmt.Sprintf("%d could not be told: its %d runs were taken under bad conditions (%s)", v, p.Stamped, p.Why)
 			}
 			return fmt.Sprintf("%d could not be told after %d runs", v, p.Repeats)
 		}

@@ -136,6 +136,11 @@ type Probe struct {
 	Repeats int
 	Judgement
 	Runs map[string][]float64 // each SLO metric's values over its runs
+	// Stamped is how many of its runs were taken under bad conditions
+	// (never decided by), and Why the first one's stamp: a probe whose
+	// runs all were is not told, and says why.
+	Stamped int
+	Why     string
 }
 
 // Grid is the values a search of [lo, hi] to resolution res may probe: lo,
