@@ -367,7 +367,7 @@ func TestBudgetMoved(t *testing.T) {
 	// only, the excess is held with the other's rest.
 	withGEMM := func(r *record.Record, ms float64) *record.Record {
 		b := r.Phases[0].Floor.Points[0].Budget
-		b.GEMM, b.RestMs, b.TPOTms = &record.GEMMTerm{Ms: ms}, b.RestMs-ms, b.TPOTms
+		b.GEMM, b.RestMs = &record.GEMMTerm{Ms: ms}, b.RestMs-ms
 		return r
 	}
 	r = Compare(withGEMM(rec("old", 2.952, 15.7, true), 3), withGEMM(rec("new", 2.952, 13.7, true), 1), Options{})
