@@ -22,7 +22,7 @@ func TestTracesSummarisedInTheRecord(t *testing.T) {
 	traces := filepath.Join(dir, "traces")
 	os.MkdirAll(traces, 0o755)
 	var arts []runner.Artifact
-	m, _ := filepath.Glob("trace/testdata/*")
+	m, _ := filepath.Glob("../trace/testdata/*")
 	for _, f := range m {
 		b, _ := os.ReadFile(f)
 		dst := filepath.Join(traces, filepath.Base(f))
@@ -95,7 +95,7 @@ func TestDeletedTraceKeepsItsSummary(t *testing.T) {
 	traces := filepath.Join(dir, "traces")
 	os.MkdirAll(traces, 0o755)
 	var arts []runner.Artifact
-	m, _ := filepath.Glob("trace/testdata/rank*.pt.trace.json.gz")
+	m, _ := filepath.Glob("../trace/testdata/rank*.pt.trace.json.gz")
 	for _, f := range m {
 		b, _ := os.ReadFile(f)
 		dst := filepath.Join(traces, filepath.Base(f))
@@ -153,7 +153,7 @@ func TestDeletedCaptureTraceKeepsItsSummary(t *testing.T) {
 	traces := filepath.Join(runner.Layout(state).Artifacts(), "macro")
 	os.MkdirAll(traces, 0o755)
 	var arts []runner.Artifact
-	m, _ := filepath.Glob("trace/testdata/rank*.pt.trace.json.gz")
+	m, _ := filepath.Glob("../trace/testdata/rank*.pt.trace.json.gz")
 	for _, f := range m {
 		b, _ := os.ReadFile(f)
 		dst := filepath.Join(traces, filepath.Base(f))
