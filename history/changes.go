@@ -2,28 +2,36 @@ package history
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Change is a change point of one series: where, by how much, which way
 // is better, and what changed in the conditions between the campaigns
 // either side of it.
 type Change struct {
-	Series     int      `json:"series"`   // index into History.Series
-	Campaign   int      `json:"campaign"` // the first campaign after the change
-	Before     int      `json:"before"`   // the last campaign before it
-	Mean1      float64  `json:"mean_before"`
-	Mean2      float64  `json:"mean_after"`
-	Std1       float64  `json:"std_before"`
-	Std2       float64  `json:"std_after"`
-	N1         int      `json:"n_before"`
-	N2         int      `json:"n_after"`
-	ChangePct  float64  `json:"change_pct"` // (after − before) / before × 100
+	Series    int     `json:"series"`   // index into History.Series
+	Campaign  int     `json:"campaign"` // the first campaign after the change
+	Before    int     `json:"before"`   // the last campaign before it
+	Mean1     float64 `json:"mean_before"`
+	Mean2     float64 `json:"mean_after"`
+	Std1      float64 `json:"std_before"`
+	Std2      float64 `json:"std_after"`
+	N1        int     `json:"n_before"`
+	N2        int     `json:"n_after"`
+	ChangePct float64 `json:"change_pct"` // (after − before) / before × 100
+	// LowPct and HighPct are the change's 95% interval, in the same
+	// units: Welch's, over the two sides' campaign means; both 0 where a
+	// side has one campaign (no spread to tell it by).
+	LowPct     float64  `json:"change_low_pct,omitempty"`
+	HighPct    float64  `json:"change_high_pct,omitempty"`
 	P          float64  `json:"p"`
 	Verdict    string   `json:"verdict"` // better, worse, changed (no way is known to be better)
 	Conditions []string `json:"conditions_changed,omitempty"`
@@ -31,6 +39,35 @@ type Change struct {
 	// changed one campaign before or after (a change point is placed to
 	// within a campaign where the values are noisy), said with where.
 	Near []string `json:"conditions_changed_near,omitempty"`
+}
+
+// IntervalWords is the change's 95% interval as a line says it, " [95%
+// +4.9% to +7.1%]"; "" where it has none.
+func (c Change) IntervalWords() string {
+	if c.LowPct == 0 && c.HighPct == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" [95%% %+.1f%% to %+.1f%%]", c.LowPct, c.HighPct)
+}
+
+// changeInterval is a change's 95% interval as a share of the mean
+// before it, by Welch's t over the two sides' campaign means (their
+// population SDs made sample SDs); zeros under two campaigns a side.
+func changeInterval(c Change) (low, high float64) {
+	if c.N1 < 2 || c.N2 < 2 || c.Mean1 == 0 {
+		return 0, 0
+	}
+	n1, n2 := float64(c.N1), float64(c.N2)
+	v1, v2 := c.Std1*c.Std1*n1/(n1-1)/n1, c.Std2*c.Std2*n2/(n2-1)/n2
+	se := math.Sqrt(v1 + v2)
+	if se == 0 {
+		d := 100 * (c.Mean2 - c.Mean1) / math.Abs(c.Mean1)
+		return d, d
+	}
+	df := (v1 + v2) * (v1 + v2) / (v1*v1/(n1-1) + v2*v2/(n2-1))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.975)
+	d := c.Mean2 - c.Mean1
+	return 100 * (d - t*se) / math.Abs(c.Mean1), 100 * (d + t*se) / math.Abs(c.Mean1)
 }
 
 // Cause is one change in the conditions and the series that moved with
@@ -58,6 +95,7 @@ func (h *History) Analyze(o Options) {
 			after, before := s.Values[cp.Index].Campaign, s.Values[cp.Index-1].Campaign
 			c := Change{Series: si, Campaign: after, Before: before, Mean1: cp.Mean1, Mean2: cp.Mean2, Std1: cp.Std1, Std2: cp.Std2,
 				N1: cp.N1, N2: cp.N2, ChangePct: 100 * cp.Forward(), P: cp.P, Verdict: verdict(s.Better, cp.Forward())}
+			c.LowPct, c.HighPct = changeInterval(c)
 			c.Conditions = h.conditionsBetween(before, after)
 			if len(c.Conditions) == 0 {
 				if before > 0 {
@@ -127,8 +165,8 @@ func (h *History) Lines() []string {
 	for _, c := range h.Changes {
 		s := h.Series[c.Series]
 		at := h.Campaigns[c.Campaign]
-		line := fmt.Sprintf("%s: %+.1f%% (%s → %s, p %.2g; %d campaigns before, %d after) at %s (%s), %s",
-			s.Name(), c.ChangePct, format.Number(c.Mean1), format.Number(c.Mean2), c.P, c.N1, c.N2, at.Path, at.Started.Format("2006-01-02 15:04"), c.Verdict)
+		line := fmt.Sprintf("%s: %+.1f%%%s (%s → %s, p %.2g; %d campaigns before, %d after) at %s (%s), %s",
+			s.Name(), c.ChangePct, c.IntervalWords(), format.Number(c.Mean1), format.Number(c.Mean2), c.P, c.N1, c.N2, at.Path, at.Started.Format("2006-01-02 15:04"), c.Verdict)
 		if len(c.Conditions) > 0 {
 			line += "; with it: " + strings.Join(c.Conditions, "; ")
 		} else if len(c.Near) > 0 {

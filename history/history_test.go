@@ -22,6 +22,8 @@ import (
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // nightly writes n records of a campaign a day apart under dir: decode at
@@ -293,5 +295,35 @@ func TestParquetByPyarrow(t *testing.T) {
 	out, err := exec.Command("python3", "-c", "import sys, pyarrow.parquet as pq; t = pq.read_table(sys.argv[1]); print(t.num_rows, ','.join(t.column_names))", path).CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "48 campaign,record,started,commit,phase,step,point,repeat,time,metric,value,stamp") {
 		t.Errorf("pyarrow: %v: %s", err, out)
+	}
+}
+
+// TestChangeInterval: a change's 95% interval is Welch's over the two
+// sides' campaign means, checked by hand (the sample variances, Welch's
+// degrees of freedom, Student's quantile from its table: t(0.975, 3.23)
+// ≈ 3.09, between 3.18 at 3 and 2.78 at 4); a side of one campaign gives
+// none.
+func TestChangeInterval(t *testing.T) {
+	before, after := []float64{100, 101, 99, 100, 100}, []float64{110, 111, 109}
+	m1, s1 := stat.PopMeanStdDev(before, nil)
+	m2, s2 := stat.PopMeanStdDev(after, nil)
+	c := Change{Mean1: m1, Mean2: m2, Std1: s1, Std2: s2, N1: len(before), N2: len(after)}
+	lo, hi := changeInterval(c)
+	v1, v2 := stat.Variance(before, nil)/5, stat.Variance(after, nil)/3 // 0.1 and 1/3
+	se := math.Sqrt(v1 + v2)
+	df := (v1 + v2) * (v1 + v2) / (v1*v1/4 + v2*v2/2)
+	if math.Abs(df-3.234) > 0.001 { // 0.4333² / (0.1²/4 + 0.3333²/2)
+		t.Fatalf("Welch's df %v; want 3.234 by hand", df)
+	}
+	tq := 3.09 // Student's t, 0.975, 3.23 degrees of freedom, from its table
+	if want := 100 * (10 - tq*se) / 100; math.Abs(lo-want) > 0.1 {
+		t.Errorf("low %v%%; want %v%% (10 − %v × %v)", lo, want, tq, se)
+	}
+	if want := 100 * (10 + tq*se) / 100; math.Abs(hi-want) > 0.1 {
+		t.Errorf("high %v%%; want %v%%", hi, want)
+	}
+	c.N2 = 1
+	if lo, hi := changeInterval(c); lo != 0 || hi != 0 {
+		t.Errorf("one campaign after: [%v, %v]; want none", lo, hi)
 	}
 }

@@ -48,7 +48,7 @@ func (h *History) WritePage(path string) ([]string, error) {
 		fmt.Fprintf(&b, "## %s\n\n", cell(s.Name()))
 		for _, c := range bySeries[si] {
 			at := h.Campaigns[c.Campaign]
-			fmt.Fprintf(&b, "- %+.1f%% (%s → %s, p %.2g), %s, at `%s` (%s)", c.ChangePct, format.Number(c.Mean1), format.Number(c.Mean2), c.P, c.Verdict,
+			fmt.Fprintf(&b, "- %+.1f%%%s (%s → %s, p %.2g), %s, at `%s` (%s)", c.ChangePct, c.IntervalWords(), format.Number(c.Mean1), format.Number(c.Mean2), c.P, c.Verdict,
 				cell(at.Path), at.Started.Format("2006-01-02 15:04"))
 			switch {
 			case len(c.Conditions) > 0:
