@@ -222,14 +222,39 @@ func TestDecodeBudgetSaysWhatIsNotKnown(t *testing.T) {
 
 // kimiFolder makes dir/kimi a model folder holding Kimi-K2.5's
 // config.json (hidden size 7168, 61 layers), as a service's model: names.
-func kimiFolder(t *testing.T, dir string) {
+func kimiFolder(t *testing.T, dir string) { modelFolder(t, dir, "kimi", "kimi-k2.5.json") }
+
+// modelFolder is a model folder name under dir holding a config.json
+// from decodefloor's fixtures.
+func modelFolder(t *testing.T, dir, name, config string) {
 	t.Helper()
-	cfg, err := os.ReadFile("internal/decodefloor/testdata/kimi-k2.5.json")
+	cfg, err := os.ReadFile("internal/decodefloor/testdata/" + config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(filepath.Join(dir, "kimi"), 0o755)
-	os.WriteFile(filepath.Join(dir, "kimi", "config.json"), cfg, 0o644)
+	os.MkdirAll(filepath.Join(dir, name), 0o755)
+	os.WriteFile(filepath.Join(dir, name, "config.json"), cfg, 0o644)
+}
+
+// runDecodeFloor runs campaign y (NAME.yaml in dir) on one fake H100 to
+// its end and gives its decode phase's floor as the record has it.
+func runDecodeFloor(t *testing.T, dir, name, y string) *record.Floor {
+	t.Helper()
+	c := filepath.Join(dir, name+".yaml")
+	os.WriteFile(c, []byte(y), 0o644)
+	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:1:h100", c); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, out)
+	}
+	rec, err := record.Read(filepath.Join(dir, name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range rec.Phases {
+		if p.ID == "decode" {
+			return p.Floor
+		}
+	}
+	return nil
 }
 
 // TestDecodeBudgetSplitByACapture: one GPU serves a dense model (no
@@ -240,9 +265,7 @@ func kimiFolder(t *testing.T, dir string) {
 func TestDecodeBudgetSplitByACapture(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg, _ := os.ReadFile("internal/decodefloor/testdata/llama-3-8b.json")
-	os.MkdirAll(filepath.Join(dir, "llama"), 0o755)
-	os.WriteFile(filepath.Join(dir, "llama", "config.json"), cfg, 0o644)
+	modelFolder(t, dir, "llama", "llama-3-8b.json")
 	trace := func(file string, gpuSteps bool) string {
 		ann := "user_annotation"
 		if gpuSteps {
@@ -297,21 +320,7 @@ phases:
       - run: |
           echo '{"max_concurrency": 1, "mean_tpot_ms": 20}' >> "$GREENLIGHT_RESULTS"
           ` + trace("host", false)
-	c := filepath.Join(dir, "split.yaml")
-	os.WriteFile(c, []byte(y), 0o644)
-	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:1:h100", c); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
-	rec, err := record.Read(filepath.Join(dir, "split.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fl *record.Floor
-	for _, p := range rec.Phases {
-		if p.ID == "decode" {
-			fl = p.Floor
-		}
-	}
+	fl := runDecodeFloor(t, dir, "split", y)
 	if fl == nil || len(fl.Points) != 2 {
 		t.Fatalf("decode's floor: %+v", fl)
 	}
@@ -340,7 +349,7 @@ phases:
 	live := recordOf(t, dir, "split")
 	os.Remove(filepath.Join(dir, "split.md"))
 	os.Remove(filepath.Join(dir, "split.json"))
-	if out, code := runBin(t, dir, "report", c); code != 0 {
+	if out, code := runBin(t, dir, "report", filepath.Join(dir, "split.yaml")); code != 0 {
 		t.Fatalf("report: exit %d\n%s", code, out)
 	}
 	sameRecord(t, live, recordOf(t, dir, "split"))
@@ -361,9 +370,7 @@ phases:
 func TestDecodeBudgetGEMMs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg, _ := os.ReadFile("internal/decodefloor/testdata/llama-3-8b.json")
-	os.MkdirAll(filepath.Join(dir, "llama"), 0o755)
-	os.WriteFile(filepath.Join(dir, "llama", "config.json"), cfg, 0o644)
+	modelFolder(t, dir, "llama", "llama-3-8b.json")
 	type shape struct {
 		name     string
 		m, n, k  int
@@ -418,21 +425,8 @@ phases:
           case ${c} in 1) t=9;; 8) t=10;; *) t=14;; esac
           echo "{\"mean_tpot_ms\": $t}" >> "$GREENLIGHT_RESULTS"
 `
+	fl := runDecodeFloor(t, dir, "gemms", y)
 	c := filepath.Join(dir, "gemms.yaml")
-	os.WriteFile(c, []byte(y), 0o644)
-	if out, code := runBin(t, dir, "run", "--plain", "--gpu", "fake:1:h100", c); code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, out)
-	}
-	rec, err := record.Read(filepath.Join(dir, "gemms.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fl *record.Floor
-	for _, p := range rec.Phases {
-		if p.ID == "decode" {
-			fl = p.Floor
-		}
-	}
 	if fl == nil || len(fl.Points) != 3 || fl.GBs <= 0 {
 		t.Fatalf("decode's floor: %+v", fl)
 	}
