@@ -192,6 +192,33 @@ phases:
 	if md := readFileT(t, path); !strings.Contains(md, "![tok_s against tpot_ms](slo.decode.pareto.svg)") {
 		t.Errorf("the chart is not embedded:\n%s", md)
 	}
+	// Plotted against the concurrency asked for, a point is drawn where
+	// its requests say its load was: c=16 that achieved 8 sits at 8.
+	plan = parsePlan(t, "/c/c.yaml", `name: ach
+phases:
+  - id: decode
+    sweep: {c: [4, 8, 16]}
+    plot: {x: max_concurrency, y: tok_s, label: c}
+    steps:
+      - run: |
+          bench ${c}
+`)
+	p = runner.PhaseState{ID: "decode", Title: "decode", Status: runner.Done, Attempt: 1}
+	for i, v := range [][3]float64{{4, 4, 400}, {8, 7.9, 700}, {16, 8, 710}} {
+		p.Steps = append(p.Steps, runner.StepState{Index: i, Status: runner.Done, Results: []runner.Row{{Cols: []string{"c", "repeat", "max_concurrency", runner.ColAchieved, "tok_s"}, Values: []any{v[0], 1.0, v[0], v[1], v[2]}}}})
+	}
+	path = filepath.Join(t.TempDir(), "ach.md")
+	w = NewWriter(path, plan, testEnv(), nil, "")
+	if err := w.Write(&runner.State{Name: "ach", Phases: []runner.PhaseState{p}}); err != nil {
+		t.Fatal(err)
+	}
+	svg = readFileT(t, filepath.Join(filepath.Dir(path), "ach.decode.pareto.svg"))
+	if !strings.Contains(svg, "achieved_concurrency (for max_concurrency requested)") {
+		t.Errorf("the chart's x is not the achieved concurrency")
+	}
+	if _, vals := results.PointValues(plan.Phase("decode"), p.Steps); achievedFor("max_concurrency", vals) != runner.ColAchieved || achievedFor("tok_s", vals) != "tok_s" {
+		t.Error("achievedFor: max_concurrency is drawn as achieved, tok_s as itself")
+	}
 }
 
 // TestSweepCurvesAsAsked: plot: with x an axis chooses the charts: along

@@ -58,6 +58,9 @@ func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error
 	}()
 	pc, sw := ph.Plot, ph.Sweep
 	_, vals := results.PointValues(ph, p.Steps)
+	// A concurrency the rows asked for is drawn as the one they achieved,
+	// where their requests say it: a point is where its load was.
+	xCol, yCol := achievedFor(pc.X, vals), achievedFor(pc.Y, vals)
 	labelAxis := -1
 	for i, a := range sw.Axes {
 		if a.Name == pc.Label {
@@ -71,7 +74,7 @@ func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error
 			continue
 		}
 		seen[u.Point] = true
-		xs, ys := vals[pc.X][u.Point], vals[pc.Y][u.Point]
+		xs, ys := vals[xCol][u.Point], vals[yCol][u.Point]
 		if len(xs) == 0 || len(ys) == 0 {
 			continue
 		}
@@ -90,7 +93,7 @@ func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error
 	pl := plot.New()
 	pl.BackgroundColor = color.White
 	pl.Title.Text = fmt.Sprintf("%s: %s against %s", ph.Label(), pc.Y, pc.X)
-	pl.X.Label.Text, pl.Y.Label.Text = pc.X, pc.Y
+	pl.X.Label.Text, pl.Y.Label.Text = axisWords(pc.X, xCol), axisWords(pc.Y, yCol)
 	pl.Add(plotter.NewGrid())
 	all := make(plotter.XYs, len(pts))
 	var labels []string
@@ -147,4 +150,29 @@ func tradeWays(ph *campaign.Phase) (lowerX, higherY bool) {
 		return def
 	}
 	return dir(ph.Plot.X, campaign.Lower) == campaign.Lower, dir(ph.Plot.Y, campaign.Higher) == campaign.Higher
+}
+
+// achievedFor is the column a chart draws for col: the concurrency the
+// rows achieved (runner.ColAchieved, from their requests) for the
+// max_concurrency they asked for, where every point that has one has the
+// other; col itself otherwise.
+func achievedFor(col string, vals map[string]map[int][]float64) string {
+	if col != "max_concurrency" || len(vals[runner.ColAchieved]) == 0 {
+		return col
+	}
+	for point := range vals[col] {
+		if len(vals[runner.ColAchieved][point]) == 0 {
+			return col
+		}
+	}
+	return runner.ColAchieved
+}
+
+// axisWords is an axis's label: the column drawn, and the one asked for
+// where they differ.
+func axisWords(asked, drawn string) string {
+	if asked == drawn {
+		return drawn
+	}
+	return drawn + " (for " + asked + " requested)"
 }
