@@ -84,6 +84,11 @@ phases:
 			t.Errorf("a row of %v requested: %+v", requested, r.Values)
 		}
 	}
+	// The record's tables carry the concurrency achieved beside the one
+	// asked for: a table of its own, by point.
+	if md := readFile(t, filepath.Join(dir, "load.md")); !strings.Contains(md, "#### achieved_concurrency\n\n| c | achieved_concurrency |\n|---|---:|\n| 8 | 8 |\n| 16 | 8 |") {
+		t.Errorf("the record has no table of the achieved concurrency by point:\n%s", md[max(0, strings.Index(md, "### Results by point")):])
+	}
 	csv := readFile(t, filepath.Join(dir, "load.decode.csv"))
 	if !strings.Contains(csv, "achieved_concurrency") || !strings.Contains(csv, "littles_law_concurrency") {
 		t.Errorf("the CSV lacks the load's columns:\n%.400s", csv)

@@ -52,11 +52,14 @@ func Op(op string) Direction {
 }
 
 // DefaultVLLMBenchMetrics are vllm bench serve's answers: output token
-// throughput, and the median and p99 of TTFT and TPOT.
+// throughput, and the median and p99 of TTFT and TPOT; and, where the
+// file's requests tell it (--save-detailed), the concurrency the row
+// achieved, tabled beside the one it asked for (no way of it is better).
 var DefaultVLLMBenchMetrics = []Metric{
 	{"output_token_throughput_tok_s", Higher},
 	{"median_ttft_ms", Lower}, {"p99_ttft_ms", Lower},
 	{"median_tpot_ms", Lower}, {"p99_tpot_ms", Lower},
+	{"achieved_concurrency", ""},
 }
 
 // VLLMBenchSavedAs are --save-result keys under the name the printed block gives
