@@ -142,6 +142,7 @@ func (h *History) chart(s *Series, changes []Change) ([]byte, error) {
 	pl.Legend.XOffs = vg.Points(8)
 	pl.X.Min, pl.X.Max = float64(s.Values[0].Campaign)+0.5, float64(s.Values[len(s.Values)-1].Campaign)+1.5
 	pl.Y.Max = hi + 0.35*(hi-lo) // room for the legend above the values
+	pl.Y.Min = lo - 0.08*(hi-lo) // the lowest value off the axis, not on it
 	const w, hgt = 7 * vg.Inch, 4 * vg.Inch
 	c := vgsvg.New(w, hgt)
 	pl.Draw(draw.New(c))
