@@ -71,7 +71,7 @@ func sweepTablesOf(ph *campaign.Phase, rp *results.Phase, charts map[string]stri
 		at[[2]int{row, c}] = rp.Point(sw.Key(u))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n### Results by point\n\n%s; each cell the mean over the point's repeats ± the half-width of its 95%% confidence interval (Student's t; one run shows its value), ⚠ where the repeats' coefficient of variation is over %s. Every repeat is a row of the phase's CSV.\n",
+	fmt.Fprintf(&b, "\n### Results by point\n\n%s; each cell the mean over the point's repeats ± the half-width of its 95%% confidence interval (Student's t; one run shows its value), ⚠ where the repeats' coefficient of variation is over %s, ⚑ where runs were taken under bad conditions (the Warnings and the CSV's stamp say why; a search leaves them out). Every repeat is a row of the phase's CSV.\n",
 		gridWords(sw), sw.NoiseWords())
 	first := "point"
 	if len(sw.Axes) > 0 {
@@ -150,6 +150,9 @@ func pointCell(pt *results.Point, m string) string {
 		return "—"
 	}
 	out := statCell(PointStat{N: s.N, Mean: s.Mean, Half: s.Half, CV: s.CV}, s.Noisy)
+	if pt.Stamped > 0 {
+		out += fmt.Sprintf(" ⚑ %d stamped", pt.Stamped)
+	}
 	switch pt.State {
 	case results.Skipped:
 		out += fmt.Sprintf(" ✂ skipped after %d of %d runs", pt.Runs, pt.Planned)
