@@ -8,6 +8,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -20,20 +21,26 @@ import (
 // gemmKey is a GEMM's M, N and K.
 type gemmKey struct{ m, n, k int }
 
-// gemmRun is what roofline phases measured of one GEMM shape: the mean
-// seconds and bytes of a call over its runs.
+// gemmRun is what roofline phases measured of one GEMM shape in one
+// dtype: the mean seconds and bytes of a call over its runs.
 type gemmRun struct {
 	secs, bytes float64
 	runs        int
 	phases      []string
 }
 
+// gemmRuns are a shape's measurements by dtype (a sweep of dtype: bf16
+// and int4 of the same shape are two, never averaged together).
+type gemmRuns map[string]*gemmRun
+
 // measuredGEMMs are the GEMM shapes every roofline phase of the campaign
 // measured, by M, N and K as its rows and axes name them (m, n, k, at the
 // top or under one axis: shape.m): the mean of their runs' seconds and
-// bytes by the phase's own expressions.
-func (w *Writer) measuredGEMMs(st *runner.State) map[gemmKey]*gemmRun {
-	out := map[gemmKey]*gemmRun{}
+// bytes by the phase's own expressions, by dtype (a dtype axis, else the
+// roofline's). A run stamped under bad conditions (a throttled GPU) is
+// left out.
+func (w *Writer) measuredGEMMs(st *runner.State) map[gemmKey]gemmRuns {
+	out := map[gemmKey]gemmRuns{}
 	for _, p := range st.Phases {
 		ph := w.plan.Phase(p.ID)
 		if ph == nil || ph.Roofline == nil {
@@ -41,7 +48,7 @@ func (w *Writer) measuredGEMMs(st *runner.State) map[gemmKey]*gemmRun {
 		}
 		units := ph.AllSteps()
 		for i, s := range p.Steps {
-			if s.Status != runner.Done {
+			if s.Status != runner.Done || s.Facts.Stamped() != "" {
 				continue
 			}
 			axes := unitVars(ph, units, i)
@@ -56,10 +63,17 @@ func (w *Writer) measuredGEMMs(st *runner.State) map[gemmKey]*gemmRun {
 				if e1 != nil || e2 != nil || secs <= 0 || bytes <= 0 {
 					continue
 				}
-				g := out[key]
+				dtype, _ := vals["dtype"].(string)
+				if dtype == "" {
+					dtype = ph.Roofline.Dtype
+				}
+				if out[key] == nil {
+					out[key] = gemmRuns{}
+				}
+				g := out[key][dtype]
 				if g == nil {
 					g = &gemmRun{}
-					out[key] = g
+					out[key][dtype] = g
 				}
 				n := float64(g.runs)
 				g.secs, g.bytes = (g.secs*n+secs)/(n+1), (g.bytes*n+bytes)/(n+1)
@@ -117,7 +131,7 @@ func numberOf(v any) (float64, bool) {
 }
 
 // gemmTerm is a decode row's GEMM term at batch, or why there is none.
-func gemmTerm(batch, gpus int, gbsPerGPU float64, cfg decodefloor.Config, measured map[gemmKey]*gemmRun) (*record.GEMMTerm, string) {
+func gemmTerm(batch, gpus int, gbsPerGPU float64, cfg decodefloor.Config, measured map[gemmKey]gemmRuns) (*record.GEMMTerm, string) {
 	gemms, left := cfg.GEMMs(gpus)
 	if len(gemms) == 0 {
 		return nil, "the model's config.json names no GEMM shapes"
@@ -131,10 +145,18 @@ func gemmTerm(batch, gpus int, gbsPerGPU float64, cfg decodefloor.Config, measur
 	m := max(batch, 1)
 	t := &record.GEMMTerm{}
 	for _, g := range gemms {
-		run := measured[gemmKey{m, g.N, g.K}]
-		if run == nil {
+		byType := measured[gemmKey{m, g.N, g.K}]
+		if len(byType) == 0 {
 			t.Missing = append(t.Missing, fmt.Sprintf("%s %d×%d×%d", g.Name, m, g.N, g.K))
 			continue
+		}
+		if len(byType) > 1 {
+			t.Missing = append(t.Missing, fmt.Sprintf("%s %d×%d×%d (measured in %s: which one the server runs is not said)", g.Name, m, g.N, g.K, strings.Join(slices.Sorted(maps.Keys(byType)), " and ")))
+			continue
+		}
+		var run *gemmRun
+		for _, r := range byType {
+			run = r
 		}
 		us, floorUS := run.secs*1e6, run.bytes/(gbsPerGPU*1e9)*1e6
 		t.Shapes = append(t.Shapes, record.GEMMShape{Name: g.Name, M: m, N: g.N, K: g.K, Calls: g.Calls, US: us, FloorUS: floorUS, ExcessUS: us - floorUS, Runs: run.runs})
