@@ -483,6 +483,15 @@ phases:
 	if out, _ := runBin(t, dir, "status", c); !strings.Contains(out, fl.Verdict+" (the record's budget") {
 		t.Errorf("status does not say the verdict %q:\n%s", fl.Verdict, out)
 	}
+	// greenlight report from the state dir alone writes the same record,
+	// GEMM term and all.
+	live := recordOf(t, dir, "gemms")
+	os.Remove(filepath.Join(dir, "gemms.md"))
+	os.Remove(filepath.Join(dir, "gemms.json"))
+	if out, code := runBin(t, dir, "report", c); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	sameRecord(t, live, recordOf(t, dir, "gemms"))
 	md := readFile(t, filepath.Join(dir, "gemms.md"))
 	for _, s := range []string{"| GEMMs above floor |", "  GEMMs: ", "qkv_proj 1×6144×4096 25 µs against", "The GEMMs' part is not known apart"} {
 		if !strings.Contains(md, s) {
