@@ -483,8 +483,8 @@ func TestFreezeStopsTheTimeoutClock(t *testing.T) {
 name: freeze-timeout
 phases:
   - id: a
-    timeout: 1s
-    steps: [{run: "sleep 0.5"}]
+    timeout: 3s
+    steps: [{run: "sleep 0.3"}]
 `)
 	h := start(t, p, testOptions(t))
 	h.kind(StepStarted, "a")
@@ -494,7 +494,10 @@ phases:
 	// Frozen well past the timeout: the supervisor's clock and the
 	// runner's phase clock must both be stopped.
 	testutil.Within(10*time.Second, func() bool { return h.r.Snapshot().Phase("a").Frozen })
-	time.Sleep(1800 * time.Millisecond)
+	// Frozen longer than the timeout, so a clock that counted it would
+	// fail the phase; the step's own 0.3 s leaves 2.7 s for a busy box
+	// to start it and see it end.
+	time.Sleep(3500 * time.Millisecond)
 	if st := h.r.Snapshot().Phase("a"); st.Status != Running {
 		t.Fatalf("frozen past its timeout, a = %s %q; want it running (frozen)", st.Status, st.Reason)
 	}

@@ -204,7 +204,9 @@ phases:
 // --no-requeue) is followed as the same job: queued again, then run
 // again, never submitted anew nor taken for ended; the rows the killed
 // run wrote (one before its srun, another as it completes, when Slurm
-// lets it) are not the step's.
+// lets it) are not the step's. The lost node's srun may fail before
+// Slurm has marked the node down; the batch script then waits on, as a
+// server's would, for Slurm to requeue it rather than completing first.
 func nodesRequeued(t *testing.T, c *slurmtest.Nodes) {
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
@@ -216,7 +218,7 @@ phases:
     steps:
       - run: |
           echo "$SLURM_JOB_ID $SLURM_JOB_NODELIST restart=${SLURM_RESTART_COUNT:-0}" >> %s
-          if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then echo '{"restarts": 0}' >> "$GREENLIGHT_RESULTS"; srun --ntasks-per-node=1 sleep 600; fi
+          if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then echo '{"restarts": 0}' >> "$GREENLIGHT_RESULTS"; srun --ntasks-per-node=1 sleep 600 || sleep 600; fi
           echo '{"restarts": '${SLURM_RESTART_COUNT:-0}'}' >> "$GREENLIGHT_RESULTS"
 `, runs))
 	h := start(t, p, testOptions(t))
