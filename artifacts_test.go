@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/testutil"
-	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // Artifacts belong to the step that made them (runner/claims.go): phases
@@ -363,7 +363,7 @@ phases:
 	var md string
 	testutil.Eventually(t, 20*time.Second, "the retry to finish and its runner to end", func() bool {
 		md = readFile(t, filepath.Join(dir, "again.md"))
-		_, held := runner.LockHolder(filepath.Join(dir, ".greenlight", "again"))
+		_, held := state.LockHolder(filepath.Join(dir, ".greenlight", "again"))
 		return !held && strings.Contains(md, "Status:** finished") && strings.Contains(md, "second.json")
 	})
 	block := phaseBlock(md, "bench")

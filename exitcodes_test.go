@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/greenlight-run/greenlight/runner/link"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // TestHelpOnEveryCommand: -h and --help print the command's help and exit
@@ -96,13 +97,13 @@ phases:
 				// started it is still attaching (before, the default
 				// handler killed it there: exit -1).
 				testutil.Eventually(t, 20*time.Second, "the runner's lock", func() bool {
-					pid, _ := runner.LockHolder(filepath.Join(dir, ".greenlight", "long"))
+					pid, _ := state.LockHolder(filepath.Join(dir, ".greenlight", "long"))
 					return pid > 0
 				})
 			} else {
 				waitForFile(t, filepath.Join(dir, ".greenlight", "long", "journal.jsonl"), `"kind":"step-pid"`)
 				// A second greenlight on the same campaign attaches to its runner.
-				pid, _ := runner.LockHolder(filepath.Join(dir, ".greenlight", "long"))
+				pid, _ := state.LockHolder(filepath.Join(dir, ".greenlight", "long"))
 				if o, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 || !strings.Contains(o, fmt.Sprintf("runner pid %d", pid)) {
 					t.Errorf("second greenlight: exit %d, %q; want 0, the runner pid %d", code, o, pid)
 				}
@@ -199,7 +200,7 @@ phases:
 // stopRunner ends a campaign's runner and its steps, so the test's folder
 // can go.
 func stopRunner(t *testing.T, stateDir string) {
-	pid, held := runner.LockHolder(stateDir)
+	pid, held := state.LockHolder(stateDir)
 	if held {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
@@ -330,7 +331,7 @@ func TestRetryOnAFinishedCampaign(t *testing.T) {
 	// The record said finished before the retry too: the runner's end,
 	// not the file, says it is done writing.
 	testutil.Eventually(t, 20*time.Second, "the retry's runner to end", func() bool {
-		_, held := runner.LockHolder(filepath.Join(dir, ".greenlight", "again"))
+		_, held := state.LockHolder(filepath.Join(dir, ".greenlight", "again"))
 		return !held
 	})
 	// Its results file's last write follows the lock's release by moments

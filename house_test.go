@@ -120,8 +120,10 @@ func TestTheHouse(t *testing.T) {
 			below(dir, "runner", "report", "results", "record", "compare", "trace", "conditions", "metrics", "gpu", "internal")
 		// A client reaches the runner through its link (the protocol and
 		// the runner's config): never the runner process's own package.
+		// A stopped campaign's journal it reads through client.Journal,
+		// the runner's, handed in by the command.
 		case dir == "client":
-			below(dir, "runner", "report/mdfile", "results", "record", "gpu", "internal")
+			below(dir, "runner/link", "runner/state", "runner/campaign", "report/mdfile", "results", "record", "gpu", "internal")
 		// The window draws what the link sends and the results model says.
 		case dir == "tui":
 			below(dir, "runner", "report/mdfile", "results", "gpu", "internal")

@@ -4,11 +4,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/greenlight-run/greenlight/runner/link"
 	"io"
 	"strings"
 
 	"github.com/greenlight-run/greenlight/client"
+	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/link"
 )
 
 // cmdNote adds a person's note to the campaign's record (client.AddNote).
@@ -31,7 +32,7 @@ func cmdNote(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "greenlight note: %v\n", err)
 		return exitUsage
 	}
-	rebuild, err := client.AddNote(plan, cfg.StateDir, text, stdout)
+	rebuild, err := client.AddNote(runner.Journal{}, plan, cfg.StateDir, text, stdout)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight note: %v\n", err)
 		if errors.Is(err, client.ErrNeverRan) {

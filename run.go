@@ -16,14 +16,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/charmbracelet/x/term"
+
 	"github.com/greenlight-run/greenlight/client"
 	"github.com/greenlight-run/greenlight/daemon"
-	"github.com/greenlight-run/greenlight/runner/campaign"
-
-	"github.com/charmbracelet/x/term"
 	"github.com/greenlight-run/greenlight/gpu"
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
 	"github.com/greenlight-run/greenlight/tui"
 )
@@ -81,7 +81,7 @@ func cmdRun(args []string, stdout, stderr io.Writer, demo bool) int {
 	if c == nil {
 		return code
 	}
-	s := client.NewSession(plan, &f.Config, c, stdout)
+	s := client.NewSession(runner.Journal{}, plan, &f.Config, c, stdout)
 	edited := ""
 	if !started && c.Hello.Plan != "" && c.Hello.Plan != plan.Hash {
 		edited = fmt.Sprintf("%s changed since its runner (pid %d) started: the runner goes on with the file as it was; `greenlight stop` then `greenlight run` takes the edits (finished phases whose work did not change are kept)", plan.File, c.PID())

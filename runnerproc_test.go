@@ -15,7 +15,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/client"
 	"github.com/greenlight-run/greenlight/internal/testutil"
-	"github.com/greenlight-run/greenlight/runner"
+	rstate "github.com/greenlight-run/greenlight/runner/state"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -105,7 +105,7 @@ func TestDetachAndAttachAgain(t *testing.T) {
 	s.run("new-session", "-d", "-s", "gl", "-x", "100", "-y", "30", fmt.Sprintf("cd %s && %s run --gpu none c.yaml; echo $? > %s; sleep 30", dir, binary(t), exit))
 	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
 	s.waitFor("waits for a", 20*time.Second)
-	pid, _ := runner.LockHolder(filepath.Join(dir, ".greenlight", "hand"))
+	pid, _ := lockHolder(filepath.Join(dir, ".greenlight", "hand"))
 	s.keys("q")
 	s.waitFor("detach", 5*time.Second)
 	s.keys("d")
@@ -229,7 +229,7 @@ func TestVerbsDriveACampaign(t *testing.T) {
 		t.Errorf("logs: exit %d:\n%s", code, out)
 	}
 	// The runner has ended with the campaign; the verbs say so.
-	testutil.Eventually(t, 10*time.Second, "the runner's end with its campaign", func() bool { _, held := runner.LockHolder(state); return !held })
+	testutil.Eventually(t, 10*time.Second, "the runner's end with its campaign", func() bool { _, held := lockHolder(state); return !held })
 	if _, err := os.Stat(filepath.Join(state, "runner.sock")); err == nil {
 		t.Error("the socket is left after the runner ended")
 	}
@@ -314,7 +314,7 @@ phases:
 		t.Fatalf("run --detach: %d %s", code, out)
 	}
 	waitForFile(t, filepath.Join(dir, "ran"), "bench")
-	pid, held := runner.LockHolder(state)
+	pid, held := lockHolder(state)
 	if !held {
 		t.Fatal("no runner holds the campaign")
 	}
@@ -434,7 +434,7 @@ phases:
 		t.Fatalf("run --detach: %d %s", code, out)
 	}
 	waitForFile(t, filepath.Join(state, "journal.jsonl"), `"kind":"step-pid"`)
-	pid, _ := runner.LockHolder(state)
+	pid, _ := lockHolder(state)
 	syscall.Kill(pid, syscall.SIGSTOP)
 	defer syscall.Kill(pid, syscall.SIGCONT)
 	start := time.Now()
@@ -467,7 +467,7 @@ phases:
 	cmd, out := startPlain(t, dir, c)
 	waitForFile(t, filepath.Join(state, "journal.jsonl"), `"kind":"step-pid"`)
 	testutil.Eventually(t, 10*time.Second, "the follower's attach", func() bool { return strings.Contains(out.String(), "a started") })
-	pid, _ := runner.LockHolder(state)
+	pid, _ := lockHolder(state)
 	syscall.Kill(pid, syscall.SIGKILL)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -542,7 +542,7 @@ phases:
 		t.Fatalf("run --detach: %d %s", code, out)
 	}
 	waitForFile(t, filepath.Join(dir, "ran"), "bench")
-	pid, held := runner.LockHolder(state)
+	pid, held := lockHolder(state)
 	if !held {
 		t.Fatal("no runner holds the campaign")
 	}
@@ -600,12 +600,12 @@ phases:
 	if out, code := runBin(t, dir, "stop", c); code != 0 {
 		t.Fatalf("stop: %d %s", code, out)
 	}
-	testutil.Eventually(t, 20*time.Second, "the stop's end", func() bool { _, held := runner.LockHolder(state); return !held })
+	testutil.Eventually(t, 20*time.Second, "the stop's end", func() bool { _, held := lockHolder(state); return !held })
 	if out, code := runBin(t, dir, "run", "--detach", "--gpu", "none", c); code != 0 {
 		t.Fatalf("run --detach again: %d %s", code, out)
 	}
 	waitForFile(t, filepath.Join(dir, "ran"), "go\ngo")
-	pid, held := runner.LockHolder(state)
+	pid, held := lockHolder(state)
 	if !held {
 		t.Fatal("no runner holds the campaign")
 	}
@@ -633,3 +633,6 @@ phases:
 		}
 	}
 }
+
+// lockHolder is state.LockHolder, for tests whose state dir is named state.
+var lockHolder = rstate.LockHolder

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/testutil"
-	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/state"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -195,7 +195,7 @@ phases:
 	runBin(t, real, "stop", filepath.Join(real, "two.yaml"))
 	// The runner's end is waited for: it writes its last files as it goes.
 	testutil.Within(20*time.Second, func() bool {
-		_, held := runner.LockHolder(filepath.Join(real, ".greenlight", "two"))
+		_, held := state.LockHolder(filepath.Join(real, ".greenlight", "two"))
 		return !held && len(procsMarked(supervise.EnvState+"="+filepath.Join(real, ".greenlight", "two")))+len(procsMarked(supervise.EnvState+"="+filepath.Join(link, ".greenlight", "two"))) == 0
 	})
 	// and its last files: the folder is left alone for a moment before

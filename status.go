@@ -43,7 +43,7 @@ func cmdStatus(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	dir := cfg.StateDir
-	out, problem, err := client.ReadStatus(plan, dir)
+	out, problem, err := client.ReadStatus(runner.Journal{}, plan, dir)
 	switch {
 	case errors.Is(err, client.ErrNeverRan):
 		fmt.Fprintf(stderr, "greenlight status: %s has not run here (no journal in %s): `greenlight run %s` starts it\n", plan.Name, dir, plan.File)

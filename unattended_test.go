@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/internal/testutil"
-	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // Left alone for a night: each test runs the real binary through a fault
@@ -82,7 +82,7 @@ phases:
 	cmd, _ := startPlain(t, dir, "--approve", "bench", c)
 	waitForFile(t, filepath.Join(dir, ".greenlight", "approve", "journal.jsonl"), `"kind":"step-pid"`)
 	// The runner is killed, and the window with it.
-	if pid, held := runner.LockHolder(filepath.Join(dir, ".greenlight", "approve")); held {
+	if pid, held := state.LockHolder(filepath.Join(dir, ".greenlight", "approve")); held {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)

@@ -114,11 +114,11 @@ func cmdControl(name string, args []string, stdout, stderr io.Writer) int {
 		}
 		verb, phases = verb.WithPoint(), []string{state.PointTarget(phases[0], point)}
 	}
-	if taken, code := client.TakeIfStopped(name, verb, phases, plan, stateDir, stdout, stderr); taken {
+	if taken, code := client.TakeIfStopped(runner.Journal{}, name, verb, phases, plan, stateDir, stdout, stderr); taken {
 		return code
 	}
 	target := phases[0] // what a retry may start a finished campaign's runner for
-	c, retried, code := client.ReachFor(name, verb, target, plan, stateDir, stdout, stderr)
+	c, retried, code := client.ReachFor(runner.Journal{}, name, verb, target, plan, stateDir, stdout, stderr)
 	if c == nil {
 		return code
 	}

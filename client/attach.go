@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/report/mdfile"
-	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // runnerStart is how long a new runner may take to open its socket (NVML
@@ -30,7 +30,7 @@ const runnerStart = 2 * time.Minute
 const runnerKilled = -1
 
 // RunnerLog is the runner's own lines, in its state dir.
-func RunnerLog(stateDir string) string { return runner.Layout(stateDir).RunnerLog() }
+func RunnerLog(stateDir string) string { return state.Layout(stateDir).RunnerLog() }
 
 // Attach connects to the campaign's runner (cfg.StateDir), starting one
 // with cfg when none runs (it resumes from the journal). started says
@@ -41,7 +41,7 @@ func Attach(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer) (c 
 	for try := 0; try < 3; try++ {
 		c, err := link.Dial(stateDir)
 		if err == nil && !endingAfterStop(c) {
-			return c, started, runner.ExitOK
+			return c, started, state.ExitOK
 		}
 		if err == nil {
 			// Stopped a moment ago and on its way out: attaching would only
@@ -58,17 +58,17 @@ func Attach(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer) (c 
 		var refused *link.RefusedError
 		if errors.As(err, &refused) {
 			fmt.Fprintf(stderr, "greenlight: %s\n", refused.Why)
-			return nil, false, runner.ExitLocked
+			return nil, false, state.ExitLocked
 		}
 		if !errors.Is(err, link.ErrNoRunner) {
 			fmt.Fprintf(stderr, "greenlight: %v\n", err)
-			return nil, false, runner.ExitFailed
+			return nil, false, state.ExitFailed
 		}
 		// One runner per results file: another state dir's runner writing
 		// it is said before anything is made here (the runner checks again).
 		if who := heldBy(plan, cfg); who != "" {
 			fmt.Fprintf(stderr, "greenlight: %s is written by another runner (%s): one runner per results file; `greenlight stop` that campaign, or give this one another --report\n", reportOf(plan, cfg), who)
-			return nil, false, runner.ExitLocked
+			return nil, false, state.ExitLocked
 		}
 		// Clients that find no runner at the same moment (two `run`, one
 		// through a symlinked folder) take turns to start one: the second
@@ -76,7 +76,7 @@ func Attach(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer) (c 
 		unlock := startTurn(stateDir)
 		if c, err := link.Dial(stateDir); err == nil && !endingAfterStop(c) {
 			unlock()
-			return c, started, runner.ExitOK
+			return c, started, state.ExitOK
 		} else if err == nil {
 			c.Close()
 		}
@@ -87,7 +87,7 @@ func Attach(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer) (c 
 		}
 	}
 	fmt.Fprintf(stderr, "greenlight: could not attach to this campaign's runner (%s); see %s\n", stateDir, RunnerLog(stateDir))
-	return nil, false, runner.ExitFailed
+	return nil, false, state.ExitFailed
 }
 
 // reportOf is the results file a runner of cfg writes.
@@ -109,7 +109,7 @@ const startedHere = -4
 
 func exitOf(code int) int {
 	if code == startedHere {
-		return runner.ExitOK
+		return state.ExitOK
 	}
 	return code
 }
@@ -143,23 +143,23 @@ func startTurn(stateDir string) func() {
 func attachOrStart(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer) (c *link.Client, done bool, code int) {
 	stateDir := cfg.StateDir
 	{
-		if pid, held := runner.LockHolder(stateDir); held {
+		if pid, held := state.LockHolder(stateDir); held {
 			// A runner starting up, or a greenlight from before runners.
 			if c := waitSocket(stateDir, pid, 10*time.Second, nil); c != nil {
-				return c, true, runner.ExitOK
+				return c, true, state.ExitOK
 			}
 			if syscall.Kill(pid, 0) != nil {
 				return nil, false, 0 // it died meanwhile (killed as we looked): start a new one
 			}
 			fmt.Fprintf(stderr, "greenlight: pid %d holds this campaign (%s) but does not answer on its socket: an older greenlight's window? Quit it there, or wait for it\n",
 				pid, stateDir)
-			return nil, true, runner.ExitLocked
+			return nil, true, state.ExitLocked
 		}
 		c, code := startRunner(plan, cfg, stdout, stderr)
 		if c != nil {
 			return c, true, startedHere
 		}
-		if code != runner.ExitLocked && code != runnerKilled {
+		if code != state.ExitLocked && code != runnerKilled {
 			return nil, true, code
 		}
 		// Another client started one at the same moment: attach to it; or
@@ -226,7 +226,7 @@ func startRunner(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer
 	exe, err := os.Executable()
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		return nil, runner.ExitFailed
+		return nil, state.ExitFailed
 	}
 	cfg.Reuse(stdout)
 	if cfg.Report != "" {
@@ -234,7 +234,7 @@ func startRunner(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer
 	}
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		fmt.Fprintf(stderr, "greenlight: cannot create the state dir: %v\n", err)
-		return nil, runner.ExitFailed
+		return nil, state.ExitFailed
 	}
 	cfg.File = plan.File
 	args := append([]string{link.Command}, cfg.Args()...)
@@ -242,7 +242,7 @@ func startRunner(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer
 	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight: %v\n", err)
-		return nil, runner.ExitFailed
+		return nil, state.ExitFailed
 	}
 	defer logf.Close()
 	from, _ := logf.Seek(0, io.SeekEnd)
@@ -251,7 +251,7 @@ func startRunner(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "greenlight: cannot start the campaign's runner: %v\n", err)
-		return nil, runner.ExitFailed
+		return nil, state.ExitFailed
 	}
 	exited := make(chan int, 1)
 	go func() {
@@ -260,24 +260,24 @@ func startRunner(plan *campaign.Plan, cfg *link.Config, stdout, stderr io.Writer
 	}()
 	c := waitSocket(stateDir, cmd.Process.Pid, runnerStart, exited)
 	if c != nil {
-		return c, runner.ExitOK
+		return c, state.ExitOK
 	}
-	code := runner.ExitFailed
+	code := state.ExitFailed
 	select {
 	case code = <-exited:
 	default:
 		fmt.Fprintf(stderr, "greenlight: the campaign's runner (pid %d) did not open its socket within %v; its lines are in %s\n", cmd.Process.Pid, runnerStart, logPath)
-		return nil, runner.ExitFailed
+		return nil, state.ExitFailed
 	}
 	if code == runnerKilled {
 		return nil, code // killed before we attached: the caller starts another
 	}
-	if code != runner.ExitLocked {
+	if code != state.ExitLocked {
 		if b, err := os.ReadFile(logPath); err == nil && int64(len(b)) > from {
 			stderr.Write(b[from:])
 		}
-		if code == runner.ExitOK || code == runner.ExitInterrupted {
-			code = runner.ExitFailed // it ended without a word to us: not a success
+		if code == state.ExitOK || code == state.ExitInterrupted {
+			code = state.ExitFailed // it ended without a word to us: not a success
 		}
 	}
 	return nil, code

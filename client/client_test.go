@@ -2,7 +2,6 @@ package client
 
 import (
 	"bytes"
-	"github.com/greenlight-run/greenlight/runner/link"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"github.com/greenlight-run/greenlight/internal/testutil"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/link"
+	"github.com/greenlight-run/greenlight/runner/state"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -76,7 +77,7 @@ phases:
 		t.Fatalf("second Attach: %v started %v; want the same runner", c2, started2)
 	}
 	c2.Close()
-	s := NewSession(plan, cfg, c, io.Discard)
+	s := NewSession(runner.Journal{}, plan, cfg, c, io.Discard)
 	go s.Run()
 	if n := len(s.Inventory().Devices); n != 3 {
 		t.Errorf("the session's fleet has %d GPUs; the runner's has 3", n)
@@ -118,7 +119,7 @@ phases:
 	}
 	for range s.Events() {
 	}
-	testutil.Eventually(t, 40*time.Second, "the runner's end", func() bool { _, held := runner.LockHolder(cfg.StateDir); return !held })
+	testutil.Eventually(t, 40*time.Second, "the runner's end", func() bool { _, held := state.LockHolder(cfg.StateDir); return !held })
 	// The window's chart asks for a phase's rows after the runner has
 	// gone: they come from the state dir, as report reads them.
 	if steps, err := s.PhaseRows("b"); err != nil || len(steps) != 1 || len(steps[0].Results) != 1 {
@@ -134,7 +135,7 @@ func TestReachRefusesWhatNeverRan(t *testing.T) {
 	plan := load(t, dir, "name: nr\nphases:\n  - id: a\n    steps:\n      - run: |\n          true\n")
 	state := filepath.Join(dir, ".greenlight", "nr")
 	var errw bytes.Buffer
-	if c, code := Reach("pause", plan, state, io.Discard, &errw); c != nil || code != runner.ExitUsage || !strings.Contains(errw.String(), "has not run here") {
+	if c, code := Reach(runner.Journal{}, "pause", plan, state, io.Discard, &errw); c != nil || code != runner.ExitUsage || !strings.Contains(errw.String(), "has not run here") {
 		t.Errorf("Reach on a campaign never run: %v %d %q", c, code, errw.String())
 	}
 	if st, pid, err := LiveState(state); st != nil || pid != 0 || err != nil {

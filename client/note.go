@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
 	"github.com/greenlight-run/greenlight/runner/state"
@@ -15,7 +14,7 @@ import (
 // it (journaled, then written); when none does, it journals the note
 // itself and says so: rebuild is then true, and the caller writes the
 // record again from the state dir.
-func AddNote(plan *campaign.Plan, stateDir, text string, stdout io.Writer) (rebuild bool, err error) {
+func AddNote(j Journal, plan *campaign.Plan, stateDir, text string, stdout io.Writer) (rebuild bool, err error) {
 	c, err := link.Dial(stateDir)
 	if err == nil {
 		defer c.Close()
@@ -31,7 +30,7 @@ func AddNote(plan *campaign.Plan, stateDir, text string, stdout io.Writer) (rebu
 	if !HasJournal(stateDir) {
 		return false, fmt.Errorf("%s %w (no journal in %s): a note goes with a campaign's record", plan.Name, ErrNeverRan, stateDir)
 	}
-	if err := runner.NoteWhileStopped(stateDir, text); err != nil {
+	if err := j.NoteWhileStopped(stateDir, text); err != nil {
 		return false, err
 	}
 	fmt.Fprintf(stdout, "greenlight: note added to the journal; rebuilding %s from it\n", plan.Report)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
-	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
 	"github.com/greenlight-run/greenlight/runner/state"
@@ -24,28 +23,29 @@ import (
 type Session struct {
 	state.Remote // the runner's controls, asked for over the link
 
-	plan *campaign.Plan
-	cfg  *link.Config // how to start a new runner, should this one be killed
-	log  io.Writer    // where the session says what it did (the plain printer's output)
+	plan    *campaign.Plan
+	journal Journal      // its journal, for the rows once the runner has ended
+	cfg     *link.Config // how to start a new runner, should this one be killed
+	log     io.Writer    // where the session says what it did (the plain printer's output)
 
 	mu     sync.Mutex
 	c      *link.Client
 	inv    gpu.Inventory
-	state  *runner.State
+	state  *state.State
 	mirror *gpu.Mirror
 	gpus   *gpu.Sampler
 	prev   []gpu.Sample                // the last round, for process lists sent only when they change
 	srvs   map[string]*link.ServerLine // the services' /metrics, as the last round said
 
-	events chan runner.Event
+	events chan state.Event
 	ended  chan struct{} // closed when Run returns: the runner ended the stream, or left
 	bye    string        // the runner's last word, when it ended the stream
 }
 
 // NewSession watches the runner c answers for; cfg is how a new runner
 // is started should that one be killed.
-func NewSession(plan *campaign.Plan, cfg *link.Config, c *link.Client, log io.Writer) *Session {
-	s := &Session{plan: plan, cfg: cfg, log: log, c: c, events: make(chan runner.Event, 64), ended: make(chan struct{})}
+func NewSession(j Journal, plan *campaign.Plan, cfg *link.Config, c *link.Client, log io.Writer) *Session {
+	s := &Session{plan: plan, journal: j, cfg: cfg, log: log, c: c, events: make(chan state.Event, 64), ended: make(chan struct{})}
 	s.Remote = s.do
 	w := c.First.GPU
 	if w == nil {
@@ -70,9 +70,9 @@ func NewSession(plan *campaign.Plan, cfg *link.Config, c *link.Client, log io.Wr
 }
 
 // Earlier is what the runner said before this client attached.
-func (s *Session) Earlier() []runner.Event {
+func (s *Session) Earlier() []state.Event {
 	c := s.client()
-	out := make([]runner.Event, 0, len(c.First.Recent))
+	out := make([]state.Event, 0, len(c.First.Recent))
 	for _, e := range c.First.Recent {
 		out = append(out, e.Event(c.First.State))
 	}
@@ -83,7 +83,7 @@ func (s *Session) Earlier() []runner.Event {
 func (s *Session) Plan() *campaign.Plan { return s.plan }
 
 // State is the campaign's state as last heard.
-func (s *Session) State() *runner.State {
+func (s *Session) State() *state.State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state
@@ -91,7 +91,7 @@ func (s *Session) State() *runner.State {
 
 // Events are the runner's events, the first one its state on attach; the
 // channel closes when the runner has ended the stream or is gone for good.
-func (s *Session) Events() <-chan runner.Event { return s.events }
+func (s *Session) Events() <-chan state.Event { return s.events }
 
 func (s *Session) client() *link.Client {
 	s.mu.Lock()
@@ -104,7 +104,7 @@ func (s *Session) Run() {
 	defer close(s.ended)
 	defer close(s.events)
 	defer s.readingsStopped()
-	s.events <- runner.Event{Kind: runner.Progress, Time: time.Now(), State: s.State()}
+	s.events <- state.Event{Kind: state.Progress, Time: time.Now(), State: s.State()}
 	for {
 		c := s.client()
 		finished := false
@@ -136,7 +136,7 @@ func (s *Session) Run() {
 			case <-watch.C:
 				if quiet := c.Silent(); quiet > 3*link.Timeout && !warned {
 					warned = true
-					s.events <- runner.Event{Kind: runner.Warning, Time: time.Now(), State: s.State(),
+					s.events <- state.Event{Kind: state.Warning, Time: time.Now(), State: s.State(),
 						Message: fmt.Sprintf("the campaign's runner (pid %d) has said nothing for %s: stopped (kill -STOP) or stuck?", c.PID(), quiet.Round(time.Second))}
 				}
 			}
@@ -149,14 +149,14 @@ func (s *Session) Run() {
 		if s.bye != "" {
 			// It let go on purpose (SIGTERM, a stop from another client that
 			// ended it): say so, and leave the campaign where it is.
-			s.events <- runner.Event{Kind: runner.Detached, Time: time.Now(), State: s.State(), Message: s.bye}
+			s.events <- state.Event{Kind: state.Detached, Time: time.Now(), State: s.State(), Message: s.bye}
 			return
 		}
 		// Gone without a word: killed. A new runner resumes the campaign.
 		old := c.PID()
 		nc, started, code := Attach(s.plan, s.cfg, io.Discard, io.Discard)
 		if nc == nil {
-			s.events <- runner.Event{Kind: runner.Warning, Time: time.Now(), State: s.State(),
+			s.events <- state.Event{Kind: state.Warning, Time: time.Now(), State: s.State(),
 				Message: fmt.Sprintf("the campaign's runner (pid %d) went away and no new one could start (exit %d; see %s)", old, code, RunnerLog(s.cfg.StateDir))}
 			return
 		}
@@ -168,7 +168,7 @@ func (s *Session) Run() {
 		s.mu.Lock()
 		s.c, s.state = nc, nc.First.State
 		s.mu.Unlock()
-		s.events <- runner.Event{Kind: runner.Warning, Time: time.Now(), State: nc.First.State, Message: msg}
+		s.events <- state.Event{Kind: state.Warning, Time: time.Now(), State: nc.First.State, Message: msg}
 	}
 }
 
@@ -215,12 +215,12 @@ func (s *Session) do(op state.Verb, phase string) error {
 
 // PhaseRows asks the runner for a phase's steps with their results rows,
 // which its events leave out (tui.RowSource: the window's chart).
-func (s *Session) PhaseRows(id string) ([]runner.StepState, error) {
+func (s *Session) PhaseRows(id string) ([]state.StepState, error) {
 	m, err := s.client().Request(link.OpState, "")
 	if err != nil {
 		// The runner has ended (the campaign finished, or was stopped):
 		// its rows are in the state dir, as report reads them.
-		st, rerr := runner.Replay(s.plan, s.cfg.StateDir)
+		st, rerr := s.journal.Replay(s.plan, s.cfg.StateDir)
 		if rerr != nil || st.Phase(id) == nil {
 			return nil, err
 		}

@@ -10,8 +10,8 @@ import (
 	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/report/mdfile"
 	"github.com/greenlight-run/greenlight/results"
-	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // A campaign's status for a person in another shell or a script: its
@@ -58,7 +58,7 @@ type StatusETA struct {
 	Text       string     `json:"text"`             // as the window says it
 }
 
-func etaOf(e runner.ETA) *StatusETA {
+func etaOf(e state.ETA) *StatusETA {
 	if !e.Known && e.Over == 0 && !e.Queued {
 		return nil
 	}
@@ -217,7 +217,7 @@ func searchOf(rs *results.Search) *StatusSearch {
 }
 
 // pointsOf is the grid of a sweep phase, from its results model.
-func pointsOf(ph *campaign.Phase, p runner.PhaseState, rp *results.Phase) *StatusPoints {
+func pointsOf(ph *campaign.Phase, p state.PhaseState, rp *results.Phase) *StatusPoints {
 	sw := ph.Sweep
 	if sw == nil || len(sw.Units) == 0 || rp == nil || rp.Count == nil {
 		return nil
@@ -232,7 +232,7 @@ func pointsOf(ph *campaign.Phase, p runner.PhaseState, rp *results.Phase) *Statu
 	for _, pt := range rp.Points {
 		out.Status[pt.Key] = string(pt.State)
 	}
-	if p.Status == runner.Running && p.Current < len(p.Steps) && p.Steps[p.Current].Status == runner.Running {
+	if p.Status == state.Running && p.Current < len(p.Steps) && p.Steps[p.Current].Status == state.Running {
 		if u := ph.AllSteps()[p.Current].Unit; u != nil {
 			out.Current, out.Repeat = sw.Key(*u), u.Repeat
 		}
@@ -255,7 +255,7 @@ type StatusSlurm struct {
 	Text          string     `json:"text"`
 }
 
-func slurmOf(j *runner.SlurmJob, now time.Time) *StatusSlurm {
+func slurmOf(j *state.SlurmJob, now time.Time) *StatusSlurm {
 	if j == nil {
 		return nil
 	}
@@ -270,7 +270,7 @@ func slurmOf(j *runner.SlurmJob, now time.Time) *StatusSlurm {
 
 // monitorOf says who holds the campaign: its runner, or nobody.
 func monitorOf(dir string) StatusMonitor {
-	pid, held := runner.LockHolder(dir)
+	pid, held := state.LockHolder(dir)
 	if !held {
 		return StatusMonitor{Kind: "none"}
 	}
@@ -290,7 +290,7 @@ func timePtr(t time.Time) *time.Time {
 const StateInterrupted = "interrupted"
 
 // StatusOf is st as the status of the campaign in dir.
-func StatusOf(plan *campaign.Plan, dir string, st *runner.State) Status {
+func StatusOf(plan *campaign.Plan, dir string, st *state.State) Status {
 	abs, _ := filepath.Abs(dir)
 	out := Status{Schema: StatusSchema, Campaign: plan.Name, File: plan.File, Report: plan.Report, StateDir: abs,
 		Monitor: monitorOf(dir), State: string(st.Headline()), Finished: st.Finished, Failed: st.Failed(), Paused: st.Paused, Frozen: st.Frozen,
@@ -309,7 +309,7 @@ func StatusOf(plan *campaign.Plan, dir string, st *runner.State) Status {
 		for _, s := range p.Steps {
 			sp.Results += len(s.Results)
 		}
-		if p.Status == runner.Running {
+		if p.Status == state.Running {
 			sp.ETA = etaOf(p.ETA)
 			if c := p.Current; c < len(p.Steps) && p.Steps[c].Progress >= 0 {
 				f := p.Steps[c].Progress
@@ -358,7 +358,7 @@ var ErrNeverRan = errors.New("has not run here")
 // else from its journal (ETAs and progress left out: nobody measures
 // them). problem says why a runner that holds the campaign did not
 // answer; err is ErrNeverRan, or a journal that cannot be read.
-func ReadStatus(plan *campaign.Plan, dir string) (out Status, problem, err error) {
+func ReadStatus(j Journal, plan *campaign.Plan, dir string) (out Status, problem, err error) {
 	st, pid, problem := LiveState(dir)
 	if st != nil {
 		out = StatusOf(plan, dir, st)
@@ -368,7 +368,7 @@ func ReadStatus(plan *campaign.Plan, dir string) (out Status, problem, err error
 	if !HasJournal(dir) {
 		return out, problem, ErrNeverRan
 	}
-	st, err = runner.Replay(plan, dir)
+	st, err = j.Replay(plan, dir)
 	if err != nil {
 		return out, problem, err
 	}

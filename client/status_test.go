@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/greenlight-run/greenlight/runner/campaign"
-
 	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // TestStatusJSONSaysTheSlurmJob: status --json carries, per phase on

@@ -10,7 +10,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/report/mdfile"
-	"github.com/greenlight-run/greenlight/runner"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // ReportVersions (greenlight report --versions, --version N) lists the versions of the results file kept in the state
@@ -19,7 +19,7 @@ func ReportVersions(dir string, n int, stdout, stderr io.Writer) int {
 	list, err := mdfile.ListVersions(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "greenlight report: %v\n", err)
-		return runner.ExitFailed
+		return state.ExitFailed
 	}
 	if n > 0 {
 		for _, v := range list {
@@ -27,18 +27,18 @@ func ReportVersions(dir string, n int, stdout, stderr io.Writer) int {
 				b, err := os.ReadFile(v.Path)
 				if err != nil {
 					fmt.Fprintf(stderr, "greenlight report: %v\n", err)
-					return runner.ExitFailed
+					return state.ExitFailed
 				}
 				stdout.Write(b)
-				return runner.ExitOK
+				return state.ExitOK
 			}
 		}
 		fmt.Fprintf(stderr, "greenlight report: no version %d in %s (greenlight report --versions lists them)\n", n, filepath.Join(dir, "versions"))
-		return runner.ExitUsage
+		return state.ExitUsage
 	}
 	if len(list) == 0 {
 		fmt.Fprintf(stdout, "no version of the results file kept in %s: no write has replaced a save of yours\n", dir)
-		return runner.ExitOK
+		return state.ExitOK
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "N\tkept at\tsize\tlines\twhat it is")
@@ -51,5 +51,5 @@ func ReportVersions(dir string, n int, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "\n%d versions in %s; get one back with: greenlight report --version N CAMPAIGN.yaml > recovered.md\n", len(list), filepath.Join(dir, "versions"))
-	return runner.ExitOK
+	return state.ExitOK
 }

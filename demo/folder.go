@@ -14,6 +14,7 @@ import (
 	"github.com/greenlight-run/greenlight/internal/statedir"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // Dir is the demo's one folder, under the user's XDG state dir.
@@ -52,7 +53,7 @@ func Running(file string) bool {
 	if err != nil {
 		return false
 	}
-	if _, held := runner.LockHolder(dir); held {
+	if _, held := state.LockHolder(dir); held {
 		return true
 	}
 	// Not locked: a demo left running in the background (steps, the

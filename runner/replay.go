@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // Replay is what a campaign's journal and step folders say happened, for
@@ -83,3 +84,18 @@ func Replay(plan *campaign.Plan, stateDir string) (*State, error) {
 	}
 	return s, nil
 }
+
+// Journal is the journal of a campaign no runner runs, as a client reads
+// and writes it (client.Journal): Replay, TakeWhileStopped and
+// NoteWhileStopped, handed to the client by the command.
+type Journal struct{}
+
+func (Journal) Replay(plan *campaign.Plan, stateDir string) (*State, error) {
+	return Replay(plan, stateDir)
+}
+
+func (Journal) TakeWhileStopped(plan *campaign.Plan, stateDir string, v state.Verb, target string) (string, error) {
+	return TakeWhileStopped(plan, stateDir, v, target)
+}
+
+func (Journal) NoteWhileStopped(stateDir, text string) error { return NoteWhileStopped(stateDir, text) }

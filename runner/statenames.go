@@ -15,6 +15,7 @@ type (
 	Event      = state.Event
 	EventKind  = state.EventKind
 	Headline   = state.Headline
+	Layout     = state.Layout
 	Note       = state.Note
 	PhaseState = state.PhaseState
 	Row        = state.Row

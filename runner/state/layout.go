@@ -1,4 +1,4 @@
-package runner
+package state
 
 import "path/filepath"
 
