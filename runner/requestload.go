@@ -144,43 +144,72 @@ func (a *requestArrays) take(key string, raw json.RawMessage) {
 	}
 }
 
-// requestLoad is what a row's requests say of the load it applied, as
-// columns; scalars are the file's own (request_throughput). Nothing when
-// the file has no per-request lists.
-func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, vals []any) {
-	if len(a.has) == 0 {
-		return nil, nil
-	}
-	var said []string
-	add := func(c string, v float64) {
-		if !math.IsNaN(v) && !math.IsInf(v, 0) {
-			cols, vals = append(cols, c), append(vals, v)
+// timedRequest is one request as a client's per-request export tells
+// it, in seconds; NaN where the export does not say.
+type timedRequest struct {
+	start  float64   // when the client sent it, on the client's clock
+	ttft   float64   // to its first token
+	e2el   float64   // to its last: its time in flight
+	queue  float64   // held in the client before it was sent
+	tpot   float64   // (e2el − ttft) over its gaps between tokens
+	itls   []float64 // each gap between tokens, where told
+	failed bool      // an error: its time in flight counts, its latency does not
+	broken bool      // a time missing or not a number
+}
+
+// requestSet is a row's requests as one export told them, and what the
+// tool itself said of them, for its figures to be held against ours.
+type requestSet struct {
+	tool          string // "vLLM", "AIPerf", "GuideLLM": whose figures ours are set beside
+	client        string // the client that wrote it, as a person names it: "vllm bench"
+	startKey      string // the export's word for a request's start: start_times
+	theirsHow     string // how the tool's p99 is taken: "interpolated"
+	reqs          []timedRequest
+	hasStart      bool // the export says when each request started
+	hasQueue      bool // and how long the client held it first
+	said          []string
+	unusable      bool               // the lists do not line up, or no latency is told: no figure
+	nulls         int                // NaN or Infinity read as missing
+	rate          float64            // the tool's completed requests a second, for Little's law; 0 when not said
+	theirs        map[string]float64 // the tool's own p99s, ms, by our column
+	sampledOf     int                // the tool kept a sample of this many requests: 0 when it kept every one
+	unknownFailed int                // failed requests whose time in flight the export does not give
+}
+
+// requests are a --save-detailed file's lists as requests.
+func (a *requestArrays) requests(scalars map[string]float64) requestSet {
+	set := requestSet{tool: "vLLM", client: "vllm bench", startKey: "start_times", theirsHow: "interpolated", hasStart: a.has["start_times"], hasQueue: a.has["queue_times"], nulls: a.nulls,
+		rate: scalars["request_throughput"], theirs: map[string]float64{}}
+	for col, key := range map[string]string{ColTTFTP99: "p99_ttft_ms", ColTPOTP99: "p99_tpot_ms", ColITLP99: "p99_itl_ms", ColE2ELP99: "p99_e2el_ms"} {
+		if v, ok := scalars[key]; ok {
+			set.theirs[col] = v
 		}
+	}
+	if len(a.has) == 0 {
+		return requestSet{}
 	}
 	n := len(a.ttfts)
 	for key, l := range map[string]int{"itls": len(a.itls), "errors": len(a.errs), "start_times": len(a.starts), "queue_times": len(a.queues)} {
 		if a.has[key] && l != n {
-			said = append(said, fmt.Sprintf("%s has %d entries and ttfts %d: the lists do not line up, no per-request figure is told", key, l, n))
-			n = -1
+			set.said = append(set.said, fmt.Sprintf("%s has %d entries and ttfts %d: the lists do not line up, no per-request figure is told", key, l, n))
+			set.unusable = true
 		}
 	}
 	if !a.has["ttfts"] || !a.has["itls"] {
-		said = append(said, "no ttfts or itls: a request's latency is not known")
-		n = -1
+		set.said = append(set.said, "no ttfts or itls: a request's latency is not known")
+		set.unusable = true
 	}
-	if n < 0 {
-		slices.Sort(said)
-		return append(cols, ColLoadBasis), append(vals, any(strings.Join(said, "; ")))
+	if set.unusable {
+		return set
 	}
-	type req struct{ start, ttft, e2el, queue, tpot float64 }
-	var ok []req
-	failed, broken := 0, 0
 	for i := 0; i < n; i++ {
 		if i < len(a.errs) && a.errs[i] != "" {
-			failed++
+			// vllm bench keeps no time for a failed request: its slot's
+			// time is not in the file.
+			set.unknownFailed++
 			continue
 		}
-		r := req{start: math.NaN(), ttft: a.ttfts[i], queue: math.NaN(), tpot: math.NaN()}
+		r := timedRequest{start: math.NaN(), ttft: a.ttfts[i], queue: math.NaN(), tpot: math.NaN(), itls: a.itls[i]}
 		r.e2el = r.ttft
 		for _, g := range a.itls[i] {
 			r.e2el += g
@@ -194,24 +223,70 @@ func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, v
 		if i < len(a.queues) {
 			r.queue = a.queues[i]
 		}
-		if math.IsNaN(r.e2el) || r.ttft <= 0 || a.has["start_times"] && math.IsNaN(r.start) || a.has["queue_times"] && math.IsNaN(r.queue) {
-			broken++
-			continue
-		}
-		ok = append(ok, r)
+		r.broken = math.IsNaN(r.e2el) || r.ttft <= 0 || set.hasStart && math.IsNaN(r.start) || set.hasQueue && math.IsNaN(r.queue)
+		set.reqs = append(set.reqs, r)
 	}
-	if a.nulls > 0 {
-		said = append(said, fmt.Sprintf("%d NaN or Infinity value(s) in the file read as missing", a.nulls))
+	return set
+}
+
+// requestLoad is what a row's requests say of the load it applied, as
+// columns: the concurrency achieved, time-weighted over the window from
+// the first request's start to the last one's end (a failed request
+// whose times are told held its slot), its decode-only counterpart, the
+// request rate, Little's law from the tool's rate beside it, the client's
+// queue time, and the latency percentiles by one definition with the
+// p99's interval. Nothing when the export has no per-request list; a
+// figure that cannot be told is left out and said in load_basis.
+func requestLoad(set requestSet) (cols []string, vals []any) {
+	if len(set.reqs) == 0 && len(set.said) == 0 && set.unknownFailed == 0 {
+		return nil, nil
+	}
+	said := slices.Clone(set.said)
+	add := func(c string, v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			cols, vals = append(cols, c), append(vals, v)
+		}
+	}
+	basis := func() (cols []string, vals []any) {
+		slices.Sort(said)
+		return append(cols, ColLoadBasis), append(vals, any(strings.Join(said, "; ")))
+	}
+	if set.unusable {
+		c, v := basis()
+		return c, v
+	}
+	var ok, held []timedRequest // held: every request whose time in flight is told, failed ones too
+	broken, failed := 0, set.unknownFailed
+	for _, r := range set.reqs {
+		switch {
+		case r.broken:
+			broken++
+		case r.failed:
+			failed++
+			held = append(held, r)
+		default:
+			ok = append(ok, r)
+			held = append(held, r)
+		}
+	}
+	if set.nulls > 0 {
+		said = append(said, fmt.Sprintf("%d NaN or Infinity value(s) in the file read as missing", set.nulls))
 	}
 	if broken > 0 {
 		said = append(said, fmt.Sprintf("%d request(s) with a missing or non-number time left out", broken))
 	}
-	if failed > 0 {
-		said = append(said, fmt.Sprintf("%d failed request(s) left out: their time in flight is not in the file", failed))
+	if set.unknownFailed > 0 {
+		said = append(said, fmt.Sprintf("%d failed request(s) left out: their time in flight is not in the file", set.unknownFailed))
+	} else if failed > 0 {
+		said = append(said, fmt.Sprintf("%d failed request(s) counted in flight for the time they held a slot, not in the latencies", failed))
+	}
+	if set.sampledOf > 0 {
+		said = append(said, fmt.Sprintf("%s kept %d of %d requests: the concurrency achieved is not told from a sample", set.tool, len(set.reqs), set.sampledOf))
 	}
 	if len(ok) == 0 {
 		said = append(said, "no request to time")
-		return append(cols, ColLoadBasis), append(vals, any(strings.Join(said, "; ")))
+		c, v := basis()
+		return c, v
 	}
 	add(ColRequests, float64(len(ok)))
 	e2els := make([]float64, len(ok))
@@ -221,36 +296,38 @@ func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, v
 		sum += r.e2el
 	}
 	mean := sum / float64(len(ok))
-	if tp, has := scalars["request_throughput"]; has && tp > 0 {
-		add(ColLittle, tp*mean)
+	if set.rate > 0 {
+		add(ColLittle, set.rate*mean)
 	}
-	if a.has["start_times"] {
+	switch {
+	case set.hasStart && set.sampledOf == 0:
 		lo, hi := math.Inf(1), math.Inf(-1)
-		decode := 0.0
+		inFlight, decode := 0.0, 0.0
 		backwards := false
-		for _, r := range ok {
+		for i, r := range held {
 			lo, hi = min(lo, r.start), max(hi, r.start+r.e2el)
-			decode += r.e2el - r.ttft
-		}
-		for i := 1; i < len(ok); i++ {
-			backwards = backwards || ok[i].start < ok[i-1].start-1 // a clock stepped back a second or more
+			inFlight += r.e2el
+			if !r.failed {
+				decode += r.e2el - r.ttft
+			}
+			backwards = backwards || i > 0 && r.start < held[i-1].start-1 // a clock stepped back a second or more
 		}
 		switch window := hi - lo; {
 		case window <= 0:
 			said = append(said, "the requests' starts and ends span no time")
 		default:
-			add(ColAchieved, sum/window)
+			add(ColAchieved, inFlight/window)
 			add(ColDecodeInFlt, decode/window)
 			add(ColRate, float64(len(ok))/window)
 			said = append(said, fmt.Sprintf("in flight time-weighted over %.3g s, from the first request's start to the last one's end", window))
 		}
 		if backwards {
-			said = append(said, "start_times go back by a second or more: the client's clock stepped, the window may be wrong")
+			said = append(said, set.startKey+" go back by a second or more: the client's clock stepped, the window may be wrong")
 		}
-	} else {
-		said = append(said, "no start_times (a vllm bench that does not write them): the concurrency achieved is not told; Little's law alone stands")
+	case !set.hasStart:
+		said = append(said, fmt.Sprintf("no %s (a %s that does not write them): the concurrency achieved is not told; Little's law alone stands", set.startKey, set.client))
 	}
-	if a.has["queue_times"] {
+	if set.hasQueue {
 		q := 0.0
 		incl := make([]float64, len(ok))
 		for i, r := range ok {
@@ -261,8 +338,8 @@ func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, v
 		add(ColE2ELP99Queue, 1000*NearestRank(incl, 0.99))
 	}
 	add(ColE2ELP99, 1000*NearestRank(e2els, 0.99))
-	// TTFT, TPOT and ITL by the same definition, and vLLM's own p99 of
-	// each held against ours: vLLM interpolates between ranks, so at a
+	// TTFT, TPOT and ITL by the same definition, and the tool's own p99
+	// of each held against ours: vLLM interpolates between ranks, so at a
 	// few hundred requests the two may part past rounding, and that is
 	// said with the count.
 	var ttfts, tpots, itls []float64
@@ -271,12 +348,7 @@ func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, v
 		if !math.IsNaN(r.tpot) {
 			tpots = append(tpots, r.tpot)
 		}
-	}
-	for i := 0; i < n; i++ {
-		if i < len(a.errs) && a.errs[i] != "" {
-			continue
-		}
-		for _, g := range a.itls[i] {
+		for _, g := range r.itls {
 			if !math.IsNaN(g) {
 				itls = append(itls, g)
 			}
@@ -284,9 +356,9 @@ func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, v
 	}
 	var apart []string
 	for _, m := range []struct {
-		col, vllm, name string
-		xs              []float64
-	}{{ColTTFTP99, "p99_ttft_ms", "TTFT", ttfts}, {ColTPOTP99, "p99_tpot_ms", "TPOT", tpots}, {ColITLP99, "p99_itl_ms", "ITL", itls}, {ColE2ELP99, "p99_e2el_ms", "E2EL", e2els}} {
+		col, name string
+		xs        []float64
+	}{{ColTTFTP99, "TTFT", ttfts}, {ColTPOTP99, "TPOT", tpots}, {ColITLP99, "ITL", itls}, {ColE2ELP99, "E2EL", e2els}} {
 		if len(m.xs) == 0 {
 			continue
 		}
@@ -294,12 +366,12 @@ func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, v
 		if m.col != ColE2ELP99 {
 			add(m.col, ours)
 		}
-		if theirs, has := scalars[m.vllm]; has && theirs > 0 && math.Abs(ours-theirs)/theirs > 0.01 {
-			apart = append(apart, fmt.Sprintf("%s %.4g ms (ours, of %d) against vLLM's %.4g ms", m.name, ours, len(m.xs), theirs))
+		if theirs, has := set.theirs[m.col]; has && theirs > 0 && math.Abs(ours-theirs)/theirs > 0.01 {
+			apart = append(apart, fmt.Sprintf("%s %.4g ms (ours, of %d) against %s's %.4g ms", m.name, ours, len(m.xs), set.tool, theirs))
 		}
 	}
 	if len(apart) > 0 {
-		said = append(said, "p99 by nearest rank parts from vLLM's interpolated p99 past 1%: "+strings.Join(apart, ", "))
+		said = append(said, "p99 by nearest rank parts from "+set.tool+"'s "+set.theirsHow+" p99 past 1%: "+strings.Join(apart, ", "))
 	}
 	if lo, hi, l, u, need, ok := QuantileInterval(e2els, 0.99, 0.95); ok {
 		add(ColE2ELP99Low, 1000*lo)
@@ -311,7 +383,8 @@ func requestLoad(a *requestArrays, scalars map[string]float64) (cols []string, v
 	if k := int(math.Ceil(0.99 * float64(len(ok)))); k == len(ok) {
 		said = append(said, fmt.Sprintf("p99 of %d requests is their slowest (nearest rank)", len(ok)))
 	}
-	return append(cols, ColLoadBasis), append(vals, any(strings.Join(said, "; ")))
+	c, v := basis()
+	return append(cols, c...), append(vals, v...)
 }
 
 // NearestRank is the p quantile of xs by the nearest-rank definition:
@@ -397,7 +470,7 @@ func LoadStamps(row Row) []string {
 		out = append(out, fmt.Sprintf("load not applied: under-driven, %.3g requests in flight time-weighted of the %.0f requested (%.0f%%)", a, req, 100*a/req))
 	}
 	if l := v[ColLittle]; hasA && l > 0 && math.Abs(a-l)/l > 0.05 {
-		out = append(out, fmt.Sprintf("timing inconsistent: %.3g requests in flight from the requests' times, %.3g by Little's law from vLLM's rate and mean latency (%.0f%% apart)", a, l, 100*math.Abs(a-l)/l))
+		out = append(out, fmt.Sprintf("timing inconsistent: %.3g requests in flight from the requests' times, %.3g by Little's law from the client's rate and mean latency (%.0f%% apart)", a, l, 100*math.Abs(a-l)/l))
 	}
 	return out
 }

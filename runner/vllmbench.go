@@ -131,7 +131,7 @@ func savedResult(r io.Reader) (cols []string, vals []any, ok bool) {
 	if len(cols) == 0 {
 		return nil, nil, false
 	}
-	lc, lv := requestLoad(arrays, scalars)
+	lc, lv := requestLoad(arrays.requests(scalars))
 	return append(cols, lc...), append(vals, lv...), true
 }
 
