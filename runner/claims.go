@@ -271,7 +271,7 @@ func (sr *stepRun) claim(until time.Time) {
 			continue
 		}
 		c := Claim{Path: a.Path, Size: a.Size, Mod: a.Modified}
-		if sr.step.ResultsFormat == campaign.FormatVLLMBench && isSavedResult(a.Path) && a.Size <= claimCopyMax {
+		if servingExportFile(sr.step.ResultsFormat, a.Path) && a.Size <= claimCopyMax {
 			c.Copy = sr.copySaved(a.Path, len(r.claims.byStep[sr.dir])+len(cs))
 		}
 		cs = append(cs, c)
@@ -436,7 +436,7 @@ func (sr *stepRun) savedFiles() (paths, names []string, rewritten []string) {
 	cs := slices.Clone(sr.r.claims.byStep[sr.dir])
 	slices.SortStableFunc(cs, func(a, b Claim) int { return a.Mod.Compare(b.Mod) })
 	for _, c := range cs {
-		if !isSavedResult(c.Path) {
+		if !servingExportFile(sr.step.ResultsFormat, c.Path) {
 			continue
 		}
 		if c.Copy != "" {

@@ -135,11 +135,6 @@ func savedResult(r io.Reader) (cols []string, vals []any, ok bool) {
 	return append(cols, lc...), append(vals, lv...), true
 }
 
-// isSavedResult says which artifacts may be --save-result files.
-func isSavedResult(path string) bool {
-	return strings.HasSuffix(path, ".json") && !strings.HasSuffix(path, ".pt.trace.json")
-}
-
 // readSavedResults, at the step's end, pairs each --save-result JSON the
 // step claimed (claims.go: written in its run, and no other step's; read
 // once each, in the order they were written) with the printed block of
@@ -148,18 +143,26 @@ func isSavedResult(path string) bool {
 // another name is not repeated). A file or a block without its pair is a
 // row of its own.
 func (sr *stepRun) readSavedResults(now time.Time) {
-	if sr.step.ResultsFormat != campaign.FormatVLLMBench {
+	if !slices.Contains(campaign.ServingFormats, sr.step.ResultsFormat) {
 		return
 	}
 	pr := sr.pr
-	held := sr.vllm.held
-	sr.vllm.held = nil
 	paths, names, rewritten := sr.savedFiles()
 	for _, p := range rewritten {
 		if !pr.savedRead[p] {
 			sr.r.warn(pr.ph.ID + ": " + filepath.Base(p) + " was written over since step " + fmt.Sprint(sr.step.Index+1) + " claimed it, and no copy was kept: its row is not read back")
 		}
 	}
+	switch sr.step.ResultsFormat {
+	case campaign.FormatAIPerf:
+		sr.readAIPerf(paths, names, now)
+		return
+	case campaign.FormatGuideLLM:
+		sr.readGuideLLM(paths, names, now)
+		return
+	}
+	held := sr.vllm.held
+	sr.vllm.held = nil
 	for i, path := range paths {
 		name := names[i]
 		if pr.savedRead[name+"|"+sr.dir] {

@@ -22,7 +22,29 @@ var (
 		"ip_time_us", "ip_algbw_gbs", "ip_busbw_gbs", "ip_wrong"}
 	NCCLTestsExtra     = []string{"ranks", "collective", "avg_busbw_gbs"}
 	NVBandwidthColumns = []string{"test", "row", "col", "src", "dst", "gbs"}
+	// GuideLLMColumns are a GuideLLM benchmark's row's own: its strategy
+	// and load, and its successful requests' figures under vllm bench's
+	// names where they are the same figure.
+	GuideLLMColumns = []string{"benchmark", "strategy", "max_concurrency", "request_rate", "request_throughput",
+		"output_token_throughput_tok_s", "guidellm_request_concurrency",
+		"mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
+		"mean_e2el_s", "median_e2el_s", "p99_e2el_s"}
 )
+
+// aiperfColumns are an AIPerf summary's columns for the metrics every
+// run of it reports: a statistic of a per-request metric
+// (p99_time_to_first_token_ms), a run's figure by its name and unit.
+func aiperfColumns() []string {
+	out := []string{"request_throughput_requests_sec", "output_token_throughput_tokens_sec", "request_count_requests",
+		"benchmark_duration_sec", "max_concurrency", "request_rate"}
+	for _, m := range []string{"time_to_first_token_ms", "inter_token_latency_ms", "request_latency_ms",
+		"output_sequence_length_tokens", "input_sequence_length_tokens", "output_token_throughput_per_user_tokens_sec_user"} {
+		for _, stat := range []string{"mean", "median", "p90", "p95", "p99", "min", "max", "std"} {
+			out = append(out, stat+"_"+m)
+		}
+	}
+	return out
+}
 
 // DeclaredColumns are the columns a phase's rows are known to carry
 // before any runs: its axes (and their fields), its metrics: names, its
@@ -48,6 +70,10 @@ func (ph *Phase) DeclaredColumns() []string {
 			out = append(out, NVBandwidthColumns...)
 		case FormatVLLMBench:
 			out = append(out, vllmBenchColumns()...)
+		case FormatAIPerf:
+			out = append(out, aiperfColumns()...)
+		case FormatGuideLLM:
+			out = append(out, GuideLLMColumns...)
 		}
 	}
 	slices.Sort(out)

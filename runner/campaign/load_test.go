@@ -42,6 +42,8 @@ func TestLoadRefusesBadInput(t *testing.T) {
 		{"steps and service", "name: x\nphases:\n  - id: a\n    steps: [{run: x}]\n    service: {run: y, ready: {log: z}}\n", `has both steps (line 4) and a service (line 5)`, "split"},
 		{"neither", "name: x\nphases:\n  - id: a\n    title: t\n", `has neither steps nor a service`, ""},
 		{"service without ready", "name: x\nphases:\n  - id: a\n    service: {run: y}\n", `the service has no readiness check`, "ready:"},
+		{"deep glob", "name: x\nphases:\n  - id: a\n    artifacts: ['out/**']\n    steps: [{run: x}]\n", `:4:17: "out/**": ** matches one name`, "out/*/*.json"},
+		{"unknown results format", "name: x\nphases:\n  - id: a\n    steps:\n      - run: x\n        results: {format: genai-perf}\n", `unknown results format "genai-perf"`, "aiperf, guidellm"},
 		{"bad gate", "name: x\nphases:\n  - id: a\n    gate: maybe\n    steps: [{run: x}]\n", `:4:11: gate "maybe" is not manual or auto`, ""},
 		{"empty gpus", "name: x\nphases:\n  - id: a\n    gpus: []\n    steps: [{run: x}]\n", `:4:11: gpus: [] names no GPU`, "gpus: none"},
 		{"gpus word", "name: x\nphases:\n  - id: a\n    gpus: some\n    steps: [{run: x}]\n", `:4:5: gpus: takes a list of GPU indices, or none; it has text`, "write a list"},

@@ -62,6 +62,17 @@ var DefaultVLLMBenchMetrics = []Metric{
 	{"achieved_concurrency", ""},
 }
 
+// DefaultAIPerfMetrics are AIPerf's answers, as its summary names them:
+// output token throughput, the median and p99 of TTFT and of a request's
+// mean gap between tokens (its inter_token_latency, vLLM's TPOT), and the
+// concurrency the run achieved.
+var DefaultAIPerfMetrics = []Metric{
+	{"output_token_throughput_tokens_sec", Higher},
+	{"median_time_to_first_token_ms", Lower}, {"p99_time_to_first_token_ms", Lower},
+	{"median_inter_token_latency_ms", Lower}, {"p99_inter_token_latency_ms", Lower},
+	{"achieved_concurrency", ""},
+}
+
 // VLLMBenchSavedAs are --save-result keys under the name the printed block gives
 // the same figure (vLLM's bench serve, 0.10 to 0.11).
 var VLLMBenchSavedAs = map[string]string{
@@ -233,8 +244,10 @@ var DefaultNVBandwidthMetrics = []Metric{{"gbs", Higher}}
 func (ph *Phase) formatMetrics() []Metric {
 	for _, s := range ph.AllSteps() {
 		switch s.ResultsFormat {
-		case FormatVLLMBench:
+		case FormatVLLMBench, FormatGuideLLM: // GuideLLM's rows name its figures as vllm bench does
 			return DefaultVLLMBenchMetrics
+		case FormatAIPerf:
+			return DefaultAIPerfMetrics
 		case FormatNCCLTests:
 			return DefaultNCCLTestsMetrics
 		case FormatNVBandwidth:

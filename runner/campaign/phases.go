@@ -130,6 +130,10 @@ func (l *loader) phase(plan *Plan, spec *CampaignSpec, ps PhaseSpec, i int, slur
 	for j, g := range ps.Artifacts {
 		if _, err := filepath.Match(g, ""); err != nil || strings.TrimSpace(g) == "" {
 			l.add(at(fmt.Sprintf(".artifacts[%d]", j)), fmt.Sprintf("bad glob %q", g), "use shell globs such as traces/*.json.gz")
+		} else if strings.Contains(g, "**") {
+			// A glob's ** is one folder level, as *: out/** would match the
+			// folders under out, never a file in them.
+			l.add(at(fmt.Sprintf(".artifacts[%d]", j)), fmt.Sprintf("%q: ** matches one name, as * does, not folders at any depth", g), "name each level: out/*/*.json (and out/*.json for the files at the top)")
 		}
 		ph.Artifacts = append(ph.Artifacts, l.abs(plan.Dir, unmask(l.expand(at(fmt.Sprintf(".artifacts[%d]", j)), mask(g, ps.Sweep), spec.Env))))
 	}
@@ -378,8 +382,8 @@ func (l *loader) step(plan *Plan, s *StepSpec, at string, idx int, env map[strin
 	}
 	if s.Results != nil {
 		switch f := s.Results.Format; {
-		case f != "" && f != FormatVLLMBench && f != FormatNCCLTests && f != FormatNVBandwidth:
-			l.add(at+".results.format", fmt.Sprintf("unknown results format %q", f), "use format: vllm-bench, nccl-tests or nvbandwidth, or a regex")
+		case f != "" && !slices.Contains(ServingFormats, f) && f != FormatNCCLTests && f != FormatNVBandwidth:
+			l.add(at+".results.format", fmt.Sprintf("unknown results format %q", f), "use format: vllm-bench, aiperf, guidellm, nccl-tests or nvbandwidth, or a regex")
 		case f != "" && s.Results.Regex != "":
 			l.add(at+".results", "results has both a format and a regex", "keep one: format: vllm-bench reads `vllm bench serve`'s result block itself")
 		case f != "":

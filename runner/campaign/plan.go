@@ -287,6 +287,22 @@ const FormatNCCLTests = "nccl-tests"
 // destination and GB/s.
 const FormatNVBandwidth = "nvbandwidth"
 
+// FormatAIPerf is `results: {format: aiperf}`: each run's
+// PREFIX_aiperf.json (profile_export_aiperf.json) and the per-request
+// PREFIX.jsonl beside it, listed as the phase's artifacts, a row each:
+// AIPerf's figures and the load its requests applied.
+const FormatAIPerf = "aiperf"
+
+// FormatGuideLLM is `results: {format: guidellm}`: GuideLLM's
+// benchmarks.json, listed as the phase's artifacts, a row a benchmark
+// (a load: concurrent streams, a rate), with the load its requests
+// applied.
+const FormatGuideLLM = "guidellm"
+
+// ServingFormats are the formats whose rows are a serving client's runs,
+// read from the files the step wrote (a phase's artifacts).
+var ServingFormats = []string{FormatVLLMBench, FormatAIPerf, FormatGuideLLM}
+
 // Estimated is what the phase says it takes: its steps' estimates summed,
 // else its own estimate; 0 when it says nothing. A search runs at most
 // its promised probes, each its least runs, not its whole grid.
