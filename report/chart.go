@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -47,8 +48,12 @@ type chartSeries struct {
 }
 
 // sweepChart draws metric of a sweep phase; nil when there is nothing to
-// draw yet.
-func sweepChart(ph *campaign.Phase, rp *results.Phase, metric string) (svg []byte, err error) {
+// draw yet. vals are its rows' values by column and point
+// (results.PointValues): where every point's rows asked for its x as
+// their max_concurrency and say the concurrency they achieved, a point is
+// drawn where its load was, at the achieved concurrency (a server capped
+// at 24 draws its 32 at 24).
+func sweepChart(ph *campaign.Phase, rp *results.Phase, metric string, vals map[string]map[int][]float64) (svg []byte, err error) {
 	// A chart never takes the runner down with it: a plotting library's
 	// panic on odd data is this chart's error, said once.
 	defer func() {
@@ -66,6 +71,7 @@ func sweepChart(ph *campaign.Phase, rp *results.Phase, metric string) (svg []byt
 	for _, u := range sw.Units {
 		keys[u.Point] = sw.Key(u)
 	}
+	achieved := achievedX(lay, vals)
 	var series []chartSeries
 	for _, l := range lay.Lines {
 		s := chartSeries{name: firstOr(l.Name, metric)}
@@ -75,7 +81,11 @@ func sweepChart(ph *campaign.Phase, rp *results.Phase, metric string) (svg []byt
 				continue
 			}
 			if st, ok := mp.Stat(metric); ok && st.N > 0 {
-				s.x = append(s.x, pt.X)
+				x := pt.X
+				if a, ok := achieved[pt.Point]; ok {
+					x = a
+				}
+				s.x = append(s.x, x)
 				s.stats = append(s.stats, PointStat{N: st.N, Mean: st.Mean, Half: st.Half, CV: st.CV})
 				s.noisy = append(s.noisy, st.Noisy)
 			}
@@ -85,10 +95,16 @@ func sweepChart(ph *campaign.Phase, rp *results.Phase, metric string) (svg []byt
 	pl := plot.New()
 	pl.Title.Text = fmt.Sprintf("%s: %s by %s", ph.Label(), metric, xAxis.Name)
 	pl.X.Label.Text, pl.Y.Label.Text = xAxis.Name, metric
+	if achieved != nil {
+		pl.X.Label.Text = axisWords(xAxis.Name, runner.ColAchieved)
+	}
 	pl.BackgroundColor = color.White
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, x := range xs {
 		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	for _, a := range achieved {
+		lo, hi = math.Min(lo, a), math.Max(hi, a)
 	}
 	// The x axis spans the whole grid from the first point on, so that
 	// the chart does not jump as points land (and a log axis never sees
@@ -211,9 +227,45 @@ func sweepChart(ph *campaign.Phase, rp *results.Phase, metric string) (svg []byt
 		pl.Legend.Add(fmt.Sprintf("expect %s %s", e.Op, FormatNumber(e.Value)), l)
 	}
 	if ss := sw.Search; ss != nil {
-		searchLines(pl, ph, rp, metric, lo, hi)
+		searchLines(pl, ph, rp, metric, lo, hi, func(v int) (float64, bool) {
+			for _, l := range lay.Lines {
+				for _, pt := range l.Points {
+					if a, ok := achieved[pt.Point]; ok && pt.X == float64(v) {
+						return a, true
+					}
+				}
+			}
+			return float64(v), false
+		})
 	}
 	return svgOf(pl)
+}
+
+// achievedX is each point's achieved concurrency (the mean of its rows'
+// runner.ColAchieved), for a chart to draw it at: nil unless every point
+// with rows asked for its x as max_concurrency (so the axis is the
+// concurrency asked for) and says what it achieved.
+func achievedX(lay campaign.CurveLayout, vals map[string]map[int][]float64) map[int]float64 {
+	if len(vals[runner.ColAchieved]) == 0 {
+		return nil
+	}
+	out := map[int]float64{}
+	for _, l := range lay.Lines {
+		for _, pt := range l.Points {
+			asked, got := vals["max_concurrency"][pt.Point], vals[runner.ColAchieved][pt.Point]
+			if len(asked) == 0 && len(got) == 0 {
+				continue // no row yet
+			}
+			if len(got) == 0 || len(asked) == 0 || slices.ContainsFunc(asked, func(a float64) bool { return a != pt.X }) {
+				return nil
+			}
+			out[pt.Point] = stat.Mean(got, nil)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // maxValueTicks is how many swept values get a tick each; past it the
@@ -343,6 +395,7 @@ func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[st
 		return nil, nil
 	}
 	rp := results.PhaseOf(ph, &p, p.Ended)
+	_, vals := results.PointValues(ph, p.Steps)
 	metrics := rp.MetricNames()
 	out := map[string]string{}
 	var errs []error
@@ -353,7 +406,7 @@ func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[st
 		if ss := ph.Sweep.Search; ss != nil && !slices.ContainsFunc(ss.SLO, func(t search.Term) bool { return t.Metric == m }) {
 			continue // a search charts its SLO's metrics
 		}
-		svg, err := sweepChart(ph, &rp, m)
+		svg, err := sweepChart(ph, &rp, m, vals)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("chart of %s: %w", m, err))
 			continue

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/xml"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -98,7 +99,7 @@ phases:
 		t.Error("no fallback of the measured font's metrics: a browser without Liberation Serif runs the legend's lines together")
 	}
 	rp := results.PhaseOf(ph, &ps, ps.Ended)
-	again, _ := sweepChart(ph, &rp, "tflops")
+	again, _ := sweepChart(ph, &rp, "tflops", nil)
 	if string(again) != string(b) {
 		t.Error("the same rows drew another chart: not deterministic")
 	}
@@ -278,7 +279,7 @@ phases:
 			return runner.Row{Cols: []string{"v"}, Values: []any{float64(u.Values[1]*10 + u.Values[0])}} // s11 highest
 		})
 		rp := results.PhaseOf(ph, &ps, ps.Ended)
-		svg, err := sweepChart(ph, &rp, "v")
+		svg, err := sweepChart(ph, &rp, "v", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,5 +409,53 @@ phases:
 	}
 	if lowerX, higherY := tradeWays(plan.Phase("b")); !lowerX || !higherY {
 		t.Errorf("unnamed: lower x %v, higher y %v", lowerX, higherY)
+	}
+}
+
+// TestChartDrawsTheLoadAchieved: a serving sweep whose rows asked for
+// their concurrency as max_concurrency and say what they achieved draws
+// each point where its load was (a server capped at 24 draws the 32 at
+// 24), and says so on its axis; a sweep whose rows asked for another
+// concurrency than the axis's, or say none achieved, draws the axis.
+func TestChartDrawsTheLoadAchieved(t *testing.T) {
+	p := parsePlan(t, "/c/c.yaml", `name: t
+phases:
+  - id: s
+    sweep: {concurrency: [4, 8, 16, 32]}
+    metrics: [mean_tpot_ms, achieved_concurrency]
+    steps:
+      - run: |
+          true
+`)
+	ph := p.Phases[0]
+	rows := func(asked func(c float64) float64, achieved bool) runner.PhaseState {
+		return doneSweep(ph, func(u *campaign.Unit) runner.Row {
+			c, _ := strconv.ParseFloat(ph.Sweep.Axes[0].Values[u.Values[0]].Name, 64)
+			row := runner.Row{Cols: []string{"max_concurrency", "mean_tpot_ms"}, Values: []any{asked(c), 20.0}}
+			if achieved {
+				row.Cols, row.Values = append(row.Cols, runner.ColAchieved), append(row.Values, 0.99*min(c, 24))
+			}
+			return row
+		})
+	}
+	ps := rows(func(c float64) float64 { return c }, true)
+	_, vals := results.PointValues(ph, ps.Steps)
+	got := achievedX(ph.Layout(), vals)
+	if len(got) != 4 || math.Abs(got[3]-0.99*24) > 1e-9 || math.Abs(got[0]-0.99*4) > 1e-9 {
+		t.Fatalf("achieved by point %v; want 3.96, 7.92, 15.84, 23.76", got)
+	}
+	rp := results.PhaseOf(ph, &ps, ps.Ended)
+	svg, err := sweepChart(ph, &rp, "mean_tpot_ms", vals)
+	if err != nil || !strings.Contains(string(svg), "achieved_concurrency (for concurrency requested)") {
+		t.Errorf("the chart's x axis does not say it draws the load achieved (err %v)", err)
+	}
+	for name, ps := range map[string]runner.PhaseState{
+		"asked another": rows(func(c float64) float64 { return 2 * c }, true),
+		"none achieved": rows(func(c float64) float64 { return c }, false),
+	} {
+		_, vals := results.PointValues(ph, ps.Steps)
+		if got := achievedX(ph.Layout(), vals); got != nil {
+			t.Errorf("%s: drawn at %v; want the axis's values", name, got)
+		}
 	}
 }

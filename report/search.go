@@ -276,8 +276,10 @@ func searchAcross(a across, plan *campaign.Plan, st *runner.State) string {
 }
 
 // searchLines draws, on a search's chart of an SLO metric, the term's
-// limit across and the limit found up the chart.
-func searchLines(pl *plot.Plot, ph *campaign.Phase, rp *results.Phase, metric string, lo, hi float64) {
+// limit across and the limit found up the chart, at x(limit): where the
+// chart draws that value (its achieved concurrency, said, where it draws
+// the load achieved).
+func searchLines(pl *plot.Plot, ph *campaign.Phase, rp *results.Phase, metric string, lo, hi float64, x func(v int) (float64, bool)) {
 	red := color.RGBA{R: 200, G: 60, B: 60, A: 255}
 	var limits []float64
 	for _, t := range ph.Sweep.Search.SLO {
@@ -300,10 +302,15 @@ func searchLines(pl *plot.Plot, ph *campaign.Phase, rp *results.Phase, metric st
 				ymin, ymax = min(ymin, t.Limit), max(ymax, t.Limit)
 			}
 		}
-		if l, err := plotter.NewLine(plotter.XYs{{X: float64(r.Limit), Y: ymin}, {X: float64(r.Limit), Y: ymax}}); err == nil {
+		at, achieved := x(r.Limit)
+		if l, err := plotter.NewLine(plotter.XYs{{X: at, Y: ymin}, {X: at, Y: ymax}}); err == nil {
 			l.Dashes, l.Color = []vg.Length{vg.Points(1), vg.Points(2)}, color.RGBA{G: 130, B: 60, A: 255}
 			pl.Add(l)
-			pl.Legend.Add(fmt.Sprintf("limit found: %s %d", ph.Sweep.Search.Axis, r.Limit), l)
+			words := fmt.Sprintf("limit found: %s %d", ph.Sweep.Search.Axis, r.Limit)
+			if achieved {
+				words += fmt.Sprintf(" (%s achieved)", FormatNumber(at))
+			}
+			pl.Legend.Add(words, l)
 		}
 	}
 }
