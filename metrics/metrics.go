@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -38,19 +39,44 @@ const (
 	GenTok      = "generation_tokens" // counter
 	PrefixHits  = "prefix_hits"       // counter
 	PrefixQuery = "prefix_queries"    // counter
+	Success     = "requests_finished" // counter: requests the server finished
+	Rejected    = "requests_rejected" // counter: requests it turned away at admission
+	Aborted     = "requests_aborted"  // counter: requests it aborted
+	// WaitingForRoom are the requests waiting for a slot or KV cache
+	// (vLLM's num_requests_waiting_by_reason, reason capacity), not for
+	// a step's deferral: a cap's own count where the server says it.
+	WaitingForRoom = "waiting_capacity"
 )
 
-// known maps vLLM's names, newest first, to ours; a counter's family may
-// be named with or without its _total.
+// known maps vLLM's names, newest first, then SGLang's (its
+// --enable-metrics page), to ours; a counter's family may be named with
+// or without its _total. A name may select one label's value
+// (`family{label="value"}`): only those samples are summed.
+// TensorRT-LLM's trtllm-serve says its iteration stats as JSON, not in
+// this format: not read.
 var known = map[string][]string{
-	Running:     {"vllm:num_requests_running"},
-	Waiting:     {"vllm:num_requests_waiting"},
-	KVUsage:     {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"},
-	Preemptions: {"vllm:num_preemptions_total", "vllm:num_preemptions"},
-	PromptTok:   {"vllm:prompt_tokens_total", "vllm:prompt_tokens"},
-	GenTok:      {"vllm:generation_tokens_total", "vllm:generation_tokens"},
-	PrefixHits:  {"vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits"},
-	PrefixQuery: {"vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries"},
+	Running:        {"vllm:num_requests_running", "sglang:num_running_reqs"},
+	Waiting:        {"vllm:num_requests_waiting", "sglang:num_queue_reqs"},
+	KVUsage:        {"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage"},
+	Preemptions:    {"vllm:num_preemptions_total", "vllm:num_preemptions"},
+	PromptTok:      {"vllm:prompt_tokens_total", "vllm:prompt_tokens", "sglang:prompt_tokens_total"},
+	GenTok:         {"vllm:generation_tokens_total", "vllm:generation_tokens", "sglang:generation_tokens_total"},
+	PrefixHits:     {"vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits"},
+	PrefixQuery:    {"vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries"},
+	Success:        {"vllm:request_success_total", "vllm:request_success", "sglang:num_requests_total"},
+	Rejected:       {"vllm:admission_rejections_total", "vllm:admission_rejections"},
+	Aborted:        {"sglang:num_aborted_requests_total"},
+	WaitingForRoom: {`vllm:num_requests_waiting_by_reason{reason="capacity"}`},
+}
+
+// family is a known name's family and the label it selects ("" for all).
+func family(n string) (name, label, value string) {
+	name, sel, ok := strings.Cut(n, "{")
+	if !ok {
+		return n, "", ""
+	}
+	label, value, _ = strings.Cut(strings.TrimSuffix(sel, "}"), "=")
+	return name, label, strings.Trim(value, `"`)
 }
 
 // ours is the lines of a page that belong to the families Parse reads:
@@ -59,6 +85,7 @@ var known = map[string][]string{
 func ours(page []byte, extra []string) []byte {
 	want := map[string]bool{}
 	add := func(n string) {
+		n, _, _ = family(n)
 		base := strings.TrimSuffix(n, "_total")
 		want[base], want[base+"_total"] = true, true
 	}
@@ -93,7 +120,8 @@ func ours(page []byte, extra []string) []byte {
 
 // Counters are the series that only grow (a restart of the server resets
 // them: a drop is counted as a new start).
-var Counters = map[string]bool{Preemptions: true, PromptTok: true, GenTok: true, PrefixHits: true, PrefixQuery: true}
+var Counters = map[string]bool{Preemptions: true, PromptTok: true, GenTok: true, PrefixHits: true, PrefixQuery: true,
+	Success: true, Rejected: true, Aborted: true}
 
 // Parse reads a /metrics page into our series (summed over their label
 // sets: engines, models) and any extra series named, by their own name.
@@ -117,13 +145,20 @@ func Parse(r io.Reader, extra []string) (map[string]float64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("malformed metrics: %v", err)
 	}
-	sum := func(name string) (float64, bool) {
+	sum := func(n string) (float64, bool) {
+		name, label, value := family(n)
 		fam, ok := fams[name]
 		if !ok {
 			return 0, false
 		}
-		total := 0.0
+		total, any := 0.0, label == ""
 		for _, m := range fam.GetMetric() {
+			if label != "" {
+				if !slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == label && l.GetValue() == value }) {
+					continue
+				}
+				any = true
+			}
 			switch {
 			case m.GetGauge() != nil:
 				total += m.GetGauge().GetValue()
@@ -133,7 +168,7 @@ func Parse(r io.Reader, extra []string) (map[string]float64, error) {
 				total += m.GetUntyped().GetValue()
 			}
 		}
-		return total, true
+		return total, any
 	}
 	out := map[string]float64{}
 	for ours, names := range known {

@@ -44,6 +44,58 @@ func TestBothGenerations(t *testing.T) {
 	}
 }
 
+// TestOtherServersAndReasons: SGLang's page reads into the same series;
+// vLLM's requests finished (over every finished_reason), turned away at
+// admission, and waiting for room (num_requests_waiting_by_reason's
+// capacity alone, not its deferred) are read; a label the page does not
+// have is no series, not zero.
+func TestOtherServersAndReasons(t *testing.T) {
+	sg := `# TYPE sglang:num_running_reqs gauge
+sglang:num_running_reqs{model_name="m",tp_rank="0"} 24
+# TYPE sglang:num_queue_reqs gauge
+sglang:num_queue_reqs{model_name="m",tp_rank="0"} 8
+# TYPE sglang:token_usage gauge
+sglang:token_usage{model_name="m"} 0.97
+# TYPE sglang:generation_tokens_total counter
+sglang:generation_tokens_total{model_name="m"} 7.5e6
+# TYPE sglang:num_requests_total counter
+sglang:num_requests_total{model_name="m"} 1200
+# TYPE sglang:num_aborted_requests_total counter
+sglang:num_aborted_requests_total{model_name="m"} 3
+`
+	got, err := Parse(strings.NewReader(sg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]float64{Running: 24, Waiting: 8, KVUsage: 0.97, GenTok: 7.5e6, Success: 1200, Aborted: 3} {
+		if got[k] != v {
+			t.Errorf("SGLang %s = %v; want %v", k, got[k], v)
+		}
+	}
+	vl := `# TYPE vllm:request_success_total counter
+vllm:request_success_total{finished_reason="stop",model_name="m"} 90
+vllm:request_success_total{finished_reason="length",model_name="m"} 10
+# TYPE vllm:admission_rejections_total counter
+vllm:admission_rejections_total{model_name="m"} 4
+# TYPE vllm:num_requests_waiting_by_reason gauge
+vllm:num_requests_waiting_by_reason{reason="capacity",model_name="m"} 6
+vllm:num_requests_waiting_by_reason{reason="deferred",model_name="m"} 2
+`
+	got, err = Parse(strings.NewReader(vl), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]float64{Success: 100, Rejected: 4, WaitingForRoom: 6} {
+		if got[k] != v {
+			t.Errorf("vLLM %s = %v; want %v", k, got[k], v)
+		}
+	}
+	got, _ = Parse(strings.NewReader(strings.ReplaceAll(vl, `reason="capacity"`, `reason="other"`)), nil)
+	if _, has := got[WaitingForRoom]; has {
+		t.Errorf("no capacity reason on the page, yet waiting for room = %v", got[WaitingForRoom])
+	}
+}
+
 // TestScrapeWindow: a fixture server whose generation counter grows 2,000
 // tokens a scrape; the scraper, one request at a time, gives the window's
 // gauges and the server's tokens per second.
