@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,6 +93,16 @@ phases:
 	md := readFile(t, filepath.Join(dir, "capped.md"))
 	if !strings.Contains(md, "capped by the server serve") {
 		t.Errorf("no row was stamped capped by the server:\n%s", md)
+	}
+	// Each run's load, as asked and as the server saw it over its own
+	// window, is tabled: a probe above 24 ran 24 at most, and says why.
+	table := md[strings.Index(md, "### Load by run"):]
+	if !strings.Contains(md, "### Load by run") || !strings.Contains(table, "| serve | ") || !regexp.MustCompile(`\| / 24 \|[^\n]*capped by the server serve`).MatchString(strings.ReplaceAll(table, "| 24 / 24 |", "| / 24 |")) {
+		t.Errorf("the record's load by run does not show a probe held at 24 running and capped:\n%s", table)
+	}
+	// A cap is the server's setup: a value it capped is not run again.
+	if n := regexp.MustCompile(`concurrency=25 \(repeat \d+\)`).FindAllString(table, -1); len(n) != 1 {
+		t.Errorf("25, capped at its first run, ran %d times; want once", len(n))
 	}
 	if !strings.Contains(s.Words, "capped by the server") {
 		t.Errorf("the search's words do not say why the value above its limit was not taken: %q", s.Words)

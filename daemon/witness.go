@@ -19,6 +19,7 @@ import (
 	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 	"github.com/greenlight-run/greenlight/trace"
 )
 
@@ -97,8 +98,9 @@ func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
 	for _, row := range s.Step.Results {
 		f.Stamp = append(f.Stamp, runner.LoadStamps(row)...)
 	}
-	if why := w.serverCapped(s); why != "" {
-		f.Stamp = append(f.Stamp, why)
+	f.Server = w.serverFacts(s)
+	for _, sf := range f.Server {
+		f.Stamp = append(f.Stamp, sf.LoadVerdicts(state.Requested(s.Step.Results))...)
 	}
 	for _, c := range s.Claimed {
 		if trace.IsTrace(c) {
@@ -106,7 +108,7 @@ func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
 			break
 		}
 	}
-	if f.Readings == 0 && len(f.Stamp) == 0 {
+	if f.Readings == 0 && len(f.Stamp) == 0 && len(f.Server) == 0 {
 		return nil
 	}
 	return f
@@ -204,45 +206,36 @@ func (w *witness) condition(d gpu.Device) (gpu.Conditions, bool) { return w.cond
 // throughput, whether a service it used generated more than the client
 // says it received (beyond 5%): the client, not the server, set the
 // pace. "" otherwise.
-// serverCapped stamps a serving row the server would not take at the
-// concurrency it names: while it ran, the server's running requests
-// never reached the row's max_concurrency while requests waited, half a
-// request or more on the mean (vLLM's max_num_seqs, or its KV cache when
-// that was full). One request short is capped: a search must not claim
-// 25 of a server that runs 24. "" when the server's /metrics do not say
-// so, or say nothing.
-func (w *witness) serverCapped(s runner.StepSeen) string {
-	requested := 0.0
-	for _, row := range s.Step.Results {
-		for i, c := range row.Cols {
-			if f, ok := row.Values[i].(float64); ok && c == "max_concurrency" && f > requested {
-				requested = f
-			}
-		}
-	}
-	if requested <= 0 {
-		return ""
-	}
+// serverFacts are each service the run used, as its /metrics saw the
+// run's window; the server's verdicts on the row's load (capped by the
+// server, admission-limited: state.ServerFacts.LoadVerdicts) are stamped
+// from them.
+func (w *witness) serverFacts(s runner.StepSeen) []runner.ServerFacts {
+	var out []runner.ServerFacts
 	for _, svc := range report.ServersOf(w.plan, w.servers, s.Phase.ID) {
 		win := w.servers[svc].Window(s.Step.Started, s.Step.Ended)
-		run, ok1 := win.Series[metrics.Running]
-		wait, ok2 := win.Series[metrics.Waiting]
-		// Capped: the server never ran as many as the row names, while
-		// requests waited for most of the row (a closed-loop client keeps
-		// its requests in flight: what the server does not run, waits).
-		if !ok1 || !ok2 || run.N < 2 || run.Peak >= requested-0.5 || wait.Mean < 0.5 {
+		if win.Scrapes == 0 {
 			continue
 		}
-		by := "max_num_seqs"
-		if kv, ok := win.Series[metrics.KVUsage]; ok && kv.Peak >= 0.95 {
-			by = fmt.Sprintf("its KV cache (%.0f%% used at peak)", 100*kv.Peak)
-		} else if ok {
-			by += fmt.Sprintf(" (its KV cache %.0f%% used at peak)", 100*kv.Peak)
+		f := runner.ServerFacts{Service: svc, Scrapes: win.Scrapes, EveryS: win.Every.Seconds()}
+		gauge := func(name string) *runner.Gauge {
+			if st, ok := win.Series[name]; ok && st.N > 0 {
+				return &runner.Gauge{Mean: st.Mean, Peak: st.Peak}
+			}
+			return nil
 		}
-		return fmt.Sprintf("load not applied: capped by the server %s: %s requests running at most of the %.0f requested, while up to %s waited (%s; %d scrapes)",
-			svc, report.FormatNumber(run.Peak), requested, report.FormatNumber(wait.Peak), by, win.Scrapes)
+		grew := func(name string) *float64 {
+			if st, ok := win.Series[name]; ok && st.N > 0 {
+				d := st.Delta
+				return &d
+			}
+			return nil
+		}
+		f.Running, f.Waiting, f.WaitingForRoom, f.KV = gauge(metrics.Running), gauge(metrics.Waiting), gauge(metrics.WaitingForRoom), gauge(metrics.KVUsage)
+		f.Finished, f.Rejected, f.Aborted, f.Preempted = grew(metrics.Success), grew(metrics.Rejected), grew(metrics.Aborted), grew(metrics.Preemptions)
+		out = append(out, f)
 	}
-	return ""
+	return out
 }
 
 func (w *witness) clientBound(s runner.StepSeen) string {

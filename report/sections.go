@@ -25,6 +25,7 @@ var phaseSections = []phaseSection{
 	(*Writer).interconnectSection, // interconnect.go: an all-reduce's curve, against its kind
 	(*Writer).busSection,          // interconnect.go: copy bandwidth per link (nvbandwidth)
 	(*Writer).serverSection,       // server.go: a service's own view (/metrics)
+	(*Writer).runLoadSection,      // runload.go: each serving run's load, asked, achieved and at the server
 	(*Writer).loadSection,         // load.go: a service's loads and their stages
 	(*Writer).traceSection,        // traces.go: a capture's summary
 }

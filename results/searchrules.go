@@ -30,6 +30,12 @@ func SearchProbes(ph *campaign.Phase, steps []state.StepState) (*search.Search, 
 			}
 		}
 		runs, used, next, running := ProbeRuns(ph, byPoint[point], steps, skip)
+		if n, why, capped := stampedOf(ph, byPoint[point], steps, skip); capped && !running {
+			// A server that held a run below its load holds the next one
+			// so too: the probe is not run again, and never decides.
+			s.Record(search.Probe{Value: v, Repeats: used, Judgement: search.Judge(ss.SLO, runs), Runs: runs, Stamped: n, Why: why})
+			continue
+		}
 		if used >= ss.MinRepeats {
 			j := search.Judge(ss.SLO, runs)
 			if j.Verdict != search.Indeterminate || used >= ss.MaxRepeats {
@@ -41,7 +47,7 @@ func SearchProbes(ph *campaign.Phase, steps []state.StepState) (*search.Search, 
 		case running:
 			return s, -1 // its run in flight decides
 		case next < 0: // its spare units all spent on stamped runs
-			n, why := stampedOf(ph, byPoint[point], steps, skip)
+			n, why, _ := stampedOf(ph, byPoint[point], steps, skip)
 			s.Record(search.Probe{Value: v, Repeats: used, Judgement: search.Judge(ss.SLO, runs), Runs: runs, Stamped: n, Why: why})
 			continue
 		}
@@ -75,16 +81,20 @@ func ProbeRuns(ph *campaign.Phase, units []Unit, steps []state.StepState, skip m
 }
 
 // stampedOf is how many of a probe's runs were taken under bad
-// conditions, and the first one's stamp.
-func stampedOf(ph *campaign.Phase, units []Unit, steps []state.StepState, skip map[string]bool) (n int, why string) {
+// conditions, the first one's stamp (a cap's, where a server capped
+// one), and whether a server capped one.
+func stampedOf(ph *campaign.Phase, units []Unit, steps []state.StepState, skip map[string]bool) (n int, why string, capped bool) {
 	for _, run := range Gather(ph, units, steps, skip) {
-		if run.Outcome == UnitStamped {
-			if n++; why == "" {
-				why = run.Stamp
-			}
+		if run.Outcome != UnitStamped {
+			continue
 		}
+		n++
+		if why == "" || run.Capped && !capped {
+			why = run.Stamp
+		}
+		capped = capped || run.Capped
 	}
-	return n, why
+	return n, why, capped
 }
 
 // SearchWords says what a search found, the one wording of its
@@ -102,7 +112,11 @@ func SearchWords(ss *campaign.Search, s *search.Search) string {
 				return fmt.Sprintf("%d fails %s", v, p.Binding)
 			}
 			if p.Repeats == 0 && p.Stamped > 0 {
-				return fmt.Sprintf("%d could not be told: its %d runs were taken under bad conditions (%s)", v, p.Stamped, p.Why)
+				runs := fmt.Sprintf("its %d runs were", p.Stamped)
+				if p.Stamped == 1 {
+					runs = "its run was"
+				}
+				return fmt.Sprintf("%d could not be told: %s taken under bad conditions (%s)", v, runs, p.Why)
 			}
 			return fmt.Sprintf("%d could not be told after %d runs", v, p.Repeats)
 		}

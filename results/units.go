@@ -49,8 +49,11 @@ type UnitRun struct {
 	Reason        string    // why it was skipped, failed or stopped
 	Ended         time.Time // when it ended, or was skipped
 	Stamp         string    // why its rows were taken under bad conditions
-	Cols          []string  // its numeric columns (the point's axes and repeat left out), first seen first
-	Values        []float64 // the mean of its rows' values, per column of Cols
+	// Capped: a server it used held it below the load its rows asked for
+	// (state.ServerFacts.Capped): running it again would be held so too.
+	Capped bool
+	Cols   []string  // its numeric columns (the point's axes and repeat left out), first seen first
+	Values []float64 // the mean of its rows' values, per column of Cols
 }
 
 // Counts says the unit is a run of its point: done, and, in a search,
@@ -101,6 +104,7 @@ func Gather(ph *campaign.Phase, units []Unit, steps []state.StepState, skip map[
 				if why := steps[i].Facts.Stamped(); why != "" && run.Stamp == "" {
 					run.Stamp = why
 				}
+				run.Capped = run.Capped || steps[i].ServerCapped()
 				EachNumber(steps[i].Results, skip, func(c string, f float64) {
 					k := slices.Index(run.Cols, c)
 					if k < 0 {

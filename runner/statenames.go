@@ -8,24 +8,26 @@ package runner
 import "github.com/greenlight-run/greenlight/runner/state"
 
 type (
-	Artifact   = state.Artifact
-	Check      = state.Check
-	Counters   = state.Counters
-	ETA        = state.ETA
-	Event      = state.Event
-	EventKind  = state.EventKind
-	Headline   = state.Headline
-	Layout     = state.Layout
-	Note       = state.Note
-	PhaseState = state.PhaseState
-	Row        = state.Row
-	SlurmJob   = state.SlurmJob
-	State      = state.State
-	Status     = state.Status
-	StepFacts  = state.StepFacts
-	StepState  = state.StepState
-	Unclaimed  = state.Unclaimed
-	Verb       = state.Verb
+	Artifact    = state.Artifact
+	Check       = state.Check
+	Counters    = state.Counters
+	ETA         = state.ETA
+	Event       = state.Event
+	EventKind   = state.EventKind
+	Headline    = state.Headline
+	Layout      = state.Layout
+	Note        = state.Note
+	PhaseState  = state.PhaseState
+	Row         = state.Row
+	SlurmJob    = state.SlurmJob
+	ServerFacts = state.ServerFacts
+	Gauge       = state.Gauge
+	State       = state.State
+	Status      = state.Status
+	StepFacts   = state.StepFacts
+	StepState   = state.StepState
+	Unclaimed   = state.Unclaimed
+	Verb        = state.Verb
 )
 
 const (
