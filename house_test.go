@@ -208,3 +208,43 @@ func TestOneVerbTable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOneStatistic: a sample's mean, spread and interval are results.Stat
+// (results.StatOf, over search.Interval and results.CV), and new against
+// old beyond noise is compare.Judge (Welch's test and its interval in
+// compare.go): a file elsewhere that takes a standard deviation or a
+// Student's t of its own is a second definition. history/edivisive.go's
+// pooled t is Otava's own test of a change point, said there.
+func TestOneStatistic(t *testing.T) {
+	own := regexp.MustCompile(`MeanStdDev\(|StudentsT\{|func Welch|PopMeanStdDev\(`)
+	owners := map[string]bool{
+		filepath.Join("runner", "search", "search.go"): true, // Interval, t975
+		filepath.Join("results", "units.go"):           true, // CV
+		filepath.Join("compare", "compare.go"):         true, // Judge, Welch, WelchInterval
+		filepath.Join("history", "edivisive.go"):       true, // Otava's pooled t of a change point
+	}
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || owners[path] {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if own.MatchString(line) {
+				t.Errorf("%s:%d takes a statistic of its own (%s): use results.StatOf, or compare.Judge for a verdict", path, i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

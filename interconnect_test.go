@@ -113,7 +113,7 @@ func TestSmallMessagesAgainstTheBaseline(t *testing.T) {
 	md := readFile(t, filepath.Join(dir, "box1.md"))
 	for _, want := range []string{
 		"#### Small messages against the baseline",
-		"| step 1 | 64 KiB | 13.41 µs (n=1) | 20 µs (n=1) | +49.1% | ✗ slower, beyond noise |",
+		"| step 1 | 64 KiB | 13.41 µs (n=1) | 20 µs (n=1) | +49.1% | ✗ slower, beyond the tolerance |",
 		"**✗ 1 small-message time(s) slower than the baseline beyond noise**",
 	} {
 		if !strings.Contains(md, want) {

@@ -18,11 +18,11 @@ import (
 	"sort"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/record"
+	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
@@ -36,6 +36,10 @@ type Options struct {
 	// Rename maps a metric's old name (in the baseline) to its name now.
 	Rename map[string]string
 }
+
+// Level is the significance Welch's test is taken at (0.05 unless Alpha
+// says).
+func (o Options) Level() float64 { return o.alpha() }
 
 func (o Options) alpha() float64 {
 	if o.Alpha <= 0 {
@@ -55,25 +59,12 @@ const (
 	Changed Verdict = "changed"          // beyond noise, but no way is known to be better
 )
 
-// Stat is one side's values of a metric at a point.
-type Stat struct {
-	N    int
-	Mean float64
-	SD   float64 // sample standard deviation; 0 for one value
-}
+// Stat is one side's values of a metric at a point: the results model's
+// one statistic (n, mean, sample standard deviation, the interval).
+type Stat = results.Stat
 
-// StatOf is xs as one side of a line: n, mean and sample standard
-// deviation.
-func StatOf(xs []float64) Stat {
-	if len(xs) == 0 {
-		return Stat{}
-	}
-	if len(xs) == 1 {
-		return Stat{N: 1, Mean: xs[0]}
-	}
-	m, sd := stat.MeanStdDev(xs, nil)
-	return Stat{N: len(xs), Mean: m, SD: sd}
-}
+// StatOf is xs as one side of a line.
+func StatOf(xs []float64) Stat { return results.StatOf("", xs) }
 
 // Line is one metric at one point of one phase, old against new.
 type Line struct {
@@ -431,16 +422,28 @@ func better(k key, phases ...map[string]record.Phase) (dir campaign.Direction, b
 }
 
 func judge(k key, a, b side, dir campaign.Direction, o Options) Line {
-	l := Line{Phase: k.phase, Point: k.point, Metric: k.metric, Old: a.statFor(k), New: b.statFor(k), P: math.NaN()}
-	l.Change = math.NaN()
-	if l.Old.Mean != 0 {
-		l.Change = (l.New.Mean - l.Old.Mean) / math.Abs(l.Old.Mean)
-	}
+	l := Judge(a.statFor(k), b.statFor(k), dir, o)
+	l.Phase, l.Point, l.Metric = k.phase, k.point, k.metric
 	for _, s := range a.stamps[k] {
 		l.Stamped = append(l.Stamped, "old: "+s)
 	}
 	for _, s := range b.stamps[k] {
 		l.Stamped = append(l.Stamped, "new: "+s)
+	}
+	return l
+}
+
+// Judge is the one verdict of new against old, beyond noise or not, and
+// better or worse where dir says which way is: Welch's t-test at o's
+// level where both sides ran twice or more; one run against the other
+// side's repeats by their prediction interval; else o's tolerance on the
+// change (a zero old mean: any difference). The record's comparisons,
+// its interconnect block against a baseline and the trace diff read it.
+func Judge(old, new Stat, dir campaign.Direction, o Options) Line {
+	l := Line{Old: old, New: new, P: math.NaN()}
+	l.Change = math.NaN()
+	if l.Old.Mean != 0 {
+		l.Change = (l.New.Mean - l.Old.Mean) / math.Abs(l.Old.Mean)
 	}
 	differs := false
 	if l.Old.N >= 2 && l.New.N >= 2 {
@@ -520,16 +523,38 @@ func spreadOf(old, new Stat) (ref Stat, one float64, whose string, ok bool) {
 // chance of a difference in means at least this large if both came from
 // distributions of the same mean, their variances not assumed equal.
 func Welch(a, b Stat) float64 {
-	va, vb := a.SD*a.SD/float64(a.N), b.SD*b.SD/float64(b.N)
-	if va+vb == 0 {
+	se, df := welchSE(a, b)
+	if se == 0 {
 		if a.Mean == b.Mean {
 			return 1
 		}
 		return 0 // no spread on either side, and the means differ
 	}
-	t := (b.Mean - a.Mean) / math.Sqrt(va+vb)
-	df := (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
+	t := (b.Mean - a.Mean) / se
 	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(math.Abs(t))
+}
+
+// WelchInterval is the 95% interval of b's mean less a's (Welch's: the
+// variances not assumed equal); the difference itself both ends when
+// neither side spreads.
+func WelchInterval(a, b Stat) (lo, hi float64) {
+	d := b.Mean - a.Mean
+	se, df := welchSE(a, b)
+	if se == 0 {
+		return d, d
+	}
+	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.975) * se
+	return d - half, d + half
+}
+
+// welchSE is the standard error of b's mean less a's and its
+// Welch–Satterthwaite degrees of freedom (each side twice or more).
+func welchSE(a, b Stat) (se, df float64) {
+	va, vb := a.SD*a.SD/float64(a.N), b.SD*b.SD/float64(b.N)
+	if va+vb == 0 {
+		return 0, 0
+	}
+	return math.Sqrt(va + vb), (va + vb) * (va + vb) / (va*va/float64(a.N-1) + vb*vb/float64(b.N-1))
 }
 
 func pWords(p float64) string {

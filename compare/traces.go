@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strings"
 
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/trace"
@@ -271,14 +270,7 @@ func change(kind, name string, xs, ys []float64, callsOld, callsNew float64) Fam
 		Lo: math.NaN(), Hi: math.NaN(), P: math.NaN()}
 	f.Delta = f.New.Mean - f.Old.Mean
 	if f.Old.N >= 2 && f.New.N >= 2 {
-		va, vb := f.Old.SD*f.Old.SD/float64(f.Old.N), f.New.SD*f.New.SD/float64(f.New.N)
-		if va+vb > 0 {
-			df := (va + vb) * (va + vb) / (va*va/float64(f.Old.N-1) + vb*vb/float64(f.New.N-1))
-			half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.975) * math.Sqrt(va+vb)
-			f.Lo, f.Hi = f.Delta-half, f.Delta+half
-		} else {
-			f.Lo, f.Hi = f.Delta, f.Delta
-		}
+		f.Lo, f.Hi = WelchInterval(f.Old, f.New)
 		f.P = Welch(f.Old, f.New)
 	}
 	return f

@@ -6,11 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/greenlight-run/greenlight/compare"
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/internal/format"
 	"github.com/greenlight-run/greenlight/runner/campaign"
-
-	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Change is a change point of one series: where, by how much, which way
@@ -57,17 +56,11 @@ func changeInterval(c Change) (low, high float64) {
 	if c.N1 < 2 || c.N2 < 2 || c.Mean1 == 0 {
 		return 0, 0
 	}
-	n1, n2 := float64(c.N1), float64(c.N2)
-	v1, v2 := c.Std1*c.Std1*n1/(n1-1)/n1, c.Std2*c.Std2*n2/(n2-1)/n2
-	se := math.Sqrt(v1 + v2)
-	if se == 0 {
-		d := 100 * (c.Mean2 - c.Mean1) / math.Abs(c.Mean1)
-		return d, d
+	sample := func(n int, mean, pop float64) compare.Stat {
+		return compare.Stat{N: n, Mean: mean, SD: pop * math.Sqrt(float64(n)/float64(n-1))}
 	}
-	df := (v1 + v2) * (v1 + v2) / (v1*v1/(n1-1) + v2*v2/(n2-1))
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(0.975)
-	d := c.Mean2 - c.Mean1
-	return 100 * (d - t*se) / math.Abs(c.Mean1), 100 * (d + t*se) / math.Abs(c.Mean1)
+	lo, hi := compare.WelchInterval(sample(c.N1, c.Mean1, c.Std1), sample(c.N2, c.Mean2, c.Std2))
+	return 100 * lo / math.Abs(c.Mean1), 100 * hi / math.Abs(c.Mean1)
 }
 
 // Cause is one change in the conditions and the series that moved with

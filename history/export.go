@@ -15,7 +15,6 @@ import (
 	"github.com/parquet-go/parquet-go"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"gonum.org/v1/gonum/stat/distuv"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/greenlight-run/greenlight/record"
@@ -92,8 +91,7 @@ func (h *History) bmf(w io.Writer, i int) error {
 			}
 			bv := value{Value: v.Mean}
 			if v.N >= 2 {
-				half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(v.N - 1)}.Quantile(0.975) * v.SD / math.Sqrt(float64(v.N))
-				lo, hi := v.Mean-half, v.Mean+half
+				lo, hi := v.Mean-v.Half, v.Mean+v.Half
 				bv.Lower, bv.Upper = &lo, &hi
 			}
 			out[bench][s.Metric] = bv

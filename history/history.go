@@ -42,6 +42,7 @@ type Value struct {
 	SD       float64 `json:"sd,omitempty"`
 	N        int     `json:"n"`
 	Stamped  bool    `json:"stamped,omitempty"` // a run of it was taken under bad conditions
+	Half     float64 `json:"-"`                 // its mean's 95% interval (results.Stat's), 0 under two runs
 }
 
 // Series is one phase's metric at one point, campaign after campaign.
@@ -175,7 +176,7 @@ func Load(paths []string) (*History, error) {
 			if m.Better != "" {
 				s.Better = m.Better
 			}
-			s.Values = append(s.Values, Value{Campaign: i, Mean: m.Stat.Mean, SD: m.Stat.SD, N: m.Stat.N, Stamped: len(m.Stamps) > 0})
+			s.Values = append(s.Values, Value{Campaign: i, Mean: m.Stat.Mean, SD: m.Stat.SD, N: m.Stat.N, Half: m.Stat.Half, Stamped: len(m.Stamps) > 0})
 		}
 	}
 	h.sayRenamed()

@@ -168,12 +168,12 @@ func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
 		for c := 0; c < own; c++ {
 			type setting struct {
 				name string
-				st   PointStat
+				st   results.Stat
 			}
 			var got []setting
 			for r, v := range svc.Values {
 				if xs := vals[m][r*own+c]; len(xs) > 0 {
-					got = append(got, setting{v.Name, pointStat(xs)})
+					got = append(got, setting{v.Name, results.StatOf("", xs)})
 				}
 			}
 			if len(got) < 2 {

@@ -43,7 +43,7 @@ func chartName(report, phase, metric string) string {
 type chartSeries struct {
 	name  string
 	x     []float64
-	stats []PointStat
+	stats []results.Stat
 	noisy []bool // the model's verdict of each point
 }
 
@@ -86,7 +86,7 @@ func sweepChart(ph *campaign.Phase, rp *results.Phase, metric string, vals map[s
 					x = a
 				}
 				s.x = append(s.x, x)
-				s.stats = append(s.stats, PointStat{N: st.N, Mean: st.Mean, Half: st.Half, CV: st.CV})
+				s.stats = append(s.stats, st)
 				s.noisy = append(s.noisy, st.Noisy)
 			}
 		}

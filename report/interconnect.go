@@ -499,31 +499,29 @@ func (w *Writer) smallAgainstBaseline(ph *campaign.Phase, p runner.PhaseState) s
 		}
 		return int(a.size - b.size)
 	})
-	tol := w.baseline.opts.Tolerance
+	o := w.baseline.opts
 	var b strings.Builder
 	worse := 0
-	fmt.Fprintf(&b, "\n#### Small messages against the baseline\n\nThe out-of-place time at 8 to 64 KiB against the baseline's (`%s`): Welch's t-test at 5%% where both sides ran twice or more, else a tolerance of %s%%; ✗ where it is slower beyond noise.\n\n| Step | Size | Baseline | Now | Change | Verdict |\n|---|---:|---:|---:|---:|---|\n",
-		cell(filepath.Base(w.baseline.path)), FormatNumber(tol*100))
+	fmt.Fprintf(&b, "\n#### Small messages against the baseline\n\nThe out-of-place time at 8 to 64 KiB against the baseline's (`%s`), by the comparison's one verdict: Welch's t-test at %s%% where both sides ran twice or more, one run against the other side's repeats by their prediction interval, else a tolerance of %s%%; ✗ where it is slower beyond noise.\n\n| Step | Size | Baseline | Now | Change | Verdict |\n|---|---:|---:|---:|---:|---|\n",
+		cell(filepath.Base(w.baseline.path)), FormatNumber(100*o.Level()), FormatNumber(o.Tolerance*100))
 	for _, k := range keys {
-		a, c := compare.StatOf(old[k]), compare.StatOf(cur[k])
-		change := (c.Mean - a.Mean) / a.Mean
+		l := compare.Judge(compare.StatOf(old[k]), compare.StatOf(cur[k]), campaign.Lower, o)
+		beyond := "beyond noise"
+		if l.ByTolerance {
+			beyond = "beyond the tolerance"
+		}
 		verdict := "within noise"
-		slower := false
-		if a.N >= 2 && c.N >= 2 {
-			slower = compare.Welch(a, c) < 0.05 && c.Mean > a.Mean
-			if compare.Welch(a, c) < 0.05 && c.Mean < a.Mean {
-				verdict = "faster, beyond noise"
-			}
-		} else {
-			slower = change > tol
-			if change < -tol {
-				verdict = "faster, beyond the tolerance"
-			}
+		switch l.Verdict {
+		case compare.Better:
+			verdict = "faster, " + beyond
+		case compare.Worse:
+			verdict, worse = "✗ slower, "+beyond, worse+1
 		}
-		if slower {
-			verdict, worse = "✗ slower, beyond noise", worse+1
+		change := "—" // a zero baseline: no share to say
+		if !math.IsNaN(l.Change) {
+			change = fmt.Sprintf("%+.1f%%", l.Change*100)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s µs (n=%d) | %s µs (n=%d) | %+.1f%% | %s |\n", cell(k.at), campaign.SizeText(k.size), FormatNumber(a.Mean), a.N, FormatNumber(c.Mean), c.N, change*100, verdict)
+		fmt.Fprintf(&b, "| %s | %s | %s µs (n=%d) | %s µs (n=%d) | %s | %s |\n", cell(k.at), campaign.SizeText(k.size), FormatNumber(l.Old.Mean), l.Old.N, FormatNumber(l.New.Mean), l.New.N, change, verdict)
 	}
 	if worse > 0 {
 		fmt.Fprintf(&b, "\n**✗ %d small-message time(s) slower than the baseline beyond noise**: what a decode step's all-reduce pays; check the topology and NCCL settings against the baseline's conditions.\n", worse)

@@ -99,7 +99,7 @@ func bestPoint(ph *campaign.Phase, p runner.PhaseState, rp *results.Phase) (text
 	}
 	value := FormatNumber(best.Mean)
 	if best.N >= 2 {
-		value = strings.TrimSuffix(statCell(PointStat{N: best.N, Mean: best.Mean, Half: best.Half}, false), fmt.Sprintf(" (n=%d)", best.N))
+		value = strings.TrimSuffix(statCell(results.Stat{N: best.N, Mean: best.Mean, Half: best.Half}, false), fmt.Sprintf(" (n=%d)", best.N))
 	}
 	return fmt.Sprintf("%s %s%s at %s", metric, value, unitOf(metric), at), metric, step
 }

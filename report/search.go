@@ -91,7 +91,7 @@ func searchBlock(ph *campaign.Phase, rp *results.Phase, charts map[string]string
 			c := "—"
 			for _, st := range pr.Stats {
 				if st.Metric == t.Metric {
-					c = statCell(PointStat{N: st.N, Mean: st.Mean, Half: st.Half}, false)
+					c = statCell(results.Stat{N: st.N, Mean: st.Mean, Half: st.Half}, false)
 				}
 			}
 			fmt.Fprintf(&b, " %s |", c)

@@ -18,20 +18,6 @@ import (
 // repeats disagree beyond the phase's noise limit. Every repeat is in the
 // phase's CSV.
 
-// PointStat is one metric at one point, over its repeats.
-type PointStat struct {
-	N          int
-	Mean, Half float64 // Half: the 95% interval's half-width; 0 when N < 2
-	CV         float64 // standard deviation over mean; 0 when N < 2
-}
-
-// pointStat is the mean and 95% confidence interval of xs (Student's t
-// with n-1 degrees of freedom), as the results model has them.
-func pointStat(xs []float64) PointStat {
-	s := results.StatOf("", xs)
-	return PointStat{N: s.N, Mean: s.Mean, Half: s.Half, CV: s.CV}
-}
-
 // sweepTables is the phase's results by point.
 func sweepTables(ph *campaign.Phase, p runner.PhaseState, charts map[string]string) string {
 	rp := results.PhaseOf(ph, &p, p.Ended)
@@ -149,7 +135,7 @@ func pointCell(pt *results.Point, m string) string {
 		}
 		return "—"
 	}
-	out := statCell(PointStat{N: s.N, Mean: s.Mean, Half: s.Half, CV: s.CV}, s.Noisy)
+	out := statCell(s, s.Noisy)
 	if pt.Stamped > 0 {
 		out += fmt.Sprintf(" ⚑ %d stamped", pt.Stamped)
 	}
@@ -172,7 +158,7 @@ func skipWords(pt *results.Point) string {
 }
 
 // statCell is a point's mean ± its interval, with n and the noise mark.
-func statCell(s PointStat, noisy bool) string {
+func statCell(s results.Stat, noisy bool) string {
 	if s.N < 2 {
 		return FormatNumber(s.Mean)
 	}

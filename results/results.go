@@ -162,6 +162,9 @@ type Stat struct {
 	Half   float64 `json:"half"` // the 95% interval's half-width (Student's t); 0 under two runs
 	CV     float64 `json:"cv"`   // coefficient of variation; 0 under two runs
 	Noisy  bool    `json:"noisy,omitempty"`
+	// SD is the runs' sample standard deviation (0 under two): what a
+	// comparison's Welch test reads; the model's files say Half and CV.
+	SD     float64 `json:"-"`
 	values []float64
 }
 
@@ -394,12 +397,12 @@ func StatOf(metric string, xs []float64) Stat {
 	case 1:
 		s.Mean = xs[0]
 	default:
-		s.Mean, _, s.Half = search.Interval(xs)
+		s.Mean, s.SD, s.Half = search.Interval(xs)
 		s.CV = CV(xs)
 	}
 	// JSON has no NaN or infinity: a value that overflowed is said as 0
 	// (its rows, in the CSV and the record, keep what was written).
-	s.Mean, s.Half, s.CV = finite(s.Mean), finite(s.Half), finite(s.CV)
+	s.Mean, s.Half, s.CV, s.SD = finite(s.Mean), finite(s.Half), finite(s.CV), finite(s.SD)
 	return s
 }
 
