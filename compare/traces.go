@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strings"
 
-
 	"github.com/greenlight-run/greenlight/internal/safe"
 	"github.com/greenlight-run/greenlight/trace"
 )
