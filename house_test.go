@@ -109,15 +109,20 @@ func TestTheHouse(t *testing.T) {
 			below(dir, "compare", "record", "conditions", "runner/campaign", "internal")
 		case dir == "metrics":
 			below(dir)
+		// The measuring rules of a window (a phase's GPUs, the servers it
+		// used, a server's view as a run's facts): below the monitor's
+		// witness and the record, which both read them.
+		case dir == "measure":
+			below(dir, "gpu", "metrics", "runner/state", "runner/campaign", "internal")
 		case dir == "trace":
 			below(dir, "internal")
 		// The results file's writer knows files, not campaigns.
 		case dir == "report/mdfile":
 			below(dir, "internal")
 		case dir == "report" || strings.HasPrefix(dir, "report/"):
-			below(dir, "report", "results", "record", "compare", "trace", "conditions", "metrics", "runner", "gpu", "internal")
+			below(dir, "report", "results", "record", "compare", "trace", "conditions", "measure", "metrics", "runner", "gpu", "internal")
 		case dir == "daemon":
-			below(dir, "runner", "report", "results", "record", "compare", "trace", "conditions", "metrics", "gpu", "internal")
+			below(dir, "runner", "report", "results", "record", "compare", "trace", "conditions", "measure", "metrics", "gpu", "internal")
 		// A client reaches the runner through its link (the protocol and
 		// the runner's config): never the runner process's own package.
 		// A stopped campaign's journal it reads through client.Journal,
@@ -215,6 +220,20 @@ func TestOneVerbTable(t *testing.T) {
 // compare.go): a file elsewhere that takes a standard deviation or a
 // Student's t of its own is a second definition. history/edivisive.go's
 // pooled t is Otava's own test of a change point, said there.
+// TestTheWitnessMeasuresBelowTheRecord: the monitor's witness judges a
+// run by the measuring rules in measure, never by the record's helpers:
+// a window measured one way for the stamp and another for the record is
+// two definitions.
+func TestTheWitnessMeasuresBelowTheRecord(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("daemon", "witness.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"github.com/greenlight-run/greenlight/report"`) {
+		t.Error("daemon/witness.go imports report: its measuring rules are measure's (PhaseGPUsOver, ServersOf, ServerFacts)")
+	}
+}
+
 func TestOneStatistic(t *testing.T) {
 	own := regexp.MustCompile(`MeanStdDev\(|StudentsT\{|func Welch|PopMeanStdDev\(`)
 	owners := map[string]bool{

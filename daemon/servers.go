@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/greenlight-run/greenlight/measure"
 	"github.com/greenlight-run/greenlight/metrics"
-	"github.com/greenlight-run/greenlight/report"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/link"
@@ -98,8 +98,8 @@ func startScrapers(ctx context.Context, plan *campaign.Plan, stateDir string, ev
 }
 
 // views are the scrapers as the results file reads them.
-func views(s map[string]*metrics.Scraper) map[string]report.ServerView {
-	out := map[string]report.ServerView{}
+func views(s map[string]*metrics.Scraper) map[string]measure.ServerView {
+	out := map[string]measure.ServerView{}
 	for id, sc := range s {
 		out[id] = sc
 	}
@@ -139,8 +139,8 @@ func serverLines(s map[string]*metrics.Scraper, now time.Time) map[string]*link.
 // KeptServers are the services' scrapes kept in the state dir, as the
 // results file reads them: `greenlight report` rebuilds the Server tables
 // from them.
-func KeptServers(plan *campaign.Plan, stateDir string) map[string]report.ServerView {
-	out := map[string]report.ServerView{}
+func KeptServers(plan *campaign.Plan, stateDir string) map[string]measure.ServerView {
+	out := map[string]measure.ServerView{}
 	for _, ph := range plan.Phases {
 		if sv := ph.Service; sv != nil && sv.MetricsURL != "" {
 			s, _ := metrics.Load(runner.Layout(stateDir).Metrics(ph.ID))

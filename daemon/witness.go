@@ -15,8 +15,8 @@ import (
 
 	"github.com/greenlight-run/greenlight/conditions"
 	"github.com/greenlight-run/greenlight/gpu"
-	"github.com/greenlight-run/greenlight/metrics"
-	"github.com/greenlight-run/greenlight/report"
+	"github.com/greenlight-run/greenlight/internal/format"
+	"github.com/greenlight-run/greenlight/measure"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 	"github.com/greenlight-run/greenlight/runner/state"
@@ -25,11 +25,11 @@ import (
 
 type witness struct {
 	plan *campaign.Plan
-	gpus report.GPUHistory // nil: no GPU readings (the stamp has the client and the profiler only)
+	gpus measure.GPUHistory // nil: no GPU readings (the stamp has the client and the profiler only)
 
 	mu      sync.Mutex
-	conds   *conditions.Book             // the GPUs' setup, as last gathered; nil until then
-	servers map[string]report.ServerView // scraped services, by phase id
+	conds   *conditions.Book              // the GPUs' setup, as last gathered; nil until then
+	servers map[string]measure.ServerView // scraped services, by phase id
 }
 
 // setConditions takes what the campaign runs under, as gathered.
@@ -40,7 +40,7 @@ func (w *witness) setConditions(b conditions.Book) {
 }
 
 // setServers takes the services' scrapes.
-func (w *witness) setServers(s map[string]report.ServerView) {
+func (w *witness) setServers(s map[string]measure.ServerView) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.servers = s
@@ -57,7 +57,7 @@ func (w *witness) facts(s runner.StepSeen) *runner.StepFacts {
 		clocks, clockSamples := 0, 0
 		end := w.meter()
 		energy := energyTally{}
-		for _, g := range report.PhaseGPUsOver(w.gpus, s.Phase, s.State, s.Step.Started, s.Step.Ended) {
+		for _, g := range measure.PhaseGPUsOver(w.gpus, s.Phase, s.State, s.Step.Started, s.Step.Ended) {
 			energy.add(g, s.Step.Counters, end)
 			f.Readings += g.Samples
 			if g.Samples == 0 {
@@ -202,42 +202,24 @@ func (w *witness) late() time.Duration {
 // step's phase, or since).
 func (w *witness) condition(d gpu.Device) (gpu.Conditions, bool) { return w.conds.GPU(d) }
 
-// clientBound says, for a run whose last row is an output token
-// throughput, whether a service it used generated more than the client
-// says it received (beyond 5%): the client, not the server, set the
-// pace. "" otherwise.
 // serverFacts are each service the run used, as its /metrics saw the
 // run's window; the server's verdicts on the row's load (capped by the
 // server, admission-limited: state.ServerFacts.LoadVerdicts) are stamped
 // from them.
 func (w *witness) serverFacts(s runner.StepSeen) []runner.ServerFacts {
 	var out []runner.ServerFacts
-	for _, svc := range report.ServersOf(w.plan, w.servers, s.Phase.ID) {
-		win := w.servers[svc].Window(s.Step.Started, s.Step.Ended)
-		if win.Scrapes == 0 {
-			continue
+	for _, svc := range measure.ServersOf(w.plan, w.servers, s.Phase.ID) {
+		if f, ok := measure.ServerFacts(svc, w.servers[svc], s.Step.Started, s.Step.Ended); ok {
+			out = append(out, f)
 		}
-		f := runner.ServerFacts{Service: svc, Scrapes: win.Scrapes, EveryS: win.Every.Seconds()}
-		gauge := func(name string) *runner.Gauge {
-			if st, ok := win.Series[name]; ok && st.N > 0 {
-				return &runner.Gauge{Mean: st.Mean, Peak: st.Peak}
-			}
-			return nil
-		}
-		grew := func(name string) *float64 {
-			if st, ok := win.Series[name]; ok && st.N > 0 {
-				d := st.Delta
-				return &d
-			}
-			return nil
-		}
-		f.Running, f.Waiting, f.WaitingForRoom, f.KV = gauge(metrics.Running), gauge(metrics.Waiting), gauge(metrics.WaitingForRoom), gauge(metrics.KVUsage)
-		f.Finished, f.Rejected, f.Aborted, f.Preempted = grew(metrics.Success), grew(metrics.Rejected), grew(metrics.Aborted), grew(metrics.Preemptions)
-		out = append(out, f)
 	}
 	return out
 }
 
+// clientBound says, for a run whose last row is an output token
+// throughput, whether a service it used generated more than the client
+// says it received (beyond 5%): the client, not the server, set the
+// pace. "" otherwise.
 func (w *witness) clientBound(s runner.StepSeen) string {
 	if len(s.Step.Results) == 0 {
 		return ""
@@ -245,13 +227,13 @@ func (w *witness) clientBound(s runner.StepSeen) string {
 	row := s.Step.Results[len(s.Step.Results)-1]
 	for i, c := range row.Cols {
 		client, ok := row.Values[i].(float64)
-		if !ok || client <= 0 || !report.IsTokenRate(c) || !strings.Contains(strings.ToLower(c), "output") && !strings.EqualFold(c, "tok_s") {
+		if !ok || client <= 0 || !campaign.TokenRateByName(c) || !strings.Contains(strings.ToLower(c), "output") && !strings.EqualFold(c, "tok_s") {
 			continue
 		}
-		for _, svc := range report.ServersOf(w.plan, w.servers, s.Phase.ID) {
+		for _, svc := range measure.ServersOf(w.plan, w.servers, s.Phase.ID) {
 			server, ok := w.servers[svc].Window(s.Step.Started, s.Step.Ended).GenRate()
 			if ok && client < 0.95*server {
-				return fmt.Sprintf("the client was the bottleneck (client-bound?): it reported %s tok/s, the server %s generated %s tok/s", report.FormatNumber(client), svc, report.FormatNumber(server))
+				return fmt.Sprintf("the client was the bottleneck (client-bound?): it reported %s tok/s, the server %s generated %s tok/s", format.Number(client), svc, format.Number(server))
 			}
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/greenlight-run/greenlight/gpu"
-	"github.com/greenlight-run/greenlight/runner"
 )
 
 // liveGPUs is a fleet whose remote host answered after the writer was made,
@@ -58,27 +57,4 @@ func TestRemoteGPUsInReport(t *testing.T) {
 		}
 	}
 	tableRowsValid(t, md)
-}
-
-// TestSlurmPhaseSummarisesItsNodes: a phase on Slurm is summarised over
-// the GPUs of the nodes its job ran on, whatever else the campaign scraped
-// (another job on other nodes, the login node).
-func TestSlurmPhaseSummarisesItsNodes(t *testing.T) {
-	sums := []gpu.Summary{
-		{Device: gpu.Device{Index: 0}},                              // this machine
-		{Device: gpu.Device{Host: "gpu01", Index: 0}},               // the job's
-		{Device: gpu.Device{Host: "gpu02.cluster.local", Index: 1}}, // the job's, by its FQDN
-		{Device: gpu.Device{Host: "gpu07", Index: 0}},               // another job's
-	}
-	p := runner.PhaseState{Slurm: &runner.SlurmJob{ID: "9", Nodes: "gpu[01-02]"}}
-	var got []string
-	for _, s := range onItsNodes(sums, p) {
-		got = append(got, s.Device.Host)
-	}
-	if strings.Join(got, " ") != "gpu01 gpu02.cluster.local" {
-		t.Errorf("summarised %q; want the job's two nodes", got)
-	}
-	if n := len(onItsNodes(sums, runner.PhaseState{})); n != 4 {
-		t.Errorf("a phase run here kept %d of 4", n)
-	}
 }

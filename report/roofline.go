@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/measure"
 	"github.com/greenlight-run/greenlight/record"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -64,7 +65,7 @@ func (w *Writer) board(ph *campaign.Phase) (gpu.Board, string, bool) {
 	}
 	c := w.conds.First.GPUs[0]
 	for _, g := range w.conds.First.GPUs {
-		if g.Host == "" && slices.Contains(phaseGPUs(ph), g.Index) {
+		if g.Host == "" && slices.Contains(measure.PhaseGPUs(ph), g.Index) {
 			c = g
 			break
 		}

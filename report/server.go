@@ -10,15 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/greenlight-run/greenlight/measure"
 	"github.com/greenlight-run/greenlight/metrics"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
 
 // ServerView is a service's scraped metrics over a window: *metrics.Scraper.
-type ServerView interface {
-	Window(from, to time.Time) metrics.Summary
-}
+type ServerView = measure.ServerView
 
 // SetServers gives the writer each service's scraped metrics, by the
 // service phase's id.
@@ -29,20 +28,7 @@ func (w *Writer) SetServers(s map[string]ServerView) {
 }
 
 // serversOf are the scraped services a phase uses.
-func (w *Writer) serversOf(phase string) []string { return ServersOf(w.plan, w.servers, phase) }
-
-// ServersOf are the services of servers (scraped, by phase id) that
-// phase uses, in plan order: the record's Server tables and the monitor's
-// client-bound stamp read the same ones.
-func ServersOf(plan *campaign.Plan, servers map[string]ServerView, phase string) []string {
-	var out []string
-	for _, ph := range plan.Phases {
-		if _, ok := servers[ph.ID]; ok && plan.Uses(phase, ph.ID) {
-			out = append(out, ph.ID)
-		}
-	}
-	return out
-}
+func (w *Writer) serversOf(phase string) []string { return measure.ServersOf(w.plan, w.servers, phase) }
 
 // serverSection is the "Server" table of a phase that used a scraped
 // service.

@@ -20,14 +20,13 @@ import (
 	"github.com/greenlight-run/greenlight/runner/campaign"
 
 	"github.com/greenlight-run/greenlight/gpu"
+	"github.com/greenlight-run/greenlight/measure"
 	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 )
 
 // GPUHistory summarises GPU readings over a window; *gpu.Sampler is one.
-type GPUHistory interface {
-	Summarize(from, to time.Time, devices []int) []gpu.Summary
-}
+type GPUHistory = measure.GPUHistory
 
 // liveFleet is a GPUHistory whose fleet grows as remote hosts answer
 // (*gpu.Sampler): the header then lists the fleet as it is now.
