@@ -27,7 +27,7 @@ const (
 	ColAchieved     = "achieved_concurrency"        // time-weighted requests in flight over the window
 	ColDecodeInFlt  = "achieved_decode_concurrency" // the same, from each request's first token to its last
 	ColRate         = "achieved_request_rate"       // requests started a second over the window
-	ColLittle       = "littles_law_concurrency"     // vLLM's request_throughput × the mean end-to-end latency
+	ColLittle       = "littles_law_concurrency"     // the client's request rate × the mean end-to-end latency
 	ColQueueMean    = "client_queue_mean_ms"
 	ColE2ELP99Queue = "queue_inclusive_p99_e2el_ms"
 	ColE2ELP99      = "nearest_rank_p99_e2el_ms"
@@ -297,7 +297,19 @@ func requestLoad(set requestSet) (cols []string, vals []any) {
 	}
 	mean := sum / float64(len(ok))
 	if set.rate > 0 {
-		add(ColLittle, set.rate*mean)
+		little := set.rate * mean
+		if n := len(held); n > len(ok) {
+			// The failed requests held slots too, as achieved counts them:
+			// Little's law over every request, the tool's completed rate
+			// scaled to them and their mean time in flight.
+			all := 0.0
+			for _, r := range held {
+				all += r.e2el
+			}
+			little = set.rate * float64(n) / float64(len(ok)) * all / float64(n)
+			said = append(said, "Little's law over every request whose time is told, failed ones too, as the concurrency achieved counts them")
+		}
+		add(ColLittle, little)
 	}
 	switch {
 	case set.hasStart && set.sampledOf == 0:

@@ -86,6 +86,90 @@ def print_summary(row, out=sys.stdout):
     out.flush()
 
 
+def write_aiperf(args, results, starts, ends, itls, errors, wall, epoch):
+    """The requests as AIPerf documents its exports: a JSON line a request
+    (metadata's request_start_ns and request_end_ns; metrics in ms; error)
+    and the summary's metrics (unit and statistics) and loadgen config."""
+    os.makedirs(args.aiperf_dir, exist_ok=True)
+    ok = [r for r in results if r is not None]
+    with open(os.path.join(args.aiperf_dir, "profile_export.jsonl"), "w") as f:
+        for i, r in enumerate(results):
+            meta = {"session_num": i, "request_start_ns": int(epoch(starts[i]) * 1e9),
+                    "request_end_ns": int(epoch(ends[i]) * 1e9), "benchmark_phase": "profiling", "was_cancelled": False}
+            if r is None:
+                rec = {"metadata": meta, "metrics": {}, "error": {"code": 503, "type": "HTTPError", "message": errors[i]}}
+            else:
+                m = {"time_to_first_token": {"value": r[0] * 1e3, "unit": "ms"},
+                     "request_latency": {"value": r[1] * 1e3, "unit": "ms"},
+                     "inter_chunk_latency": {"value": [g * 1e3 for g in itls[i]], "unit": "ms"},
+                     "output_sequence_length": {"value": r[2], "unit": "tokens"}}
+                if r[2] > 1:
+                    m["inter_token_latency"] = {"value": (r[1] - r[0]) / (r[2] - 1) * 1e3, "unit": "ms"}
+                rec = {"metadata": meta, "metrics": m, "error": None}
+            f.write(json.dumps(rec) + "\n")
+
+    def dist(xs, unit):
+        if not xs:
+            return {"unit": unit}
+        return {"unit": unit, "avg": statistics.mean(xs), "p50": percentile(xs, 50), "p99": percentile(xs, 99),
+                "min": min(xs), "max": max(xs), "std": statistics.pstdev(xs)}
+    summary = {
+        "request_throughput": {"unit": "requests/sec", "avg": len(ok) / wall},
+        "output_token_throughput": {"unit": "tokens/sec", "avg": sum(r[2] for r in ok) / wall},
+        "time_to_first_token": dist([r[0] * 1e3 for r in ok], "ms"),
+        "inter_token_latency": dist([(r[1] - r[0]) / (r[2] - 1) * 1e3 for r in ok if r[2] > 1], "ms"),
+        "request_latency": dist([r[1] * 1e3 for r in ok], "ms"),
+        "request_count": {"unit": "requests", "avg": len(ok)},
+        "benchmark_duration": {"unit": "sec", "avg": wall},
+        "was_cancelled": False,
+        "input_config": {"loadgen": {"concurrency": args.concurrency, "request_count": args.requests}},
+    }
+    with open(os.path.join(args.aiperf_dir, "profile_export_aiperf.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+
+
+def write_guidellm(args, results, starts, ends, errors, wall, epoch):
+    """The requests as GuideLLM documents benchmarks.json: one concurrent
+    benchmark, its requests by status with their timings (info.timings),
+    its metrics' distributions and the requests it made."""
+    def req(i, r):
+        t = {"targeted_start": epoch(starts[i]), "request_start": epoch(starts[i]), "request_end": epoch(ends[i])}
+        out = {"request_id": str(i), "info": {"timings": t}}
+        if r is not None:
+            t["first_token_iteration"] = epoch(starts[i] + r[0])
+            t["last_token_iteration"] = epoch(starts[i] + r[1])
+            t["token_iterations"] = r[2]
+            out["output_tokens"] = r[2]
+            if r[2] > 1:
+                out["inter_token_latency_ms"] = (r[1] - r[0]) / (r[2] - 1) * 1e3
+        else:
+            out["info"]["error"] = errors[i]
+        return out
+    ok = [(i, r) for i, r in enumerate(results) if r is not None]
+    bad = [i for i, r in enumerate(results) if r is None]
+
+    def dist(xs):
+        if not xs:
+            return {"successful": None}
+        return {"successful": {"mean": statistics.mean(xs), "median": statistics.median(xs), "count": len(xs),
+                               "percentiles": {"p50": percentile(xs, 50), "p99": percentile(xs, 99)}}}
+    bm = {
+        "type_": "generative_benchmark",
+        "config": {"strategy": {"type_": "concurrent", "streams": args.concurrency}},
+        "scheduler_metrics": {"requests_made": {"successful": len(ok), "errored": len(bad), "incomplete": 0, "total": len(results)}},
+        "metrics": {
+            "requests_per_second": dist([len(ok) / wall]),
+            "output_tokens_per_second": dist([sum(r[2] for _, r in ok) / wall]),
+            "time_to_first_token_ms": dist([r[0] * 1e3 for _, r in ok]),
+            "inter_token_latency_ms": dist([(r[1] - r[0]) / (r[2] - 1) * 1e3 for _, r in ok if r[2] > 1]),
+            "request_latency": dist([r[1] for _, r in ok]),
+        },
+        "requests": {"successful": [req(i, r) for i, r in ok], "errored": [req(i, None) for i in bad], "incomplete": []},
+    }
+    with open(args.guidellm_file, "w") as f:
+        json.dump({"benchmarks": [bm]}, f)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--base", default="http://localhost:8000")
@@ -97,12 +181,19 @@ def main(argv=None):
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--save-result", default="",
                    help="write vllm bench's --save-result --save-detailed JSON here (each request's start, TTFT, gaps, error) instead of a results line")
+    p.add_argument("--aiperf-dir", default="",
+                   help="also write the same requests as AIPerf's documented export: DIR/profile_export.jsonl and DIR/profile_export_aiperf.json")
+    p.add_argument("--tolerate-errors", action="store_true",
+                   help="exit 0 while any request succeeded (a server that turns some away at admission is measured, not a failed step)")
+    p.add_argument("--guidellm-file", default="",
+                   help="also write the same requests as GuideLLM's documented benchmarks.json (one concurrent benchmark)")
     args = p.parse_args(argv)
     if args.requests < 1 or args.concurrency < 1:
         p.error("--requests and --concurrency must be at least 1")
     prompt = " ".join(["profile"] * args.prompt_words)
     results = [None] * args.requests
-    starts, itls, errors = [0.0] * args.requests, [[] for _ in range(args.requests)], [""] * args.requests
+    starts, ends = [0.0] * args.requests, [0.0] * args.requests
+    itls, errors = [[] for _ in range(args.requests)], [""] * args.requests
     next_i, lock, done = [0], threading.Lock(), [0]
 
     def worker():
@@ -118,6 +209,7 @@ def main(argv=None):
             except (urllib.error.URLError, OSError, ValueError) as e:
                 errors[i] = str(e)
                 print(f"request {i} failed: {e}", file=sys.stderr)
+            ends[i] = time.perf_counter()
             with lock:
                 done[0] += 1
                 print(f"\r{100 * done[0] // args.requests:3d}%| {done[0]}/{args.requests} [requests]", end="", file=sys.stderr, flush=True)
@@ -151,9 +243,16 @@ def main(argv=None):
         }
         with open(args.save_result, "w") as f:
             json.dump(detailed, f)
-    elif os.environ.get("GREENLIGHT_RESULTS"):
+    epoch = lambda t: start_epoch + (t - start)  # a perf_counter time on the wall clock
+    if args.aiperf_dir:
+        write_aiperf(args, results, starts, ends, itls, errors, wall, epoch)
+    if args.guidellm_file:
+        write_guidellm(args, results, starts, ends, errors, wall, epoch)
+    if not args.save_result and os.environ.get("GREENLIGHT_RESULTS"):
         with open(os.environ["GREENLIGHT_RESULTS"], "a") as f:
             f.write(json.dumps(row) + "\n")
+    if args.tolerate_errors:
+        return 0 if row["requests"] > 0 else 1
     return 0 if row["failed"] == 0 else 1
 
 
