@@ -141,7 +141,7 @@ func TestTheHouse(t *testing.T) {
 		// Where a campaign's state lives is the runner's default, resolved
 		// once for every command.
 		case dir == "internal/statedir":
-			below(dir, "runner", "internal")
+			below(dir, "runner/state", "runner/campaign", "internal")
 		case dir == ".":
 		default:
 			t.Errorf("%s has no rule in the house test: say what it may import", dir)

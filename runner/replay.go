@@ -15,7 +15,7 @@ import (
 // what a runner resuming it would make of it (re-run, re-adopt).
 func Replay(plan *campaign.Plan, stateDir string) (*State, error) {
 	if stateDir == "" {
-		stateDir = DefaultStateDir(plan)
+		stateDir = state.DefaultStateDir(plan)
 	}
 	dirs := Layout(stateDir)
 	recs, err := readJournal(dirs.Journal())

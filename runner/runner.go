@@ -16,6 +16,7 @@ import (
 
 	"github.com/greenlight-run/greenlight/internal/files"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 	"github.com/greenlight-run/greenlight/runner/supervise"
 )
 
@@ -186,11 +187,6 @@ func SupervisorCommand(exe string) []string {
 	return []string{exe, supervise.Command}
 }
 
-// DefaultStateDir is where a plan's state lives unless told otherwise.
-func DefaultStateDir(p *campaign.Plan) string {
-	return filepath.Join(filepath.Dir(p.Report), ".greenlight", campaign.SafeName(p.Name))
-}
-
 // ErrLocked means another greenlight is running this campaign (the one
 // error, files.ErrLocked, that the results file's lock gives too).
 var ErrLocked = files.ErrLocked
@@ -199,7 +195,7 @@ var ErrLocked = files.ErrLocked
 // reads the journal to resume. Nothing runs until Start.
 func New(plan *campaign.Plan, opts Options) (*Runner, error) {
 	if opts.StateDir == "" {
-		opts.StateDir = DefaultStateDir(plan)
+		opts.StateDir = state.DefaultStateDir(plan)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

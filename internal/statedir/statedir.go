@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/greenlight-run/greenlight/internal/files"
-	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 // pointerName is the file, in the default state dir, that names the state
@@ -23,15 +23,15 @@ const pointerName = "state-dir-elsewhere"
 // when the default dir holds no journal of its own; else the default.
 // note says a remembered dir was used, or that flag differs from it.
 func Resolve(plan *campaign.Plan, flag string) (dir, note string, err error) {
-	def, err := filepath.Abs(runner.DefaultStateDir(plan))
+	def, err := filepath.Abs(state.DefaultStateDir(plan))
 	if err != nil {
 		return "", "", err
 	}
 	remembered := ""
-	if _, err := os.Stat(runner.Layout(def).Journal()); err != nil {
+	if _, err := os.Stat(state.Layout(def).Journal()); err != nil {
 		if b, err := os.ReadFile(filepath.Join(def, pointerName)); err == nil {
 			if d := strings.TrimSpace(string(b)); filepath.IsAbs(d) {
-				if _, err := os.Stat(runner.Layout(d).Journal()); err == nil {
+				if _, err := os.Stat(state.Layout(d).Journal()); err == nil {
 					remembered = d
 				}
 			}
@@ -58,11 +58,11 @@ func Resolve(plan *campaign.Plan, flag string) (dir, note string, err error) {
 // noted when dir is the default, or the default holds a campaign of its
 // own.
 func Remember(plan *campaign.Plan, dir string) error {
-	def, err := filepath.Abs(runner.DefaultStateDir(plan))
+	def, err := filepath.Abs(state.DefaultStateDir(plan))
 	if err != nil || def == dir {
 		return err
 	}
-	if _, err := os.Stat(runner.Layout(def).Journal()); err == nil {
+	if _, err := os.Stat(state.Layout(def).Journal()); err == nil {
 		return nil
 	}
 	if err := os.MkdirAll(def, 0o755); err != nil {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
+	"github.com/greenlight-run/greenlight/runner/state"
 )
 
 func plan(t *testing.T, dir string) *campaign.Plan {
@@ -22,7 +22,7 @@ func plan(t *testing.T, dir string) *campaign.Plan {
 func journal(t *testing.T, dir string) {
 	t.Helper()
 	os.MkdirAll(dir, 0o755)
-	os.WriteFile(runner.Layout(dir).Journal(), []byte("{}\n"), 0o644)
+	os.WriteFile(state.Layout(dir).Journal(), []byte("{}\n"), 0o644)
 }
 
 // TestResolve: the default beside the results file, absolute; a given

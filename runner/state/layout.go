@@ -1,6 +1,10 @@
 package state
 
-import "path/filepath"
+import (
+	"path/filepath"
+
+	"github.com/greenlight-run/greenlight/runner/campaign"
+)
 
 // Layout is a campaign's state dir, one method per thing in it, so that
 // every package names them the same way:
@@ -50,4 +54,10 @@ func (l Layout) Loads() string { return filepath.Join(string(l), "loads.jsonl") 
 // Metrics is where a service's /metrics scrapes are kept.
 func (l Layout) Metrics(service string) string {
 	return filepath.Join(string(l), "metrics", service+".jsonl")
+}
+
+// DefaultStateDir is where a campaign's state lives unless --state-dir
+// says: .greenlight/NAME beside its results file.
+func DefaultStateDir(p *campaign.Plan) string {
+	return filepath.Join(filepath.Dir(p.Report), ".greenlight", campaign.SafeName(p.Name))
 }
