@@ -312,6 +312,14 @@ func (g guidellmRequest) timed(failed bool) timedRequest {
 	return r
 }
 
+// guidellmStrategy is a GuideLLM benchmark's load: concurrent streams,
+// or a rate.
+type guidellmStrategy struct {
+	Type    string   `json:"type_"`
+	Streams *float64 `json:"streams"`
+	Rate    *float64 `json:"rate"`
+}
+
 // guidellmRows reads a GuideLLM benchmarks.json: a row a benchmark. ok is
 // false for a file without a benchmarks list.
 func guidellmRows(b []byte) (rows [][]string, vals [][]any, ok bool) {
@@ -319,18 +327,10 @@ func guidellmRows(b []byte) (rows [][]string, vals [][]any, ok bool) {
 	var file struct {
 		Benchmarks []struct {
 			Config struct {
-				Strategy struct {
-					Type    string   `json:"type_"`
-					Streams *float64 `json:"streams"`
-					Rate    *float64 `json:"rate"`
-				} `json:"strategy"`
+				Strategy guidellmStrategy `json:"strategy"`
 			} `json:"config"`
-			Args struct { // 0.2: the strategy under run_info/args
-				Strategy struct {
-					Type    string   `json:"type_"`
-					Streams *float64 `json:"streams"`
-					Rate    *float64 `json:"rate"`
-				} `json:"strategy"`
+			Args struct { // 0.2: the strategy under args
+				Strategy guidellmStrategy `json:"strategy"`
 			} `json:"args"`
 			SchedulerMetrics struct {
 				RequestsMade struct {
