@@ -40,15 +40,20 @@ func (w *Writer) runLoadSection(ph *campaign.Phase, p runner.PhaseState, _ *runn
 		}
 		if f != nil {
 			r.server = f.Server
-			scraped = scraped || len(f.Server) > 0
 		}
+		// A serving run: its row asked for a concurrency or says what it
+		// achieved. Another step that used the server (a capture's) is in
+		// the phase's Server table.
 		_, achieved := r.row[runner.ColAchieved]
-		if achieved || len(r.server) > 0 {
+		if _, asked := r.row["max_concurrency"]; achieved || asked {
 			runs = append(runs, r)
 		}
 	}
 	if len(runs) == 0 {
 		return ""
+	}
+	for _, r := range runs {
+		scraped = scraped || len(r.server) > 0
 	}
 	num := func(v float64, ok bool) string {
 		if !ok {
