@@ -334,3 +334,30 @@ func must0(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// BenchmarkAIPerfRecords: AIPerf's records of 1k, 10k and 100k requests
+// (3 tokens each, as BenchmarkRequestLoad's): the cost grows linearly.
+func BenchmarkAIPerfRecords(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		c := closedLoop{slots: 100, perSlot: n / 100, tokens: 3, ttft: 0.1, itl: 0.02, t0: 1.76e9}
+		summary, records := c.aiperfFiles(100)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for range b.N {
+				aiperfRow(summary, strings.NewReader(records))
+			}
+		})
+	}
+}
+
+// BenchmarkGuideLLMFile: GuideLLM's benchmarks.json of 1k, 10k and 100k
+// requests.
+func BenchmarkGuideLLMFile(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		file := closedLoop{slots: 100, perSlot: n / 100, tokens: 3, ttft: 0.1, itl: 0.02, t0: 1.76e9}.guidellmFile(0, nil)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for range b.N {
+				guidellmRows(file)
+			}
+		})
+	}
+}
