@@ -100,6 +100,15 @@ phases:
 	if !strings.Contains(md, "### Load by run") || !strings.Contains(table, "| serve | ") || !regexp.MustCompile(`\| / 24 \|[^\n]*capped by the server serve`).MatchString(strings.ReplaceAll(table, "| 24 / 24 |", "| / 24 |")) {
 		t.Errorf("the record's load by run does not show a probe held at 24 running and capped:\n%s", table)
 	}
+	// Rebuilt from the state dir alone, the server's view of each run is
+	// the one journaled as it ended.
+	if out, code := runBin(t, dir, "report", c); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, out)
+	}
+	again := readFile(t, filepath.Join(dir, "capped.md"))
+	if i := strings.Index(again, "### Load by run"); i < 0 || !strings.HasPrefix(again[i:], table[:strings.Index(table, "\nAsked:")]) {
+		t.Errorf("greenlight report rebuilt another load by run:\n%s", again[max(i, 0):])
+	}
 	// A cap is the server's setup: a value it capped is not run again.
 	if n := regexp.MustCompile(`concurrency=25 \(repeat \d+\)`).FindAllString(table, -1); len(n) != 1 {
 		t.Errorf("25, capped at its first run, ran %d times; want once", len(n))
