@@ -49,11 +49,12 @@ const (
 )
 
 // known maps vLLM's names, newest first, then SGLang's (its
-// --enable-metrics page), to ours; a counter's family may be named with
-// or without its _total. A name may select one label's value
-// (`family{label="value"}`): only those samples are summed.
-// TensorRT-LLM's trtllm-serve says its iteration stats as JSON, not in
-// this format: not read.
+// --enable-metrics page) and TensorRT-LLM's (trtllm-serve's
+// /prometheus/metrics, trtllm_; trtllm: through Dynamo), to ours; a
+// counter's family may be named with or without its _total. A name may
+// select one label's value (`family{label="value"}`): only those samples
+// are summed. TensorRT-LLM's page has no running or waiting gauge: a cap
+// is not told from it.
 var known = map[string][]string{
 	Running:        {"vllm:num_requests_running", "sglang:num_running_reqs"},
 	Waiting:        {"vllm:num_requests_waiting", "sglang:num_queue_reqs"},
@@ -63,7 +64,7 @@ var known = map[string][]string{
 	GenTok:         {"vllm:generation_tokens_total", "vllm:generation_tokens", "sglang:generation_tokens_total"},
 	PrefixHits:     {"vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits"},
 	PrefixQuery:    {"vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries"},
-	Success:        {"vllm:request_success_total", "vllm:request_success", "sglang:num_requests_total"},
+	Success:        {"vllm:request_success_total", "vllm:request_success", "sglang:num_requests_total", "trtllm_request_success_total", "trtllm:request_success_total"},
 	Rejected:       {"vllm:admission_rejections_total", "vllm:admission_rejections"},
 	Aborted:        {"sglang:num_aborted_requests_total"},
 	WaitingForRoom: {`vllm:num_requests_waiting_by_reason{reason="capacity"}`},

@@ -90,6 +90,10 @@ vllm:num_requests_waiting_by_reason{reason="deferred",model_name="m"} 2
 			t.Errorf("vLLM %s = %v; want %v", k, got[k], v)
 		}
 	}
+	trt := "# TYPE trtllm_request_success_total counter\ntrtllm_request_success_total{finished_reason=\"stop\",model_name=\"m\"} 41\n"
+	if got, err := Parse(strings.NewReader(trt), nil); err != nil || got[Success] != 41 {
+		t.Errorf("TensorRT-LLM's requests finished = %v (%v); want 41", got[Success], err)
+	}
 	got, _ = Parse(strings.NewReader(strings.ReplaceAll(vl, `reason="capacity"`, `reason="other"`)), nil)
 	if _, has := got[WaitingForRoom]; has {
 		t.Errorf("no capacity reason on the page, yet waiting for room = %v", got[WaitingForRoom])
