@@ -44,7 +44,8 @@ type chartSeries struct {
 	name  string
 	x     []float64
 	stats []results.Stat
-	noisy []bool // the model's verdict of each point
+	noisy []bool    // the model's verdict of each point
+	asked []float64 // where the chart draws the load achieved: each point's asked-for x
 }
 
 // sweepChart draws metric of a sweep phase; nil when there is nothing to
@@ -84,6 +85,7 @@ func sweepChart(ph *campaign.Phase, rp *results.Phase, metric string, vals map[s
 				x := pt.X
 				if a, ok := achieved[pt.Point]; ok {
 					x = a
+					s.asked = append(s.asked, pt.X)
 				}
 				s.x = append(s.x, x)
 				s.stats = append(s.stats, st)
@@ -176,6 +178,21 @@ func sweepChart(ph *campaign.Phase, rp *results.Phase, metric string, vals map[s
 		line, points, err := plotter.NewLinePoints(pts)
 		if err != nil {
 			return nil, err
+		}
+		if len(s.asked) == len(pts) {
+			// Drawn where its load was: each point says what it asked for,
+			// so that one the server held back reads as such.
+			labels := make([]string, len(pts))
+			for j, a := range s.asked {
+				labels[j] = FormatNumber(a) + " asked"
+			}
+			if l, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: labels}); err == nil {
+				for k := range l.TextStyle {
+					l.TextStyle[k].XAlign = draw.XLeft
+				}
+				l.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(2)}
+				top = append(top, l)
+			}
 		}
 		c := plotColor(rank)
 		line.Color, points.Color = c, c

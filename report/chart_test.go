@@ -449,6 +449,9 @@ phases:
 	if err != nil || !strings.Contains(string(svg), "achieved_concurrency (for concurrency requested)") {
 		t.Errorf("the chart's x axis does not say it draws the load achieved (err %v)", err)
 	}
+	if !strings.Contains(string(svg), ">32 asked<") {
+		t.Error("the point drawn at 23.76 does not say it asked for 32")
+	}
 	for name, ps := range map[string]runner.PhaseState{
 		"asked another": rows(func(c float64) float64 { return 2 * c }, true),
 		"none achieved": rows(func(c float64) float64 { return c }, false),
