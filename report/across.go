@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/greenlight-run/greenlight/compare"
 	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
@@ -117,7 +118,7 @@ func (a across) gather(plan *campaign.Plan, st *runner.State) (*campaign.Phase, 
 }
 
 // acrossBlock is the phase's block across the service's points.
-func acrossBlock(a across, syn *campaign.Phase, ps runner.PhaseState, charts map[string]string) string {
+func acrossBlock(a across, syn *campaign.Phase, ps runner.PhaseState, charts map[string]string, tolerance float64) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s across %s's points (`%s`)\n\n", cell(syn.Title), a.svc, a.of)
 	copies := a.copies
@@ -127,7 +128,7 @@ func acrossBlock(a across, syn *campaign.Phase, ps runner.PhaseState, charts map
 	fmt.Fprintf(&b, "It ran once under each of %s's %d points (%s): %s. Each copy's block above has its own tables; its CSV has every row, the server's settings as columns.\n",
 		a.svc, len(a.copies), strings.Join(a.axes, " × "), strings.Join(copies, ", "))
 	b.WriteString(sweepTables(syn, ps, charts))
-	b.WriteString(bestSettings(syn, ps))
+	b.WriteString(bestSettings(syn, ps, tolerance))
 	return b.String()
 }
 
@@ -137,7 +138,7 @@ func acrossBlock(a across, syn *campaign.Phase, ps runner.PhaseState, charts map
 // leave each other. Best is highest, or lowest where the metric is
 // better lower (expect:, better:, or a time by its name: record.Way); a
 // metric with no direction is said as highest.
-func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
+func bestSettings(syn *campaign.Phase, ps runner.PhaseState, tolerance float64) string {
 	metrics, vals := results.PointValues(syn, ps.Steps)
 	svc := syn.Sweep.Axes[0]
 	own := syn.Sweep.Points / len(svc.Values)
@@ -186,15 +187,17 @@ func bestSettings(syn *campaign.Phase, ps runner.PhaseState) string {
 				return cmp.Compare(y.st.Mean, x.st.Mean)
 			})
 			if b.Len() == 0 {
-				fmt.Fprintf(&b, "\n#### The best setting at each point\n\nEach metric's best (its `expect:` or `better:` direction, else the lowest for a time by its name, else the highest) and the next, and whether their 95%% intervals leave each other.\n\n| metric | at | best (%s) | next | apart? |\n|---|---|---|---|---|\n", cell(svc.Name))
+				fmt.Fprintf(&b, "\n#### The best setting at each point\n\nEach metric's best (its `expect:` or `better:` direction, else the lowest for a time by its name, else the highest) and the next, and whether the best is better beyond noise, by the comparison's one verdict (Welch's t-test at 5%% where both ran twice or more, one run against the other's repeats by their prediction interval, else the campaign's tolerance of %s%%).\n\n| metric | at | best (%s) | next | apart? |\n|---|---|---|---|---|\n",
+					FormatNumber(100*tolerance), cell(svc.Name))
 			}
 			best, next := got[0], got[1]
-			apart := "no: within each other's intervals"
-			switch {
-			case best.st.N < 2 || next.st.N < 2:
-				apart = "one run: no interval to tell"
-			case math.Abs(best.st.Mean-next.st.Mean) > best.st.Half+next.st.Half:
-				apart = fmt.Sprintf("yes: %s apart", FormatNumber(math.Abs(best.st.Mean-next.st.Mean)))
+			l := compare.Judge(next.st, best.st, dir, compare.Options{Tolerance: tolerance})
+			apart := "no: within noise (" + l.Basis + ")"
+			switch l.Verdict {
+			case compare.Better:
+				apart = fmt.Sprintf("yes: %s apart (%s)", FormatNumber(math.Abs(best.st.Mean-next.st.Mean)), l.Basis)
+			case compare.Same:
+				apart = "no: within the tolerance (" + l.Basis + ")"
 			}
 			fmt.Fprintf(&b, "| %s (%s) | %s | %s: %s | %s: %s | %s |\n", cell(m), word, cell(firstOr(names[c], "all")),
 				cell(best.name), statCell(best.st, best.st.N >= 2 && best.st.CV > syn.Sweep.Noise), cell(next.name), statCell(next.st, next.st.N >= 2 && next.st.CV > syn.Sweep.Noise), apart)
@@ -251,7 +254,7 @@ func (w *Writer) acrossBlocks(bodies map[string]string, order []string) []string
 		if first := w.plan.Phase(g.copies[0]); first.Sweep != nil && first.Sweep.Search != nil {
 			bodies[id] = searchAcross(g.across, w.plan, w.st)
 		} else {
-			bodies[id] = acrossBlock(g.across, g.ph, g.ps, w.charts[id].names)
+			bodies[id] = acrossBlock(g.across, g.ph, g.ps, w.charts[id].names, w.plan.Compare.Tolerance)
 		}
 		last := slices.Index(order, "phase:"+g.copies[len(g.copies)-1])
 		order = slices.Insert(order, last+1, id)

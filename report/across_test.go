@@ -77,7 +77,7 @@ func TestAcrossServicePoints(t *testing.T) {
 		"| 64 · 8192 | 129.5 ± 6.4 (n=2) | 513.5 ± 6.4 (n=2) |", // 64·c·2 + 1, 2
 		"![tok_s by c](srv.decode.tok_s.svg)",
 		// 256·2048 at c=4: 256·4·1 + 1.5; the next, 64·8192: 64·4·2 + 1.5.
-		"| tok_s (highest, a rate by its name) | c=4 | 256 · 2048: 1025.5 ± 6.4 (n=2) | 64 · 8192: 513.5 ± 6.4 (n=2) | yes: 512 apart |",
+		"| tok_s (highest, a rate by its name) | c=4 | 256 · 2048: 1025.5 ± 6.4 (n=2) | 64 · 8192: 513.5 ± 6.4 (n=2) | yes: 512 apart (Welch's t-test, p < 0.001, n = 2 and 2) |",
 	} {
 		if !strings.Contains(block, want) {
 			t.Errorf("the block lacks %q:\n%s", want, block)
@@ -100,7 +100,7 @@ func TestAcrossServicePoints(t *testing.T) {
 // setting is the lowest.
 func TestBestSettingLower(t *testing.T) {
 	md, _ := acrossRecord(t, "    better: lower\n")
-	if want := "| tok_s (lowest) | c=1 | 64 · 2048: 65.5 ± 6.4 (n=2) | 64 · 8192: 129.5 ± 6.4 (n=2) | yes: 64 apart |"; !strings.Contains(md, want) {
+	if want := "| tok_s (lowest) | c=1 | 64 · 2048: 65.5 ± 6.4 (n=2) | 64 · 8192: 129.5 ± 6.4 (n=2) | yes: 64 apart (Welch's t-test, p < 0.001, n = 2 and 2) |"; !strings.Contains(md, want) {
 		t.Errorf("the record lacks %q:\n%s", want, md[strings.Index(md, "#### The best"):])
 	}
 }
