@@ -79,14 +79,19 @@ func ServersOf(plan *campaign.Plan, servers map[string]ServerView, phase string)
 
 // ServerFacts is service svc's view of [from, to]: its running and
 // waiting requests (mean and peak), its KV cache's peak, and what its
-// counters grew by; a series it does not expose is nil. ok is false when
+// counters grew by; a series it does not expose is nil; the scrapes that
+// read nothing (it stopped answering) counted and said. ok is false when
 // no scrape fell in the window.
 func ServerFacts(svc string, v ServerView, from, to time.Time) (f state.ServerFacts, ok bool) {
 	win := v.Window(from, to)
-	if win.Scrapes == 0 {
+	failed := 0
+	for _, n := range win.Failed {
+		failed += n
+	}
+	if win.Scrapes == 0 && failed == 0 {
 		return f, false
 	}
-	f = state.ServerFacts{Service: svc, Scrapes: win.Scrapes, EveryS: win.Every.Seconds()}
+	f = state.ServerFacts{Service: svc, Scrapes: win.Scrapes, EveryS: win.Every.Seconds(), Failed: failed, FailedWhy: win.FailedSaid()}
 	gauge := func(name string) *state.Gauge {
 		if st, ok := win.Series[name]; ok && st.N > 0 {
 			return &state.Gauge{Mean: st.Mean, Peak: st.Peak}

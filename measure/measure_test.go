@@ -64,4 +64,16 @@ func TestServerFacts(t *testing.T) {
 	if _, ok := ServerFacts("serve", view{}, time.Time{}, time.Time{}); ok {
 		t.Error("a window with no scrape made facts")
 	}
+	// It stopped answering mid-run: the figures rest on the scrapes that
+	// answered, and the others are counted and said; none answered, no
+	// figure at all.
+	v.Failed = map[string]int{"no answer in 2s": 5}
+	f, _ = ServerFacts("serve", v, time.Time{}, time.Time{})
+	if f.Failed != 5 || f.FailedWhy != "no answer in 2s (5)" || f.Running == nil {
+		t.Errorf("a server that stopped answering: %+v", f)
+	}
+	f, ok = ServerFacts("serve", view{Failed: map[string]int{"HTTP 503": 3}}, time.Time{}, time.Time{})
+	if !ok || f.Failed != 3 || f.Running != nil || f.Scrapes != 0 {
+		t.Errorf("no scrape answered: %+v, ok %v; want the failures said and no figure", f, ok)
+	}
 }

@@ -108,7 +108,11 @@ func (w *Writer) runLoadSection(ph *campaign.Phase, p runner.PhaseState, _ *runn
 					if sf.KV != nil {
 						kv = FormatNumber(100*sf.KV.Peak) + " %"
 					}
-					fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s | %s |", cell(sf.Service), gauge(sf.Running, 1), gauge(sf.Waiting, 1), kv, grew(sf.Finished), grew(sf.Preempted), grew(sf.Rejected))
+					name := sf.Service
+					if sf.Failed > 0 {
+						name += fmt.Sprintf(" (%d of %d scrapes read nothing: %s)", sf.Failed, sf.Failed+sf.Scrapes, sf.FailedWhy)
+					}
+					fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s | %s |", cell(name), gauge(sf.Running, 1), gauge(sf.Waiting, 1), kv, grew(sf.Finished), grew(sf.Preempted), grew(sf.Rejected))
 					cadence[sf.Service] = fmt.Sprintf("%s: one scrape every %s s (the median, %d over the last run)", sf.Service, FormatNumber(sf.EveryS), sf.Scrapes)
 				}
 			}

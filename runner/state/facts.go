@@ -56,6 +56,11 @@ type ServerFacts struct {
 	Service string  `json:"service"`
 	Scrapes int     `json:"scrapes"`
 	EveryS  float64 `json:"every_s,omitempty"` // the median gap between its scrapes
+	// Failed is how many scrapes in the window read nothing (the server
+	// stopped answering mid-run): the figures rest on the others, and
+	// FailedWhy says why ("no answer in 2s (12)").
+	Failed    int    `json:"failed,omitempty"`
+	FailedWhy string `json:"failed_why,omitempty"`
 	// Requests running and waiting: their mean over the scrapes and peak.
 	Running *Gauge `json:"running,omitempty"`
 	Waiting *Gauge `json:"waiting,omitempty"`
