@@ -188,6 +188,17 @@ func depsOf(pkgs map[string]map[string]bool, dir string) map[string]bool {
 // cmdControl is the one list of commands, not a rule.
 func TestOneVerbTable(t *testing.T) {
 	byName := regexp.MustCompile(`(==|!=) "(approve|pause|resume|skip|retry|stop|greenlight|skip-point|retry-point)"`)
+	sourceLines(t, map[string]bool{filepath.Join("runner", "state", "verbs.go"): true}, func(path string, n int, line string) {
+		if byName.MatchString(line) {
+			t.Errorf("%s:%d decides by a verb's name (%s): read its row of the verbs' table (state.Typed, and the Verb's methods)", path, n, strings.TrimSpace(line))
+		}
+	})
+}
+
+// sourceLines calls f with each line of the tree's Go files, tests,
+// testdata and the files of except left out.
+func sourceLines(t *testing.T, except map[string]bool, f func(path string, n int, line string)) {
+	t.Helper()
 	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -195,7 +206,7 @@ func TestOneVerbTable(t *testing.T) {
 		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata") {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || path == filepath.Join("runner", "state", "verbs.go") {
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || except[path] {
 			return nil
 		}
 		b, err := os.ReadFile(path)
@@ -203,9 +214,7 @@ func TestOneVerbTable(t *testing.T) {
 			return err
 		}
 		for i, line := range strings.Split(string(b), "\n") {
-			if byName.MatchString(line) {
-				t.Errorf("%s:%d decides by a verb's name (%s): read its row of the verbs' table (state.Typed, and the Verb's methods)", path, i+1, strings.TrimSpace(line))
-			}
+			f(path, i+1, line)
 		}
 		return nil
 	})
@@ -214,12 +223,6 @@ func TestOneVerbTable(t *testing.T) {
 	}
 }
 
-// TestOneStatistic: a sample's mean, spread and interval are results.Stat
-// (results.StatOf, over search.Interval and results.CV), and new against
-// old beyond noise is compare.Judge (Welch's test and its interval in
-// compare.go): a file elsewhere that takes a standard deviation or a
-// Student's t of its own is a second definition. history/edivisive.go's
-// pooled t is Otava's own test of a change point, said there.
 // TestTheWitnessMeasuresBelowTheRecord: the monitor's witness judges a
 // run by the measuring rules in measure, never by the record's helpers:
 // a window measured one way for the stamp and another for the record is
@@ -234,6 +237,12 @@ func TestTheWitnessMeasuresBelowTheRecord(t *testing.T) {
 	}
 }
 
+// TestOneStatistic: a sample's mean, spread and interval are results.Stat
+// (results.StatOf, over search.Interval and results.CV), and new against
+// old beyond noise is compare.Judge (Welch's test and its interval in
+// compare.go): a file elsewhere that takes a standard deviation or a
+// Student's t of its own is a second definition. history/edivisive.go's
+// pooled t is Otava's own test of a change point, said there.
 func TestOneStatistic(t *testing.T) {
 	own := regexp.MustCompile(`MeanStdDev\(|StudentsT\{|func Welch|PopMeanStdDev\(`)
 	owners := map[string]bool{
@@ -242,28 +251,9 @@ func TestOneStatistic(t *testing.T) {
 		filepath.Join("compare", "compare.go"):         true, // Judge, Welch, WelchInterval
 		filepath.Join("history", "edivisive.go"):       true, // Otava's pooled t of a change point
 	}
-	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
+	sourceLines(t, owners, func(path string, n int, line string) {
+		if own.MatchString(line) {
+			t.Errorf("%s:%d takes a statistic of its own (%s): use results.StatOf, or compare.Judge for a verdict", path, n, strings.TrimSpace(line))
 		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || owners[path] {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for i, line := range strings.Split(string(b), "\n") {
-			if own.MatchString(line) {
-				t.Errorf("%s:%d takes a statistic of its own (%s): use results.StatOf, or compare.Judge for a verdict", path, i+1, strings.TrimSpace(line))
-			}
-		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
