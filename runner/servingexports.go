@@ -520,7 +520,10 @@ func aiperfPairs(names []string) (pairs [][2]int) {
 		pairs = append(pairs, [2]int{i, j})
 	}
 	for j, n := range names {
-		if strings.HasSuffix(n, ".jsonl") && !used[j] {
+		// Records with no summary beside them: AIPerf's own name only
+		// (its raw, server-metrics and telemetry exports are JSON lines
+		// of other things).
+		if filepath.Base(n) == "profile_export.jsonl" && !used[j] {
 			pairs = append(pairs, [2]int{-1, j})
 		}
 	}

@@ -253,12 +253,14 @@ func TestGuideLLMExport(t *testing.T) {
 	}
 }
 
-// TestAIPerfPairs: a summary finds the records of its own prefix; records
-// with no summary are a run of their own.
+// TestAIPerfPairs: a summary finds the records of its own prefix;
+// profile_export.jsonl with no summary is a run of its own; AIPerf's
+// other JSON lines (raw records, server metrics) are not records.
 func TestAIPerfPairs(t *testing.T) {
-	names := []string{"/a/run1/profile_export_aiperf.json", "/a/run2/p.jsonl", "/a/run1/profile_export.jsonl", "/a/run2/other_aiperf.json"}
+	names := []string{"/a/run1/profile_export_aiperf.json", "/a/run2/p.jsonl", "/a/run1/profile_export.jsonl", "/a/run2/other_aiperf.json",
+		"/a/run3/profile_export.jsonl", "/a/run1/server_metrics_export.jsonl", "/a/run1/profile_export_raw.jsonl"}
 	got := fmt.Sprint(aiperfPairs(names))
-	if got != "[[0 2] [3 -1] [-1 1]]" {
+	if got != "[[0 2] [3 -1] [-1 4]]" {
 		t.Errorf("pairs %s", got)
 	}
 }
