@@ -217,8 +217,7 @@ phases:
 	}
 
 	// A command that hangs: stopped after the limit, said once.
-	defer func(d time.Duration) { notifyLimit = d }(notifyLimit)
-	notifyLimit = 300 * time.Millisecond
+	limit := 300 * time.Millisecond
 	p.Notify = "sleep 600"
 	ev := make(chan Event, 2)
 	ev <- Event{Kind: CampaignFinished, State: &State{Finished: true}}
@@ -226,11 +225,11 @@ phases:
 	close(ev)
 	start := time.Now()
 	var told []string
-	Notify(p, ev, func(s string) { told = append(told, s) })
+	notifyWithin(p, ev, func(s string) { told = append(told, s) }, limit)
 	if len(told) != 1 || !strings.Contains(told[0], "did not end within") {
 		t.Errorf("a hanging notify: said %q", told)
 	}
-	if d := time.Since(start); d > 3*notifyLimit {
+	if d := time.Since(start); d > 3*limit {
 		t.Errorf("two hanging notices took %v", d)
 	}
 }

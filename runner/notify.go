@@ -24,7 +24,7 @@ import (
 // at a time, for at most notifyLimit; one that fails or hangs is said once
 // and never holds the campaign.
 
-var notifyLimit = 10 * time.Second // a var: tests shorten it
+const notifyLimit = 10 * time.Second
 
 // Notice is one thing a person is told of.
 type Notice struct {
@@ -73,13 +73,19 @@ func NoticeOf(plan *campaign.Plan, e Event) (Notice, bool) {
 // Notices that come while one runs wait their turn (up to 64; past that
 // they are dropped and that is said).
 func Notify(plan *campaign.Plan, events <-chan Event, say func(string)) {
+	notifyWithin(plan, events, say, notifyLimit)
+}
+
+// notifyWithin is Notify with each command's limit given (a test's
+// shorter one, without a global other tests' notifiers read).
+func notifyWithin(plan *campaign.Plan, events <-chan Event, say func(string), limit time.Duration) {
 	queue := make(chan Notice, 64)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		failed := false
 		for n := range queue {
-			if err := runNotify(plan, n); err != nil && !failed {
+			if err := runNotify(plan, n, limit); err != nil && !failed {
 				failed = true
 				say(fmt.Sprintf("notify: %s (said once; the campaign goes on)", err))
 			}
@@ -132,8 +138,8 @@ func blockedBy(plan *campaign.Plan, st *State, phase string) []string {
 	return out
 }
 
-func runNotify(plan *campaign.Plan, n Notice) error {
-	ctx, cancel := context.WithTimeout(context.Background(), notifyLimit)
+func runNotify(plan *campaign.Plan, n Notice, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", plan.Notify)
 	cmd.Dir = plan.Dir
@@ -145,7 +151,7 @@ func runNotify(plan *campaign.Plan, n Notice) error {
 	out, err := cmd.CombinedOutput()
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("the command did not end within %s: stopped", notifyLimit)
+		return fmt.Errorf("the command did not end within %s: stopped", limit)
 	case err != nil:
 		return fmt.Errorf("the command failed (%v): %s", err, safe.Line(strings.TrimSpace(string(out)), 200))
 	}
