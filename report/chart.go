@@ -439,7 +439,7 @@ func sweepCharts(report string, ph *campaign.Phase, p runner.PhaseState) (map[st
 		out[m] = name
 	}
 	if ph.Plot != nil {
-		svg, err := paretoChart(ph, p)
+		svg, err := paretoChart(ph, vals)
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("chart of %s against %s: %w", ph.Plot.Y, ph.Plot.X, err))

@@ -15,7 +15,6 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/greenlight-run/greenlight/results"
 	"github.com/greenlight-run/greenlight/runner"
 	"github.com/greenlight-run/greenlight/runner/campaign"
 )
@@ -48,16 +47,16 @@ func paretoFront(pts []tradePoint, lowerX, higherY bool) []tradePoint {
 	return front
 }
 
-// paretoChart draws plot: of a sweep phase; nil when fewer than two
-// points have both metrics.
-func paretoChart(ph *campaign.Phase, p runner.PhaseState) (svg []byte, err error) {
+// paretoChart draws plot: of a sweep phase from its rows' values by
+// column and point (results.PointValues, gathered once a write for its
+// charts); nil when fewer than two points have both metrics.
+func paretoChart(ph *campaign.Phase, vals map[string]map[int][]float64) (svg []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			svg, err = nil, fmt.Errorf("drawing failed: %v", r)
 		}
 	}()
 	pc, sw := ph.Plot, ph.Sweep
-	_, vals := results.PointValues(ph, p.Steps)
 	// A concurrency the rows asked for is drawn as the one they achieved,
 	// where their requests say it: a point is where its load was.
 	xCol, yCol := achievedFor(pc.X, vals), achievedFor(pc.Y, vals)

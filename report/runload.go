@@ -61,11 +61,11 @@ func (w *Writer) runLoadSection(ph *campaign.Phase, p runner.PhaseState, _ *runn
 		}
 		return FormatNumber(v)
 	}
-	gauge := func(g *runner.Gauge, scale float64) string {
+	gauge := func(g *runner.Gauge) string {
 		if g == nil {
 			return "—"
 		}
-		return FormatNumber(g.Mean*scale) + " / " + FormatNumber(g.Peak*scale)
+		return FormatNumber(g.Mean) + " / " + FormatNumber(g.Peak)
 	}
 	grew := func(v *float64) string {
 		if v == nil {
@@ -84,7 +84,8 @@ func (w *Writer) runLoadSection(ph *campaign.Phase, p runner.PhaseState, _ *runn
 		b.WriteString("---|---:|---:|---:|---:|---:|---:|")
 	}
 	b.WriteString("---|\n")
-	cadence := map[string]string{}
+	var services []string          // the services scraped, first seen first
+	cadence := map[string]string{} // each one's cadence, as its last run had it
 	for _, r := range runs {
 		asked, hasAsked := r.row["max_concurrency"]
 		achieved, hasAchieved := r.row[runner.ColAchieved]
@@ -112,7 +113,10 @@ func (w *Writer) runLoadSection(ph *campaign.Phase, p runner.PhaseState, _ *runn
 					if sf.Failed > 0 {
 						name += fmt.Sprintf(" (%d of %d scrapes read nothing: %s)", sf.Failed, sf.Failed+sf.Scrapes, sf.FailedWhy)
 					}
-					fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s | %s |", cell(name), gauge(sf.Running, 1), gauge(sf.Waiting, 1), kv, grew(sf.Finished), grew(sf.Preempted), grew(sf.Rejected))
+					fmt.Fprintf(&b, " %s | %s | %s | %s | %s | %s | %s |", cell(name), gauge(sf.Running), gauge(sf.Waiting), kv, grew(sf.Finished), grew(sf.Preempted), grew(sf.Rejected))
+					if _, seen := cadence[sf.Service]; !seen {
+						services = append(services, sf.Service)
+					}
 					cadence[sf.Service] = fmt.Sprintf("%s: one scrape every %s s (the median, %d over the last run)", sf.Service, FormatNumber(sf.EveryS), sf.Scrapes)
 				}
 			}
@@ -125,20 +129,11 @@ func (w *Writer) runLoadSection(ph *campaign.Phase, p runner.PhaseState, _ *runn
 	}
 	b.WriteString("\nAsked: the row's `max_concurrency`. Achieved: its requests in flight, time-weighted over the run (from the client's per-request export); Little's law: the client's request rate × its mean latency, beside it.")
 	if scraped {
-		b.WriteString(" The server's figures are its /metrics over the run's own window, journaled as the run ended (")
-		first := true
-		for _, r := range runs {
-			for _, sf := range r.server {
-				if c, ok := cadence[sf.Service]; ok {
-					if !first {
-						b.WriteString("; ")
-					}
-					b.WriteString(c)
-					delete(cadence, sf.Service)
-					first = false
-				}
-			}
+		said := make([]string, len(services))
+		for k, svc := range services {
+			said[k] = cadence[svc]
 		}
+		b.WriteString(" The server's figures are its /metrics over the run's own window, journaled as the run ended (" + strings.Join(said, "; "))
 		b.WriteString("); — where it does not expose the series.")
 	}
 	b.WriteString(" A run whose load was not applied is stamped, and a search never decides by it.\n")

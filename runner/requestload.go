@@ -247,13 +247,13 @@ func requestLoad(set requestSet) (cols []string, vals []any) {
 			cols, vals = append(cols, c), append(vals, v)
 		}
 	}
-	basis := func() (cols []string, vals []any) {
+	// basis is the columns so far and load_basis: what they rest on.
+	basis := func() ([]string, []any) {
 		slices.Sort(said)
 		return append(cols, ColLoadBasis), append(vals, any(strings.Join(said, "; ")))
 	}
 	if set.unusable {
-		c, v := basis()
-		return c, v
+		return basis()
 	}
 	var ok, held []timedRequest // held: every request whose time in flight is told, failed ones too
 	broken, failed := 0, set.unknownFailed
@@ -285,8 +285,7 @@ func requestLoad(set requestSet) (cols []string, vals []any) {
 	}
 	if len(ok) == 0 {
 		said = append(said, "no request to time")
-		c, v := basis()
-		return c, v
+		return basis()
 	}
 	add(ColRequests, float64(len(ok)))
 	e2els := make([]float64, len(ok))
@@ -395,8 +394,7 @@ func requestLoad(set requestSet) (cols []string, vals []any) {
 	if k := int(math.Ceil(0.99 * float64(len(ok)))); k == len(ok) {
 		said = append(said, fmt.Sprintf("p99 of %d requests is their slowest (nearest rank)", len(ok)))
 	}
-	c, v := basis()
-	return append(cols, c...), append(vals, v...)
+	return basis()
 }
 
 // NearestRank is the p quantile of xs by the nearest-rank definition:

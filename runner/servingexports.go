@@ -62,19 +62,28 @@ func aiperfRecordsOf(summary string) string {
 func aiperfSummary(b []byte) (cols []string, vals []any, set requestSet, ok bool) {
 	set = requestSet{tool: "AIPerf", client: "aiperf", startKey: "request_start_ns", theirsHow: "interpolated", theirs: map[string]float64{}}
 	b, set.nulls = jsonWithNulls(b)
-	var top map[string]json.RawMessage
-	if json.Unmarshal(b, &top) != nil {
+	keys, raws, ok := objectFields(b)
+	if !ok {
 		return nil, nil, set, false
 	}
-	keys := orderedKeys(b)
-	for _, k := range keys {
+	var loadgen struct {
+		Loadgen struct {
+			Concurrency *float64 `json:"concurrency"`
+			RequestRate *float64 `json:"request_rate"`
+		} `json:"loadgen"`
+	}
+	for i, k := range keys {
+		if k == "input_config" {
+			json.Unmarshal(raws[i], &loadgen)
+			continue
+		}
 		var m map[string]json.RawMessage
-		if json.Unmarshal(top[k], &m) != nil || m["unit"] == nil {
+		if json.Unmarshal(raws[i], &m) != nil || m["unit"] == nil {
 			continue
 		}
 		var unit string
 		json.Unmarshal(m["unit"], &unit)
-		u := snake(unit)
+		u := suffix(snake(unit))
 		stats := 0
 		for _, st := range aiperfStats {
 			var v *float64
@@ -82,14 +91,10 @@ func aiperfSummary(b []byte) (cols []string, vals []any, set requestSet, ok bool
 				continue
 			}
 			stats++
-			name := st.prefix + "_" + k
-			if u != "" {
-				name += "_" + u
-			}
-			cols, vals = append(cols, name), append(vals, *v)
+			cols, vals = append(cols, st.prefix+"_"+k+u), append(vals, *v)
 		}
-		if stats == 1 && cols[len(cols)-1] == "mean_"+k+suffix(u) {
-			cols[len(cols)-1] = k + suffix(u) // one value: a throughput, a count
+		if stats == 1 && cols[len(cols)-1] == "mean_"+k+u {
+			cols[len(cols)-1] = k + u // one value: a throughput, a count
 		}
 	}
 	if len(cols) == 0 {
@@ -105,51 +110,21 @@ func aiperfSummary(b []byte) (cols []string, vals []any, set requestSet, ok bool
 			set.theirs[col] = x
 		}
 	}
-	var cfg struct {
-		InputConfig struct {
-			Loadgen struct {
-				Concurrency *float64 `json:"concurrency"`
-				RequestRate *float64 `json:"request_rate"`
-			} `json:"loadgen"`
-		} `json:"input_config"`
+	if c := loadgen.Loadgen.Concurrency; c != nil {
+		cols, vals = append(cols, "max_concurrency"), append(vals, *c)
 	}
-	if json.Unmarshal(b, &cfg) == nil {
-		if c := cfg.InputConfig.Loadgen.Concurrency; c != nil {
-			cols, vals = append(cols, "max_concurrency"), append(vals, *c)
-		}
-		if r := cfg.InputConfig.Loadgen.RequestRate; r != nil {
-			cols, vals = append(cols, "request_rate"), append(vals, *r)
-		}
+	if r := loadgen.Loadgen.RequestRate; r != nil {
+		cols, vals = append(cols, "request_rate"), append(vals, *r)
 	}
 	return cols, vals, set, true
 }
 
+// suffix is a unit as a column's end: "_ms"; "" for none.
 func suffix(unit string) string {
 	if unit == "" {
 		return ""
 	}
 	return "_" + unit
-}
-
-// orderedKeys are a JSON object's keys in the file's order.
-func orderedKeys(b []byte) []string {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
-	var out []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return out
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return out
-		}
-		out = append(out, t.(string))
-	}
-	return out
 }
 
 // aiperfRecords reads profile_export.jsonl into set: a request a line,

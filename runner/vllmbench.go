@@ -84,22 +84,12 @@ func savedResult(r io.Reader) (cols []string, vals []any, ok bool) {
 	b, nulls := jsonWithNulls(b)
 	arrays := &requestArrays{has: map[string]bool{}, nulls: nulls}
 	scalars := map[string]float64{}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	keys, raws, ok := objectFields(b)
+	if !ok {
 		return nil, nil, false
 	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, nil, false
-		}
-		key, _ := t.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, nil, false
-		}
-		raw = bytes.TrimSpace(raw)
+	for i, key := range keys {
+		raw := bytes.TrimSpace(raws[i])
 		if len(raw) > 0 && raw[0] == '[' {
 			arrays.take(key, raw) // a per-request list (--save-detailed)
 		}
@@ -133,6 +123,28 @@ func savedResult(r io.Reader) (cols []string, vals []any, ok bool) {
 	}
 	lc, lv := requestLoad(arrays.requests(scalars))
 	return append(cols, lc...), append(vals, lv...), true
+}
+
+// objectFields are a JSON object's keys and values, in the file's order
+// (a result file's columns keep it); ok is false for what is not one
+// JSON object.
+func objectFields(b []byte) (keys []string, raws []json.RawMessage, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, nil, false
+		}
+		var raw json.RawMessage
+		if dec.Decode(&raw) != nil {
+			return nil, nil, false
+		}
+		keys, raws = append(keys, t.(string)), append(raws, raw)
+	}
+	return keys, raws, true
 }
 
 // readSavedResults, at the step's end, pairs each --save-result JSON the
