@@ -14,14 +14,6 @@ import (
 	"github.com/greenlight-run/greenlight/runner/link"
 )
 
-// A service's /metrics is read every scrapeEvery while it is up, and every
-// scrapeServing while a phase that uses it runs (a serving row: its
-// running and waiting requests held against the row's load).
-const (
-	scrapeEvery   = 2 * time.Second
-	scrapeServing = 500 * time.Millisecond
-)
-
 // startScrapers reads each service's metrics: (off the runner's loop, one
 // request at a time) while the service is up, until ctx ends. A service
 // on Slurm names its node ${GREENLIGHT_NODE}: it is scraped at the node
@@ -41,7 +33,7 @@ func startScrapers(ctx context.Context, plan *campaign.Plan, stateDir string, ev
 		// The scrapes of earlier runners first: the record's Server tables
 		// of the phases they saw stay whole.
 		s, _ := metrics.Load(runner.Layout(stateDir).Metrics(id))
-		s.URL, s.Extra, s.Interval, s.FastInterval = sv.MetricsURL, sv.MetricsSeries, scrapeEvery, scrapeServing
+		s.URL, s.Extra, s.Interval, s.FastInterval = sv.MetricsURL, sv.MetricsSeries, measure.ScrapeEvery, measure.ScrapeServing
 		s.Fast = func() bool {
 			mu.Lock()
 			defer mu.Unlock()

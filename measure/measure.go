@@ -7,6 +7,7 @@
 package measure
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -77,11 +78,22 @@ func ServersOf(plan *campaign.Plan, servers map[string]ServerView, phase string)
 	return out
 }
 
+// A service's /metrics is read every ScrapeEvery while it is up, and
+// every ScrapeServing while a phase that uses it runs (a serving row: its
+// running and waiting requests held against the row's load). A run's
+// first scrape may so come up to ScrapeEvery, and some, after its start.
+const (
+	ScrapeEvery     = 2 * time.Second
+	ScrapeServing   = 500 * time.Millisecond
+	firstScrapeWait = ScrapeEvery + ScrapeServing
+)
+
 // ServerFacts is service svc's view of [from, to]: its running and
 // waiting requests (mean and peak), its KV cache's peak, and what its
 // counters grew by; a series it does not expose is nil; the scrapes that
-// read nothing (it stopped answering) counted and said. ok is false when
-// no scrape fell in the window.
+// read nothing (it stopped answering) counted and said; scrapes that do
+// not cover the run give no figure, and say so (Unseen). ok is false
+// when no scrape fell in the window.
 func ServerFacts(svc string, v ServerView, from, to time.Time) (f state.ServerFacts, ok bool) {
 	win := v.Window(from, to)
 	failed := 0
@@ -92,6 +104,19 @@ func ServerFacts(svc string, v ServerView, from, to time.Time) (f state.ServerFa
 		return f, false
 	}
 	f = state.ServerFacts{Service: svc, Scrapes: win.Scrapes, EveryS: win.Every.Seconds(), Failed: failed, FailedWhy: win.FailedSaid()}
+	// The scrapes must cover the run: none further than twice the cadence
+	// (a second at least) from its end or from each other. Its start may
+	// wait longer for the first: the scraper reads every ScrapeEvery until
+	// a serving run begins. A runner started again after
+	// a kill saw a run that ended while it was away from one scrape at its
+	// start: that is not the run's load.
+	limit := max(2*win.Every, time.Second)
+	first := max(limit, firstScrapeWait)
+	if win.Scrapes > 0 && (win.From.Sub(from) > first || to.Sub(win.To) > limit || win.MaxGap > limit) {
+		f.Unseen = fmt.Sprintf("its scrapes cover %s to %s of the run's %s to %s, with a gap of %.1f s at most between them: the server's view of the run is not told",
+			win.From.Format("15:04:05.0"), win.To.Format("15:04:05.0"), from.Format("15:04:05.0"), to.Format("15:04:05.0"), max(win.From.Sub(from), to.Sub(win.To), win.MaxGap).Seconds())
+		return f, true
+	}
 	gauge := func(name string) *state.Gauge {
 		if st, ok := win.Series[name]; ok && st.N > 0 {
 			return &state.Gauge{Mean: st.Mean, Peak: st.Peak}

@@ -77,3 +77,28 @@ func TestServerFacts(t *testing.T) {
 		t.Errorf("no scrape answered: %+v, ok %v; want the failures said and no figure", f, ok)
 	}
 }
+
+// TestServerFactsOfARunSeenInPart: a runner killed while a run went on
+// and started again after it ended saw it from one scrape at its start:
+// the scrapes do not cover the run, so no figure is told and why is said;
+// scrapes that cover it, every half second, are the run's.
+func TestServerFactsOfARunSeenInPart(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 12, 50, 31, 0, time.UTC)
+	s := &metrics.Scraper{}
+	s.Add(metrics.Sample{T: t0.Add(300 * time.Millisecond), V: map[string]float64{metrics.Running: 0, metrics.Waiting: 0}})
+	s.Add(metrics.Sample{T: t0.Add(3 * time.Second), V: map[string]float64{metrics.Running: 2, metrics.Waiting: 0}})
+	f, ok := ServerFacts("serve", s, t0, t0.Add(1800*time.Millisecond))
+	if !ok || f.Running != nil || f.Waiting != nil || !strings.Contains(f.Unseen, "the server's view of the run is not told") {
+		t.Errorf("a run seen from one scrape at its start: %+v", f)
+	}
+	if v := f.LoadVerdicts(8); len(v) != 0 {
+		t.Errorf("a run not seen was judged: %q", v)
+	}
+	covered := &metrics.Scraper{}
+	for i := 0; i <= 4; i++ {
+		covered.Add(metrics.Sample{T: t0.Add(time.Duration(i) * 500 * time.Millisecond), V: map[string]float64{metrics.Running: 4, metrics.Waiting: 0}})
+	}
+	if f, _ := ServerFacts("serve", covered, t0, t0.Add(2*time.Second)); f.Unseen != "" || f.Running == nil || f.Running.Peak != 4 {
+		t.Errorf("a run covered every half second: %+v", f)
+	}
+}

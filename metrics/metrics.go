@@ -372,6 +372,7 @@ type Summary struct {
 	From, To time.Time // the first and last scrape in the window
 	Scrapes  int
 	Every    time.Duration // the median time between the window's scrapes: its cadence; 0 under two
+	MaxGap   time.Duration // the longest time between two of them (the monitor away, the server silent)
 	Series   map[string]Stat
 	Failed   map[string]int // scrapes in the window that read nothing, by why
 }
@@ -458,7 +459,7 @@ func (s *Scraper) Window(from, to time.Time) Summary {
 	}
 	if len(gaps) > 0 {
 		slices.Sort(gaps)
-		out.Every = gaps[len(gaps)/2]
+		out.Every, out.MaxGap = gaps[len(gaps)/2], gaps[len(gaps)-1]
 	}
 	for k, st := range out.Series {
 		if !Counters[k] && st.N > 0 {

@@ -110,6 +110,9 @@ func (w *Writer) runLoadSection(ph *campaign.Phase, p runner.PhaseState, _ *runn
 						kv = FormatNumber(100*sf.KV.Peak) + " %"
 					}
 					name := sf.Service
+					if sf.Unseen != "" {
+						name += " (" + sf.Unseen + ")"
+					}
 					if sf.Failed > 0 {
 						name += fmt.Sprintf(" (%d of %d scrapes read nothing: %s)", sf.Failed, sf.Failed+sf.Scrapes, sf.FailedWhy)
 					}

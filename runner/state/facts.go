@@ -61,6 +61,9 @@ type ServerFacts struct {
 	// FailedWhy says why ("no answer in 2s (12)").
 	Failed    int    `json:"failed,omitempty"`
 	FailedWhy string `json:"failed_why,omitempty"`
+	// Unseen, when set, says why the scrapes do not cover the run (the
+	// monitor was away for part of it): its figures are then not told.
+	Unseen string `json:"unseen,omitempty"`
 	// Requests running and waiting: their mean over the scrapes and peak.
 	Running *Gauge `json:"running,omitempty"`
 	Waiting *Gauge `json:"waiting,omitempty"`
