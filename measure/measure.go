@@ -86,6 +86,7 @@ const (
 	ScrapeEvery     = 2 * time.Second
 	ScrapeServing   = 500 * time.Millisecond
 	firstScrapeWait = ScrapeEvery + ScrapeServing
+	scrapeGapMax    = 4 * ScrapeServing // a busy server's slow answer, but not a hole
 )
 
 // ServerFacts is service svc's view of [from, to]: its running and
@@ -104,15 +105,15 @@ func ServerFacts(svc string, v ServerView, from, to time.Time) (f state.ServerFa
 		return f, false
 	}
 	f = state.ServerFacts{Service: svc, Scrapes: win.Scrapes, EveryS: win.Every.Seconds(), Failed: failed, FailedWhy: win.FailedSaid()}
-	// The scrapes must cover the run: none further than twice the cadence
-	// (a second at least) from its end or from each other. Its start may
-	// wait longer for the first: the scraper reads every ScrapeEvery until
-	// a serving run begins. A runner started again after
-	// a kill saw a run that ended while it was away from one scrape at its
-	// start: that is not the run's load.
-	limit := max(2*win.Every, time.Second)
-	first := max(limit, firstScrapeWait)
-	if win.Scrapes > 0 && (win.From.Sub(from) > first || to.Sub(win.To) > limit || win.MaxGap > limit) {
+	// The scrapes must cover the run: the last within two of the serving
+	// cadence of its end, none further than scrapeGapMax from each other
+	// (its own cadence is not the rule: a
+	// runner killed mid-run leaves one long gap, which would be taken for
+	// the cadence). Its start may wait longer for the first: the scraper
+	// reads every ScrapeEvery until a serving run begins. A run a runner
+	// started again saw from one scrape at its start, or across the hole
+	// its kill left, is not the run's load as the server saw it.
+	if win.Scrapes > 0 && (win.From.Sub(from) > firstScrapeWait || to.Sub(win.To) > 2*ScrapeServing || win.MaxGap > scrapeGapMax) {
 		f.Unseen = fmt.Sprintf("its scrapes cover %s to %s of the run's %s to %s, with a gap of %.1f s at most between them: the server's view of the run is not told",
 			win.From.Format("15:04:05.0"), win.To.Format("15:04:05.0"), from.Format("15:04:05.0"), to.Format("15:04:05.0"), max(win.From.Sub(from), to.Sub(win.To), win.MaxGap).Seconds())
 		return f, true

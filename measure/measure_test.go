@@ -94,6 +94,14 @@ func TestServerFactsOfARunSeenInPart(t *testing.T) {
 	if v := f.LoadVerdicts(8); len(v) != 0 {
 		t.Errorf("a run not seen was judged: %q", v)
 	}
+	// Across the hole a kill left: one scrape before it, one after; their
+	// gap is no cadence.
+	hole := &metrics.Scraper{}
+	hole.Add(metrics.Sample{T: t0.Add(100 * time.Millisecond), V: map[string]float64{metrics.Running: 0, metrics.Waiting: 0}})
+	hole.Add(metrics.Sample{T: t0.Add(2300 * time.Millisecond), V: map[string]float64{metrics.Running: 0, metrics.Waiting: 0}})
+	if f, _ := ServerFacts("serve", hole, t0, t0.Add(2500*time.Millisecond)); f.Unseen == "" || f.Running != nil {
+		t.Errorf("a run across a 2.2 s hole: %+v", f)
+	}
 	covered := &metrics.Scraper{}
 	for i := 0; i <= 4; i++ {
 		covered.Add(metrics.Sample{T: t0.Add(time.Duration(i) * 500 * time.Millisecond), V: map[string]float64{metrics.Running: 4, metrics.Waiting: 0}})
